@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZERONF_NF_H
+#define ZERONF_NF_H
+
+/**
+ * @file
+ * libzeronf: the life of a network function.
+ *
+ * An NF is a DPDK secondary process attached to one manager instance. It
+ * describes itself with one struct zn_nf_ops and one ZN_NF_REGISTER() line;
+ * the library parses the command line, joins the manager, registers the NF's
+ * service, calls ops->burst once per burst of packets, sleeps when idle and
+ * leaves cleanly on SIGINT/SIGTERM, on a stop from the manager, or when the
+ * manager dies.
+ *
+ * Error convention: functions returning int return 0 (or a count) on success
+ * and a negative errno value on failure. The library never exits the process
+ * and never installs signal handlers except in zn_nf_main().
+ *
+ * Command line of an NF built with ZN_NF_REGISTER():
+ *
+ *     my-nf [library options] [-- NF options]
+ *
+ * Library options: --instance/-i NAME (manager instance, default "zeronf" or
+ * $ZERONF_INSTANCE), --service/-s ID, --name/-n NAME, --cpus LIST,
+ * --log-level LEVEL, --wait SECONDS (wait for the manager to appear),
+ * --help/-h. Everything after "--" goes to ops->parse_args.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <rte_mbuf.h>
+
+#include <zeronf/pkt.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of the NF <-> manager contract; an NF refuses a manager whose
+ *  ABI version differs. */
+#define ZN_ABI_VERSION 1
+
+/** Most packets the library hands to ops->burst at once. */
+#define ZN_BURST 32u
+
+/** Opaque handle of a running NF. */
+struct zn_nf;
+
+/**
+ * What an NF is. Only name and burst are required. Set .sz to
+ * sizeof(struct zn_nf_ops) (ZN_NF_OPS_INIT does) so that fields added later
+ * do not break NFs built against an older header.
+ */
+struct zn_nf_ops {
+	size_t sz;
+	/** Default NF name (also the program name in messages). */
+	const char *name;
+	/** Service ID used when --service is not given (0: required). */
+	uint16_t default_service;
+	/** Parse NF options (those after "--"). argv[0] is the program name.
+	 *  Return 0 or -errno (the NF then exits with a usage message). */
+	int (*parse_args)(struct zn_nf *nf, int argc, char **argv);
+	/** Print NF options for --help. */
+	void (*usage)(FILE *out);
+	/** Called once registered, before the first burst. 0 or -errno. */
+	int (*init)(struct zn_nf *nf);
+	/** Called once per burst: set an action on each packet. */
+	void (*burst)(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n);
+	/** Called about every 100 ms, busy or idle (optional). */
+	void (*tick)(struct zn_nf *nf, uint64_t now_ns);
+	/** Called after the last burst (optional). */
+	void (*fini)(struct zn_nf *nf);
+};
+
+/** Defines main() for an NF described by @p ops. */
+#define ZN_NF_REGISTER(ops)                                                   \
+	int main(int argc, char **argv)                                       \
+	{                                                                     \
+		return zn_nf_main(argc, argv, &(ops));                        \
+	}
+
+/**
+ * Whole life of an NF: zn_nf_open(), SIGINT/SIGTERM handlers that call
+ * zn_nf_stop(), zn_nf_run(), zn_nf_close(). Returns a process exit status:
+ * 0 after a clean stop, 1 on error, 2 on a usage error, 3 when the manager
+ * is gone.
+ */
+int zn_nf_main(int argc, char **argv, const struct zn_nf_ops *ops);
+
+/**
+ * Join the manager and register the NF. Parses the library options of
+ * argv and passes what follows "--" to ops->parse_args.
+ *
+ * @return 0 and *nfp set, or
+ *   -EINVAL bad option (a message was printed), -ENOTCONN no live manager
+ *   instance, -EPROTO manager not compatible (ABI, layout, DPDK version,
+ *   mempool ops), -EBUSY no free NF slot, -ETIMEDOUT manager did not answer,
+ *   -ENOMEM, or another -errno from the EAL.
+ */
+int zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
+	       struct zn_nf **nfp);
+
+/**
+ * Run the packet loop until the NF is stopped.
+ * @return 0 after a clean stop (all received packets were handed back),
+ *   -ENOTCONN if the manager died, -ETIMEDOUT if it did not acknowledge a
+ *   stop request.
+ */
+int zn_nf_run(struct zn_nf *nf);
+
+/** Ask the NF to stop. Async-signal-safe; zn_nf_run() then returns once
+ *  the manager has stopped sending packets and the NF has drained them. */
+void zn_nf_stop(struct zn_nf *nf);
+
+/** Leave the manager, release the NF slot and clean up the EAL. */
+void zn_nf_close(struct zn_nf *nf);
+
+/**
+ * Send packets the NF made itself (for example with
+ * rte_pktmbuf_alloc(zn_nf_pktmbuf_pool(nf))). Their metadata must be set
+ * (zn_pkt_meta_init() then an action). Blocks while the NF's TX ring is
+ * full. Only from the thread running zn_nf_run() or from ops->init.
+ * @return number sent (n), or -ENOTCONN if the manager died meanwhile.
+ */
+int zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Register an NF counter, served with the NF's stats (ctl "nf.list",
+ * telemetry /zeronf/nf). Only from ops->init or before.
+ * @return counter index (>= 0), or -ENOSPC, -EINVAL.
+ */
+int zn_nf_counter_register(struct zn_nf *nf, const char *name);
+
+/** Add @p v to NF counter @p idx (hot path, no checks beyond the index). */
+void zn_nf_counter_add(struct zn_nf *nf, int idx, uint64_t v);
+
+/** NF private data pointer, for the NF's own state. */
+void *zn_nf_priv(const struct zn_nf *nf);
+void zn_nf_set_priv(struct zn_nf *nf, void *priv);
+
+uint16_t zn_nf_instance_id(const struct zn_nf *nf);
+uint16_t zn_nf_service_id(const struct zn_nf *nf);
+const char *zn_nf_name(const struct zn_nf *nf);
+/** The shared packet pool, for NFs that create packets. */
+struct rte_mempool *zn_nf_pktmbuf_pool(const struct zn_nf *nf);
+/** Number of ports the manager owns. */
+uint16_t zn_nf_port_count(const struct zn_nf *nf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZERONF_NF_H */

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZERONF_PKT_H
+#define ZERONF_PKT_H
+
+/**
+ * @file
+ * Per-packet metadata and actions.
+ *
+ * Every packet carries a struct zn_pkt_meta in an mbuf dynamic field
+ * (registered by the manager under ZN_PKT_META_DYNFIELD). An NF's burst
+ * handler sets one action per packet with the helpers below; the manager
+ * reads it when the burst comes back and moves the packet on. The default
+ * action of a packet handed to an NF is ZN_ACT_NEXT, so a handler that
+ * leaves a packet alone passes it to the next hop of its chain.
+ *
+ * Handlers must never free, hold or reuse a packet of their burst: the
+ * library returns every packet to the manager, and ZN_ACT_DROP is how a
+ * packet is dropped (the manager frees it and counts the drop).
+ */
+
+#include <stdint.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Name of the mbuf dynamic field holding struct zn_pkt_meta. */
+#define ZN_PKT_META_DYNFIELD "zeronf_pkt_meta"
+
+/** What happens to a packet when its NF returns it. */
+enum zn_action {
+	ZN_ACT_NEXT = 0,       /**< next hop of the packet's chain (default) */
+	ZN_ACT_DROP = 1,       /**< drop; the manager frees and counts it */
+	ZN_ACT_TO_SERVICE = 2, /**< to an instance of service `dest` */
+	ZN_ACT_OUT = 3,        /**< out of port `dest` */
+	ZN_ACT_MAX
+};
+
+/** chain_pos value of a packet that has not reached its first hop. */
+#define ZN_CHAIN_POS_START 0xff
+
+/** Packet metadata, 16 bytes, lives in the mbuf (zero copy). */
+struct zn_pkt_meta {
+	uint8_t action;     /**< enum zn_action, set by the NF */
+	uint8_t chain;      /**< chain id; 0 is the default chain */
+	uint8_t chain_pos;  /**< hop now processing the packet */
+	uint8_t hops;       /**< NF hops taken so far (loop guard) */
+	uint16_t dest;      /**< service id (TO_SERVICE) or port id (OUT) */
+	uint16_t in_port;   /**< ingress port, or ZN_PORT_NONE if NF-made */
+	uint32_t flow_hash; /**< symmetric flow hash, computed at ingress */
+	uint32_t flags;     /**< ZN_PKT_F_* */
+};
+
+#define ZN_PORT_NONE 0xffff
+/** flow_hash came from the NIC's RSS hash rather than software. */
+#define ZN_PKT_F_HASH_RSS 0x1
+
+/** Offset of the metadata dynfield; set by zn_nf_open() / the manager. */
+extern int zn_pkt_meta_offset;
+
+static inline struct zn_pkt_meta *
+zn_pkt_meta(struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, zn_pkt_meta_offset, struct zn_pkt_meta *);
+}
+
+/** Pass the packet to the next hop of its chain. */
+static inline void
+zn_pkt_next(struct rte_mbuf *m)
+{
+	zn_pkt_meta(m)->action = ZN_ACT_NEXT;
+}
+
+/** Drop the packet (the manager frees it and counts an "nf" drop). */
+static inline void
+zn_pkt_drop(struct rte_mbuf *m)
+{
+	zn_pkt_meta(m)->action = ZN_ACT_DROP;
+}
+
+/** Send the packet to an instance of service @p service_id. The chain
+ *  position is kept, so a later NEXT continues after the current hop. */
+static inline void
+zn_pkt_to_service(struct rte_mbuf *m, uint16_t service_id)
+{
+	struct zn_pkt_meta *meta = zn_pkt_meta(m);
+
+	meta->action = ZN_ACT_TO_SERVICE;
+	meta->dest = service_id;
+}
+
+/** Transmit the packet on port @p port_id. */
+static inline void
+zn_pkt_out(struct rte_mbuf *m, uint16_t port_id)
+{
+	struct zn_pkt_meta *meta = zn_pkt_meta(m);
+
+	meta->action = ZN_ACT_OUT;
+	meta->dest = port_id;
+}
+
+/** Restart the packet's chain: NEXT then goes to hop 0 again. The hop
+ *  counter is reset, so only NFs that re-circulate packets on purpose
+ *  (such as the speed tester) should call it. */
+static inline void
+zn_pkt_restart_chain(struct rte_mbuf *m)
+{
+	struct zn_pkt_meta *meta = zn_pkt_meta(m);
+
+	meta->chain_pos = ZN_CHAIN_POS_START;
+	meta->hops = 0;
+	meta->action = ZN_ACT_NEXT;
+}
+
+/** Initialise the metadata of a packet an NF created itself. */
+static inline void
+zn_pkt_meta_init(struct rte_mbuf *m, uint32_t flow_hash)
+{
+	struct zn_pkt_meta *meta = zn_pkt_meta(m);
+
+	*meta = (struct zn_pkt_meta){
+		.action = ZN_ACT_NEXT,
+		.chain_pos = ZN_CHAIN_POS_START,
+		.in_port = ZN_PORT_NONE,
+		.flow_hash = flow_hash,
+	};
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZERONF_PKT_H */

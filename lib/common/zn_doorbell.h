@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_DOORBELL_H
+#define ZN_DOORBELL_H
+
+/**
+ * @file
+ * Cross-process sleep and wake-up on a futex in shared memory.
+ *
+ * Protocol (no lost wake-up):
+ *   sleeper:  s = seq; sleeping = 1; FENCE; if (work visible) abort;
+ *             futex_wait(&seq, s, timeout); sleeping = 0
+ *   producer: publish work (ring enqueue); FENCE;
+ *             if (sleeping && CAS(sleeping, 1, 0)) { seq++; futex_wake }
+ * The two full fences make it impossible for the sleeper to miss the work
+ * and the producer to miss `sleeping` at once. If the producer bumps seq
+ * after the sleeper read it, futex_wait returns at once (EAGAIN). The CAS
+ * means one futex_wake syscall per sleep however many producers there are;
+ * a producer that finds `sleeping` clear pays one fence and one load.
+ *
+ * The futex is not FUTEX_PRIVATE: sleeper and waker are in different
+ * processes, mapping the same hugepage file.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <rte_atomic.h>
+
+#include "../shm/zn_shm.h"
+
+static inline void
+zn_db_ring(struct zn_doorbell *db)
+{
+	uint32_t one = 1;
+
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&db->sleeping, __ATOMIC_RELAXED) == 0)
+		return;
+	if (!__atomic_compare_exchange_n(&db->sleeping, &one, 0, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		return;
+	__atomic_fetch_add(&db->seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &db->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/**
+ * Sleep on @p db for at most @p timeout_us microseconds unless
+ * @p has_work(arg) already sees work after the sleeper announced itself.
+ * @return true if woken by a producer (or work was found), false on
+ *   timeout.
+ */
+static inline bool
+zn_db_wait(struct zn_doorbell *db, bool (*has_work)(void *), void *arg,
+	   uint64_t timeout_us)
+{
+	uint32_t seq = __atomic_load_n(&db->seq, __ATOMIC_ACQUIRE);
+	struct timespec ts = {
+		.tv_sec = (time_t)(timeout_us / 1000000),
+		.tv_nsec = (long)(timeout_us % 1000000) * 1000,
+	};
+	bool woken;
+
+	__atomic_store_n(&db->sleeping, 1, __ATOMIC_RELAXED);
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (has_work != NULL && has_work(arg)) {
+		__atomic_store_n(&db->sleeping, 0, __ATOMIC_RELAXED);
+		return true;
+	}
+	db->sleeps++;
+	syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+	__atomic_store_n(&db->sleeping, 0, __ATOMIC_RELAXED);
+	woken = __atomic_load_n(&db->seq, __ATOMIC_ACQUIRE) != seq;
+	if (woken)
+		db->wakeups++;
+	return woken;
+}
+
+#endif /* ZN_DOORBELL_H */

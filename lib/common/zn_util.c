@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zn_util.h"
+#include "zn_build_id.h"
+#include "../shm/zn_shm.h"
+
+RTE_LOG_REGISTER(zn_logtype, zeronf, INFO);
+
+const char zn_build_id[] = ZN_BUILD_ID;
+
+const char *const zn_drop_reason_names[ZN_DROP_MAX] = {
+	[ZN_DROP_NF] = "nf",
+	[ZN_DROP_CHAIN] = "chain",
+	[ZN_DROP_CHAIN_END] = "chain_end",
+	[ZN_DROP_NO_INSTANCE] = "no_instance",
+	[ZN_DROP_BAD_ACTION] = "bad_action",
+	[ZN_DROP_HOP_LIMIT] = "hop_limit",
+	[ZN_DROP_INGRESS_FULL] = "ingress_full",
+	[ZN_DROP_STALLED] = "stalled",
+	[ZN_DROP_NF_EXIT] = "nf_exit",
+	[ZN_DROP_SHUTDOWN] = "shutdown",
+};
+
+bool
+zn_instance_name_valid(const char *name)
+{
+	size_t n = 0;
+
+	if (name == NULL)
+		return false;
+	for (; name[n] != '\0'; n++) {
+		unsigned char c = (unsigned char)name[n];
+
+		if (!isalnum(c) && c != '_' && c != '-')
+			return false;
+	}
+	return n >= 1 && n < ZN_NAME_LEN;
+}
+
+/* Mirrors eal_create_runtime_dir() of DPDK 22.11: root uses /var/run,
+ * others $XDG_RUNTIME_DIR or /tmp. */
+int
+zn_runtime_dir(const char *name, char *buf, size_t len)
+{
+	const char *base = "/var/run";
+	int n;
+
+	if (getuid() != 0) {
+		const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+		base = xdg != NULL ? xdg : "/tmp";
+	}
+	n = snprintf(buf, len, "%s/dpdk/%s", base, name);
+	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
+}
+
+int
+zn_runtime_path(const char *name, const char *file, char *buf, size_t len)
+{
+	char dir[PATH_MAX];
+	int n, rc;
+
+	rc = zn_runtime_dir(name, dir, sizeof(dir));
+	if (rc < 0)
+		return rc;
+	n = snprintf(buf, len, "%s/%s", dir, file);
+	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
+}
+
+uint64_t
+zn_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Fields of /proc/<pid>/stat: state (3) and starttime (22). */
+static int
+proc_stat(pid_t pid, char *state, uint64_t *start)
+{
+	char path[64], buf[1024];
+	const char *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* comm (field 2) may hold spaces and parentheses: skip to the last ')' */
+	p = strrchr(buf, ')');
+	if (p == NULL || p[1] != ' ' || p[2] == '\0')
+		return -EIO;
+	*state = p[2];
+	for (field = 2; field < 22 && *p != '\0'; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 22)
+		return -EIO;
+	*start = strtoull(p, NULL, 10);
+	return 0;
+}
+
+int
+zn_proc_start_time(pid_t pid, uint64_t *start)
+{
+	char state;
+
+	return proc_stat(pid, &state, start);
+}
+
+bool
+zn_proc_alive(pid_t pid, uint64_t start)
+{
+	uint64_t now_start;
+	char state;
+
+	if (pid <= 0 || proc_stat(pid, &state, &now_start) < 0)
+		return false;
+	/* A zombie has exited; only its parent has not reaped it yet. */
+	return now_start == start && state != 'Z' && state != 'X';
+}
+
+int
+zn_pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : (int)fd;
+#else
+	(void)pid;
+	return -ENOSYS;
+#endif
+}
+
+bool
+zn_pidfd_exited(int pidfd)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0;
+}
+
+int
+zn_lock_file(const char *path, int op)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, op | LOCK_NB) < 0) {
+		int err = errno;
+
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+int
+zn_mgr_probe(const char *name, struct zn_mgr_lock_info *info)
+{
+	char path[PATH_MAX], buf[128];
+	unsigned long long start = 0;
+	int pid = 0, ready = 0;
+	ssize_t n;
+	int fd, rc;
+
+	memset(info, 0, sizeof(*info));
+	rc = zn_runtime_path(name, ZN_LOCK_FILE, path, sizeof(path));
+	if (rc < 0)
+		return rc;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	/* The manager holds LOCK_EX for its whole life. */
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EWOULDBLOCK) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		if (sscanf(buf, "%d %llu %d", &pid, &start, &ready) < 2)
+			pid = 0;
+	}
+	info->pid = pid;
+	info->start_time = start;
+	info->ready = ready == 1;
+	return 1;
+}
+
+int
+zn_parse_cpulist(const char *s, cpu_set_t *set)
+{
+	const char *p = s;
+
+	CPU_ZERO(set);
+	if (s == NULL || *s == '\0')
+		return -EINVAL;
+	while (*p != '\0') {
+		char *end;
+		unsigned long lo, hi;
+
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		lo = strtoul(p, &end, 10);
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				return -EINVAL;
+			hi = strtoul(p, &end, 10);
+			p = end;
+		}
+		if (hi < lo || hi >= CPU_SETSIZE)
+			return -EINVAL;
+		for (unsigned long c = lo; c <= hi; c++)
+			CPU_SET(c, set);
+		if (*p == ',')
+			p++;
+		else if (*p != '\0')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int
+zn_format_cpulist(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t off = 0;
+	int c = 0;
+
+	buf[0] = '\0';
+	while (c < CPU_SETSIZE) {
+		int lo, n;
+
+		if (!CPU_ISSET(c, set)) {
+			c++;
+			continue;
+		}
+		lo = c;
+		while (c + 1 < CPU_SETSIZE && CPU_ISSET(c + 1, set))
+			c++;
+		if (lo == c)
+			n = snprintf(buf + off, len - off, "%s%d",
+				     off ? "," : "", lo);
+		else
+			n = snprintf(buf + off, len - off, "%s%d-%d",
+				     off ? "," : "", lo, c);
+		if (n < 0 || (size_t)n >= len - off)
+			return -ENOSPC;
+		off += (size_t)n;
+		c++;
+	}
+	return off > 0 ? 0 : -EINVAL;
+}
+
+void
+zn_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n;
+
+	if (size == 0)
+		return;
+	n = strnlen(src, size - 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+int
+zn_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s == NULL || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int
+zn_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

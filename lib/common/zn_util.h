@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_UTIL_H
+#define ZN_UTIL_H
+
+/**
+ * @file
+ * Helpers shared by the manager and libzeronf (not part of the public API):
+ * logging, instance paths and locks, process liveness, CPU lists.
+ * All functions return 0 / a count on success and -errno on failure.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sched.h>
+
+#include <rte_log.h>
+
+extern int zn_logtype;
+
+#define ZN_LOG(level, fmt, ...)                                               \
+	rte_log(RTE_LOG_##level, zn_logtype, "zeronf: " fmt "\n", ##__VA_ARGS__)
+
+#define ZN_INSTANCE_DEFAULT "zeronf"
+#define ZN_LOCK_FILE "zeronf.lock"
+#define ZN_CTL_SOCK "zeronf.sock"
+#define ZN_KICK_SOCK "zeronf-kick.sock"
+#define ZN_SLOT_LOCK_FMT "zeronf-nf%u.lock"
+
+/** Build id compiled into this binary (git describe + date). */
+extern const char zn_build_id[];
+
+/** Instance names are also EAL file prefixes: [A-Za-z0-9_-]{1,31}. */
+bool zn_instance_name_valid(const char *name);
+
+/** DPDK's runtime directory of instance @p name (as EAL computes it). */
+int zn_runtime_dir(const char *name, char *buf, size_t len);
+
+/** Path of @p file inside the runtime directory of @p name. */
+int zn_runtime_path(const char *name, const char *file, char *buf,
+		    size_t len);
+
+/** Monotonic clock in ns. */
+uint64_t zn_now_ns(void);
+
+/** Start time of process @p pid in clock ticks since boot (field 22 of
+ *  /proc/pid/stat): with the pid it identifies a process across pid reuse.
+ *  @return 0 and *start set, or -ESRCH. */
+int zn_proc_start_time(pid_t pid, uint64_t *start);
+
+/** True if process @p pid exists and started at @p start. */
+bool zn_proc_alive(pid_t pid, uint64_t start);
+
+/** pidfd of @p pid (readable once it exits), or -errno. */
+int zn_pidfd_open(pid_t pid);
+
+/** True if the pidfd's process has exited (non-blocking poll). */
+bool zn_pidfd_exited(int pidfd);
+
+/** Open (creating) @p path and take a non-blocking flock. @return fd,
+ *  -EWOULDBLOCK if another process holds it, or -errno. */
+int zn_lock_file(const char *path, int op);
+
+/** Content of a manager lock file. */
+struct zn_mgr_lock_info {
+	pid_t pid;
+	uint64_t start_time;
+	bool ready;
+};
+
+/** State of manager instance @p name, from its lock file. @return 1 if a
+ *  live manager holds the lock (info filled), 0 if none does, -errno. */
+int zn_mgr_probe(const char *name, struct zn_mgr_lock_info *info);
+
+/** Parse a CPU list such as "0-3,6". @return 0 or -EINVAL. */
+int zn_parse_cpulist(const char *s, cpu_set_t *set);
+
+/** Format @p set as "0-3,6" for EAL --lcores. @return 0 or -ENOSPC. */
+int zn_format_cpulist(const cpu_set_t *set, char *buf, size_t len);
+
+/** Copy with truncation, always NUL-terminated. */
+void zn_strlcpy(char *dst, const char *src, size_t size);
+
+/** Parse an unsigned integer in [min, max]. @return 0 or -EINVAL. */
+int zn_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/** Write all of @p buf to a file descriptor. @return 0 or -errno. */
+int zn_write_all(int fd, const void *buf, size_t len);
+
+#endif /* ZN_UTIL_H */

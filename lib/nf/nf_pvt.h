@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_NF_PVT_H
+#define ZN_NF_PVT_H
+
+/* libzeronf internals shared by nf.c (control path) and nf_run.c (hot path).
+ * Process-private: nothing here is in shared memory. */
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sched.h>
+
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <zeronf/nf.h>
+#include "../shm/zn_shm.h"
+
+#define ZN_API __attribute__((visibility("default")))
+
+/* How often the packet loop looks at the manager and calls ops->tick. */
+#define ZN_NF_CHECK_NS (100ULL * 1000 * 1000)
+/* How long the NF waits for the manager to answer a leave request. */
+#define ZN_NF_LEAVE_TIMEOUT_NS (3ULL * 1000 * 1000 * 1000)
+
+struct zn_nf {
+	struct zn_nf_ops ops; /* copy, zero-extended to our size */
+	char instance[ZN_NAME_LEN];
+	char name[ZN_NAME_LEN];
+	char log_level[64];
+	uint16_t service_id;
+	uint16_t slot;
+	uint32_t gen;
+	unsigned int wait_s;
+	cpu_set_t cpus;
+	bool cpus_set;
+
+	int slot_lock_fd;
+	int mgr_pidfd;
+	int kick_fd;
+	pid_t mgr_pid;
+	uint64_t mgr_start;
+
+	struct zn_shm *shm;
+	struct zn_nf_slot *s;
+	struct zn_worker_shm *w;
+	struct rte_ring *rx;
+	struct rte_ring *tx;
+	struct rte_ring *msgq;
+	struct rte_mempool *pool;
+
+	volatile sig_atomic_t stop_req;
+	bool leave_sent;
+	uint64_t leave_deadline;
+	bool eal_ready;
+	bool registered;
+	bool init_done;
+	void *priv;
+};
+
+/* Control path helpers used by the packet loop (nf.c). */
+int zn_nf_send_leave(struct zn_nf *nf);
+bool zn_nf_mgr_alive(struct zn_nf *nf);
+
+#endif /* ZN_NF_PVT_H */

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* libzeronf packet loop (hot path). One thread: take a burst from the RX
+ * ring, call ops->burst, hand the burst to the TX ring, wake the manager.
+ * When idle it spins briefly, yields, then sleeps on its doorbell, which
+ * the manager rings when it enqueues packets. */
+
+#include <errno.h>
+#include <sched.h>
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+
+#include "nf_pvt.h"
+#include "../common/zn_doorbell.h"
+#include "../common/zn_ledger.h"
+#include "../common/zn_util.h"
+
+/* Idle policy: polls with rte_pause, then sched_yield (other NFs may want
+ * the core), then sleep. */
+#define IDLE_SPIN 32
+#define IDLE_YIELD 48
+#define SLEEP_US 100000 /* also the manager-liveness period when idle */
+#define TX_SLEEP_US 1000
+
+static bool
+rx_ready(void *arg)
+{
+	struct zn_nf *nf = arg;
+
+	return rte_ring_count(nf->rx) > 0 || nf->stop_req ||
+	       __atomic_load_n(&nf->s->ctl.stop, __ATOMIC_ACQUIRE);
+}
+
+static bool
+tx_room(void *arg)
+{
+	struct zn_nf *nf = arg;
+
+	return rte_ring_free_count(nf->tx) > 0 || nf->stop_req;
+}
+
+/* Hand held[0..n) to the TX ring, waiting for room as needed.
+ * Returns 0 or -ENOTCONN if the manager died while we waited. */
+static int
+send_held(struct zn_nf *nf, unsigned int n)
+{
+	struct zn_ledger *l = &nf->s->ledger;
+	unsigned int sent = 0, idle = 0;
+
+	zn_ledger_tx_begin(l, nf->tx);
+	for (;;) {
+		sent += zn_ledger_tx_some(l, nf->tx, sent);
+		if (sent >= n)
+			break;
+		nf->s->stats.tx_full++;
+		zn_db_ring(&nf->w->db);
+		if (++idle < IDLE_SPIN) {
+			rte_pause();
+		} else if (!zn_db_wait(&nf->s->db, tx_room, nf, TX_SLEEP_US) &&
+			   !zn_nf_mgr_alive(nf)) {
+			return -ENOTCONN;
+		}
+	}
+	zn_ledger_tx_done(l);
+	nf->s->stats.tx += n;
+	zn_db_ring(&nf->w->db);
+	return 0;
+}
+
+int ZN_API
+zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t done = 0;
+
+	while (done < n) {
+		unsigned int k = RTE_MIN((unsigned int)(n - done), ZN_BURST);
+		int rc;
+
+		zn_ledger_own(&nf->s->ledger, pkts + done, k);
+		rc = send_held(nf, k);
+		if (rc < 0)
+			return rc;
+		nf->s->stats.created += k;
+		done += k;
+	}
+	return n;
+}
+
+static void
+count_actions(struct zn_nf *nf, struct rte_mbuf **pkts, unsigned int n)
+{
+	uint64_t act[ZN_ACT_MAX + 1] = { 0 };
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t a = zn_pkt_meta(pkts[i])->action;
+
+		act[a < ZN_ACT_MAX ? a : ZN_ACT_MAX]++;
+	}
+	for (unsigned int a = 0; a < ZN_ACT_MAX; a++)
+		nf->s->stats.act[a] += act[a];
+}
+
+/* Periodic work: manager liveness, stop requests, ops->tick.
+ * Returns 0 to go on, 1 to stop now (clean), or -errno. */
+static int
+periodic(struct zn_nf *nf, uint64_t now)
+{
+	if (!zn_nf_mgr_alive(nf))
+		return -ENOTCONN;
+	if (nf->stop_req && !nf->leave_sent)
+		zn_nf_send_leave(nf);
+	if (nf->leave_sent && now > nf->leave_deadline)
+		return -ETIMEDOUT;
+	if (nf->ops.tick != NULL)
+		nf->ops.tick(nf, now);
+	return 0;
+}
+
+int ZN_API
+zn_nf_run(struct zn_nf *nf)
+{
+	struct zn_nf_slot *s = nf->s;
+	struct zn_ledger *l = &s->ledger;
+	const uint64_t check_cycles = rte_get_tsc_hz() / 10;
+	uint64_t next_check = rte_rdtsc() + check_cycles;
+	unsigned int idle = 0;
+	int rc;
+
+	for (;;) {
+		unsigned int n = zn_ledger_rx(l, nf->rx, ZN_BURST);
+
+		if (n > 0) {
+			idle = 0;
+			s->stats.rx += n;
+			s->stats.bursts++;
+			nf->ops.burst(nf, l->held, (uint16_t)n);
+			count_actions(nf, l->held, n);
+			rc = send_held(nf, n);
+			if (rc < 0)
+				return rc;
+		} else {
+			/* The manager sets ctl.stop only after it stopped
+			 * routing to us: an empty ring then means drained. */
+			if (__atomic_load_n(&s->ctl.stop, __ATOMIC_ACQUIRE))
+				return 0;
+			if (nf->stop_req && !nf->leave_sent)
+				zn_nf_send_leave(nf);
+			idle++;
+			if (idle < IDLE_SPIN) {
+				rte_pause();
+			} else if (idle < IDLE_YIELD) {
+				sched_yield();
+			} else {
+				if (!zn_db_wait(&s->db, rx_ready, nf, SLEEP_US))
+					next_check = 0; /* timed out: check now */
+			}
+		}
+		if (rte_rdtsc() >= next_check) {
+			rc = periodic(nf, zn_now_ns());
+			if (rc < 0)
+				return rc;
+			next_check = rte_rdtsc() + check_cycles;
+		}
+	}
+}

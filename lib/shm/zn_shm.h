@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_SHM_H
+#define ZN_SHM_H
+
+/**
+ * @file
+ * The shared-memory contract between the manager and its NFs: the ONLY
+ * definition of every structure that more than one process reads.
+ *
+ * Rules, checked by review and by tests/unit/test_shm.c:
+ * - every cache line has one named writer, written next to it ("writer:");
+ *   the one exception is the futex word of a doorbell, which any waker
+ *   updates with an atomic read-modify-write;
+ * - no process-private pointer is stored here. mbuf pointers are fine:
+ *   DPDK maps hugepage memory at the same address in every process;
+ * - rings, the packet pool and this zone are found by name (ZN_*_NAME), in
+ *   the namespace of one manager instance (its EAL --file-prefix);
+ * - changing any layout here bumps ZN_ABI_VERSION (include/zeronf/nf.h),
+ *   and an NF refuses a manager whose ABI version or layout size differs.
+ */
+
+#include <stdint.h>
+#include <rte_common.h>
+#include <rte_config.h>
+
+#include <zeronf/nf.h>
+
+#define ZN_SHM_MAGIC 0x31304e466f72655aULL /* "ZeroNF01" */
+
+#define ZN_SHM_NAME "zn_shm"
+#define ZN_POOL_NAME "zn_pktmbuf_pool"
+#define ZN_MSG_RING_NAME "zn_msg"
+#define ZN_NF_RX_RING_FMT "zn_nf%u_rx"
+#define ZN_NF_TX_RING_FMT "zn_nf%u_tx"
+
+#define ZN_NAME_LEN 32
+#define ZN_BUILD_ID_LEN 64
+#define ZN_MAX_NFS 96
+/** Manager threads use EAL lcores below this; the NF in slot s runs as
+ *  lcore ZN_NF_LCORE_BASE + s, so that no two processes ever share an
+ *  lcore id (the mempool's per-lcore caches live in shared memory). */
+#define ZN_NF_LCORE_BASE 24
+#define ZN_MAX_WORKERS 16
+#define ZN_MAX_SERVICES 256 /* service ids 1..255 */
+#define ZN_MAX_REPLICAS 16
+#define ZN_MAX_CHAIN_HOPS 32
+#define ZN_MAX_PORTS RTE_MAX_ETHPORTS
+#define ZN_NF_MAX_COUNTERS 16
+#define ZN_COUNTER_NAME_LEN 24
+
+_Static_assert(ZN_NF_LCORE_BASE + ZN_MAX_NFS <= RTE_MAX_LCORE,
+	       "NF lcores must fit in RTE_MAX_LCORE");
+_Static_assert(ZN_MAX_WORKERS + 1 <= ZN_NF_LCORE_BASE,
+	       "manager lcores must stay below the NF lcores");
+
+/** Why a packet was dropped. Every drop is counted under one of these. */
+enum zn_drop_reason {
+	ZN_DROP_NF = 0,       /* an NF set ZN_ACT_DROP */
+	ZN_DROP_CHAIN,        /* a chain hop is "drop" */
+	ZN_DROP_CHAIN_END,    /* NEXT past the last hop of the chain */
+	ZN_DROP_NO_INSTANCE,  /* the service has no running instance */
+	ZN_DROP_BAD_ACTION,   /* unknown action, service or port */
+	ZN_DROP_HOP_LIMIT,    /* too many hops: a routing loop */
+	ZN_DROP_INGRESS_FULL, /* first hop full ("--ingress drop" policy) */
+	ZN_DROP_STALLED,      /* destination made no progress for stall_ms */
+	ZN_DROP_NF_EXIT,      /* held by / queued for an NF that died */
+	ZN_DROP_SHUTDOWN,     /* in flight when the manager shut down */
+	ZN_DROP_MAX
+};
+
+/** Counter names, index by enum zn_drop_reason (defined in zn_util.c). */
+extern const char *const zn_drop_reason_names[ZN_DROP_MAX];
+
+/**
+ * A doorbell: how a sleeping thread is woken by another process.
+ * The sleeper announces itself in `sleeping`, re-checks its queues, then
+ * futex-waits on `seq`; a producer, after publishing work, checks
+ * `sleeping` and, if set, claims it (CAS 1->0), bumps `seq` and wakes. See
+ * zn_doorbell.h for the protocol and why no wake-up is lost.
+ */
+struct zn_doorbell {
+	/* writer: any waker (atomic RMW only) */
+	uint32_t seq;
+	uint32_t sleeping; /* set by the sleeper, cleared by sleeper or waker */
+	/* writer: the sleeper */
+	uint64_t sleeps __rte_cache_aligned;   /* times it went to sleep */
+	uint64_t wakeups;  /* sleeps ended by a wake (not a timeout) */
+} __rte_cache_aligned;
+
+/* ---------------------------------------------------------------------- */
+/* Header. writer: manager, before `ready` is set; read-only afterwards. */
+struct zn_shm_hdr {
+	uint64_t magic;
+	uint32_t abi_version;
+	uint32_t shm_size;       /* sizeof(struct zn_shm) */
+	uint32_t slot_size;      /* sizeof(struct zn_nf_slot) */
+	uint32_t max_nfs;
+	char build_id[ZN_BUILD_ID_LEN];
+	char dpdk_version[ZN_NAME_LEN * 2];
+	char instance[ZN_NAME_LEN];
+	char pool_name[ZN_NAME_LEN];
+	char pool_ops[ZN_NAME_LEN]; /* mempool ops name, per-process index! */
+	int32_t pool_ops_index;
+	int32_t meta_offset;        /* zn_pkt_meta dynfield offset */
+	uint32_t ring_size;
+	uint32_t n_workers;
+	uint16_t n_ports;
+	uint16_t pad0;
+	uint32_t mgr_pid;
+	uint64_t mgr_start_time;    /* /proc/<pid>/stat starttime */
+	uint64_t tsc_hz;
+} __rte_cache_aligned;
+
+/* Manager state. writer: manager control thread. */
+struct zn_shm_mgr {
+	uint32_t ready;     /* 1 once NFs may register */
+	uint32_t stopping;  /* 1 once shutdown began: NFs must leave */
+	uint64_t nf_registered;  /* registrations accepted */
+	uint64_t nf_rejected;    /* registrations refused */
+	uint64_t nf_exited;      /* NFs that left cleanly */
+	uint64_t nf_died;        /* NFs found dead (crash, kill -9) */
+	uint64_t reclaimed;      /* buffers recovered from dead NFs */
+	uint64_t drops[ZN_DROP_MAX]; /* drops counted by the control thread */
+} __rte_cache_aligned;
+
+/* Per-port counters of one worker. writer: that worker. */
+struct zn_port_wstats {
+	uint64_t rx;        /* packets received from the port */
+	uint64_t tx;        /* packets transmitted on the port */
+	uint64_t rx_paused; /* polls skipped: ingress backpressure */
+	uint64_t tx_retry;  /* tx bursts that could not send everything */
+	uint64_t drops[ZN_DROP_MAX]; /* drops of packets from this port's
+				      * RX, before they reached an NF */
+} __rte_cache_aligned;
+
+/* One manager worker thread. */
+struct zn_worker_shm {
+	struct zn_doorbell db; /* the worker sleeps here; NFs ring it */
+	/* writer: the worker */
+	struct {
+		uint64_t loops;
+		uint64_t busy_loops;
+		uint64_t routed;   /* packets moved from an NF or port */
+		uint64_t stalls;   /* flushes that left packets staged */
+		uint64_t drops[ZN_DROP_MAX];
+		uint32_t online;   /* 1 while the worker runs */
+	} stats __rte_cache_aligned;
+	struct zn_port_wstats port[ZN_MAX_PORTS];
+} __rte_cache_aligned;
+
+enum zn_nf_state {
+	ZN_NF_FREE = 0,    /* slot unused */
+	ZN_NF_RUNNING,     /* registered, receives packets */
+	ZN_NF_STOPPING,    /* leaving: no new packets, draining */
+	ZN_NF_RECLAIMING,  /* gone: the manager recovers its buffers */
+};
+
+/**
+ * Ownership ledger of an NF's data path. writer: the NF's packet thread.
+ * It records which packets the NF holds so that the manager can recover
+ * every one of them, without double frees, whatever instant the NF dies at.
+ * The commit points are the RX ring's consumer tail and the TX ring's
+ * producer tail. See zn_ledger.h.
+ */
+struct zn_ledger {
+	uint32_t phase;     /* enum zn_ledger_phase */
+	uint32_t held_n;    /* packets in held[] */
+	uint32_t rx_expect; /* RX cons.tail once this burst is committed */
+	uint32_t tx_base;   /* TX prod.tail when sending held[] began */
+	struct rte_mbuf *held[ZN_BURST];
+} __rte_cache_aligned;
+
+/** One NF slot. The slot index is the NF's instance id. */
+struct zn_nf_slot {
+	/* writer: manager control thread (registry) */
+	struct {
+		uint32_t state;      /* enum zn_nf_state */
+		uint32_t gen;        /* registration generation */
+		int32_t reply;       /* 0 or -errno for request reply_gen */
+		uint32_t reply_gen;
+		uint32_t stop;       /* 1: no more packets come; drain, exit */
+		uint16_t service_id;
+		uint16_t worker;     /* worker that drains the TX ring */
+		uint32_t pid;
+		uint32_t pad;
+		uint64_t start_time;
+		uint64_t registered_ns;
+		char name[ZN_NAME_LEN];
+	} ctl __rte_cache_aligned;
+
+	/* writer: the NF, control path */
+	struct {
+		uint32_t gen;        /* request generation */
+		uint16_t service_id;
+		uint16_t n_counters;
+		uint32_t pid;
+		uint32_t leaving;    /* 1: the NF asks to leave */
+		uint32_t exited;     /* 1: drained, the NF is gone */
+		uint32_t pad;
+		uint64_t start_time;
+		char name[ZN_NAME_LEN];
+	} req __rte_cache_aligned;
+
+	/* writer: the NF, control path (names of NF counters) */
+	char counter_names[ZN_NF_MAX_COUNTERS][ZN_COUNTER_NAME_LEN]
+		__rte_cache_aligned;
+
+	/* writer: the NF packet thread */
+	struct zn_ledger ledger;
+
+	/* writer: the NF packet thread */
+	struct {
+		uint64_t rx;        /* packets received */
+		uint64_t tx;        /* packets handed back (all actions) */
+		uint64_t bursts;
+		uint64_t act[ZN_ACT_MAX]; /* actions set by the handler */
+		uint64_t tx_full;   /* waits for TX ring space */
+		uint64_t created;   /* packets the NF made (zn_nf_send) */
+	} stats __rte_cache_aligned;
+
+	/* writer: the NF packet thread */
+	uint64_t counters[ZN_NF_MAX_COUNTERS] __rte_cache_aligned;
+
+	/* writer: the worker that drains this NF's TX ring (ctl.worker),
+	 * reset by the control thread while the slot is FREE */
+	struct {
+		uint64_t dequeued;   /* packets taken from the TX ring */
+		uint64_t drops[ZN_DROP_MAX];
+		uint32_t staged;     /* packets dequeued but not yet delivered */
+	} mstats __rte_cache_aligned;
+
+	/* writer: the control thread, on reclaim */
+	uint64_t exit_drops __rte_cache_aligned; /* packets lost when it died */
+
+	struct zn_doorbell db; /* the NF sleeps here; workers ring it */
+} __rte_cache_aligned;
+
+/** The whole shared zone, one per manager instance. */
+struct zn_shm {
+	struct zn_shm_hdr hdr;
+	struct zn_shm_mgr mgr;
+	struct zn_worker_shm workers[ZN_MAX_WORKERS];
+	struct zn_nf_slot nfs[ZN_MAX_NFS];
+};
+
+/** Messages on the manager's message ring (ZN_MSG_RING_NAME). */
+enum zn_msg_type {
+	ZN_MSG_REGISTER = 1, /* slot's req is filled: register it */
+	ZN_MSG_LEAVE = 2,    /* the NF in slot asks to leave */
+};
+
+struct zn_msg {
+	uint16_t type;
+	uint16_t slot;
+	uint32_t gen;
+};
+_Static_assert(sizeof(struct zn_msg) == 8, "zn_msg is one ring element");
+
+#endif /* ZN_SHM_H */

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* Manager command line and chain syntax. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgr.h"
+#include "../lib/common/zn_util.h"
+
+static void
+usage(const char *prog, FILE *out)
+{
+	fprintf(out,
+		"Usage: %s [options] [-- extra EAL options]\n"
+		"ZeroNF manager: owns the ports and the packet pool, moves "
+		"packets between\nports and NF processes.\n\n"
+		"  -i, --instance NAME     instance name = EAL file prefix "
+		"(default '" ZN_INSTANCE_DEFAULT "')\n"
+		"  -p, --port DEVARGS      add a port: a vdev "
+		"(net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap)\n"
+		"                          or a PCI address; repeat for more "
+		"ports\n"
+		"  -c, --chain HOPS        default chain, e.g. 1,2,port:0 "
+		"(hops: ID or svc:ID,\n"
+		"                          port:P, drop; up to %d)\n"
+		"      --rx-threads N      threads polling ports (default 1)\n"
+		"      --tx-threads N      threads moving NF output; 0 = the RX "
+		"threads do it\n"
+		"                          (default 0)\n"
+		"      --cpus LIST         CPUs for manager threads (default: "
+		"all allowed)\n"
+		"      --pool-size N       packet buffers (default 16383)\n"
+		"      --ring-size N       NF ring size, power of 2 (default "
+		"1024)\n"
+		"      --mem MB            hugepage memory cap (default 256)\n"
+		"      --ingress MODE      backpressure (hold, stop polling) or "
+		"drop (default\n"
+		"                          backpressure)\n"
+		"      --stall-ms N        drop packets whose next hop made no "
+		"progress for N ms\n"
+		"                          (0 = never; default 2000)\n"
+		"      --idle-sleep-us N   longest sleep of an idle polling "
+		"thread (default 1000)\n"
+		"      --stats-interval S  log a stats line every S seconds (0 = "
+		"off)\n"
+		"      --huge-dir DIR      hugetlbfs mount (default: found in "
+		"/proc/mounts)\n"
+		"      --log-level LVL     log level (default notice)\n"
+		"      --rx-paused         start with port RX paused (enable "
+		"it with the\n"
+		"                          control method rx.set)\n"
+		"  -h, --help              this help\n",
+		prog, ZN_MAX_CHAIN_HOPS);
+}
+
+int
+zn_hop_parse(const char *s, struct zn_hop *hop)
+{
+	uint64_t v;
+
+	if (strcmp(s, "drop") == 0) {
+		*hop = (struct zn_hop){ .type = ZN_HOP_DROP };
+		return 0;
+	}
+	if (strncmp(s, "port:", 5) == 0) {
+		if (zn_parse_uint(s + 5, 0, ZN_MAX_PORTS - 1, &v))
+			return -EINVAL;
+		*hop = (struct zn_hop){ .type = ZN_HOP_PORT, .id = (uint16_t)v };
+		return 0;
+	}
+	if (strncmp(s, "svc:", 4) == 0)
+		s += 4;
+	if (zn_parse_uint(s, 1, ZN_MAX_SERVICES - 1, &v))
+		return -EINVAL;
+	*hop = (struct zn_hop){ .type = ZN_HOP_SERVICE, .id = (uint16_t)v };
+	return 0;
+}
+
+void
+zn_hop_format(const struct zn_hop *hop, char *buf, size_t len)
+{
+	switch (hop->type) {
+	case ZN_HOP_SERVICE:
+		snprintf(buf, len, "svc:%u", hop->id);
+		break;
+	case ZN_HOP_PORT:
+		snprintf(buf, len, "port:%u", hop->id);
+		break;
+	default:
+		snprintf(buf, len, "drop");
+		break;
+	}
+}
+
+int
+zn_chain_parse(const char *s, struct zn_hop *hops, unsigned int max,
+	       char *err, size_t errlen)
+{
+	char buf[1024], *save = NULL, *tok;
+	unsigned int n = 0;
+
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(err, errlen, "chain too long");
+		return -EINVAL;
+	}
+	zn_strlcpy(buf, s, sizeof(buf));
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n >= max) {
+			snprintf(err, errlen, "more than %u hops", max);
+			return -EINVAL;
+		}
+		if (zn_hop_parse(tok, &hops[n]) < 0) {
+			snprintf(err, errlen, "bad hop '%s' (want 1..%u, "
+				 "svc:ID, port:P or drop)", tok,
+				 ZN_MAX_SERVICES - 1);
+			return -EINVAL;
+		}
+		n++;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, "empty chain");
+		return -EINVAL;
+	}
+	return (int)n;
+}
+
+static int
+parse_u(const char *prog, const char *opt, const char *arg, uint64_t min,
+	uint64_t max, unsigned int *out)
+{
+	uint64_t v;
+
+	if (zn_parse_uint(arg, min, max, &v)) {
+		fprintf(stderr, "%s: %s must be %llu..%llu, not '%s'\n", prog,
+			opt, (unsigned long long)min, (unsigned long long)max,
+			arg);
+		return -EINVAL;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
+int
+zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
+{
+	enum {
+		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
+		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED,
+	};
+	static const struct option longopts[] = {
+		{ "instance", required_argument, NULL, 'i' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "chain", required_argument, NULL, 'c' },
+		{ "rx-threads", required_argument, NULL, O_RX },
+		{ "tx-threads", required_argument, NULL, O_TX },
+		{ "cpus", required_argument, NULL, O_CPUS },
+		{ "pool-size", required_argument, NULL, O_POOL },
+		{ "ring-size", required_argument, NULL, O_RING },
+		{ "mem", required_argument, NULL, O_MEM },
+		{ "ingress", required_argument, NULL, O_INGRESS },
+		{ "stall-ms", required_argument, NULL, O_STALL },
+		{ "idle-sleep-us", required_argument, NULL, O_IDLE },
+		{ "stats-interval", required_argument, NULL, O_STATS },
+		{ "huge-dir", required_argument, NULL, O_HUGE },
+		{ "log-level", required_argument, NULL, O_LOG },
+		{ "rx-paused", no_argument, NULL, O_RXPAUSED },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *prog = argv[0];
+	char err[160];
+	int opt, my_argc = argc, rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	zn_strlcpy(cfg->instance, ZN_INSTANCE_DEFAULT, sizeof(cfg->instance));
+	cfg->rx_threads = 1;
+	cfg->pool_size = 16383;
+	cfg->ring_size = 1024;
+	cfg->mem_mb = 256;
+	cfg->stall_ms = 2000;
+	cfg->idle_sleep_us = 1000;
+	zn_strlcpy(cfg->log_level, "notice", sizeof(cfg->log_level));
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			my_argc = i;
+			cfg->eal_argc = argc - i - 1;
+			cfg->eal_argv = argv + i + 1;
+			break;
+		}
+
+	optind = 0;
+	while ((opt = getopt_long(my_argc, argv, "i:p:c:h", longopts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			if (!zn_instance_name_valid(optarg)) {
+				fprintf(stderr, "%s: bad instance name '%s' "
+					"(1-%d of A-Z a-z 0-9 _ -)\n", prog,
+					optarg, ZN_NAME_LEN - 1);
+				return -EINVAL;
+			}
+			zn_strlcpy(cfg->instance, optarg,
+				   sizeof(cfg->instance));
+			break;
+		case 'p':
+			if (cfg->n_devargs >= ZN_MAX_PORT_ARGS ||
+			    strlen(optarg) >= ZN_DEVARGS_LEN ||
+			    optarg[0] == '\0') {
+				fprintf(stderr, "%s: bad or too many --port\n",
+					prog);
+				return -EINVAL;
+			}
+			zn_strlcpy(cfg->devargs[cfg->n_devargs++], optarg,
+				   ZN_DEVARGS_LEN);
+			break;
+		case 'c':
+			rc = zn_chain_parse(optarg, cfg->chain,
+					    ZN_MAX_CHAIN_HOPS, err, sizeof(err));
+			if (rc < 0) {
+				fprintf(stderr, "%s: --chain: %s\n", prog, err);
+				return -EINVAL;
+			}
+			cfg->chain_len = (unsigned int)rc;
+			break;
+		case O_RX:
+			if (parse_u(prog, "--rx-threads", optarg, 1,
+				    ZN_MAX_WORKERS, &cfg->rx_threads))
+				return -EINVAL;
+			break;
+		case O_TX:
+			if (parse_u(prog, "--tx-threads", optarg, 0,
+				    ZN_MAX_WORKERS - 1, &cfg->tx_threads))
+				return -EINVAL;
+			break;
+		case O_CPUS:
+			if (zn_parse_cpulist(optarg, &cfg->cpus) < 0) {
+				fprintf(stderr, "%s: bad CPU list '%s'\n", prog,
+					optarg);
+				return -EINVAL;
+			}
+			cfg->cpus_set = true;
+			break;
+		case O_POOL:
+			if (parse_u(prog, "--pool-size", optarg, 1023,
+				    16u << 20, &cfg->pool_size))
+				return -EINVAL;
+			break;
+		case O_RING:
+			if (parse_u(prog, "--ring-size", optarg, 64, 1u << 20,
+				    &cfg->ring_size))
+				return -EINVAL;
+			if (cfg->ring_size & (cfg->ring_size - 1)) {
+				fprintf(stderr, "%s: --ring-size must be a "
+					"power of 2\n", prog);
+				return -EINVAL;
+			}
+			break;
+		case O_MEM:
+			if (parse_u(prog, "--mem", optarg, 32, 1u << 20,
+				    &cfg->mem_mb))
+				return -EINVAL;
+			break;
+		case O_INGRESS:
+			if (strcmp(optarg, "backpressure") == 0) {
+				cfg->ingress = ZN_INGRESS_BACKPRESSURE;
+			} else if (strcmp(optarg, "drop") == 0) {
+				cfg->ingress = ZN_INGRESS_DROP;
+			} else {
+				fprintf(stderr, "%s: --ingress is backpressure "
+					"or drop\n", prog);
+				return -EINVAL;
+			}
+			break;
+		case O_STALL:
+			if (parse_u(prog, "--stall-ms", optarg, 0, 3600000,
+				    &cfg->stall_ms))
+				return -EINVAL;
+			break;
+		case O_IDLE:
+			if (parse_u(prog, "--idle-sleep-us", optarg, 1, 1000000,
+				    &cfg->idle_sleep_us))
+				return -EINVAL;
+			break;
+		case O_STATS:
+			if (parse_u(prog, "--stats-interval", optarg, 0, 86400,
+				    &cfg->stats_interval_s))
+				return -EINVAL;
+			break;
+		case O_HUGE:
+			zn_strlcpy(cfg->huge_dir, optarg,
+				   sizeof(cfg->huge_dir));
+			break;
+		case O_LOG:
+			zn_strlcpy(cfg->log_level, optarg,
+				   sizeof(cfg->log_level));
+			break;
+		case O_RXPAUSED:
+			cfg->rx_paused = true;
+			break;
+		case 'h':
+			usage(prog, stdout);
+			return -ECANCELED;
+		default:
+			usage(prog, stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < my_argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
+			argv[optind]);
+		return -EINVAL;
+	}
+	if (cfg->rx_threads + cfg->tx_threads > ZN_MAX_WORKERS) {
+		fprintf(stderr, "%s: at most %d threads in all\n", prog,
+			ZN_MAX_WORKERS);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < cfg->chain_len; i++)
+		if (cfg->chain[i].type == ZN_HOP_PORT &&
+		    cfg->chain[i].id >= cfg->n_devargs) {
+			fprintf(stderr, "%s: --chain names port %u but only %u "
+				"port(s) are given\n", prog, cfg->chain[i].id,
+				cfg->n_devargs);
+			return -EINVAL;
+		}
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_CTL_H
+#define ZN_CTL_H
+
+/* Control commands: a table of methods (ctl_cmds.c) served by ctl.c.
+ * The protocol is documented in docs/control-protocol.md and described
+ * as data in schema/control.json; tests check the three agree. */
+
+#include <stdbool.h>
+#include <jansson.h>
+
+#include "mgr.h"
+
+#define ZN_CTL_MAJOR 1
+#define ZN_CTL_MINOR 0
+
+struct zn_ctl_req {
+	struct zn_mgr *mgr;
+	json_t *params;   /* object or NULL; borrowed */
+	json_t *result;   /* set by the command; owned */
+	char err[256];    /* message for an error reply */
+};
+
+/* Parameter type: a jansson json_type, or ZN_CTL_BOOL (true or false). */
+#define ZN_CTL_BOOL (-1)
+
+struct zn_ctl_param {
+	const char *name;
+	int type;
+	bool required;
+};
+
+#define ZN_CTL_MAX_PARAMS 4
+
+struct zn_ctl_cmd {
+	const char *method;
+	const char *help;
+	/* Every command here may run while packets flow: changes reach the
+	 * workers as a new RCU-published snapshot, never in place. */
+	struct zn_ctl_param params[ZN_CTL_MAX_PARAMS];
+	int (*fn)(struct zn_ctl_req *req); /* 0 or -errno (req->err set) */
+};
+
+const struct zn_ctl_cmd *zn_ctl_find(const char *method);
+/** Reject unknown, missing or mistyped parameters. 0 or -EINVAL. */
+int zn_ctl_check_params(struct zn_ctl_req *req, const struct zn_ctl_cmd *cmd);
+json_t *zn_ctl_error_reply(json_t *id, int code, const char *msg);
+
+/* ctl.c: one iteration of the control loop (used at shutdown too). */
+void zn_ctl_step(struct zn_mgr *m, int timeout_ms);
+void zn_ctl_flush_all(struct zn_mgr *m);
+
+#endif /* ZN_CTL_H */

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* zeronf-mgr: start-up and shutdown of the manager (a DPDK primary). */
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_memzone.h>
+#include <rte_version.h>
+
+#include <jansson.h>
+
+#include "mgr.h"
+#include "ctl.h"
+#include "../lib/common/zn_doorbell.h"
+#include "../lib/common/zn_util.h"
+
+#define MBUF_CACHE 256
+#define MSG_RING_SIZE 1024
+#define NF_STOP_TIMEOUT_NS (3ULL * 1000 * 1000 * 1000)
+
+static struct zn_mgr mgr;
+
+static bool
+is_pci_addr(const char *s)
+{
+	unsigned int a, b, c, d;
+	char rest;
+
+	/* DDDD:BB:DD.F or BB:DD.F, optionally followed by ",args" */
+	return sscanf(s, "%x:%x:%x.%x%c", &a, &b, &c, &d, &rest) >= 4 ||
+	       sscanf(s, "%x:%x.%x%c", &a, &b, &c, &rest) >= 3;
+}
+
+/* EAL arguments: instance = file prefix, one floating lcore per thread
+ * (the kernel schedules them over --cpus), ports as --vdev / -a. */
+static int
+eal_init(struct zn_mgr *m, const char *prog)
+{
+	static char *argv[ZN_MAX_PORT_ARGS * 2 + 64];
+	static char lcores[4096], cpus[512], prefix[64], hugedir[PATH_MAX + 16];
+	static char mem[64], loglvl[96];
+	bool any_pci = false;
+	int argc = 0, rc, off;
+	cpu_set_t set;
+
+	if (m->cfg.cpus_set)
+		set = m->cfg.cpus;
+	else if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -errno;
+	if (zn_format_cpulist(&set, cpus, sizeof(cpus)) < 0)
+		return -EINVAL;
+	off = snprintf(lcores, sizeof(lcores), "--lcores=");
+	for (unsigned int l = 0; l <= m->n_workers; l++)
+		off += snprintf(lcores + off, sizeof(lcores) - (size_t)off,
+				"%s%u@(%s)", l ? "," : "", l, cpus);
+	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", m->cfg.instance);
+	snprintf(hugedir, sizeof(hugedir), "--huge-dir=%s", m->huge_dir);
+	/* -m reserves, it does not cap; --socket-limit caps. */
+	snprintf(mem, sizeof(mem), "--socket-limit=%u", m->cfg.mem_mb);
+	snprintf(loglvl, sizeof(loglvl), "--log-level=%s", m->cfg.log_level);
+
+	argv[argc++] = (char *)(uintptr_t)prog;
+	argv[argc++] = (char *)(uintptr_t)"--proc-type=primary";
+	argv[argc++] = prefix;
+	argv[argc++] = lcores;
+	argv[argc++] = hugedir;
+	argv[argc++] = mem;
+	argv[argc++] = loglvl;
+	for (unsigned int i = 0; i < m->cfg.n_devargs; i++) {
+		if (is_pci_addr(m->cfg.devargs[i])) {
+			argv[argc++] = (char *)(uintptr_t)"-a";
+			any_pci = true;
+		} else {
+			argv[argc++] = (char *)(uintptr_t)"--vdev";
+		}
+		argv[argc++] = m->cfg.devargs[i];
+	}
+	if (!any_pci)
+		argv[argc++] = (char *)(uintptr_t)"--no-pci";
+	for (int i = 0; i < m->cfg.eal_argc && argc < (int)RTE_DIM(argv) - 1;
+	     i++)
+		argv[argc++] = m->cfg.eal_argv[i];
+	argv[argc] = NULL;
+
+	rc = rte_eal_init(argc, argv);
+	if (rc < 0) {
+		ZN_LOG(ERR, "EAL init failed: %s", rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	return 0;
+}
+
+static int
+shared_init(struct zn_mgr *m)
+{
+	static const struct rte_mbuf_dynfield meta_desc = {
+		.name = ZN_PKT_META_DYNFIELD,
+		.size = sizeof(struct zn_pkt_meta),
+		.align = __alignof__(struct zn_pkt_meta),
+	};
+	const struct rte_memzone *mz;
+	struct zn_shm_hdr *h;
+	const struct rte_mempool_ops *ops;
+	uint64_t start = 0;
+
+	zn_pkt_meta_offset = rte_mbuf_dynfield_register(&meta_desc);
+	if (zn_pkt_meta_offset < 0) {
+		ZN_LOG(ERR, "cannot register the metadata field: %s",
+		       rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	m->pool = rte_pktmbuf_pool_create(ZN_POOL_NAME, m->cfg.pool_size,
+					  MBUF_CACHE, 0,
+					  RTE_MBUF_DEFAULT_BUF_SIZE,
+					  (int)rte_socket_id());
+	if (m->pool == NULL) {
+		ZN_LOG(ERR, "cannot create a pool of %u buffers: %s (raise "
+		       "--mem or lower --pool-size)", m->cfg.pool_size,
+		       rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	m->msgq = rte_ring_create_elem(ZN_MSG_RING_NAME, sizeof(struct zn_msg),
+				       MSG_RING_SIZE, (int)rte_socket_id(),
+				       RING_F_SC_DEQ);
+	mz = rte_memzone_reserve_aligned(ZN_SHM_NAME, sizeof(struct zn_shm),
+					 (int)rte_socket_id(), 0,
+					 RTE_CACHE_LINE_SIZE);
+	if (m->msgq == NULL || mz == NULL)
+		return -ENOMEM;
+	m->shm = mz->addr;
+	memset(m->shm, 0, sizeof(*m->shm));
+
+	ops = rte_mempool_get_ops(m->pool->ops_index);
+	zn_proc_start_time(getpid(), &start);
+	h = &m->shm->hdr;
+	h->magic = ZN_SHM_MAGIC;
+	h->abi_version = ZN_ABI_VERSION;
+	h->shm_size = sizeof(struct zn_shm);
+	h->slot_size = sizeof(struct zn_nf_slot);
+	h->max_nfs = ZN_MAX_NFS;
+	zn_strlcpy(h->build_id, zn_build_id, sizeof(h->build_id));
+	zn_strlcpy(h->dpdk_version, rte_version(), sizeof(h->dpdk_version));
+	zn_strlcpy(h->instance, m->cfg.instance, sizeof(h->instance));
+	zn_strlcpy(h->pool_name, ZN_POOL_NAME, sizeof(h->pool_name));
+	zn_strlcpy(h->pool_ops, ops->name, sizeof(h->pool_ops));
+	h->pool_ops_index = m->pool->ops_index;
+	h->meta_offset = zn_pkt_meta_offset;
+	h->ring_size = m->cfg.ring_size;
+	h->n_workers = m->n_workers;
+	h->mgr_pid = (uint32_t)getpid();
+	h->mgr_start_time = start;
+	h->tsc_hz = rte_get_tsc_hz();
+	return 0;
+}
+
+/* Workers: RX threads first (they poll ports and, without TX threads,
+ * also drain NFs), then TX-only threads. Port queues are spread over the
+ * RX threads. */
+static int
+workers_init(struct zn_mgr *m)
+{
+	unsigned int lcore = 0, rr = 0;
+
+	for (unsigned int i = 0; i < m->n_workers; i++) {
+		struct zn_worker *w = rte_zmalloc("zn_worker", sizeof(*w),
+						  RTE_CACHE_LINE_SIZE);
+
+		if (w == NULL)
+			return -ENOMEM;
+		lcore = rte_get_next_lcore(lcore, 1, 0);
+		*w = (struct zn_worker){
+			.id = i,
+			.lcore = lcore,
+			.rx_role = i < m->cfg.rx_threads,
+			.tx_role = m->cfg.tx_threads == 0 ||
+				   i >= m->cfg.rx_threads,
+			.mgr = m,
+			.shm = &m->shm->workers[i],
+			.stall_cycles = m->cfg.stall_ms * (rte_get_tsc_hz() /
+							   1000),
+		};
+		m->workers[i] = w;
+	}
+	for (uint16_t p = 0; p < m->n_ports; p++) {
+		for (uint16_t q = 0; q < m->ports[p].nb_rxq; q++) {
+			struct zn_worker *w = m->workers[rr++ %
+							 m->cfg.rx_threads];
+
+			if (w->n_rxq >= ZN_MAX_RXQ_PER_WORKER)
+				return -ENOSPC;
+			w->rxq[w->n_rxq++] = (struct zn_rxq){ .port = p,
+							      .queue = q };
+		}
+		for (unsigned int i = 0; i < m->n_workers; i++)
+			m->workers[i]->txq[p] =
+				(uint16_t)(i % m->ports[p].nb_txq);
+	}
+	return 0;
+}
+
+static void
+free_staged(struct zn_mgr *m)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < m->n_workers; i++) {
+		struct zn_worker *w = m->workers[i];
+		struct zn_stage *stages[ZN_MAX_NFS + ZN_MAX_RXQ_PER_WORKER];
+		unsigned int ns = 0;
+
+		if (w == NULL)
+			continue;
+		for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+			stages[ns++] = &w->nf_stage[s];
+		for (unsigned int q = 0; q < w->n_rxq; q++)
+			stages[ns++] = &w->rxq[q].stage;
+		for (unsigned int s = 0; s < ns; s++) {
+			struct zn_stage *st = stages[s];
+
+			rte_pktmbuf_free_bulk(&st->pkts[st->head],
+					      st->tail - st->head);
+			n += st->tail - st->head;
+			st->head = st->tail = 0;
+		}
+		for (unsigned int p = 0; p < m->n_ports; p++) {
+			rte_pktmbuf_free_bulk(w->txbuf[p].pkts, w->txbuf[p].n);
+			n += w->txbuf[p].n;
+			w->txbuf[p].n = 0;
+		}
+	}
+	/* Packets still in NF rings (NFs that did not stop in time). */
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+		struct rte_mbuf *pkts[ZN_BURST];
+		unsigned int k;
+
+		for (int r = 0; r < 2; r++) {
+			struct rte_ring *ring = r ? m->nf_tx[s] : m->nf_rx[s];
+
+			while (ring != NULL &&
+			       (k = rte_ring_sc_dequeue_burst(ring,
+							      (void **)pkts,
+							      ZN_BURST,
+							      NULL)) > 0) {
+				rte_pktmbuf_free_bulk(pkts, k);
+				n += k;
+			}
+		}
+	}
+	m->shm->mgr.drops[ZN_DROP_SHUTDOWN] += n;
+	if (n > 0)
+		ZN_LOG(NOTICE, "%" PRIu64 " packets in flight at shutdown "
+		       "were dropped (shutdown)", n);
+}
+
+static void
+shutdown_mgr(struct zn_mgr *m)
+{
+	uint64_t deadline = zn_now_ns() + NF_STOP_TIMEOUT_NS;
+	unsigned int avail;
+
+	m->shm->mgr.stopping = 1;
+	m->rx_enabled = 0;
+	/* NFs drain what they have and leave; workers keep moving their
+	 * output so in-flight packets still reach the ports. */
+	zn_registry_stop_all(m);
+	while (zn_registry_active(m) > 0 && zn_now_ns() < deadline)
+		zn_ctl_step(m, 10);
+	if (zn_registry_active(m) > 0)
+		ZN_LOG(WARNING, "%u NFs did not stop in time; they exit on "
+		       "their own when they see the manager gone",
+		       zn_registry_active(m));
+	/* Freeing hugepage memory (ports, below) is synchronised with every
+	 * secondary: let the NFs that left finish exiting first. */
+	while (zn_registry_exiting(m) && zn_now_ns() < deadline)
+		usleep(10000);
+	zn_ctl_flush_all(m);
+
+	m->quit = 1;
+	for (unsigned int i = 0; i < m->n_workers; i++)
+		zn_db_ring(&m->shm->workers[i].db);
+	rte_eal_mp_wait_lcore();
+	free_staged(m);
+	zn_ports_close(m);
+
+	avail = rte_mempool_avail_count(m->pool);
+	if (avail == m->pool->size)
+		ZN_LOG(NOTICE, "all %u packet buffers returned to the pool",
+		       m->pool->size);
+	else
+		ZN_LOG(WARNING, "%u of %u packet buffers not returned (held "
+		       "by NFs that did not stop)", m->pool->size - avail,
+		       m->pool->size);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct zn_mgr *m = &mgr;
+	sigset_t set;
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rc = zn_mgr_parse_args(&m->cfg, argc, argv);
+	if (rc == -ECANCELED)
+		return 0;
+	if (rc < 0)
+		return 2;
+	m->pid = getpid();
+	m->start_ns = zn_now_ns();
+	m->lock_fd = m->ctl_fd = m->kick_fd = m->sigfd = m->epfd = -1;
+	m->n_workers = m->cfg.rx_threads + m->cfg.tx_threads;
+	pthread_mutex_init(&m->cfg_lock, NULL);
+
+	/* Signals go to the control thread's signalfd; block them before the
+	 * EAL creates threads so every thread inherits the mask. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rc = zn_instance_acquire(m);
+	if (rc < 0)
+		return 1;
+	rc = eal_init(m, argv[0]);
+	if (rc < 0)
+		goto fail_instance;
+	if (rte_lcore_count() < m->n_workers + 1) {
+		ZN_LOG(ERR, "EAL gave %u lcores, %u needed", rte_lcore_count(),
+		       m->n_workers + 1);
+		goto fail_eal;
+	}
+	m->tsc_hz = rte_get_tsc_hz();
+	rc = shared_init(m);
+	if (rc == 0)
+		rc = zn_ports_init(m);
+	if (rc == 0) {
+		m->shm->hdr.n_ports = m->n_ports;
+		rc = workers_init(m);
+	}
+	if (rc == 0)
+		rc = zn_registry_init(m);
+	if (rc == 0)
+		rc = zn_route_init(m);
+	if (rc == 0)
+		rc = zn_ctl_init(m);
+	if (rc == 0)
+		rc = zn_telemetry_init(m);
+	if (rc < 0) {
+		ZN_LOG(ERR, "start-up failed: %s", strerror(-rc));
+		goto fail_ports;
+	}
+	if (m->chain_len == 0)
+		ZN_LOG(NOTICE, "no default chain (--chain): packets entering "
+		       "from ports are dropped as chain_end");
+
+	m->rx_enabled = !m->cfg.rx_paused;
+	for (unsigned int i = 0; i < m->n_workers; i++)
+		rte_eal_remote_launch(zn_worker_main, m->workers[i],
+				      m->workers[i]->lcore);
+	m->shm->mgr.ready = 1;
+	zn_instance_set_ready(m);
+	ZN_LOG(NOTICE, "manager '%s' ready: pid %d, %u ports, %u workers, "
+	       "control socket %s/%s", m->cfg.instance, (int)m->pid,
+	       m->n_ports, m->n_workers, m->rundir, ZN_CTL_SOCK);
+
+	zn_ctl_run(m);
+	shutdown_mgr(m);
+	zn_ctl_fini(m);
+	zn_route_fini(m);
+	rte_eal_cleanup();
+	zn_instance_release(m);
+	ZN_LOG(NOTICE, "manager '%s' stopped", m->cfg.instance);
+	return 0;
+
+fail_ports:
+	m->quit = 1;
+	rte_eal_mp_wait_lcore();
+	zn_ports_close(m);
+	zn_ctl_fini(m);
+fail_eal:
+	rte_eal_cleanup();
+fail_instance:
+	zn_instance_release(m);
+	return 1;
+}

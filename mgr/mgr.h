@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_MGR_H
+#define ZN_MGR_H
+
+/*
+ * Manager-private state (process-local; shared state is in zn_shm.h).
+ *
+ * Threads:
+ * - the control thread (EAL main lcore): options, ports, NF registry,
+ *   control socket, NF liveness, signals. Sleeps in epoll.
+ * - workers (EAL lcores 1..n): the data path (worker.c). RX and TX work
+ *   can share a worker or be split (--rx-threads / --tx-threads).
+ *
+ * Workers read the routing state through one immutable snapshot (struct
+ * zn_route) that the control thread replaces and reclaims with DPDK's
+ * QSBR RCU: a worker reports a quiescent state between bursts and goes
+ * offline while it sleeps.
+ */
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include "../lib/shm/zn_shm.h"
+
+/* ------------------------------------------------------------------ */
+/* Configuration (args.c)                                              */
+
+enum zn_ingress_policy {
+	ZN_INGRESS_BACKPRESSURE = 0, /* hold; stop polling the port */
+	ZN_INGRESS_DROP = 1,         /* drop what the first hop cannot take */
+};
+
+enum zn_hop_type {
+	ZN_HOP_SERVICE = 1,
+	ZN_HOP_PORT = 2,
+	ZN_HOP_DROP = 3,
+};
+
+struct zn_hop {
+	uint8_t type; /* enum zn_hop_type */
+	uint16_t id;  /* service or port id */
+};
+
+#define ZN_MAX_PORT_ARGS ZN_MAX_PORTS
+#define ZN_DEVARGS_LEN 512
+
+struct zn_mgr_cfg {
+	char instance[ZN_NAME_LEN];
+	char devargs[ZN_MAX_PORT_ARGS][ZN_DEVARGS_LEN];
+	unsigned int n_devargs;
+	struct zn_hop chain[ZN_MAX_CHAIN_HOPS];
+	unsigned int chain_len;
+	unsigned int rx_threads;
+	unsigned int tx_threads;
+	cpu_set_t cpus;
+	bool cpus_set;
+	unsigned int pool_size;
+	unsigned int ring_size;
+	unsigned int mem_mb;
+	enum zn_ingress_policy ingress;
+	unsigned int stall_ms;
+	unsigned int idle_sleep_us;
+	unsigned int stats_interval_s;
+	bool rx_paused;
+	char huge_dir[PATH_MAX];
+	char log_level[64];
+	int eal_argc;    /* extra EAL args after "--" */
+	char **eal_argv;
+};
+
+/** Parse the manager command line. @return 0, -ECANCELED (help shown)
+ *  or -EINVAL (message printed). */
+int zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv);
+
+/** Parse a chain "1,svc:2,port:0,drop". @return hop count or -EINVAL. */
+int zn_chain_parse(const char *s, struct zn_hop *hops, unsigned int max,
+		   char *err, size_t errlen);
+
+/** Format one hop as "svc:1" / "port:0" / "drop". */
+void zn_hop_format(const struct zn_hop *hop, char *buf, size_t len);
+
+/** Parse one hop. @return 0 or -EINVAL. */
+int zn_hop_parse(const char *s, struct zn_hop *hop);
+
+/* ------------------------------------------------------------------ */
+/* Routing snapshot (route.c): immutable once published.               */
+
+struct zn_svc_entry {
+	uint16_t n;                     /* running instances */
+	uint16_t inst[ZN_MAX_REPLICAS]; /* instance (slot) ids */
+};
+
+struct zn_route {
+	uint64_t version;
+	uint16_t chain_len;
+	struct zn_hop chain[ZN_MAX_CHAIN_HOPS];
+	uint16_t n_ports;
+	struct zn_svc_entry svc[ZN_MAX_SERVICES];
+	uint8_t nf_accept[ZN_MAX_NFS];  /* 1: may be sent packets */
+	uint16_t n_drain[ZN_MAX_WORKERS];
+	uint16_t drain[ZN_MAX_WORKERS][ZN_MAX_NFS]; /* TX rings to drain */
+};
+
+/* Where a packet goes, decided once and kept while it waits in a stage.
+ * Applying it to the packet's metadata is idempotent, so a delivery that
+ * only partly succeeds can be retried. */
+enum zn_res_type {
+	ZN_RES_NF = 1,
+	ZN_RES_PORT = 2,
+	ZN_RES_DROP = 3,
+};
+
+struct zn_res {
+	uint8_t type;  /* enum zn_res_type */
+	uint8_t pos;   /* NF: chain position the packet is at there */
+	uint8_t hops;  /* NF: hop count the packet will have there */
+	uint8_t reason; /* DROP: enum zn_drop_reason */
+	uint16_t svc;  /* NF: service (to re-pick an instance) */
+	uint16_t id;   /* NF: instance; PORT: port */
+};
+
+/* ------------------------------------------------------------------ */
+/* Ports (port.c)                                                      */
+
+struct zn_port {
+	uint16_t port_id;
+	uint16_t nb_rxq;
+	uint16_t nb_txq;
+	bool rss;
+	bool started;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	char devargs[ZN_DEVARGS_LEN];
+	char driver[64];
+	rte_spinlock_t txq_lock[ZN_MAX_WORKERS]; /* used if txq shared */
+	bool txq_shared;
+};
+
+/* ------------------------------------------------------------------ */
+/* Workers (worker.c)                                                  */
+
+#define ZN_STAGE_SZ (2 * ZN_BURST)
+#define ZN_TXBUF_SZ (2 * ZN_BURST)
+#define ZN_MAX_RXQ_PER_WORKER 64
+
+/* Packets taken from one source (an NF's TX ring or a port queue), in
+ * order, not yet delivered: head-of-line order keeps flows in order. */
+struct zn_stage {
+	uint16_t head;
+	uint16_t tail;
+	uint64_t blocked_since; /* tsc of the first failed delivery, or 0 */
+	struct rte_mbuf *pkts[ZN_STAGE_SZ];
+	struct zn_res res[ZN_STAGE_SZ];
+};
+
+struct zn_txbuf {
+	uint16_t n;
+	uint64_t blocked_since;
+	struct rte_mbuf *pkts[ZN_TXBUF_SZ];
+};
+
+struct zn_rxq {
+	uint16_t port;
+	uint16_t queue;
+	struct zn_stage stage;
+};
+
+struct zn_mgr;
+
+struct zn_worker {
+	unsigned int id;
+	unsigned int lcore;
+	bool rx_role;
+	bool tx_role;
+	struct zn_mgr *mgr;
+	struct zn_worker_shm *shm;
+	unsigned int n_rxq;
+	struct zn_rxq rxq[ZN_MAX_RXQ_PER_WORKER];
+	uint16_t txq[ZN_MAX_PORTS];           /* TX queue id per port */
+	struct zn_txbuf txbuf[ZN_MAX_PORTS];
+	struct zn_stage nf_stage[ZN_MAX_NFS]; /* per drained NF */
+	uint64_t stall_cycles; /* 0: never drop stalled packets */
+	uint64_t now;          /* tsc at the top of the loop */
+};
+
+int zn_worker_main(void *arg);
+
+/** Decide where a packet goes (pure: does not change the packet). */
+struct zn_res zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m);
+
+/* ------------------------------------------------------------------ */
+/* NF registry (registry.c), control-thread only.                      */
+
+struct zn_nf_reg {
+	int pidfd;
+	bool pending;          /* REGISTER waiting for the slot to be free */
+	uint32_t pending_gen;
+	bool stop_sent;        /* ctl.stop set */
+	uint64_t stop_asked_ns;
+	bool leave_asked;      /* routing updated, stop due after RCU */
+	bool reclaimed;        /* ledger and RX ring recovered */
+	bool died;             /* process gone without exiting cleanly */
+};
+
+/* ------------------------------------------------------------------ */
+/* The manager                                                         */
+
+struct zn_mgr {
+	struct zn_mgr_cfg cfg;
+	pid_t pid;
+	uint64_t start_ns;
+	uint64_t tsc_hz;
+
+	struct zn_shm *shm;
+	struct rte_mempool *pool;
+	struct rte_ring *msgq;
+	struct rte_ring *nf_rx[ZN_MAX_NFS];
+	struct rte_ring *nf_tx[ZN_MAX_NFS];
+
+	struct zn_port ports[ZN_MAX_PORTS];
+	uint16_t n_ports;
+
+	/* Routing: the live snapshot (workers), and what it is built from
+	 * (control thread; cfg_lock also held by telemetry readers). */
+	struct zn_route *route;
+	struct rte_rcu_qsbr *qsbr;
+	pthread_mutex_t cfg_lock;
+	struct zn_hop chain[ZN_MAX_CHAIN_HOPS];
+	unsigned int chain_len;
+	uint64_t route_version;
+
+	struct zn_worker *workers[ZN_MAX_WORKERS];
+	unsigned int n_workers;
+	volatile int rx_enabled; /* 0 during shutdown: stop polling ports */
+	volatile int quit;       /* workers exit */
+
+	struct zn_nf_reg reg[ZN_MAX_NFS];
+	/* NFs that left: a process may still be in its EAL cleanup */
+	struct {
+		pid_t pid;
+		uint64_t start;
+	} exiting[ZN_MAX_NFS];
+
+	/* control thread I/O (ctl.c) */
+	int epfd;
+	int sigfd;
+	int ctl_fd;
+	int kick_fd;
+	int lock_fd;
+	bool shutdown_requested;
+	char rundir[PATH_MAX];
+	char huge_dir[PATH_MAX];
+	uint64_t ctl_requests;
+	uint64_t ctl_errors;
+};
+
+/* instance.c: instance lock, stale state, cleanup */
+int zn_instance_acquire(struct zn_mgr *m);
+void zn_instance_set_ready(struct zn_mgr *m);
+void zn_instance_release(struct zn_mgr *m);
+int zn_find_huge_dir(char *buf, size_t len);
+
+/* port.c */
+int zn_ports_init(struct zn_mgr *m);
+void zn_ports_close(struct zn_mgr *m);
+
+/* route.c */
+int zn_route_init(struct zn_mgr *m);
+/** Rebuild the snapshot from the registry and chain, publish it and wait
+ *  until no worker can still see the old one. Control thread only. */
+int zn_route_publish(struct zn_mgr *m);
+void zn_route_fini(struct zn_mgr *m);
+/** Set the default chain (validated) and publish. 0 or -EINVAL. */
+int zn_chain_set(struct zn_mgr *m, const struct zn_hop *hops,
+		 unsigned int n, char *err, size_t errlen);
+
+/* registry.c */
+int zn_registry_init(struct zn_mgr *m);
+/** True while a process of an NF that left still runs. */
+bool zn_registry_exiting(const struct zn_mgr *m);
+void zn_registry_poll(struct zn_mgr *m);
+void zn_registry_on_pidfd(struct zn_mgr *m, unsigned int slot);
+int zn_registry_stop_nf(struct zn_mgr *m, unsigned int slot);
+void zn_registry_stop_all(struct zn_mgr *m);
+unsigned int zn_registry_active(const struct zn_mgr *m);
+bool zn_pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb);
+
+/* ctl.c: control thread event loop and control socket */
+int zn_ctl_init(struct zn_mgr *m);
+int zn_ctl_run(struct zn_mgr *m);
+void zn_ctl_fini(struct zn_mgr *m);
+int zn_ctl_watch_pidfd(struct zn_mgr *m, int fd, unsigned int slot);
+
+/* stats.c: one JSON view, also served through DPDK telemetry */
+struct json_t;
+struct json_t *zn_stats_status(struct zn_mgr *m);
+struct json_t *zn_stats_ports(struct zn_mgr *m);
+struct json_t *zn_stats_nfs(struct zn_mgr *m);
+struct json_t *zn_stats_services(struct zn_mgr *m);
+struct json_t *zn_stats_all(struct zn_mgr *m);
+struct json_t *zn_chain_json(struct zn_mgr *m);
+int zn_telemetry_init(struct zn_mgr *m);
+const char *zn_nf_state_name(uint32_t state);
+
+#endif /* ZN_MGR_H */

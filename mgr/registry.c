@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * NF registry (control thread only).
+ *
+ * Life of a slot:  FREE --REGISTER--> RUNNING --stop/LEAVE--> STOPPING
+ *                  RUNNING/STOPPING --exit or death--> RECLAIMING --> FREE
+ *
+ * - REGISTER (message ring): validate, create/reset the slot's rings, watch
+ *   the NF's pidfd, publish routing, reply in the slot.
+ * - stop (control socket, NF's LEAVE, shutdown): stop routing to the NF,
+ *   wait for RCU, then set ctl.stop; the NF drains its RX ring and exits.
+ *   Nothing is lost.
+ * - exit or death (pidfd readable, found at once by epoll): stop routing,
+ *   recover what it held (ledger), free its RX ring, keep draining its TX
+ *   ring (those packets were processed and go on), then free the slot and
+ *   flush its lcore's mempool cache. Every packet lost is counted as
+ *   "nf_exit".
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_lcore.h>
+#include <rte_ring.h>
+
+#include "mgr.h"
+#include "../lib/common/zn_doorbell.h"
+#include "../lib/common/zn_ledger.h"
+#include "../lib/common/zn_util.h"
+
+#define STOP_WARN_NS (5ULL * 1000 * 1000 * 1000)
+
+const char *
+zn_nf_state_name(uint32_t state)
+{
+	switch (state) {
+	case ZN_NF_FREE:
+		return "free";
+	case ZN_NF_RUNNING:
+		return "running";
+	case ZN_NF_STOPPING:
+		return "stopping";
+	case ZN_NF_RECLAIMING:
+		return "reclaiming";
+	default:
+		return "?";
+	}
+}
+
+bool
+zn_pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb)
+{
+	const struct rte_mempool_memhdr *hdr;
+	uintptr_t p = (uintptr_t)mb;
+
+	if (mb == NULL || (p & 7) != 0)
+		return false;
+	STAILQ_FOREACH(hdr, &m->pool->mem_list, next) {
+		uintptr_t lo = (uintptr_t)hdr->addr;
+
+		if (p >= lo && p + sizeof(*mb) <= lo + hdr->len)
+			return mb->pool == m->pool;
+	}
+	return false;
+}
+
+/* All NF rings are made at start: no hugepage memory is allocated (and
+ * synchronised with every secondary) while NFs come and go. */
+int
+zn_registry_init(struct zn_mgr *m)
+{
+	char name[RTE_RING_NAMESIZE];
+	int socket = (int)rte_socket_id();
+
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
+		m->reg[slot].pidfd = -1;
+		snprintf(name, sizeof(name), ZN_NF_RX_RING_FMT, slot);
+		/* Workers enqueue (MP); the NF alone dequeues, with the peek
+		 * API, which needs a single-consumer ring. */
+		m->nf_rx[slot] = rte_ring_create(name, m->cfg.ring_size,
+						 socket, RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), ZN_NF_TX_RING_FMT, slot);
+		m->nf_tx[slot] = rte_ring_create(name, m->cfg.ring_size,
+						 socket,
+						 RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (m->nf_rx[slot] == NULL || m->nf_tx[slot] == NULL) {
+			ZN_LOG(ERR, "cannot create NF rings of %u entries "
+			       "(raise --mem or lower --ring-size)",
+			       m->cfg.ring_size);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static uint16_t
+pick_worker(const struct zn_mgr *m)
+{
+	unsigned int load[ZN_MAX_WORKERS] = { 0 }, best = UINT32_MAX;
+	uint16_t pick = 0;
+
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+		if (m->shm->nfs[s].ctl.state != ZN_NF_FREE)
+			load[m->shm->nfs[s].ctl.worker]++;
+	for (unsigned int w = 0; w < m->n_workers; w++)
+		if (m->workers[w]->tx_role && load[w] < best) {
+			best = load[w];
+			pick = (uint16_t)w;
+		}
+	return pick;
+}
+
+static void
+reply(struct zn_mgr *m, unsigned int slot, uint32_t gen, int rc)
+{
+	struct zn_nf_slot *s = &m->shm->nfs[slot];
+
+	s->ctl.reply = rc;
+	__atomic_store_n(&s->ctl.reply_gen, gen, __ATOMIC_RELEASE);
+	zn_db_ring(&s->db);
+	if (rc < 0)
+		m->shm->mgr.nf_rejected++;
+}
+
+static unsigned int
+service_instances(const struct zn_mgr *m, uint16_t svc)
+{
+	unsigned int n = 0;
+
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+		if (m->shm->nfs[s].ctl.state == ZN_NF_RUNNING &&
+		    m->shm->nfs[s].ctl.service_id == svc)
+			n++;
+	return n;
+}
+
+static void
+do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
+{
+	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_reg *reg = &m->reg[slot];
+	uint16_t svc = s->req.service_id;
+	char name[ZN_NAME_LEN];
+	pid_t pid = (pid_t)s->req.pid;
+	int pidfd, rc;
+
+	if (__atomic_load_n(&s->req.gen, __ATOMIC_ACQUIRE) != gen)
+		return; /* superseded request */
+	if (s->ctl.state != ZN_NF_FREE) {
+		reg->pending = true; /* retried once the slot is free */
+		reg->pending_gen = gen;
+		return;
+	}
+	reg->pending = false;
+	zn_strlcpy(name, s->req.name, sizeof(name));
+	for (const char *c = name; *c != '\0'; c++)
+		if (*c < 0x20 || *c > 0x7e) {
+			reply(m, slot, gen, -EINVAL); /* shown in JSON */
+			return;
+		}
+	if (m->shm->mgr.stopping) {
+		reply(m, slot, gen, -ESHUTDOWN);
+		return;
+	}
+	if (svc == 0 || svc >= ZN_MAX_SERVICES) {
+		ZN_LOG(WARNING, "NF '%s' (pid %d): bad service id %u", name,
+		       (int)pid, svc);
+		reply(m, slot, gen, -EINVAL);
+		return;
+	}
+	if (service_instances(m, svc) >= ZN_MAX_REPLICAS) {
+		ZN_LOG(WARNING, "NF '%s': service %u already has %d instances",
+		       name, svc, ZN_MAX_REPLICAS);
+		reply(m, slot, gen, -ENOSPC);
+		return;
+	}
+	if (!zn_proc_alive(pid, s->req.start_time)) {
+		reply(m, slot, gen, -ESRCH);
+		return;
+	}
+	pidfd = zn_pidfd_open(pid);
+	if (pidfd < 0) {
+		reply(m, slot, gen, pidfd);
+		return;
+	}
+	/* Nobody uses a FREE slot's rings; they are empty after a reclaim. */
+	rte_ring_reset(m->nf_rx[slot]);
+	rte_ring_reset(m->nf_tx[slot]);
+	rc = zn_ctl_watch_pidfd(m, pidfd, slot);
+	if (rc < 0) {
+		close(pidfd);
+		ZN_LOG(ERR, "NF '%s': cannot set up slot %u: %s", name, slot,
+		       strerror(-rc));
+		reply(m, slot, gen, rc);
+		return;
+	}
+	memset(&s->mstats, 0, sizeof(s->mstats));
+	s->exit_drops = 0;
+	*reg = (struct zn_nf_reg){ .pidfd = pidfd };
+
+	s->ctl.service_id = svc;
+	s->ctl.worker = pick_worker(m);
+	s->ctl.pid = (uint32_t)pid;
+	s->ctl.start_time = s->req.start_time;
+	s->ctl.registered_ns = zn_now_ns();
+	s->ctl.stop = 0;
+	zn_strlcpy(s->ctl.name, name, sizeof(s->ctl.name));
+	s->ctl.gen = gen;
+	__atomic_store_n(&s->ctl.state, ZN_NF_RUNNING, __ATOMIC_RELEASE);
+	zn_route_publish(m);
+	m->shm->mgr.nf_registered++;
+	reply(m, slot, gen, 0);
+	ZN_LOG(INFO, "NF '%s' (pid %d) joined: service %u, instance %u, "
+	       "worker %u", name, (int)pid, svc, slot, s->ctl.worker);
+}
+
+/* Stop routing to the NF, then tell it to drain and exit. */
+static void
+begin_stop(struct zn_mgr *m, unsigned int slot)
+{
+	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_reg *reg = &m->reg[slot];
+
+	if (s->ctl.state != ZN_NF_RUNNING)
+		return;
+	__atomic_store_n(&s->ctl.state, ZN_NF_STOPPING, __ATOMIC_RELEASE);
+	zn_route_publish(m); /* returns once no worker can send to it */
+	__atomic_store_n(&s->ctl.stop, 1, __ATOMIC_RELEASE);
+	zn_db_ring(&s->db);
+	reg->stop_sent = true;
+	reg->stop_asked_ns = zn_now_ns();
+	ZN_LOG(INFO, "NF '%s' (instance %u) is stopping", s->ctl.name, slot);
+}
+
+static void
+free_counted(struct zn_mgr *m, struct zn_nf_slot *s, struct rte_mbuf **pkts,
+	     unsigned int n)
+{
+	unsigned int ok = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (!zn_pool_owns(m, pkts[i])) {
+			ZN_LOG(ERR, "NF '%s' left a bad buffer pointer %p; "
+			       "ignored", s->ctl.name, (void *)pkts[i]);
+			continue;
+		}
+		pkts[ok++] = pkts[i];
+	}
+	rte_pktmbuf_free_bulk(pkts, ok);
+	m->shm->mgr.drops[ZN_DROP_NF_EXIT] += ok;
+	m->shm->mgr.reclaimed += ok;
+	s->exit_drops += ok;
+}
+
+/* The NF can no longer touch its rings or ledger (it exited or died). */
+static void
+begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
+{
+	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_reg *reg = &m->reg[slot];
+	struct rte_mbuf *pkts[ZN_BURST];
+	unsigned int n;
+
+	if (s->ctl.state != ZN_NF_RUNNING && s->ctl.state != ZN_NF_STOPPING)
+		return;
+	__atomic_store_n(&s->ctl.state, ZN_NF_RECLAIMING, __ATOMIC_RELEASE);
+	zn_route_publish(m); /* no worker sends to its RX ring any more */
+
+	n = zn_ledger_reclaim(&s->ledger, m->nf_rx[slot], m->nf_tx[slot],
+			      pkts);
+	free_counted(m, s, pkts, n);
+	while ((n = rte_ring_sc_dequeue_burst(m->nf_rx[slot], (void **)pkts,
+					      ZN_BURST, NULL)) > 0)
+		free_counted(m, s, pkts, n);
+	if (reg->pidfd >= 0) {
+		close(reg->pidfd); /* also leaves the epoll set */
+		reg->pidfd = -1;
+	}
+	reg->died = died;
+	reg->reclaimed = true;
+	m->exiting[slot].pid = (pid_t)s->ctl.pid;
+	m->exiting[slot].start = s->ctl.start_time;
+	if (died) {
+		m->shm->mgr.nf_died++;
+		ZN_LOG(WARNING, "NF '%s' (pid %u, instance %u) died; %" PRIu64
+		       " packets it held or was sent are lost (nf_exit)",
+		       s->ctl.name, s->ctl.pid, slot, s->exit_drops);
+	} else {
+		m->shm->mgr.nf_exited++;
+		ZN_LOG(INFO, "NF '%s' (instance %u) left", s->ctl.name, slot);
+	}
+}
+
+/* Free the slot once its TX ring and the worker's stage are empty. */
+static void
+try_finish(struct zn_mgr *m, unsigned int slot)
+{
+	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct rte_mempool_cache *cache;
+
+	if (rte_ring_count(m->nf_tx[slot]) != 0 || s->mstats.staged != 0)
+		return;
+	/* A worker may be between dequeuing the ring and recording what it
+	 * staged: once every worker passed a quiescent state it is not. */
+	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
+	if (rte_ring_count(m->nf_tx[slot]) != 0 || s->mstats.staged != 0)
+		return;
+	__atomic_store_n(&s->ctl.state, ZN_NF_FREE, __ATOMIC_RELEASE);
+	zn_route_publish(m);
+	/* Buffers the NF allocated sit in its lcore's cache, in shared
+	 * memory; the next NF in this slot gets the same lcore id. */
+	cache = rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + slot);
+	if (cache != NULL)
+		rte_mempool_cache_flush(cache, m->pool);
+	m->reg[slot] = (struct zn_nf_reg){ .pidfd = -1 };
+}
+
+static void
+handle_msgs(struct zn_mgr *m)
+{
+	struct zn_msg msg;
+
+	while (rte_ring_sc_dequeue_elem(m->msgq, &msg, sizeof(msg)) == 0) {
+		struct zn_nf_slot *s;
+
+		if (msg.slot >= ZN_MAX_NFS) {
+			ZN_LOG(WARNING, "bad message: slot %u", msg.slot);
+			continue;
+		}
+		s = &m->shm->nfs[msg.slot];
+		switch (msg.type) {
+		case ZN_MSG_REGISTER:
+			do_register(m, msg.slot, msg.gen);
+			break;
+		case ZN_MSG_LEAVE:
+			if (s->ctl.gen == msg.gen)
+				begin_stop(m, msg.slot);
+			break;
+		default:
+			ZN_LOG(WARNING, "bad message type %u", msg.type);
+			break;
+		}
+	}
+}
+
+void
+zn_registry_poll(struct zn_mgr *m)
+{
+	uint64_t now;
+
+	handle_msgs(m);
+	now = zn_now_ns();
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
+		struct zn_nf_slot *s = &m->shm->nfs[slot];
+		struct zn_nf_reg *reg = &m->reg[slot];
+
+		switch (s->ctl.state) {
+		case ZN_NF_FREE:
+			if (reg->pending)
+				do_register(m, slot, reg->pending_gen);
+			break;
+		case ZN_NF_RUNNING:
+		case ZN_NF_STOPPING:
+			if (__atomic_load_n(&s->req.exited, __ATOMIC_ACQUIRE))
+				begin_reclaim(m, slot, false);
+			else if (reg->stop_sent && reg->stop_asked_ns != 0 &&
+				 now - reg->stop_asked_ns > STOP_WARN_NS) {
+				ZN_LOG(WARNING, "NF '%s' (pid %u) has not "
+				       "stopped after 5 s", s->ctl.name,
+				       s->ctl.pid);
+				reg->stop_asked_ns = 0;
+			}
+			break;
+		case ZN_NF_RECLAIMING:
+			try_finish(m, slot);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+void
+zn_registry_on_pidfd(struct zn_mgr *m, unsigned int slot)
+{
+	struct zn_nf_slot *s;
+
+	if (slot >= ZN_MAX_NFS)
+		return;
+	s = &m->shm->nfs[slot];
+	begin_reclaim(m, slot,
+		      !__atomic_load_n(&s->req.exited, __ATOMIC_ACQUIRE));
+	try_finish(m, slot);
+}
+
+int
+zn_registry_stop_nf(struct zn_mgr *m, unsigned int slot)
+{
+	if (slot >= ZN_MAX_NFS || m->shm->nfs[slot].ctl.state != ZN_NF_RUNNING)
+		return -ENOENT;
+	begin_stop(m, slot);
+	return 0;
+}
+
+void
+zn_registry_stop_all(struct zn_mgr *m)
+{
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
+		begin_stop(m, slot);
+}
+
+bool
+zn_registry_exiting(const struct zn_mgr *m)
+{
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
+		if (m->exiting[slot].pid > 0 &&
+		    zn_proc_alive(m->exiting[slot].pid, m->exiting[slot].start))
+			return true;
+	return false;
+}
+
+unsigned int
+zn_registry_active(const struct zn_mgr *m)
+{
+	unsigned int n = 0;
+
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
+		if (m->shm->nfs[slot].ctl.state != ZN_NF_FREE)
+			n++;
+	return n;
+}

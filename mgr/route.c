@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Routing state, control side: build an immutable snapshot (services,
+ * chain, which NF TX rings each worker drains), publish it with one atomic
+ * store, and free the old one once every worker has passed a quiescent
+ * state (rte_rcu_qsbr). Workers never see a half-written chain or service
+ * table, and nothing they may still read is freed under them.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "mgr.h"
+#include "../lib/common/zn_util.h"
+
+static struct zn_route *
+build(struct zn_mgr *m)
+{
+	struct zn_route *rt = aligned_alloc(RTE_CACHE_LINE_SIZE,
+					    RTE_ALIGN_CEIL(sizeof(*rt),
+							   RTE_CACHE_LINE_SIZE));
+
+	if (rt == NULL)
+		return NULL;
+	memset(rt, 0, sizeof(*rt));
+	rt->version = ++m->route_version;
+	rt->n_ports = m->n_ports;
+	pthread_mutex_lock(&m->cfg_lock);
+	rt->chain_len = (uint16_t)m->chain_len;
+	memcpy(rt->chain, m->chain, sizeof(rt->chain));
+	pthread_mutex_unlock(&m->cfg_lock);
+
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+		const struct zn_nf_slot *slot = &m->shm->nfs[s];
+		uint32_t state = slot->ctl.state;
+		uint16_t w = slot->ctl.worker;
+
+		if (state == ZN_NF_FREE)
+			continue;
+		if (state == ZN_NF_RUNNING) {
+			struct zn_svc_entry *e = &rt->svc[slot->ctl.service_id];
+
+			if (e->n < ZN_MAX_REPLICAS) {
+				e->inst[e->n++] = (uint16_t)s;
+				rt->nf_accept[s] = 1;
+			}
+		}
+		/* Every NF not yet freed keeps its TX ring drained. */
+		if (w < m->n_workers)
+			rt->drain[w][rt->n_drain[w]++] = (uint16_t)s;
+	}
+	return rt;
+}
+
+int
+zn_route_publish(struct zn_mgr *m)
+{
+	struct zn_route *rt = build(m), *old;
+
+	if (rt == NULL)
+		return -ENOMEM;
+	old = __atomic_exchange_n(&m->route, rt, __ATOMIC_ACQ_REL);
+	/* After this no worker holds a reference to the old snapshot, nor
+	 * sends to an NF the new one no longer accepts. */
+	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
+	free(old);
+	return 0;
+}
+
+int
+zn_route_init(struct zn_mgr *m)
+{
+	size_t sz = rte_rcu_qsbr_get_memsize(ZN_MAX_WORKERS);
+
+	m->qsbr = rte_zmalloc("zn_qsbr", sz, RTE_CACHE_LINE_SIZE);
+	if (m->qsbr == NULL)
+		return -ENOMEM;
+	if (rte_rcu_qsbr_init(m->qsbr, ZN_MAX_WORKERS) < 0)
+		return -EINVAL;
+	m->chain_len = m->cfg.chain_len;
+	memcpy(m->chain, m->cfg.chain, sizeof(m->chain));
+	return zn_route_publish(m);
+}
+
+void
+zn_route_fini(struct zn_mgr *m)
+{
+	free(m->route);
+	m->route = NULL;
+	rte_free(m->qsbr);
+	m->qsbr = NULL;
+}
+
+int
+zn_chain_set(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
+	     char *err, size_t errlen)
+{
+	if (n == 0 || n > ZN_MAX_CHAIN_HOPS) {
+		snprintf(err, errlen, "a chain has 1..%d hops",
+			 ZN_MAX_CHAIN_HOPS);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		if (hops[i].type == ZN_HOP_PORT && hops[i].id >= m->n_ports) {
+			snprintf(err, errlen, "hop %u: no port %u (%u ports)",
+				 i, hops[i].id, m->n_ports);
+			return -EINVAL;
+		}
+		if (hops[i].type == ZN_HOP_SERVICE &&
+		    (hops[i].id == 0 || hops[i].id >= ZN_MAX_SERVICES)) {
+			snprintf(err, errlen, "hop %u: bad service %u", i,
+				 hops[i].id);
+			return -EINVAL;
+		}
+	}
+	pthread_mutex_lock(&m->cfg_lock);
+	memcpy(m->chain, hops, n * sizeof(*hops));
+	m->chain_len = n;
+	pthread_mutex_unlock(&m->cfg_lock);
+	return zn_route_publish(m);
+}

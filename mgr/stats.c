@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Stats: one JSON view of the shared counters, served by the control
+ * socket and, converted, by DPDK telemetry (/zeronf/... commands on the
+ * instance's dpdk_telemetry.v2 socket). Everything here only reads shared
+ * memory and start-time state, so the telemetry thread may call it while
+ * the control thread and workers run. Counters are summed over workers.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <rte_ethdev.h>
+#include <rte_telemetry.h>
+#include <rte_version.h>
+
+#include "mgr.h"
+#include "../lib/common/zn_util.h"
+
+static const char *const action_names[ZN_ACT_MAX] = {
+	[ZN_ACT_NEXT] = "next",
+	[ZN_ACT_DROP] = "drop",
+	[ZN_ACT_TO_SERVICE] = "to_service",
+	[ZN_ACT_OUT] = "out",
+};
+
+static json_t *
+jstr(const char *s, size_t max)
+{
+	json_t *j = json_stringn(s, strnlen(s, max));
+
+	return j ? j : json_string("?");
+}
+
+static json_t *
+drops_json(const uint64_t *drops)
+{
+	json_t *o = json_object();
+
+	for (int r = 0; r < ZN_DROP_MAX; r++)
+		json_object_set_new(o, zn_drop_reason_names[r],
+				    json_integer((json_int_t)drops[r]));
+	return o;
+}
+
+static json_t *
+ring_json(const struct rte_ring *r)
+{
+	if (r == NULL)
+		return json_null();
+	return json_pack("{s:I, s:I}", "count",
+			 (json_int_t)rte_ring_count(r), "size",
+			 (json_int_t)rte_ring_get_capacity(r));
+}
+
+static json_t *
+nf_json(struct zn_mgr *m, unsigned int slot)
+{
+	const struct zn_nf_slot *s = &m->shm->nfs[slot];
+	json_t *acts = json_object(), *ctrs = json_object(), *o;
+	unsigned int nc = s->req.n_counters;
+
+	for (int a = 0; a < ZN_ACT_MAX; a++)
+		json_object_set_new(acts, action_names[a],
+				    json_integer((json_int_t)s->stats.act[a]));
+	for (unsigned int i = 0; i < nc && i < ZN_NF_MAX_COUNTERS; i++) {
+		char name[ZN_COUNTER_NAME_LEN];
+
+		zn_strlcpy(name, s->counter_names[i], sizeof(name));
+		if (name[0] != '\0' && json_stringn(name, strlen(name)))
+			json_object_set_new(ctrs, name,
+					    json_integer((json_int_t)s->counters[i]));
+	}
+	o = json_pack("{s:i, s:i, s:o, s:I, s:s, s:i, s:I, s:I, s:I, s:o, "
+		      "s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, s:I, "
+		      "s:o}",
+		      "instance", (int)slot, "service", s->ctl.service_id,
+		      "name", jstr(s->ctl.name, ZN_NAME_LEN), "pid",
+		      (json_int_t)s->ctl.pid, "state",
+		      zn_nf_state_name(s->ctl.state), "worker", s->ctl.worker,
+		      "rx", (json_int_t)s->stats.rx, "tx",
+		      (json_int_t)s->stats.tx, "bursts",
+		      (json_int_t)s->stats.bursts, "actions", acts,
+		      "tx_full_waits", (json_int_t)s->stats.tx_full,
+		      "created", (json_int_t)s->stats.created,
+		      "dequeued", (json_int_t)s->mstats.dequeued, "drops",
+		      drops_json(s->mstats.drops), "exit_drops",
+		      (json_int_t)s->exit_drops, "staged",
+		      (json_int_t)s->mstats.staged, "rx_ring",
+		      ring_json(m->nf_rx[slot]), "tx_ring",
+		      ring_json(m->nf_tx[slot]), "sleeps",
+		      (json_int_t)s->db.sleeps, "wakeups",
+		      (json_int_t)s->db.wakeups, "counters", ctrs);
+	return o;
+}
+
+json_t *
+zn_stats_nfs(struct zn_mgr *m)
+{
+	json_t *a = json_array();
+
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
+		if (m->shm->nfs[slot].ctl.state != ZN_NF_FREE)
+			json_array_append_new(a, nf_json(m, slot));
+	return a;
+}
+
+json_t *
+zn_stats_services(struct zn_mgr *m)
+{
+	json_t *by_svc[ZN_MAX_SERVICES] = { 0 }, *a = json_array();
+
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
+		const struct zn_nf_slot *s = &m->shm->nfs[slot];
+		uint16_t svc = s->ctl.service_id;
+
+		if (s->ctl.state != ZN_NF_RUNNING || svc >= ZN_MAX_SERVICES)
+			continue;
+		if (by_svc[svc] == NULL)
+			by_svc[svc] = json_array();
+		json_array_append_new(by_svc[svc], json_integer(slot));
+	}
+	for (unsigned int svc = 1; svc < ZN_MAX_SERVICES; svc++)
+		if (by_svc[svc] != NULL)
+			json_array_append_new(a, json_pack("{s:i, s:o}",
+							   "service", svc,
+							   "instances",
+							   by_svc[svc]));
+	return a;
+}
+
+static json_t *
+port_json(struct zn_mgr *m, unsigned int i)
+{
+	const struct zn_port *p = &m->ports[i];
+	struct zn_port_wstats sum = { 0 };
+	struct rte_eth_stats hw = { 0 };
+	struct rte_eth_link link = { 0 };
+	struct rte_ether_addr mac = { 0 };
+	char macs[RTE_ETHER_ADDR_FMT_SIZE];
+
+	for (unsigned int w = 0; w < m->n_workers; w++) {
+		const struct zn_port_wstats *ws = &m->shm->workers[w].port[i];
+
+		sum.rx += ws->rx;
+		sum.tx += ws->tx;
+		sum.rx_paused += ws->rx_paused;
+		sum.tx_retry += ws->tx_retry;
+		for (int r = 0; r < ZN_DROP_MAX; r++)
+			sum.drops[r] += ws->drops[r];
+	}
+	rte_eth_stats_get(p->port_id, &hw);
+	rte_eth_link_get_nowait(p->port_id, &link);
+	rte_eth_macaddr_get(p->port_id, &mac);
+	rte_ether_format_addr(macs, sizeof(macs), &mac);
+	return json_pack("{s:i, s:o, s:o, s:s, s:s, s:b, s:I, s:i, s:i, s:b, "
+			 "s:I, s:I, s:I, s:I, s:o, s:{s:I, s:I, s:I, s:I, s:I, "
+			 "s:I, s:I, s:I}}",
+			 "port", (int)i, "name", jstr(p->name, sizeof(p->name)),
+			 "devargs", jstr(p->devargs, sizeof(p->devargs)),
+			 "driver", p->driver, "mac", macs, "link_up",
+			 link.link_status == RTE_ETH_LINK_UP, "speed_mbps",
+			 (json_int_t)link.link_speed, "rx_queues", p->nb_rxq,
+			 "tx_queues", p->nb_txq, "rss", p->rss, "rx",
+			 (json_int_t)sum.rx, "tx", (json_int_t)sum.tx,
+			 "rx_paused", (json_int_t)sum.rx_paused, "tx_retry",
+			 (json_int_t)sum.tx_retry, "drops",
+			 drops_json(sum.drops), "hw", "ipackets",
+			 (json_int_t)hw.ipackets, "opackets",
+			 (json_int_t)hw.opackets, "ibytes",
+			 (json_int_t)hw.ibytes, "obytes", (json_int_t)hw.obytes,
+			 "imissed", (json_int_t)hw.imissed, "ierrors",
+			 (json_int_t)hw.ierrors, "oerrors",
+			 (json_int_t)hw.oerrors, "rx_nombuf",
+			 (json_int_t)hw.rx_nombuf);
+}
+
+json_t *
+zn_stats_ports(struct zn_mgr *m)
+{
+	json_t *a = json_array();
+
+	for (unsigned int i = 0; i < m->n_ports; i++)
+		json_array_append_new(a, port_json(m, i));
+	return a;
+}
+
+json_t *
+zn_chain_json(struct zn_mgr *m)
+{
+	json_t *a = json_array();
+	char buf[32];
+
+	pthread_mutex_lock(&m->cfg_lock);
+	for (unsigned int i = 0; i < m->chain_len; i++) {
+		zn_hop_format(&m->chain[i], buf, sizeof(buf));
+		json_array_append_new(a, json_string(buf));
+	}
+	pthread_mutex_unlock(&m->cfg_lock);
+	return a;
+}
+
+json_t *
+zn_stats_status(struct zn_mgr *m)
+{
+	unsigned int size = m->pool->size;
+	unsigned int avail = rte_mempool_avail_count(m->pool);
+	const struct zn_shm_mgr *g = &m->shm->mgr;
+
+	return json_pack("{s:s, s:i, s:s, s:s, s:I, s:b, s:b, s:i, s:i, s:i, "
+			 "s:o, s:s, s:b, s:{s:i, s:i, s:i}, s:{s:I, s:I, s:I, "
+			 "s:I, s:I}, s:{s:I, s:I}}",
+			 "instance", m->cfg.instance, "pid", (int)m->pid,
+			 "build", zn_build_id, "dpdk", rte_version(),
+			 "uptime_ms",
+			 (json_int_t)((zn_now_ns() - m->start_ns) / 1000000),
+			 "ready", g->ready != 0, "stopping", g->stopping != 0,
+			 "workers", (int)m->n_workers, "ports", m->n_ports,
+			 "nfs", (int)zn_registry_active(m), "chain",
+			 zn_chain_json(m), "ingress",
+			 m->cfg.ingress == ZN_INGRESS_DROP ? "drop" :
+							     "backpressure",
+			 "rx_enabled", m->rx_enabled != 0, "pool", "size", (int)size, "available", (int)avail,
+			 "in_use", (int)(size - avail), "registry",
+			 "registered", (json_int_t)g->nf_registered,
+			 "rejected", (json_int_t)g->nf_rejected, "exited",
+			 (json_int_t)g->nf_exited, "died",
+			 (json_int_t)g->nf_died, "reclaimed",
+			 (json_int_t)g->reclaimed, "control", "requests",
+			 (json_int_t)m->ctl_requests, "errors",
+			 (json_int_t)m->ctl_errors);
+}
+
+static json_t *
+workers_json(struct zn_mgr *m, uint64_t *drops)
+{
+	json_t *a = json_array();
+
+	for (unsigned int w = 0; w < m->n_workers; w++) {
+		const struct zn_worker_shm *ws = &m->shm->workers[w];
+
+		for (int r = 0; r < ZN_DROP_MAX; r++)
+			drops[r] += ws->stats.drops[r];
+		json_array_append_new(a, json_pack(
+			"{s:i, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"worker", (int)w, "rx", m->workers[w]->rx_role, "tx",
+			m->workers[w]->tx_role, "online", ws->stats.online != 0,
+			"loops", (json_int_t)ws->stats.loops, "busy_loops",
+			(json_int_t)ws->stats.busy_loops, "routed",
+			(json_int_t)ws->stats.routed, "stalls",
+			(json_int_t)ws->stats.stalls, "sleeps",
+			(json_int_t)ws->db.sleeps, "wakeups",
+			(json_int_t)ws->db.wakeups));
+	}
+	return a;
+}
+
+json_t *
+zn_stats_all(struct zn_mgr *m)
+{
+	uint64_t drops[ZN_DROP_MAX] = { 0 };
+	json_t *workers = workers_json(m, drops);
+
+	for (int r = 0; r < ZN_DROP_MAX; r++)
+		drops[r] += m->shm->mgr.drops[r];
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "status",
+			 zn_stats_status(m), "ports", zn_stats_ports(m), "nfs",
+			 zn_stats_nfs(m), "services", zn_stats_services(m),
+			 "workers", workers, "drops", drops_json(drops));
+}
+
+/* ---------------------------------------------------------------------- */
+/* DPDK telemetry: the same views, flattened: nested objects become
+ * "a.b" keys and arrays JSON strings (rte_tel_data nests one level). */
+
+static struct zn_mgr *tel_mgr;
+
+static void
+tel_add(struct rte_tel_data *d, const char *prefix, json_t *v)
+{
+	char key[RTE_TEL_MAX_STRING_LEN];
+	const char *k;
+	json_t *x;
+
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, x) {
+			snprintf(key, sizeof(key), "%s%s%s", prefix,
+				 prefix[0] ? "." : "", k);
+			tel_add(d, key, x);
+		}
+	} else if (json_is_integer(v)) {
+		rte_tel_data_add_dict_u64(d, prefix,
+					  (uint64_t)json_integer_value(v));
+	} else if (json_is_string(v)) {
+		rte_tel_data_add_dict_string(d, prefix, json_string_value(v));
+	} else if (json_is_boolean(v)) {
+		rte_tel_data_add_dict_int(d, prefix, json_is_true(v));
+	} else if (json_is_array(v)) {
+		char *s = json_dumps(v, JSON_COMPACT);
+
+		if (s != NULL)
+			rte_tel_data_add_dict_string(d, prefix, s);
+		free(s);
+	}
+}
+
+static int
+tel_reply(json_t *v, struct rte_tel_data *d)
+{
+	if (v == NULL)
+		return -1;
+	rte_tel_data_start_dict(d);
+	tel_add(d, "", v);
+	json_decref(v);
+	return 0;
+}
+
+static int
+tel_status(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	return tel_reply(zn_stats_status(tel_mgr), d);
+}
+
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	json_t *all = zn_stats_all(tel_mgr), *drops;
+
+	(void)cmd;
+	(void)params;
+	if (all == NULL)
+		return -1;
+	drops = json_incref(json_object_get(all, "drops"));
+	json_decref(all);
+	return tel_reply(json_pack("{s:o}", "drops", drops), d);
+}
+
+static int
+tel_list(struct rte_tel_data *d, json_t *arr, const char *idkey)
+{
+	json_t *x;
+	size_t i;
+
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	json_array_foreach(arr, i, x)
+		rte_tel_data_add_array_int(
+			d, (int)json_integer_value(json_object_get(x, idkey)));
+	json_decref(arr);
+	return 0;
+}
+
+static int
+tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	return tel_list(d, zn_stats_nfs(tel_mgr), "instance");
+}
+
+static int
+tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	return tel_list(d, zn_stats_ports(tel_mgr), "port");
+}
+
+static int
+tel_one(json_t *arr, const char *idkey, const char *params,
+	struct rte_tel_data *d)
+{
+	uint64_t id;
+	json_t *x;
+	size_t i;
+
+	if (params == NULL || zn_parse_uint(params, 0, 65535, &id) < 0) {
+		json_decref(arr);
+		return -1;
+	}
+	json_array_foreach(arr, i, x)
+		if ((uint64_t)json_integer_value(json_object_get(x, idkey)) ==
+		    id) {
+			json_incref(x);
+			json_decref(arr);
+			return tel_reply(x, d);
+		}
+	json_decref(arr);
+	return -1;
+}
+
+static int
+tel_nf(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	return tel_one(zn_stats_nfs(tel_mgr), "instance", params, d);
+}
+
+static int
+tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	return tel_one(zn_stats_ports(tel_mgr), "port", params, d);
+}
+
+int
+zn_telemetry_init(struct zn_mgr *m)
+{
+	tel_mgr = m;
+	if (rte_telemetry_register_cmd("/zeronf/status", tel_status,
+				       "Instance summary") < 0 ||
+	    rte_telemetry_register_cmd("/zeronf/stats", tel_stats,
+				       "Drops by reason, all sources") < 0 ||
+	    rte_telemetry_register_cmd("/zeronf/nfs", tel_nfs,
+				       "NF instance ids") < 0 ||
+	    rte_telemetry_register_cmd("/zeronf/nf", tel_nf,
+				       "One NF. Parameters: int instance") <
+		    0 ||
+	    rte_telemetry_register_cmd("/zeronf/ports", tel_ports,
+				       "Port ids") < 0 ||
+	    rte_telemetry_register_cmd("/zeronf/port", tel_port,
+				       "One port. Parameters: int port") < 0)
+		return -EINVAL;
+	return 0;
+}

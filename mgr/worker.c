@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * The data path (hot). A worker loops over:
+ *   - the TX rings of the NFs it drains: packets an NF handed back;
+ *   - the port RX queues it polls: packets entering the system;
+ * decides where each packet goes (zn_route_resolve), and delivers it to an
+ * NF's RX ring, a port TX buffer, or drops it under a named reason.
+ *
+ * Drop policy: a packet inside a chain is never dropped because a ring is
+ * full. Packets that cannot be delivered stay in their source's stage, in
+ * order, and the source is not read again until they are gone; the NF
+ * whose TX ring then fills waits, and so on back to ingress, where the
+ * port is simply not polled (the NIC drops and counts, "imissed"), or,
+ * with --ingress drop, where the excess is dropped as "ingress_full".
+ * The only exception is a destination that makes no progress for
+ * --stall-ms (a hung NF, a dead link): its packets are dropped as "stalled"
+ * so one stuck hop cannot stop everything forever.
+ *
+ * Idle policy: spin briefly, then sleep on the worker's doorbell (RCU
+ * offline). NFs ring it when they hand packets back; ports are polled
+ * again after a timeout that grows to --idle-sleep-us.
+ */
+
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_pause.h>
+#include <rte_prefetch.h>
+
+#include "mgr.h"
+#include "../lib/common/zn_doorbell.h"
+#include "../lib/common/zn_flow.h"
+
+#define ZN_HOP_LIMIT 64
+#define IDLE_SPIN 64
+#define SLEEP_MIN_US 16
+#define SLEEP_BLOCKED_US 20
+#define SLEEP_NO_PORTS_US 100000
+
+static inline struct zn_res
+res_drop(enum zn_drop_reason reason)
+{
+	return (struct zn_res){ .type = ZN_RES_DROP, .reason = (uint8_t)reason };
+}
+
+static inline struct zn_res
+pick_instance(const struct zn_route *rt, uint16_t svc, uint32_t hash,
+	      uint8_t pos, uint8_t hops)
+{
+	const struct zn_svc_entry *e = &rt->svc[svc];
+	uint32_t idx;
+
+	if (e->n == 0)
+		return res_drop(ZN_DROP_NO_INSTANCE);
+	/* Lemire's range reduction: uses the high bits of the hash. */
+	idx = (uint32_t)(((uint64_t)hash * e->n) >> 32);
+	return (struct zn_res){ .type = ZN_RES_NF, .pos = pos, .hops = hops,
+				.svc = svc, .id = e->inst[idx] };
+}
+
+struct zn_res
+zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m)
+{
+	const struct zn_pkt_meta *meta = zn_pkt_meta(m);
+	unsigned int hops = meta->hops + 1u;
+	unsigned int pos;
+	const struct zn_hop *hop;
+
+	switch (meta->action) {
+	case ZN_ACT_NEXT:
+		pos = meta->chain_pos == ZN_CHAIN_POS_START ?
+			      0 : meta->chain_pos + 1u;
+		if (pos >= rt->chain_len)
+			return res_drop(ZN_DROP_CHAIN_END);
+		hop = &rt->chain[pos];
+		if (hop->type == ZN_HOP_PORT)
+			return hop->id < rt->n_ports ?
+				(struct zn_res){ .type = ZN_RES_PORT,
+						 .id = hop->id } :
+				res_drop(ZN_DROP_BAD_ACTION);
+		if (hop->type != ZN_HOP_SERVICE)
+			return res_drop(ZN_DROP_CHAIN);
+		if (hops > ZN_HOP_LIMIT)
+			return res_drop(ZN_DROP_HOP_LIMIT);
+		return pick_instance(rt, hop->id, meta->flow_hash,
+				     (uint8_t)pos, (uint8_t)hops);
+	case ZN_ACT_TO_SERVICE:
+		if (meta->dest == 0 || meta->dest >= ZN_MAX_SERVICES)
+			return res_drop(ZN_DROP_BAD_ACTION);
+		if (hops > ZN_HOP_LIMIT)
+			return res_drop(ZN_DROP_HOP_LIMIT);
+		return pick_instance(rt, meta->dest, meta->flow_hash,
+				     meta->chain_pos, (uint8_t)hops);
+	case ZN_ACT_OUT:
+		if (meta->dest >= rt->n_ports)
+			return res_drop(ZN_DROP_BAD_ACTION);
+		return (struct zn_res){ .type = ZN_RES_PORT, .id = meta->dest };
+	case ZN_ACT_DROP:
+		return res_drop(ZN_DROP_NF);
+	default:
+		return res_drop(ZN_DROP_BAD_ACTION);
+	}
+}
+
+static inline bool
+res_same(const struct zn_res *a, const struct zn_res *b)
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, sizeof(x));
+	memcpy(&y, b, sizeof(y));
+	return x == y;
+}
+
+static inline unsigned int
+deliver_drop(struct zn_worker *w, const struct zn_res *r,
+	     struct rte_mbuf **pkts, unsigned int n, uint64_t *src_drops)
+{
+	rte_pktmbuf_free_bulk(pkts, n);
+	w->shm->stats.drops[r->reason] += n;
+	src_drops[r->reason] += n;
+	return n;
+}
+
+static inline unsigned int
+deliver_nf(struct zn_worker *w, const struct zn_res *r,
+	   struct rte_mbuf **pkts, unsigned int n)
+{
+	unsigned int k;
+
+	/* Idempotent: a packet not enqueued now gets the same values again. */
+	for (unsigned int i = 0; i < n; i++) {
+		struct zn_pkt_meta *meta = zn_pkt_meta(pkts[i]);
+
+		meta->chain_pos = r->pos;
+		meta->hops = r->hops;
+		meta->action = ZN_ACT_NEXT;
+	}
+	k = rte_ring_mp_enqueue_burst(w->mgr->nf_rx[r->id], (void **)pkts, n,
+				      NULL);
+	if (k > 0)
+		zn_db_ring(&w->mgr->shm->nfs[r->id].db);
+	return k;
+}
+
+/* Send what the port takes; keep the rest in order. */
+static unsigned int
+flush_txbuf(struct zn_worker *w, uint16_t port)
+{
+	struct zn_txbuf *tb = &w->txbuf[port];
+	struct zn_port *p = &w->mgr->ports[port];
+	uint16_t q = w->txq[port], sent;
+
+	if (tb->n == 0)
+		return 0;
+	if (p->txq_shared)
+		rte_spinlock_lock(&p->txq_lock[q]);
+	sent = rte_eth_tx_burst(p->port_id, q, tb->pkts, tb->n);
+	if (p->txq_shared)
+		rte_spinlock_unlock(&p->txq_lock[q]);
+	w->shm->port[port].tx += sent;
+	if (sent == tb->n) {
+		tb->n = 0;
+		tb->blocked_since = 0;
+		return sent;
+	}
+	w->shm->port[port].tx_retry++;
+	if (sent > 0 || tb->blocked_since == 0) {
+		tb->blocked_since = w->now;
+	} else if (w->stall_cycles != 0 &&
+		   w->now - tb->blocked_since > w->stall_cycles) {
+		/* The port took nothing for stall_ms: a dead link. */
+		rte_pktmbuf_free_bulk(tb->pkts, tb->n);
+		w->shm->stats.drops[ZN_DROP_STALLED] += tb->n;
+		w->shm->port[port].drops[ZN_DROP_STALLED] += tb->n;
+		tb->n = 0;
+		tb->blocked_since = 0;
+		return 0;
+	}
+	memmove(tb->pkts, tb->pkts + sent, (tb->n - sent) * sizeof(void *));
+	tb->n = (uint16_t)(tb->n - sent);
+	return sent;
+}
+
+static inline unsigned int
+deliver_port(struct zn_worker *w, uint16_t port, struct rte_mbuf **pkts,
+	     unsigned int n)
+{
+	struct zn_txbuf *tb = &w->txbuf[port];
+	unsigned int k;
+
+	if (ZN_TXBUF_SZ - tb->n < n)
+		flush_txbuf(w, port);
+	k = RTE_MIN(n, (unsigned int)(ZN_TXBUF_SZ - tb->n));
+	memcpy(&tb->pkts[tb->n], pkts, k * sizeof(void *));
+	tb->n = (uint16_t)(tb->n + k);
+	if (tb->n >= ZN_BURST)
+		flush_txbuf(w, port);
+	return k;
+}
+
+/*
+ * Deliver a stage's packets in order, runs of the same destination at a
+ * time, stopping at the first destination that is full. Returns packets
+ * moved. @p src_drops: the source's per-reason drop counters.
+ */
+static unsigned int
+flush_stage(struct zn_worker *w, const struct zn_route *rt,
+	    struct zn_stage *st, uint64_t *src_drops)
+{
+	unsigned int moved = 0;
+
+	while (st->head < st->tail) {
+		struct zn_res *r = &st->res[st->head];
+		struct rte_mbuf **pkts = &st->pkts[st->head];
+		unsigned int run = 1, k;
+
+		/* The chosen instance may have left since: pick again. */
+		if (r->type == ZN_RES_NF && !rt->nf_accept[r->id])
+			*r = pick_instance(rt, r->svc,
+					   zn_pkt_meta(pkts[0])->flow_hash,
+					   r->pos, r->hops);
+		while (st->head + run < st->tail &&
+		       res_same(&st->res[st->head + run], r))
+			run++;
+		switch (r->type) {
+		case ZN_RES_NF:
+			k = deliver_nf(w, r, pkts, run);
+			break;
+		case ZN_RES_PORT:
+			k = deliver_port(w, r->id, pkts, run);
+			break;
+		default:
+			k = deliver_drop(w, r, pkts, run, src_drops);
+			break;
+		}
+		st->head = (uint16_t)(st->head + k);
+		moved += k;
+		if (k == run) {
+			st->blocked_since = 0;
+			continue;
+		}
+		if (k > 0 || st->blocked_since == 0) {
+			st->blocked_since = w->now;
+		} else if (w->stall_cycles != 0 &&
+			   w->now - st->blocked_since > w->stall_cycles) {
+			struct zn_res d = res_drop(ZN_DROP_STALLED);
+
+			deliver_drop(w, &d, &st->pkts[st->head], run,
+				     src_drops);
+			st->head = (uint16_t)(st->head + run);
+			st->blocked_since = 0;
+			continue;
+		}
+		w->shm->stats.stalls++;
+		break;
+	}
+	if (st->head == st->tail)
+		st->head = st->tail = 0;
+	return moved;
+}
+
+/* Packets an NF handed back: route them on. */
+static unsigned int
+drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
+{
+	struct zn_nf_slot *ns = &w->mgr->shm->nfs[slot];
+	struct zn_stage *st = &w->nf_stage[slot];
+	unsigned int moved = 0, n, staged;
+
+	if (st->tail != 0) {
+		moved = flush_stage(w, rt, st, ns->mstats.drops);
+		if (st->tail != 0)
+			goto out;
+	}
+	n = rte_ring_sc_dequeue_burst(w->mgr->nf_tx[slot], (void **)st->pkts,
+				      ZN_BURST, NULL);
+	if (n == 0)
+		goto out;
+	ns->mstats.dequeued += n;
+	zn_db_ring(&ns->db); /* the NF may be waiting for TX ring room */
+	for (unsigned int i = 0; i < n; i++)
+		rte_prefetch0(zn_pkt_meta(st->pkts[i]));
+	for (unsigned int i = 0; i < n; i++)
+		st->res[i] = zn_route_resolve(rt, st->pkts[i]);
+	st->head = 0;
+	st->tail = (uint16_t)n;
+	w->shm->stats.routed += n;
+	moved += n;
+	flush_stage(w, rt, st, ns->mstats.drops);
+out:
+	staged = (unsigned int)(st->tail - st->head);
+	if (ns->mstats.staged != staged)
+		ns->mstats.staged = staged;
+	return moved;
+}
+
+static inline void
+ingress_meta(struct rte_mbuf *m, uint16_t port)
+{
+	struct zn_pkt_meta *meta = zn_pkt_meta(m);
+	bool rss = (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0;
+
+	*meta = (struct zn_pkt_meta){
+		.action = ZN_ACT_NEXT,
+		.chain_pos = ZN_CHAIN_POS_START,
+		.in_port = port,
+		.flow_hash = rss ? m->hash.rss : zn_flow_hash_sw(m),
+		.flags = rss ? ZN_PKT_F_HASH_RSS : 0,
+	};
+}
+
+static void
+ingress_drop_rest(struct zn_worker *w, struct zn_stage *st, uint64_t *drops)
+{
+	struct zn_res d = res_drop(ZN_DROP_INGRESS_FULL);
+	unsigned int n = (unsigned int)(st->tail - st->head);
+
+	deliver_drop(w, &d, &st->pkts[st->head], n, drops);
+	st->head = st->tail = 0;
+}
+
+/* Packets entering from a port queue. */
+static unsigned int
+poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
+{
+	struct zn_port_wstats *ps = &w->shm->port[rq->port];
+	struct zn_stage *st = &rq->stage;
+	unsigned int moved = 0, n;
+
+	if (st->tail != 0) {
+		moved = flush_stage(w, rt, st, ps->drops);
+		if (st->tail != 0) {
+			if (w->mgr->cfg.ingress == ZN_INGRESS_DROP) {
+				ingress_drop_rest(w, st, ps->drops);
+			} else {
+				ps->rx_paused++; /* backpressure */
+				return moved;
+			}
+		}
+	}
+	if (!w->mgr->rx_enabled)
+		return moved;
+	n = rte_eth_rx_burst(w->mgr->ports[rq->port].port_id, rq->queue,
+			     st->pkts, ZN_BURST);
+	if (n == 0)
+		return moved;
+	ps->rx += n;
+	for (unsigned int i = 0; i < n; i++) {
+		ingress_meta(st->pkts[i], rq->port);
+		st->res[i] = zn_route_resolve(rt, st->pkts[i]);
+	}
+	st->head = 0;
+	st->tail = (uint16_t)n;
+	w->shm->stats.routed += n;
+	flush_stage(w, rt, st, ps->drops);
+	if (st->tail != 0 && w->mgr->cfg.ingress == ZN_INGRESS_DROP)
+		ingress_drop_rest(w, st, ps->drops);
+	return moved + n;
+}
+
+/* Flush port TX buffers; @return true if packets remain buffered. */
+static bool
+flush_all_txbufs(struct zn_worker *w, unsigned int *work)
+{
+	bool pending = false;
+
+	for (uint16_t p = 0; p < w->mgr->n_ports; p++) {
+		if (w->txbuf[p].n == 0)
+			continue;
+		*work += flush_txbuf(w, p);
+		pending |= w->txbuf[p].n != 0;
+	}
+	return pending;
+}
+
+static bool
+stages_pending(const struct zn_worker *w)
+{
+	for (unsigned int q = 0; q < w->n_rxq; q++)
+		if (w->rxq[q].stage.tail != 0)
+			return true;
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+		if (w->nf_stage[s].tail != 0)
+			return true;
+	return false;
+}
+
+/* Sleeper's re-check: does an NF drained by this worker have packets?
+ * Reads only shared, never-freed state: the worker is RCU-offline here. */
+static bool
+worker_has_work(void *arg)
+{
+	struct zn_worker *w = arg;
+	struct zn_mgr *m = w->mgr;
+
+	if (m->quit)
+		return true;
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+		const struct zn_nf_slot *ns = &m->shm->nfs[s];
+
+		if (ns->ctl.state != ZN_NF_FREE && ns->ctl.worker == w->id &&
+		    m->nf_tx[s] != NULL && rte_ring_count(m->nf_tx[s]) > 0)
+			return true;
+	}
+	return false;
+}
+
+int
+zn_worker_main(void *arg)
+{
+	struct zn_worker *w = arg;
+	struct zn_mgr *m = w->mgr;
+	uint64_t sleep_us = SLEEP_MIN_US;
+	unsigned int idle = 0;
+
+	rte_rcu_qsbr_thread_register(m->qsbr, w->id);
+	rte_rcu_qsbr_thread_online(m->qsbr, w->id);
+	w->shm->stats.online = 1;
+	while (!m->quit) {
+		const struct zn_route *rt =
+			__atomic_load_n(&m->route, __ATOMIC_ACQUIRE);
+		unsigned int work = 0;
+		uint64_t timeout;
+		bool pending;
+
+		w->now = rte_rdtsc();
+		if (w->tx_role)
+			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
+				work += drain_nf(w, rt, rt->drain[w->id][i]);
+		if (w->rx_role)
+			for (unsigned int q = 0; q < w->n_rxq; q++)
+				work += poll_rxq(w, rt, &w->rxq[q]);
+		pending = flush_all_txbufs(w, &work);
+		w->shm->stats.loops++;
+		rte_rcu_qsbr_quiescent(m->qsbr, w->id);
+		if (work != 0) {
+			w->shm->stats.busy_loops++;
+			idle = 0;
+			sleep_us = SLEEP_MIN_US;
+			continue;
+		}
+		if (++idle < IDLE_SPIN) {
+			rte_pause();
+			continue;
+		}
+		if (pending || stages_pending(w)) {
+			timeout = SLEEP_BLOCKED_US;
+		} else if (w->n_rxq > 0 && w->rx_role) {
+			timeout = sleep_us;
+			sleep_us = RTE_MIN(sleep_us * 2,
+					   (uint64_t)m->cfg.idle_sleep_us);
+		} else {
+			timeout = SLEEP_NO_PORTS_US;
+		}
+		rte_rcu_qsbr_thread_offline(m->qsbr, w->id);
+		zn_db_wait(&w->shm->db, worker_has_work, w, timeout);
+		rte_rcu_qsbr_thread_online(m->qsbr, w->id);
+	}
+	/* Last chance for buffered output; the rest is freed at shutdown. */
+	w->now = rte_rdtsc();
+	for (uint16_t p = 0; p < m->n_ports; p++)
+		flush_txbuf(w, p);
+	w->shm->stats.online = 0;
+	rte_rcu_qsbr_thread_offline(m->qsbr, w->id);
+	rte_rcu_qsbr_thread_unregister(m->qsbr, w->id);
+	return 0;
+}

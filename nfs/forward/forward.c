@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* forward: pass every packet on - to the next hop of its chain (default),
+ * to a service, or out of a port. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <zeronf/zeronf.h>
+
+static enum zn_action action = ZN_ACT_NEXT;
+static uint16_t dest;
+
+static void
+fwd_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
+{
+	(void)nf;
+	for (uint16_t i = 0; i < n; i++) {
+		struct zn_pkt_meta *meta = zn_pkt_meta(pkts[i]);
+
+		meta->action = (uint8_t)action;
+		meta->dest = dest;
+	}
+}
+
+static int
+parse_num(const char *s, unsigned long max, uint16_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*s == '\0' || *end != '\0' || v > max)
+		return -EINVAL;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+static int
+fwd_parse(struct zn_nf *nf, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "to-service", required_argument, NULL, 's' },
+		{ "out-port", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	(void)nf;
+	while ((c = getopt_long(argc, argv, "s:p:", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (parse_num(optarg, 255, &dest) || dest == 0)
+				return -EINVAL;
+			action = ZN_ACT_TO_SERVICE;
+			break;
+		case 'p':
+			if (parse_num(optarg, 65534, &dest))
+				return -EINVAL;
+			action = ZN_ACT_OUT;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return optind == argc ? 0 : -EINVAL;
+}
+
+static int
+fwd_init(struct zn_nf *nf)
+{
+	if (action == ZN_ACT_OUT && dest >= zn_nf_port_count(nf)) {
+		fprintf(stderr, "forward: no port %u (the manager has %u)\n",
+			dest, zn_nf_port_count(nf));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void
+fwd_usage(FILE *out)
+{
+	fprintf(out, "  -s, --to-service S    send every packet to service S\n"
+		     "  -p, --out-port P      send every packet out of port P\n"
+		     "  (default: next hop of the packet's chain)\n");
+}
+
+static const struct zn_nf_ops forward_ops = {
+	.sz = sizeof(struct zn_nf_ops),
+	.name = "forward",
+	.parse_args = fwd_parse,
+	.usage = fwd_usage,
+	.init = fwd_init,
+	.burst = fwd_burst,
+};
+
+ZN_NF_REGISTER(forward_ops)

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* monitor: count packets and bytes by L2/L3/L4 protocol and pass them on.
+ * Counters are NF counters (ctl "nf.list", telemetry /zeronf/nf); with
+ * --print N a summary line is printed every N seconds, and always at exit. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+
+#include <zeronf/zeronf.h>
+
+enum {
+	C_PKTS, C_BYTES, C_IPV4, C_IPV6, C_ARP, C_OTHER_L3, C_TCP, C_UDP,
+	C_ICMP, C_OTHER_L4, C_VLAN, C_RUNT, C_MAX
+};
+
+static const char *const names[C_MAX] = {
+	"packets", "bytes", "ipv4", "ipv6", "arp", "other_l3", "tcp", "udp",
+	"icmp", "other_l4", "vlan", "runt",
+};
+
+static int idx[C_MAX];
+static uint64_t local[C_MAX], shown[C_MAX];
+static uint64_t print_every_ns, next_print_ns;
+
+static void
+count_l4(uint8_t proto)
+{
+	switch (proto) {
+	case IPPROTO_TCP:
+		local[C_TCP]++;
+		break;
+	case IPPROTO_UDP:
+		local[C_UDP]++;
+		break;
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6:
+		local[C_ICMP]++;
+		break;
+	default:
+		local[C_OTHER_L4]++;
+		break;
+	}
+}
+
+/* Classify from the first segment, with bounds checks: malformed and
+ * truncated frames are counted, never read past. */
+static void
+classify(const struct rte_mbuf *m)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), off = RTE_ETHER_HDR_LEN;
+	uint16_t et;
+
+	local[C_PKTS]++;
+	local[C_BYTES] += rte_pktmbuf_pkt_len(m);
+	if (len < RTE_ETHER_HDR_LEN) {
+		local[C_RUNT]++;
+		return;
+	}
+	et = (uint16_t)(p[12] << 8 | p[13]);
+	if (et == RTE_ETHER_TYPE_VLAN || et == RTE_ETHER_TYPE_QINQ) {
+		local[C_VLAN]++;
+		if (len < off + 4) {
+			local[C_RUNT]++;
+			return;
+		}
+		et = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
+		off += 4;
+	}
+	switch (et) {
+	case RTE_ETHER_TYPE_IPV4:
+		local[C_IPV4]++;
+		if (len >= off + sizeof(struct rte_ipv4_hdr))
+			count_l4(p[off + 9]);
+		else
+			local[C_RUNT]++;
+		break;
+	case RTE_ETHER_TYPE_IPV6:
+		local[C_IPV6]++;
+		if (len >= off + sizeof(struct rte_ipv6_hdr))
+			count_l4(p[off + 6]);
+		else
+			local[C_RUNT]++;
+		break;
+	case RTE_ETHER_TYPE_ARP:
+		local[C_ARP]++;
+		break;
+	default:
+		local[C_OTHER_L3]++;
+		break;
+	}
+}
+
+static void
+publish(struct zn_nf *nf)
+{
+	for (int c = 0; c < C_MAX; c++)
+		if (local[c] != shown[c]) {
+			zn_nf_counter_add(nf, idx[c], local[c] - shown[c]);
+			shown[c] = local[c];
+		}
+}
+
+static void
+print_summary(struct zn_nf *nf, const char *when)
+{
+	printf("monitor %s [%s]:", zn_nf_name(nf), when);
+	for (int c = 0; c < C_MAX; c++)
+		printf(" %s=%" PRIu64, names[c], local[c]);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void
+mon_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++)
+		classify(pkts[i]); /* action stays NEXT */
+	publish(nf);
+}
+
+static void
+mon_tick(struct zn_nf *nf, uint64_t now)
+{
+	if (print_every_ns != 0 && now >= next_print_ns) {
+		next_print_ns = now + print_every_ns;
+		print_summary(nf, "periodic");
+	}
+}
+
+static int
+mon_init(struct zn_nf *nf)
+{
+	for (int c = 0; c < C_MAX; c++) {
+		idx[c] = zn_nf_counter_register(nf, names[c]);
+		if (idx[c] < 0)
+			return idx[c];
+	}
+	return 0;
+}
+
+static void
+mon_fini(struct zn_nf *nf)
+{
+	print_summary(nf, "final");
+}
+
+static int
+mon_parse(struct zn_nf *nf, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "print", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	(void)nf;
+	while ((c = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
+		if (c != 'p')
+			return -EINVAL;
+		print_every_ns = strtoull(optarg, &end, 10) * 1000000000ULL;
+		if (*optarg == '\0' || *end != '\0')
+			return -EINVAL;
+	}
+	return optind == argc ? 0 : -EINVAL;
+}
+
+static void
+mon_usage(FILE *out)
+{
+	fprintf(out, "  -p, --print SECONDS   print counters every SECONDS\n");
+}
+
+static const struct zn_nf_ops monitor_ops = {
+	.sz = sizeof(struct zn_nf_ops),
+	.name = "monitor",
+	.parse_args = mon_parse,
+	.usage = mon_usage,
+	.init = mon_init,
+	.burst = mon_burst,
+	.tick = mon_tick,
+	.fini = mon_fini,
+};
+
+ZN_NF_REGISTER(monitor_ops)

@@ -1,0 +1,233 @@
+"""Test harness: real manager and NF processes, driven through the control
+socket. Every process runs under a timeout and is killed at teardown; every
+manager has its own instance name (EAL file prefix) so tests can run side
+by side, and teardown checks that the instance left nothing behind."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from zeronf import Client, ZeroNFError, runtime_dir
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD = Path(os.environ.get("ZERONF_BUILD", REPO / "build"))
+MGR_BIN = BUILD / "mgr" / "zeronf-mgr"
+NF_BIN = {n: BUILD / "nfs" / f"zeronf-{n}"
+          for n in ("forward", "monitor", "speed-tester")}
+CORPORA = Path(os.environ.get("ZERONF_CORPORA",
+                              REPO.parent / "shared" / "corpora"))
+DATA = REPO / "data"
+HUGE_DIR = Path(os.environ.get("ZERONF_HUGE_DIR", "/mnt/huge"))
+
+_seq = itertools.count()
+
+
+def unique_name(tag: str = "t") -> str:
+    return f"zt{os.getpid() % 100000}{tag}{next(_seq)}"
+
+
+def wait_for(pred, timeout: float, what: str, interval: float = 0.02):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = pred()
+        if last:
+            return last
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}"
+                       f" (last: {last!r})")
+
+
+class Proc:
+    """A child process with its output in a log file."""
+
+    def __init__(self, argv: list[str], log: Path, env: dict | None = None):
+        self.argv = [str(a) for a in argv]
+        self.log = log
+        self._logf = open(log, "wb")
+        self.p = subprocess.Popen(self.argv, stdout=self._logf,
+                                  stderr=subprocess.STDOUT,
+                                  env={**os.environ, **(env or {})},
+                                  start_new_session=True)
+
+    @property
+    def pid(self) -> int:
+        return self.p.pid
+
+    def alive(self) -> bool:
+        return self.p.poll() is None
+
+    def signal(self, sig: int) -> None:
+        if self.alive():
+            os.kill(self.p.pid, sig)
+
+    def wait(self, timeout: float) -> int:
+        return self.p.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        if self.alive():
+            os.kill(self.p.pid, signal.SIGKILL)
+            self.p.wait(timeout=10)
+
+    def output(self) -> str:
+        self._logf.flush()
+        return self.log.read_text(errors="replace")
+
+    def close(self) -> None:
+        self.kill()
+        self._logf.close()
+
+
+class Manager:
+    def __init__(self, tmp: Path, ports: list[str] | None = None,
+                 chain: str | None = None, name: str | None = None,
+                 args: list[str] | None = None, rx_paused: bool = False,
+                 wait: bool = True):
+        self.name = name or unique_name("m")
+        self.tmp = tmp
+        argv = [MGR_BIN, "-i", self.name, "--log-level", "info"]
+        for p in ports or []:
+            argv += ["-p", p]
+        if chain:
+            argv += ["-c", chain]
+        if rx_paused:
+            argv.append("--rx-paused")
+        argv += args or []
+        self.proc = Proc(argv, tmp / f"{self.name}.log")
+        self.nfs: list[NF] = []
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, timeout: float = 20.0) -> None:
+        def ready():
+            if not self.proc.alive():
+                raise RuntimeError(f"manager exited ({self.proc.p.returncode}):"
+                                   f"\n{self.proc.output()}")
+            try:
+                with self.client() as c:
+                    return c.status()["ready"]
+            except ZeroNFError:
+                return False
+        wait_for(ready, timeout, f"manager {self.name} ready")
+
+    def client(self) -> Client:
+        return Client(self.name)
+
+    def call(self, method: str, **params):
+        with self.client() as c:
+            return c.call(method, **params)
+
+    def start_nf(self, kind: str, service: int, name: str | None = None,
+                 nf_args: list[str] | None = None,
+                 lib_args: list[str] | None = None, wait: bool = True
+                 ) -> "NF":
+        nf = NF(self, kind, service, name, nf_args, lib_args)
+        self.nfs.append(nf)
+        if wait:
+            nf.wait_registered()
+        return nf
+
+    def nf_by_pid(self, pid: int) -> dict | None:
+        for n in self.call("nf.list")["nfs"]:
+            if n["pid"] == pid:
+                return n
+        return None
+
+    def stats(self) -> dict:
+        return self.call("stats")
+
+    def pool(self) -> dict:
+        return self.call("status")["pool"]
+
+    def wait_idle(self, timeout: float = 30.0, settle: float = 0.3) -> dict:
+        """Wait until nothing moves: port counters stable, NF rings empty,
+        every buffer back in the pool."""
+        def snapshot():
+            st = self.stats()
+            key = json.dumps([[p["rx"], p["tx"]] for p in st["ports"]] +
+                             [[n["rx"], n["tx"], n["staged"],
+                               n["rx_ring"]["count"] if n["rx_ring"] else 0,
+                               n["tx_ring"]["count"] if n["tx_ring"] else 0]
+                              for n in st["nfs"]])
+            return st, key
+        deadline = time.monotonic() + timeout
+        st, key = snapshot()
+        while time.monotonic() < deadline:
+            time.sleep(settle)
+            st2, key2 = snapshot()
+            pool = st2["status"]["pool"]
+            rings_empty = all((n["rx_ring"] or {}).get("count", 0) == 0 and
+                              (n["tx_ring"] or {}).get("count", 0) == 0 and
+                              n["staged"] == 0 for n in st2["nfs"])
+            if key2 == key and rings_empty and pool["in_use"] == 0:
+                return st2
+            st, key = st2, key2
+        raise TimeoutError(f"manager {self.name} never went idle: "
+                           f"{json.dumps(st['status'])}")
+
+    def shutdown(self, timeout: float = 20.0) -> int:
+        if self.proc.alive():
+            try:
+                self.call("shutdown")
+            except ZeroNFError:
+                self.proc.signal(signal.SIGTERM)
+            rc = self.proc.wait(timeout)
+        else:
+            rc = self.proc.p.returncode
+        for nf in self.nfs:
+            try:
+                nf.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        return rc
+
+    def leftovers(self) -> list[str]:
+        """Files this instance left behind (there should be none)."""
+        left = []
+        rd = Path(runtime_dir(self.name))
+        if rd.exists():
+            left += [str(p) for p in rd.iterdir()] or [str(rd)]
+        if HUGE_DIR.exists():
+            left += [str(p) for p in HUGE_DIR.glob(f"{self.name}map_*")]
+        return left
+
+    def close(self) -> None:
+        for nf in self.nfs:
+            nf.proc.close()
+        self.proc.close()
+
+
+class NF:
+    def __init__(self, mgr: Manager, kind: str, service: int,
+                 name: str | None, nf_args: list[str] | None,
+                 lib_args: list[str] | None):
+        self.mgr = mgr
+        self.kind = kind
+        self.name = name or f"{kind}{service}"
+        argv = [NF_BIN[kind], "-i", mgr.name, "-s", str(service), "-n",
+                self.name] + (lib_args or [])
+        if nf_args:
+            argv += ["--"] + nf_args
+        self.proc = Proc(argv, mgr.tmp / f"{mgr.name}-{self.name}-"
+                         f"{next(_seq)}.log")
+        self.instance: int | None = None
+
+    def wait_registered(self, timeout: float = 20.0) -> dict:
+        def reg():
+            if not self.proc.alive():
+                raise RuntimeError(f"NF {self.name} exited "
+                                   f"({self.proc.p.returncode}):\n"
+                                   f"{self.proc.output()}")
+            return self.mgr.nf_by_pid(self.proc.pid)
+        info = wait_for(reg, timeout, f"NF {self.name} registered")
+        self.instance = info["instance"]
+        return info
+
+    def stats(self) -> dict | None:
+        return self.mgr.nf_by_pid(self.proc.pid)
