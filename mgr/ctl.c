@@ -52,7 +52,9 @@ struct client {
 	char *out;
 	size_t out_len;
 	size_t out_off;
-	bool closing; /* close once the output is flushed */
+	bool closing;  /* stop reading requests; close once flushed */
+	bool draining; /* reply sent and write side shut: discard input */
+	size_t drained;
 };
 
 static struct client clients[MAX_CLIENTS];
@@ -92,7 +94,7 @@ bind_unix(const char *path, int type)
 	unlink(path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    chmod(path, 0600) < 0 ||
-	    (type == SOCK_STREAM && listen(fd, 16) < 0)) {
+	    (type == SOCK_STREAM && listen(fd, SOMAXCONN) < 0)) {
 		int err = -errno;
 
 		close(fd);
@@ -174,9 +176,12 @@ client_flush(struct zn_mgr *m, struct client *c)
 	}
 	if (c->out_off == c->out_len) {
 		c->out_off = c->out_len = 0;
-		if (c->closing) {
-			client_close(m, c);
-			return;
+		if (c->closing && !c->draining) {
+			/* Closing with unread input would reset the connection
+			 * and lose the error reply: shut our side, drain
+			 * theirs, close at their EOF. */
+			shutdown(c->fd, SHUT_WR);
+			c->draining = true;
 		}
 	}
 	ev.events = EPOLLIN | (c->out_len ? EPOLLOUT : 0);
@@ -233,7 +238,8 @@ handle_request(struct zn_mgr *m, const char *line, size_t len)
 	int rc;
 
 	m->ctl_requests++;
-	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+			 &jerr);
 	if (msg == NULL) {
 		snprintf(req.err, sizeof(req.err), "parse error: %s",
 			 jerr.text);
@@ -344,6 +350,14 @@ client_read(struct zn_mgr *m, struct client *c)
 			if (errno == EINTR)
 				continue;
 			return;
+		}
+		if (c->closing) {
+			c->drained += (size_t)n;
+			if (c->drained > MAX_PENDING_OUT) {
+				client_close(m, c);
+				return;
+			}
+			continue;
 		}
 		grown = realloc(c->in, c->in_len + (size_t)n);
 		if (grown == NULL) {

@@ -77,7 +77,8 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 				      (unsigned int)info.max_rx_queues);
 	p->nb_txq = (uint16_t)RTE_MIN(m->n_workers,
 				      (unsigned int)info.max_tx_queues);
-	if (p->nb_rxq == 0 || p->nb_txq == 0)
+	/* A port may be TX-only (net_pcap with only tx_pcap), never neither. */
+	if (p->nb_txq == 0)
 		return -ENOTSUP;
 	p->txq_shared = p->nb_txq < m->n_workers;
 	for (unsigned int i = 0; i < ZN_MAX_WORKERS; i++)

@@ -276,7 +276,8 @@ zn_stats_all(struct zn_mgr *m)
 
 /* ---------------------------------------------------------------------- */
 /* DPDK telemetry: the same views, flattened: nested objects become
- * "a.b" keys and arrays JSON strings (rte_tel_data nests one level). */
+ * "a/b" keys (telemetry names allow only [A-Za-z0-9_/]) and arrays JSON
+ * strings (rte_tel_data nests one level). */
 
 static struct zn_mgr *tel_mgr;
 
@@ -290,7 +291,7 @@ tel_add(struct rte_tel_data *d, const char *prefix, json_t *v)
 	if (json_is_object(v)) {
 		json_object_foreach(v, k, x) {
 			snprintf(key, sizeof(key), "%s%s%s", prefix,
-				 prefix[0] ? "." : "", k);
+				 prefix[0] ? "/" : "", k);
 			tel_add(d, key, x);
 		}
 	} else if (json_is_integer(v)) {

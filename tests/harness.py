@@ -145,9 +145,11 @@ class Manager:
     def pool(self) -> dict:
         return self.call("status")["pool"]
 
-    def wait_idle(self, timeout: float = 30.0, settle: float = 0.3) -> dict:
+    def wait_idle(self, timeout: float = 30.0, settle: float = 0.3,
+                  baseline: int = 0) -> dict:
         """Wait until nothing moves: port counters stable, NF rings empty,
-        every buffer back in the pool."""
+        every buffer back in the pool (but `baseline` buffers a port keeps
+        for itself, such as net_pcap's infinite_rx copies)."""
         def snapshot():
             st = self.stats()
             key = json.dumps([[p["rx"], p["tx"]] for p in st["ports"]] +
@@ -165,7 +167,7 @@ class Manager:
             rings_empty = all((n["rx_ring"] or {}).get("count", 0) == 0 and
                               (n["tx_ring"] or {}).get("count", 0) == 0 and
                               n["staged"] == 0 for n in st2["nfs"])
-            if key2 == key and rings_empty and pool["in_use"] == 0:
+            if key2 == key and rings_empty and pool["in_use"] == baseline:
                 return st2
             st, key = st2, key2
         raise TimeoutError(f"manager {self.name} never went idle: "
@@ -201,6 +203,20 @@ class Manager:
         for nf in self.nfs:
             nf.proc.close()
         self.proc.close()
+
+
+def conserved(st: dict) -> tuple[int, int, int]:
+    """(in, out, dropped) over all ports: at idle, in == out + dropped."""
+    rx = sum(p["rx"] for p in st["ports"])
+    tx = sum(p["tx"] for p in st["ports"])
+    return rx, tx, sum(st["drops"].values())
+
+
+def traffic_ports(trace: Path) -> list[str]:
+    """Port 0 replays a trace forever (net_pcap infinite_rx); port 1 is a
+    sink (net_null without RX)."""
+    return [f"net_pcap0,rx_pcap={trace},infinite_rx=1",
+            "net_null0,no-rx=1"]
 
 
 class NF:

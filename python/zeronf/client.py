@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import socket
+import time
 from typing import Any
 
 PROTOCOL_MAJOR = 1
@@ -47,15 +48,22 @@ class Client:
     def __init__(self, instance: str = "zeronf", path: str | None = None,
                  timeout: float = 10.0):
         self.path = path or socket_path(instance)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        try:
-            self.sock.connect(self.path)
-        except OSError as e:
-            self.sock.close()
-            raise ZeroNFError(-(e.errno or errno.ECONNREFUSED),
-                              f"cannot reach manager at {self.path}: "
-                              f"{e.strerror}") from None
+        deadline = time.monotonic() + timeout
+        while True:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(timeout)
+            try:
+                self.sock.connect(self.path)
+                break
+            except OSError as e:
+                self.sock.close()
+                # A full accept backlog answers EAGAIN: retry a while.
+                if e.errno == errno.EAGAIN and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                    continue
+                raise ZeroNFError(-(e.errno or errno.ECONNREFUSED),
+                                  f"cannot reach manager at {self.path}: "
+                                  f"{e.strerror}") from None
         self._buf = b""
         self._ids = itertools.count(1)
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Idempotent set-up shared by `make demo`, `make test` and `make bench`:
+# Debian packages, hugepages, hugetlbfs mount, the Python virtualenv.
+# Safe to run again and again; does nothing that is already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
+      libjansson-dev libpcap-dev)
+HUGEPAGES=${ZERONF_HUGEPAGES:-1024}
+HUGE_DIR=${ZERONF_HUGE_DIR:-/mnt/huge}
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+    --no-install-recommends "${missing[@]}"
+fi
+
+# Hugepages: reserve if fewer are reserved, mount hugetlbfs if none is.
+cur=$(cat /proc/sys/vm/nr_hugepages)
+if [ "$cur" -lt "$HUGEPAGES" ]; then
+  echo "$HUGEPAGES" | as_root tee /proc/sys/vm/nr_hugepages >/dev/null
+  got=$(cat /proc/sys/vm/nr_hugepages)
+  [ "$got" -ge 256 ] || { echo "setup: only $got hugepages available" >&2; exit 1; }
+fi
+if ! grep -q " hugetlbfs " /proc/mounts; then
+  as_root mkdir -p "$HUGE_DIR"
+  as_root mount -t hugetlbfs nodev "$HUGE_DIR"
+fi
+
+# Python: control-plane client and test dependencies, in .venv.
+if ! .venv/bin/python -c 'import zeronf, pytest, scapy' 2>/dev/null; then
+  python3 -m venv .venv
+  .venv/bin/pip install -q --upgrade pip >/dev/null
+  .venv/bin/pip install -q -e '.[test]'
+fi

@@ -1,0 +1,204 @@
+"""The control socket under bad input: every malformed or unknown request
+gets an error reply with a negative errno code and changes nothing; the
+manager never crashes or blocks. Plus DPDK telemetry and the CLI."""
+
+from __future__ import annotations
+
+import errno
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness import REPO
+from zeronf import ZeroNFError, runtime_dir, socket_path
+
+BAD = [
+    (b"garbage{", -errno.EBADMSG),
+    (b"{", -errno.EBADMSG),
+    (b"\xff\xfe\x00binary", -errno.EBADMSG),
+    (b"[1,2,3]", -errno.EINVAL),
+    (b"42", -errno.EINVAL),
+    (b'"status"', -errno.EINVAL),
+    (b"null", -errno.EINVAL),
+    (b"{}", -errno.EINVAL),
+    (b'{"id":1}', -errno.EINVAL),
+    (b'{"id":1,"method":42}', -errno.EINVAL),
+    (b'{"id":1,"method":"nope"}', -errno.EOPNOTSUPP),
+    (b'{"id":1,"method":"status","params":[1]}', -errno.EINVAL),
+    (b'{"id":1,"method":"status","params":{"x":1}}', -errno.EINVAL),
+    (b'{"id":1,"method":"status","extra":1}', -errno.EINVAL),
+    (b'{"id":{"a":1},"method":"status"}', -errno.EINVAL),
+    (b'{"id":1,"method":"status","jsonrpc":"1.0"}', -errno.EINVAL),
+    (b'{"id":1,"method":"status","version":"2.0"}', -errno.EPROTONOSUPPORT),
+    (b'{"id":1,"method":"status","id":2}', -errno.EBADMSG),
+    (b'{"id":1,"method":"chain.set"}', -errno.EINVAL),
+    (b'{"id":1,"method":"chain.set","params":{"hops":"1,2"}}', -errno.EINVAL),
+    (b'{"id":1,"method":"chain.set","params":{"hops":[]}}', -errno.EINVAL),
+    (b'{"id":1,"method":"chain.set","params":{"hops":[1]}}', -errno.EINVAL),
+    (b'{"id":1,"method":"chain.set","params":{"hops":["svc:0"]}}',
+     -errno.EINVAL),
+    (b'{"id":1,"method":"chain.set","params":{"hops":["port:9"]}}',
+     -errno.EINVAL),
+    (b'{"id":1,"method":"chain.set","params":{"hops":["svc:1"],"x":1}}',
+     -errno.EINVAL),
+    (b'{"id":1,"method":"chain.set","params":{"hops":' +
+     json.dumps(["svc:1"] * 33).encode() + b"}}", -errno.EINVAL),
+    (b'{"id":1,"method":"nf.stop","params":{"instance":"0"}}', -errno.EINVAL),
+    (b'{"id":1,"method":"nf.stop","params":{"instance":-1}}', -errno.EINVAL),
+    (b'{"id":1,"method":"nf.stop","params":{"instance":95}}', -errno.ENOENT),
+    (b'{"id":1,"method":"nf.stop","params":{"instance":1e30}}', -errno.EINVAL),
+    (b'{"id":1,"method":"rx.set","params":{"enabled":1}}', -errno.EINVAL),
+    (b'{"id":1,"method":"shutdown","params":{"now":true}}', -errno.EINVAL),
+    (b"[" * 5000 + b"]" * 5000, -errno.EBADMSG),
+]
+
+
+@pytest.fixture
+def mgr(managers):
+    m = managers(chain="1,port:0", ports=["net_null0,no-rx=1"])
+    m.start_nf("forward", 1)
+    return m
+
+
+def test_malformed_requests_change_nothing(mgr):
+    before = mgr.call("status")
+    nfs = mgr.call("nf.list")["nfs"]
+    with mgr.client() as c:
+        for line, code in BAD:
+            reply = c.send_raw(line)
+            assert "error" in reply and "result" not in reply, line
+            assert reply["error"]["code"] == code, (line, reply)
+            assert reply["error"]["message"]
+        # Still answering on the same connection, nothing changed.
+        assert c.chain_get() == before["chain"]
+    after = mgr.call("status")
+    assert after["chain"] == before["chain"]
+    assert [n["pid"] for n in mgr.call("nf.list")["nfs"]] == \
+        [n["pid"] for n in nfs]
+    assert after["control"]["errors"] >= len(BAD)
+    assert mgr.proc.alive()
+
+
+def test_oversized_request_closes_connection(mgr):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(socket_path(mgr.name))
+    s.settimeout(10)
+    s.sendall(b'{"id":1,"method":"status","params":{"x":"' +
+              b"a" * 200000)
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    reply = json.loads(data.splitlines()[0])
+    assert reply["error"]["code"] == -errno.EMSGSIZE
+    assert mgr.call("status")["ready"]
+
+
+def test_client_that_never_reads_does_not_block(mgr):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(socket_path(mgr.name))
+    s.setblocking(False)
+    req = b'{"id":1,"method":"stats"}\n' * 200
+    try:
+        for _ in range(200):
+            s.send(req)
+    except BlockingIOError:
+        pass
+    # The manager keeps serving others (and drops that client if it
+    # buffers too much for it).
+    for _ in range(5):
+        assert mgr.call("status")["ready"]
+    s.close()
+
+
+def test_many_clients_and_abrupt_disconnects(mgr):
+    """64 clients at most; more are told so and closed. Clients that
+    vanish mid-request are forgotten."""
+    socks, refused = [], 0
+    for i in range(80):
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        s.connect(socket_path(mgr.name))
+        try:
+            s.sendall(b'{"id":1,"method":"st')  # half a request
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        socks.append(s)
+    time.sleep(0.5)  # let the manager accept them all
+    for s in socks:
+        s.setblocking(False)
+        try:
+            data = s.recv(4096)
+            if data:
+                assert json.loads(data)["error"]["code"] == -errno.EBUSY
+                refused += 1
+        except BlockingIOError:
+            pass  # accepted, waiting for the rest of its request
+        except ConnectionResetError:
+            refused += 1  # refused before it read the reply
+    assert refused >= 80 - 64
+    for s in socks:
+        s.close()
+    assert mgr.call("status")["ready"]
+
+
+def test_version_and_help_match_schema(mgr):
+    v = mgr.call("version")
+    assert v["protocol"] == "zeronf-ctl" and v["major"] == 1
+    schema = json.loads((REPO / "schema/control.json").read_text())
+    methods = {m["method"]: m for m in mgr.call("help")["methods"]}
+    assert set(methods) == set(schema["methods"])
+    for name, m in methods.items():
+        assert set(m["params"]) == set(schema["methods"][name]
+                                       .get("params", {})), name
+
+
+def test_errors_raise_typed_exceptions(mgr):
+    with pytest.raises(ZeroNFError) as e:
+        mgr.call("nf.stop", instance=77)
+    assert e.value.code == -errno.ENOENT
+    assert e.value.errno_name == "ENOENT"
+
+
+def telemetry(instance: str, cmd: str) -> dict:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(f"{runtime_dir(instance)}/dpdk_telemetry.v2")
+    s.recv(4096)  # greeting
+    s.send(cmd.encode())
+    return json.loads(s.recv(1 << 20))
+
+
+def test_telemetry(mgr):
+    nfs = telemetry(mgr.name, "/zeronf/nfs")["/zeronf/nfs"]
+    assert len(nfs) == 1
+    nf = telemetry(mgr.name, f"/zeronf/nf,{nfs[0]}")["/zeronf/nf"]
+    assert nf["service"] == 1 and nf["state"] == "running"
+    assert nf["drops/nf"] == 0 and nf["actions/next"] == 0
+    st = telemetry(mgr.name, "/zeronf/status")["/zeronf/status"]
+    assert st["instance"] == mgr.name
+    ports = telemetry(mgr.name, "/zeronf/ports")["/zeronf/ports"]
+    assert ports == [0]
+    assert telemetry(mgr.name, "/zeronf/nf,99")["/zeronf/nf"] is None
+
+
+def test_cli(mgr):
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "zeronf", "-i",
+                               mgr.name, *args], capture_output=True,
+                              text=True, timeout=20)
+    r = cli("status")
+    assert r.returncode == 0 and json.loads(r.stdout)["instance"] == mgr.name
+    r = cli("nfs")
+    assert r.returncode == 0 and "forward1" in r.stdout
+    r = cli("chain", "svc:1,drop")
+    assert r.returncode == 0 and json.loads(r.stdout) == ["svc:1", "drop"]
+    r = cli("chain", "svc:1,port:7")
+    assert r.returncode == 1 and "no port 7" in r.stderr
+    r = cli("-i", "no-such-instance", "status")
+    assert r.returncode == 1
