@@ -19,11 +19,12 @@
  * --stall-ms (a hung NF, a dead link): its packets are dropped as "stalled"
  * so one stuck hop cannot stop everything forever.
  *
- * Idle policy: spin briefly, then sleep on the worker's doorbell (RCU
- * offline). NFs ring it when they hand packets back; ports are polled
+ * Idle policy: spin briefly, yield the core a while (NFs may share it),
+ * then sleep on the worker's doorbell (RCU offline). NFs ring it when they hand packets back; ports are polled
  * again after a timeout that grows to --idle-sleep-us.
  */
 
+#include <sched.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -33,10 +34,10 @@
 
 #include "mgr.h"
 #include "../lib/common/zn_doorbell.h"
-#include "../lib/common/zn_flow.h"
 
 #define ZN_HOP_LIMIT 64
-#define IDLE_SPIN 64
+#define IDLE_SPIN 8
+#define IDLE_YIELD (IDLE_SPIN + 256)
 #define SLEEP_MIN_US 16
 #define SLEEP_BLOCKED_US 20
 #define SLEEP_NO_PORTS_US 100000
@@ -48,16 +49,18 @@ res_drop(enum zn_drop_reason reason)
 }
 
 static inline struct zn_res
-pick_instance(const struct zn_route *rt, uint16_t svc, uint32_t hash,
+pick_instance(const struct zn_route *rt, uint16_t svc, struct rte_mbuf *m,
 	      uint8_t pos, uint8_t hops)
 {
 	const struct zn_svc_entry *e = &rt->svc[svc];
-	uint32_t idx;
+	uint32_t idx = 0;
 
 	if (e->n == 0)
 		return res_drop(ZN_DROP_NO_INSTANCE);
-	/* Lemire's range reduction: uses the high bits of the hash. */
-	idx = (uint32_t)(((uint64_t)hash * e->n) >> 32);
+	/* The flow hash is only needed (and computed) to choose a replica.
+	 * Lemire's range reduction uses its high bits. */
+	if (e->n > 1)
+		idx = (uint32_t)(((uint64_t)zn_pkt_flow_hash(m) * e->n) >> 32);
 	return (struct zn_res){ .type = ZN_RES_NF, .pos = pos, .hops = hops,
 				.svc = svc, .id = e->inst[idx] };
 }
@@ -86,15 +89,15 @@ zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m)
 			return res_drop(ZN_DROP_CHAIN);
 		if (hops > ZN_HOP_LIMIT)
 			return res_drop(ZN_DROP_HOP_LIMIT);
-		return pick_instance(rt, hop->id, meta->flow_hash,
-				     (uint8_t)pos, (uint8_t)hops);
+		return pick_instance(rt, hop->id, m, (uint8_t)pos,
+				     (uint8_t)hops);
 	case ZN_ACT_TO_SERVICE:
 		if (meta->dest == 0 || meta->dest >= ZN_MAX_SERVICES)
 			return res_drop(ZN_DROP_BAD_ACTION);
 		if (hops > ZN_HOP_LIMIT)
 			return res_drop(ZN_DROP_HOP_LIMIT);
-		return pick_instance(rt, meta->dest, meta->flow_hash,
-				     meta->chain_pos, (uint8_t)hops);
+		return pick_instance(rt, meta->dest, m, meta->chain_pos,
+				     (uint8_t)hops);
 	case ZN_ACT_OUT:
 		if (meta->dest >= rt->n_ports)
 			return res_drop(ZN_DROP_BAD_ACTION);
@@ -103,6 +106,35 @@ zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m)
 		return res_drop(ZN_DROP_NF);
 	default:
 		return res_drop(ZN_DROP_BAD_ACTION);
+	}
+}
+
+/*
+ * Resolve a burst. Packets of a burst mostly share their routing fields
+ * (action, chain, position, hops, dest: the first 6 bytes of the meta);
+ * such a packet reuses the previous decision unless that decision depends
+ * on the flow hash (a service with several replicas).
+ */
+static inline void
+resolve_burst(const struct zn_route *rt, struct rte_mbuf **pkts,
+	      struct zn_res *res, unsigned int n)
+{
+	const uint64_t mask = 0x0000ffffffffffffULL;
+	uint64_t prev_key = 0;
+	bool reuse = false;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t key;
+
+		memcpy(&key, zn_pkt_meta(pkts[i]), sizeof(key));
+		key &= mask;
+		if (reuse && key == prev_key) {
+			res[i] = res[i - 1];
+			continue;
+		}
+		res[i] = zn_route_resolve(rt, pkts[i]);
+		prev_key = key;
+		reuse = res[i].type != ZN_RES_NF || rt->svc[res[i].svc].n <= 1;
 	}
 }
 
@@ -221,9 +253,8 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 
 		/* The chosen instance may have left since: pick again. */
 		if (r->type == ZN_RES_NF && !rt->nf_accept[r->id])
-			*r = pick_instance(rt, r->svc,
-					   zn_pkt_meta(pkts[0])->flow_hash,
-					   r->pos, r->hops);
+			*r = pick_instance(rt, r->svc, pkts[0], r->pos,
+					   r->hops);
 		while (st->head + run < st->tail &&
 		       res_same(&st->res[st->head + run], r))
 			run++;
@@ -285,8 +316,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	zn_db_ring(&ns->db); /* the NF may be waiting for TX ring room */
 	for (unsigned int i = 0; i < n; i++)
 		rte_prefetch0(zn_pkt_meta(st->pkts[i]));
-	for (unsigned int i = 0; i < n; i++)
-		st->res[i] = zn_route_resolve(rt, st->pkts[i]);
+	resolve_burst(rt, st->pkts, st->res, n);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;
@@ -299,6 +329,8 @@ out:
 	return moved;
 }
 
+/* The NIC's RSS hash (symmetric key, port.c) is the flow hash when there
+ * is one; otherwise it is computed in software when first needed. */
 static inline void
 ingress_meta(struct rte_mbuf *m, uint16_t port)
 {
@@ -309,8 +341,8 @@ ingress_meta(struct rte_mbuf *m, uint16_t port)
 		.action = ZN_ACT_NEXT,
 		.chain_pos = ZN_CHAIN_POS_START,
 		.in_port = port,
-		.flow_hash = rss ? m->hash.rss : zn_flow_hash_sw(m),
-		.flags = rss ? ZN_PKT_F_HASH_RSS : 0,
+		.flow_hash = rss ? m->hash.rss : 0,
+		.flags = rss ? ZN_PKT_F_HASH_VALID | ZN_PKT_F_HASH_RSS : 0,
 	};
 }
 
@@ -350,10 +382,9 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	if (n == 0)
 		return moved;
 	ps->rx += n;
-	for (unsigned int i = 0; i < n; i++) {
+	for (unsigned int i = 0; i < n; i++)
 		ingress_meta(st->pkts[i], rq->port);
-		st->res[i] = zn_route_resolve(rt, st->pkts[i]);
-	}
+	resolve_burst(rt, st->pkts, st->res, n);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;
@@ -446,6 +477,10 @@ zn_worker_main(void *arg)
 		}
 		if (++idle < IDLE_SPIN) {
 			rte_pause();
+			continue;
+		}
+		if (idle < IDLE_YIELD) {
+			sched_yield(); /* NFs sharing our core may run */
 			continue;
 		}
 		if (pending || stages_pending(w)) {

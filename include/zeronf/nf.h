@@ -23,6 +23,10 @@
  *
  *     my-nf [library options] [-- NF options]
  *
+ * Exit status of zn_nf_main(): 0 after a clean stop, 1 on an error, 2 on a
+ * usage error (an option the library or the NF rejected, also from
+ * ops->init with -EINVAL), 3 when the manager is gone.
+ *
  * Library options: --instance/-i NAME (manager instance, default "zeronf" or
  * $ZERONF_INSTANCE), --service/-s ID, --name/-n NAME, --cpus LIST,
  * --log-level LEVEL, --wait SECONDS (wait for the manager to appear),
@@ -39,12 +43,15 @@
 extern "C" {
 #endif
 
-/** Version of the NF <-> manager contract; an NF refuses a manager whose
- *  ABI version differs. */
+/** Version of the NF <-> manager contract (lib/shm/zn_shm.h); an NF
+ *  refuses a manager whose ABI version differs. Overridable only so that
+ *  tests can build a deliberately incompatible library. */
+#ifndef ZN_ABI_VERSION
 #define ZN_ABI_VERSION 1
+#endif
 
 /** Most packets the library hands to ops->burst at once. */
-#define ZN_BURST 32u
+#define ZN_BURST 128u
 
 /** Opaque handle of a running NF. */
 struct zn_nf;

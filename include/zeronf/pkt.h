@@ -51,13 +51,15 @@ struct zn_pkt_meta {
 	uint8_t hops;       /**< NF hops taken so far (loop guard) */
 	uint16_t dest;      /**< service id (TO_SERVICE) or port id (OUT) */
 	uint16_t in_port;   /**< ingress port, or ZN_PORT_NONE if NF-made */
-	uint32_t flow_hash; /**< symmetric flow hash, computed at ingress */
+	uint32_t flow_hash; /**< symmetric flow hash: use zn_pkt_flow_hash() */
 	uint32_t flags;     /**< ZN_PKT_F_* */
 };
 
 #define ZN_PORT_NONE 0xffff
-/** flow_hash came from the NIC's RSS hash rather than software. */
-#define ZN_PKT_F_HASH_RSS 0x1
+/** flow_hash is valid. */
+#define ZN_PKT_F_HASH_VALID 0x1
+/** flow_hash came from the NIC's (symmetric) RSS hash. */
+#define ZN_PKT_F_HASH_RSS 0x2
 
 /** Offset of the metadata dynfield; set by zn_nf_open() / the manager. */
 extern int zn_pkt_meta_offset;
@@ -116,9 +118,10 @@ zn_pkt_restart_chain(struct rte_mbuf *m)
 	meta->action = ZN_ACT_NEXT;
 }
 
-/** Initialise the metadata of a packet an NF created itself. */
+/** Initialise the metadata of a packet an NF created itself (its flow
+ *  hash is computed when first needed). */
 static inline void
-zn_pkt_meta_init(struct rte_mbuf *m, uint32_t flow_hash)
+zn_pkt_meta_init(struct rte_mbuf *m)
 {
 	struct zn_pkt_meta *meta = zn_pkt_meta(m);
 
@@ -126,8 +129,37 @@ zn_pkt_meta_init(struct rte_mbuf *m, uint32_t flow_hash)
 		.action = ZN_ACT_NEXT,
 		.chain_pos = ZN_CHAIN_POS_START,
 		.in_port = ZN_PORT_NONE,
-		.flow_hash = flow_hash,
 	};
+}
+
+/** Set the packet's flow hash (e.g. one an NF already computed). */
+static inline void
+zn_pkt_set_flow_hash(struct rte_mbuf *m, uint32_t hash)
+{
+	struct zn_pkt_meta *meta = zn_pkt_meta(m);
+
+	meta->flow_hash = hash;
+	meta->flags |= ZN_PKT_F_HASH_VALID;
+}
+
+/** Software flow hash of the packet, stored in its metadata (slow path
+ *  of zn_pkt_flow_hash()). */
+uint32_t zn_pkt_flow_hash_compute(struct rte_mbuf *m);
+
+/**
+ * The packet's symmetric flow hash: both directions of a connection get the
+ * same value. Computed at most once per packet - by the NIC (RSS with a
+ * symmetric key) or in software the first time anyone needs it - and kept
+ * in the metadata for every later hop, manager or NF.
+ */
+static inline uint32_t
+zn_pkt_flow_hash(struct rte_mbuf *m)
+{
+	const struct zn_pkt_meta *meta = zn_pkt_meta(m);
+
+	if (__builtin_expect((meta->flags & ZN_PKT_F_HASH_VALID) != 0, 1))
+		return meta->flow_hash;
+	return zn_pkt_flow_hash_compute(m);
 }
 
 #ifdef __cplusplus

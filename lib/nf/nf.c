@@ -55,6 +55,17 @@ lib_usage(const struct zn_nf *nf, const char *prog, FILE *out)
 	}
 }
 
+static bool
+name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return false;
+	return n > 0 && n < ZN_NAME_LEN;
+}
+
 /* Parse library options; on success nf_argc and nf_argv describe the NF's
  * own arguments (argv[0] kept). Returns 0, -ECANCELED after --help, or
  * -EINVAL. */
@@ -112,10 +123,10 @@ parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 			nf->service_id = (uint16_t)v;
 			break;
 		case 'n':
-			if (optarg[0] == '\0' ||
-			    strlen(optarg) >= sizeof(nf->name)) {
-				fprintf(stderr, "%s: name must be 1..%d chars\n",
-					prog, ZN_NAME_LEN - 1);
+			if (!name_valid(optarg)) {
+				fprintf(stderr, "%s: name must be 1..%d "
+					"printable ASCII characters\n", prog,
+					ZN_NAME_LEN - 1);
 				return -EINVAL;
 			}
 			zn_strlcpy(nf->name, optarg, sizeof(nf->name));

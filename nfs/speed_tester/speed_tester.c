@@ -183,7 +183,8 @@ build_packet(struct rte_mbuf *m, unsigned int i)
 	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(frame -
 						     RTE_ETHER_HDR_LEN -
 						     sizeof(*ip)));
-	zn_pkt_meta_init(m, rte_hash_crc_4byte(sport, 0));
+	zn_pkt_meta_init(m);
+	zn_pkt_set_flow_hash(m, rte_hash_crc_4byte(sport, 0));
 	*rte_pktmbuf_mtod_offset(m, uint64_t *, TS_OFF) = rte_rdtsc();
 }
 

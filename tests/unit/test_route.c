@@ -59,7 +59,8 @@ pkt(uint8_t action, uint8_t pos, uint16_t dest, uint32_t hash)
 		pool = rte_pktmbuf_pool_create("route_pool", 63, 0, 0, 256, 0);
 	}
 	m = rte_pktmbuf_alloc(pool);
-	zn_pkt_meta_init(m, hash);
+	zn_pkt_meta_init(m);
+	zn_pkt_set_flow_hash(m, hash);
 	zn_pkt_meta(m)->action = action;
 	zn_pkt_meta(m)->chain_pos = pos;
 	zn_pkt_meta(m)->dest = dest;

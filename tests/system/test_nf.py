@@ -1,0 +1,137 @@
+"""NF start and stop edge cases: no manager, a dead manager, a manager that
+comes later, an incompatible library, bad options, refused registrations;
+and the speed tester's report."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+from harness import BUILD, NF_BIN, Proc, unique_name, wait_for
+
+
+def run_nf(tmp_path, argv, timeout=15):
+    p = Proc(argv, tmp_path / f"nf{time.monotonic_ns()}.log")
+    try:
+        rc = p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
+    return rc, p.output()
+
+
+def test_no_manager(tmp_path):
+    t0 = time.monotonic()
+    rc, out = run_nf(tmp_path, [NF_BIN["forward"], "-i", unique_name(),
+                                "-s", "1"])
+    assert rc == 3
+    assert "no manager instance" in out
+    assert time.monotonic() - t0 < 2
+
+
+def test_dead_manager_left_state(managers, tmp_path):
+    """The manager was killed: its files remain, nobody holds its lock.
+    An NF must refuse at once, not hang in rte_eal_init."""
+    m = managers()
+    m.proc.signal(signal.SIGKILL)
+    m.proc.wait(5)
+    assert m.leftovers()
+    t0 = time.monotonic()
+    rc, out = run_nf(tmp_path, [NF_BIN["forward"], "-i", m.name, "-s", "1"])
+    assert rc == 3 and "no manager instance" in out
+    assert time.monotonic() - t0 < 2
+
+
+def test_nf_waits_for_manager(managers, tmp_path):
+    name = unique_name()
+    nf = Proc([NF_BIN["forward"], "-i", name, "-s", "1", "--wait", "20"],
+              tmp_path / "nf.log")
+    time.sleep(0.5)
+    m = managers(name=name)
+    wait_for(lambda: m.nf_by_pid(nf.pid), 20, "late NF registered")
+    assert m.shutdown() == 0
+    assert nf.wait(10) == 0  # told to stop by the manager: clean exit
+    nf.close()
+
+
+def test_incompatible_library_refused(managers, tmp_path):
+    m = managers()
+    rc, out = run_nf(tmp_path, [BUILD / "tests/unit/zeronf-forward-abi99",
+                                "-i", m.name, "-s", "1"])
+    assert rc == 1
+    assert "incompatible" in out and "ABI 1" in out and "ABI 99" in out
+    assert m.call("status")["nfs"] == 0
+    assert m.proc.alive()
+
+
+@pytest.mark.parametrize("args,msg", [
+    ([], "--service is required"),
+    (["-s", "0"], "service id must be"),
+    (["-s", "256"], "service id must be"),
+    (["-s", "1", "-i", "bad/name"], "bad instance name"),
+    (["-s", "1", "extra"], "unexpected argument"),
+    (["-s", "1", "--", "--bogus"], "NF options"),
+    (["-s", "1", "--", "--out-port", "x"], "NF options"),
+    (["-s", "1", "--cpus", "9-1"], "bad CPU list"),
+])
+def test_bad_options(tmp_path, args, msg):
+    rc, out = run_nf(tmp_path, [NF_BIN["forward"], *args])
+    assert rc == 2, out
+    assert msg in out
+
+
+def test_help(tmp_path):
+    rc, out = run_nf(tmp_path, [NF_BIN["forward"], "--help"])
+    assert rc == 0 and "--to-service" in out and "--instance" in out
+
+
+def test_bad_out_port_refused_at_init(managers, tmp_path):
+    m = managers()
+    rc, out = run_nf(tmp_path, [NF_BIN["forward"], "-i", m.name, "-s", "1",
+                                "--", "--out-port", "3"])
+    assert rc == 2 and "no port 3" in out  # a bad option value
+    # The NF registered, failed its init and left: nothing remains.
+    wait_for(lambda: m.call("status")["nfs"] == 0, 5, "slot freed")
+
+
+def test_seventeenth_replica_refused(managers, tmp_path):
+    m = managers()
+    for i in range(16):
+        m.start_nf("forward", 5, f"r{i}")
+    rc, out = run_nf(tmp_path, [NF_BIN["forward"], "-i", m.name, "-s", "5"])
+    assert rc == 1 and "refused registration" in out
+    assert m.call("status")["registry"]["rejected"] == 1
+    assert len(m.call("service.list")["services"][0]["instances"]) == 16
+
+
+def test_nonprintable_name_refused(managers, tmp_path):
+    m = managers()
+    rc, out = run_nf(tmp_path, [NF_BIN["forward"], "-i", m.name, "-s", "1",
+                                "-n", "bad\x1bname"])
+    assert rc == 2 and "printable" in out
+    assert m.call("status")["nfs"] == 0
+
+
+def test_speed_tester_report(managers, tmp_path):
+    m = managers(chain="2,1")
+    m.start_nf("forward", 2)
+    st = m.start_nf("speed-tester", 1, nf_args=["-n", "256", "-d", "1",
+                                                "-w", "0.3"])
+    assert st.proc.wait(20) == 0
+    line = [ln for ln in st.proc.output().splitlines()
+            if ln.startswith("{")][-1]
+    r = json.loads(line)
+    assert r["nf"] == "speed-tester" and r["mpps"] > 0.01
+    lat = r["latency_ns"]
+    assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] \
+        <= lat["max"]
+    # Once it left, its 256 packets still circulating find no service 1:
+    # each is dropped and counted, and the pool is full again.
+    wait_for(lambda: m.pool()["in_use"] == 0, 10, "pool full")
+    drops = m.call("stats")["drops"]
+    assert drops.pop("no_instance") == 256
+    assert sum(drops.values()) == 0
