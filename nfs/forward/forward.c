@@ -3,9 +3,11 @@
  */
 
 /* forward: pass every packet on - to the next hop of its chain (default),
- * to a service, or out of a port. */
+ * to a service, out of a port, or cross-connected (out of the other port
+ * of its pair: 0<->1, 2<->3, ...), which makes a two-port bridge. */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 static enum zn_action action = ZN_ACT_NEXT;
 static uint16_t dest;
+static bool cross;
 
 static void
 fwd_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
@@ -22,6 +25,13 @@ fwd_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 	for (uint16_t i = 0; i < n; i++) {
 		struct zn_pkt_meta *meta = zn_pkt_meta(pkts[i]);
 
+		if (cross) {
+			/* NF-made packets have no ingress port: drop them */
+			meta->action = meta->in_port == ZN_PORT_NONE ?
+					       ZN_ACT_DROP : ZN_ACT_OUT;
+			meta->dest = meta->in_port ^ 1;
+			continue;
+		}
 		meta->action = (uint8_t)action;
 		meta->dest = dest;
 	}
@@ -45,12 +55,13 @@ fwd_parse(struct zn_nf *nf, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "to-service", required_argument, NULL, 's' },
 		{ "out-port", required_argument, NULL, 'p' },
+		{ "cross-connect", no_argument, NULL, 'x' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	(void)nf;
-	while ((c = getopt_long(argc, argv, "s:p:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:p:x", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (parse_num(optarg, 255, &dest) || dest == 0)
@@ -61,6 +72,9 @@ fwd_parse(struct zn_nf *nf, int argc, char **argv)
 			if (parse_num(optarg, 65534, &dest))
 				return -EINVAL;
 			action = ZN_ACT_OUT;
+			break;
+		case 'x':
+			cross = true;
 			break;
 		default:
 			return -EINVAL;
@@ -85,6 +99,8 @@ fwd_usage(FILE *out)
 {
 	fprintf(out, "  -s, --to-service S    send every packet to service S\n"
 		     "  -p, --out-port P      send every packet out of port P\n"
+		     "  -x, --cross-connect   out of the other port of the pair "
+		     "(0<->1, 2<->3...)\n"
 		     "  (default: next hop of the packet's chain)\n");
 }
 
