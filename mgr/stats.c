@@ -67,7 +67,9 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 
 	for (int a = 0; a < ZN_ACT_MAX; a++)
 		json_object_set_new(acts, action_names[a],
-				    json_integer((json_int_t)s->stats.act[a]));
+				    json_integer((json_int_t)s->mstats.act[a]));
+	json_object_set_new(acts, "invalid",
+			    json_integer((json_int_t)s->mstats.act[ZN_ACT_MAX]));
 	for (unsigned int i = 0; i < nc && i < ZN_NF_MAX_COUNTERS; i++) {
 		char name[ZN_COUNTER_NAME_LEN];
 

@@ -117,10 +117,10 @@ zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m)
  */
 static inline void
 resolve_burst(const struct zn_route *rt, struct rte_mbuf **pkts,
-	      struct zn_res *res, unsigned int n)
+	      struct zn_res *res, unsigned int n, uint64_t *act)
 {
 	const uint64_t mask = 0x0000ffffffffffffULL;
-	uint64_t prev_key = 0;
+	uint64_t prev_key = 0, run = 0;
 	bool reuse = false;
 
 	for (unsigned int i = 0; i < n; i++) {
@@ -128,14 +128,26 @@ resolve_burst(const struct zn_route *rt, struct rte_mbuf **pkts,
 
 		memcpy(&key, zn_pkt_meta(pkts[i]), sizeof(key));
 		key &= mask;
-		if (reuse && key == prev_key) {
-			res[i] = res[i - 1];
-			continue;
+		if (key == prev_key && i > 0) {
+			run++;
+			if (reuse) {
+				res[i] = res[i - 1];
+				continue;
+			}
+		} else {
+			if (act != NULL && i > 0)
+				act[RTE_MIN((unsigned int)(prev_key & 0xff),
+					    (unsigned int)ZN_ACT_MAX)] += run;
+			run = 1;
 		}
 		res[i] = zn_route_resolve(rt, pkts[i]);
 		prev_key = key;
 		reuse = res[i].type != ZN_RES_NF || rt->svc[res[i].svc].n <= 1;
 	}
+	/* Actions set by the NF (first byte of the meta), counted by runs. */
+	if (act != NULL && n > 0)
+		act[RTE_MIN((unsigned int)(prev_key & 0xff),
+			    (unsigned int)ZN_ACT_MAX)] += run;
 }
 
 static inline bool
@@ -316,7 +328,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	zn_db_ring(&ns->db); /* the NF may be waiting for TX ring room */
 	for (unsigned int i = 0; i < n; i++)
 		rte_prefetch0(zn_pkt_meta(st->pkts[i]));
-	resolve_burst(rt, st->pkts, st->res, n);
+	resolve_burst(rt, st->pkts, st->res, n, ns->mstats.act);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;
@@ -384,7 +396,7 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	ps->rx += n;
 	for (unsigned int i = 0; i < n; i++)
 		ingress_meta(st->pkts[i], rq->port);
-	resolve_burst(rt, st->pkts, st->res, n);
+	resolve_burst(rt, st->pkts, st->res, n, NULL);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;

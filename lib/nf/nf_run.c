@@ -58,8 +58,12 @@ send_held(struct zn_nf *nf, unsigned int n)
 			break;
 		nf->s->stats.tx_full++;
 		zn_db_ring(&nf->w->db);
+		/* The worker is draining: room comes soon, so spin and yield
+		 * before sleeping, as when idle. */
 		if (++idle < IDLE_SPIN) {
 			rte_pause();
+		} else if (idle < IDLE_YIELD) {
+			sched_yield();
 		} else if (!zn_db_wait(&nf->s->db, tx_room, nf, TX_SLEEP_US) &&
 			   !zn_nf_mgr_alive(nf)) {
 			return -ENOTCONN;
@@ -88,20 +92,6 @@ zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		done += k;
 	}
 	return n;
-}
-
-static void
-count_actions(struct zn_nf *nf, struct rte_mbuf **pkts, unsigned int n)
-{
-	uint64_t act[ZN_ACT_MAX + 1] = { 0 };
-
-	for (unsigned int i = 0; i < n; i++) {
-		uint8_t a = zn_pkt_meta(pkts[i])->action;
-
-		act[a < ZN_ACT_MAX ? a : ZN_ACT_MAX]++;
-	}
-	for (unsigned int a = 0; a < ZN_ACT_MAX; a++)
-		nf->s->stats.act[a] += act[a];
 }
 
 /* Periodic work: manager liveness, stop requests, ops->tick.
@@ -138,7 +128,6 @@ zn_nf_run(struct zn_nf *nf)
 			s->stats.rx += n;
 			s->stats.bursts++;
 			nf->ops.burst(nf, l->held, (uint16_t)n);
-			count_actions(nf, l->held, n);
 			rc = send_held(nf, n);
 			if (rc < 0)
 				return rc;

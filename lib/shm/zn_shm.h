@@ -215,7 +215,6 @@ struct zn_nf_slot {
 		uint64_t rx;        /* packets received */
 		uint64_t tx;        /* packets handed back (all actions) */
 		uint64_t bursts;
-		uint64_t act[ZN_ACT_MAX]; /* actions set by the handler */
 		uint64_t tx_full;   /* waits for TX ring space */
 		uint64_t created;   /* packets the NF made (zn_nf_send) */
 	} stats __rte_cache_aligned;
@@ -227,6 +226,9 @@ struct zn_nf_slot {
 	 * reset by the control thread while the slot is FREE */
 	struct {
 		uint64_t dequeued;   /* packets taken from the TX ring */
+		uint64_t act[ZN_ACT_MAX + 1]; /* actions the NF set; [MAX]:
+					       * invalid ones. Counted here so
+					       * the NF never reads metadata */
 		uint64_t drops[ZN_DROP_MAX];
 		uint32_t staged;     /* packets dequeued but not yet delivered */
 	} mstats __rte_cache_aligned;

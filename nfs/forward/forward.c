@@ -22,6 +22,10 @@ static void
 fwd_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
 	(void)nf;
+	/* NEXT is every packet's default: do not even touch the metadata
+	 * (it stays in the manager's cache). */
+	if (action == ZN_ACT_NEXT && !cross)
+		return;
 	for (uint16_t i = 0; i < n; i++) {
 		struct zn_pkt_meta *meta = zn_pkt_meta(pkts[i]);
 
