@@ -20,6 +20,7 @@
  *   "nf_exit".
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,8 @@
 #include "../lib/common/zn_util.h"
 
 #define STOP_WARN_NS (5ULL * 1000 * 1000 * 1000)
+
+static void gc_exited(struct zn_mgr *m);
 
 const char *
 zn_nf_state_name(uint32_t state)
@@ -354,6 +357,7 @@ zn_registry_poll(struct zn_mgr *m)
 	uint64_t now;
 
 	handle_msgs(m);
+	gc_exited(m);
 	now = zn_now_ns();
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
 		struct zn_nf_slot *s = &m->shm->nfs[slot];
@@ -412,6 +416,55 @@ zn_registry_stop_all(struct zn_mgr *m)
 {
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
 		begin_stop(m, slot);
+}
+
+/* Files the EAL of a secondary process keeps in the runtime directory:
+ * "mp_socket_<pid>_<id>" and "fbarray_memseg-..._<pid>". */
+static bool
+is_file_of_pid(const char *name, pid_t pid)
+{
+	char tag[32];
+	size_t n = strlen(name), t;
+
+	snprintf(tag, sizeof(tag), "mp_socket_%d_", (int)pid);
+	if (strncmp(name, tag, strlen(tag)) == 0)
+		return true;
+	t = (size_t)snprintf(tag, sizeof(tag), "_%d", (int)pid);
+	return strncmp(name, "fbarray_", 8) == 0 && n > t &&
+	       strcmp(name + n - t, tag) == 0;
+}
+
+/* An NF process is gone: remove its EAL files (NFs do not run
+ * rte_eal_cleanup, and a killed one could not anyway). */
+static void
+gc_process_files(struct zn_mgr *m, pid_t pid)
+{
+	DIR *d = opendir(m->rundir);
+	struct dirent *e;
+	char path[PATH_MAX * 2];
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (!is_file_of_pid(e->d_name, pid))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", m->rundir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+static void
+gc_exited(struct zn_mgr *m)
+{
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
+		pid_t pid = m->exiting[slot].pid;
+
+		if (pid <= 0 || zn_proc_alive(pid, m->exiting[slot].start))
+			continue;
+		gc_process_files(m, pid);
+		m->exiting[slot].pid = 0;
+	}
 }
 
 bool

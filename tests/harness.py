@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -198,6 +199,12 @@ class Manager:
         if HUGE_DIR.exists():
             left += [str(p) for p in HUGE_DIR.glob(f"{self.name}map_*")]
         return left
+
+    def remove_leftovers(self) -> None:
+        """Remove what a killed manager of this name left behind."""
+        shutil.rmtree(runtime_dir(self.name), ignore_errors=True)
+        for p in HUGE_DIR.glob(f"{self.name}map_*"):
+            p.unlink(missing_ok=True)
 
     def close(self) -> None:
         for nf in self.nfs:

@@ -122,7 +122,9 @@ int zn_nf_run(struct zn_nf *nf);
  *  the manager has stopped sending packets and the NF has drained them. */
 void zn_nf_stop(struct zn_nf *nf);
 
-/** Leave the manager, release the NF slot and clean up the EAL. */
+/** Leave the manager and release the NF slot. The EAL stays initialised
+ *  (it cannot be initialised twice in a process): call it when done,
+ *  typically just before exiting. */
 void zn_nf_close(struct zn_nf *nf);
 
 /**

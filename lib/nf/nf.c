@@ -560,6 +560,8 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 	if (rc < 0)
 		goto fail;
 	if (!zn_nf_mgr_alive(nf)) {
+		ZN_LOG(ERR, "manager '%s' died while this NF was starting",
+		       nf->instance);
 		rc = -ENOTCONN;
 		goto fail;
 	}
@@ -611,8 +613,14 @@ zn_nf_close(struct zn_nf *nf)
 		close(nf->kick_fd);
 	if (nf->mgr_pidfd >= 0)
 		close(nf->mgr_pidfd);
-	if (nf->eal_ready)
-		rte_eal_cleanup();
+	/* rte_eal_cleanup() is deliberately not called. In a secondary it
+	 * frees the memory of the vdevs it attached, which the primary then
+	 * synchronises with every other secondary; when several NFs exit at
+	 * once, one whose multi-process channel is already closed makes the
+	 * others wait 5 s, spinning on the shared memory-hotplug lock. The
+	 * kernel releases everything at exit, the EAL cannot be initialised
+	 * twice in a process anyway, and the manager removes this process's
+	 * runtime files once it is gone (zn_registry_poll). */
 	free(nf);
 }
 

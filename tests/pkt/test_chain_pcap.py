@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import CORPORA, wait_for
+from harness import CORPORA, DATA, wait_for
 from pcaputil import DLT_EN10MB, assert_same_per_flow, linktype, read_frames
 
 PCAPS = [
@@ -35,10 +35,18 @@ def run_chain(managers, tmp_path, pcap, n_nfs):
     return frames, read_frames(out), st
 
 
+# Bundled in the repo (data/pcap/README.md): these run even without
+# ../shared/corpora.
+BUNDLED = ["skype-conference-call.pcap", "wikipedia.pcap"]
+
+
 @pytest.mark.parametrize("n_nfs", [1, 3, 8])
-@pytest.mark.parametrize("pcap", PCAPS)
+@pytest.mark.parametrize("pcap", PCAPS + [f"bundled/{b}" for b in BUNDLED])
 def test_chain_replay(managers, tmp_path, pcap, n_nfs):
-    path = CORPORA / pcap
+    if pcap.startswith("bundled/"):
+        path = DATA / "pcap" / pcap.split("/", 1)[1]
+    else:
+        path = CORPORA / pcap
     if not path.exists():
         pytest.skip(f"{path} not present")
     assert linktype(path) == DLT_EN10MB
@@ -47,4 +55,25 @@ def test_chain_replay(managers, tmp_path, pcap, n_nfs):
     # Every NF saw every packet, and nothing was dropped anywhere.
     for nf in st["nfs"]:
         assert nf["rx"] == len(frames) and nf["tx"] == len(frames)
+    assert sum(st["drops"].values()) == 0
+
+
+def test_sixteen_hop_chain(managers, tmp_path):
+    """A 16-hop default chain: two NFs visited alternately, eight times
+    each; the chain position travels with the packet."""
+    path = DATA / "pcap/wikipedia.pcap"
+    out = tmp_path / "out.pcap"
+    m = managers(ports=[f"net_pcap0,rx_pcap={path},tx_pcap={out}"],
+                 chain=",".join(["1", "2"] * 8) + ",port:0", rx_paused=True)
+    m.start_nf("forward", 1)
+    m.start_nf("monitor", 2)
+    frames = read_frames(path)
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][0]["tx"] >= len(frames),
+             60, "all packets out")
+    st = m.wait_idle()
+    assert m.shutdown() == 0
+    assert read_frames(out) == frames
+    for nf in st["nfs"]:
+        assert nf["rx"] == 8 * len(frames)
     assert sum(st["drops"].values()) == 0

@@ -8,7 +8,10 @@ import random
 import signal
 import time
 
+from pathlib import Path
+
 from harness import DATA, conserved, traffic_ports, wait_for
+from zeronf import runtime_dir
 
 TRACE = DATA / "pcap/bittorrent.pcap"
 
@@ -67,8 +70,10 @@ def test_kill9_nf_mid_traffic_no_leak(managers):
     m.call("rx.set", enabled=True)
     flowing(m)
     rnd = random.Random(7)
+    dead = []
     for i in range(5):
         victim = nfs.pop(rnd.randrange(len(nfs)))
+        dead.append(victim.proc.pid)
         time.sleep(rnd.uniform(0.05, 0.4))
         victim.proc.signal(signal.SIGKILL)
         victim.proc.wait(5)
@@ -84,6 +89,10 @@ def test_kill9_nf_mid_traffic_no_leak(managers):
     assert dropped == st["drops"]["nf_exit"]
     assert st["status"]["registry"]["died"] == 5
     assert st["status"]["pool"]["in_use"] == base  # no buffer leaked
+    # The dead NFs' EAL files (mp socket, memseg lists) were removed.
+    files = [p.name for p in Path(runtime_dir(m.name)).iterdir()]
+    for pid in dead:
+        assert not [f for f in files if f"_{pid}" in f], (pid, files)
 
 
 def test_dead_nf_detected_within_100ms(managers):

@@ -135,3 +135,17 @@ def test_speed_tester_report(managers, tmp_path):
     drops = m.call("stats")["drops"]
     assert drops.pop("no_instance") == 256
     assert sum(drops.values()) == 0
+
+
+@pytest.mark.parametrize("delay_ms", [0, 5, 20, 40, 80, 150])
+def test_manager_dies_during_nf_start(managers, tmp_path, delay_ms):
+    """kill -9 the manager at some instant of an NF's start-up (before,
+    during or after its EAL init and registration): the NF never hangs."""
+    m = managers()
+    nf = Proc([NF_BIN["forward"], "-i", m.name, "-s", "1"],
+              tmp_path / "nf.log")
+    time.sleep(delay_ms / 1000)
+    m.proc.signal(signal.SIGKILL)
+    rc = nf.wait(15)
+    assert rc in (1, 3), nf.output()
+    nf.close()
