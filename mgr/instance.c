@@ -112,16 +112,6 @@ hugefile_busy(const char *path, void *arg)
 	return 0;
 }
 
-static int
-hugefile_unlink(const char *path, void *arg)
-{
-	unsigned int *count = arg;
-
-	if (unlink(path) == 0)
-		(*count)++;
-	return 0;
-}
-
 /* Pids of NFs still holding slot locks of this instance. */
 static int
 live_slots(const struct zn_mgr *m, char *pids, size_t len)
@@ -155,25 +145,48 @@ live_slots(const struct zn_mgr *m, char *pids, size_t len)
 	return busy;
 }
 
+unsigned int
+zn_unlink_matching(const char *dir,
+		   bool (*match)(const char *name, const void *arg),
+		   const void *arg)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[PATH_MAX * 2];
+	unsigned int n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    !match(e->d_name, arg))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static bool
+not_the_lock(const char *name, const void *arg)
+{
+	(void)arg;
+	return strcmp(name, ZN_LOCK_FILE) != 0;
+}
+
+static bool
+hugefile_match(const char *name, const void *instance)
+{
+	return is_hugefile_of(name, instance);
+}
+
 /* Remove every file of the runtime directory except the instance lock. */
 static void
 clean_rundir(const struct zn_mgr *m)
 {
-	DIR *d = opendir(m->rundir);
-	struct dirent *e;
-	char path[PATH_MAX * 2];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 ||
-		    strcmp(e->d_name, "..") == 0 ||
-		    strcmp(e->d_name, ZN_LOCK_FILE) == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", m->rundir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
+	zn_unlink_matching(m->rundir, not_the_lock, NULL);
 }
 
 static int
@@ -203,7 +216,8 @@ clean_stale(struct zn_mgr *m)
 		usleep(50000);
 	}
 	clean_rundir(m);
-	for_each_hugefile(m, hugefile_unlink, &removed);
+	removed = zn_unlink_matching(m->huge_dir, hugefile_match,
+				     m->cfg.instance);
 	ZN_LOG(NOTICE, "instance '%s': removed stale state of a previous "
 	       "manager (%u hugepage files)", m->cfg.instance, removed);
 	return 0;
@@ -334,12 +348,11 @@ void
 zn_instance_release(struct zn_mgr *m)
 {
 	char path[PATH_MAX + 32];
-	unsigned int removed = 0;
 
 	if (m->lock_fd < 0)
 		return;
 	clean_rundir(m);
-	for_each_hugefile(m, hugefile_unlink, &removed);
+	zn_unlink_matching(m->huge_dir, hugefile_match, m->cfg.instance);
 	snprintf(path, sizeof(path), "%s/%s", m->rundir, ZN_LOCK_FILE);
 	unlink(path);
 	close(m->lock_fd);

@@ -268,6 +268,10 @@ struct zn_mgr {
 int zn_instance_acquire(struct zn_mgr *m);
 void zn_instance_set_ready(struct zn_mgr *m);
 void zn_instance_release(struct zn_mgr *m);
+/** Unlink the files of @p dir whose name @p match accepts. @return count */
+unsigned int zn_unlink_matching(const char *dir,
+				bool (*match)(const char *name, const void *arg),
+				const void *arg);
 int zn_find_huge_dir(char *buf, size_t len);
 
 /* port.c */

@@ -20,7 +20,6 @@
  *   "nf_exit".
  */
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -421,8 +420,9 @@ zn_registry_stop_all(struct zn_mgr *m)
 /* Files the EAL of a secondary process keeps in the runtime directory:
  * "mp_socket_<pid>_<id>" and "fbarray_memseg-..._<pid>". */
 static bool
-is_file_of_pid(const char *name, pid_t pid)
+is_file_of_pid(const char *name, const void *arg)
 {
+	pid_t pid = *(const pid_t *)arg;
 	char tag[32];
 	size_t n = strlen(name), t;
 
@@ -434,26 +434,6 @@ is_file_of_pid(const char *name, pid_t pid)
 	       strcmp(name + n - t, tag) == 0;
 }
 
-/* An NF process is gone: remove its EAL files (NFs do not run
- * rte_eal_cleanup, and a killed one could not anyway). */
-static void
-gc_process_files(struct zn_mgr *m, pid_t pid)
-{
-	DIR *d = opendir(m->rundir);
-	struct dirent *e;
-	char path[PATH_MAX * 2];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (!is_file_of_pid(e->d_name, pid))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", m->rundir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-}
-
 static void
 gc_exited(struct zn_mgr *m)
 {
@@ -462,7 +442,9 @@ gc_exited(struct zn_mgr *m)
 
 		if (pid <= 0 || zn_proc_alive(pid, m->exiting[slot].start))
 			continue;
-		gc_process_files(m, pid);
+		/* NFs do not run rte_eal_cleanup (nor can a killed one):
+		 * remove the EAL files of the gone process. */
+		zn_unlink_matching(m->rundir, is_file_of_pid, &pid);
 		m->exiting[slot].pid = 0;
 	}
 }

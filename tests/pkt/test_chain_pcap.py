@@ -19,13 +19,14 @@ PCAPS = [
 ]
 
 
-def run_chain(managers, tmp_path, pcap, n_nfs):
+def run_chain(managers, tmp_path, pcap, chain, nfs):
+    """Replay pcap through `chain` with NFs {service: kind}; return the
+    input frames, the output frames and the stats once idle."""
     out = tmp_path / "out.pcap"
     m = managers(ports=[f"net_pcap0,rx_pcap={pcap},tx_pcap={out}"],
-                 chain=",".join(str(s) for s in range(1, n_nfs + 1)) +
-                 ",port:0", rx_paused=True)
-    for s in range(1, n_nfs + 1):
-        m.start_nf("forward", s)
+                 chain=chain, rx_paused=True)
+    for svc, kind in nfs.items():
+        m.start_nf(kind, svc)
     frames = read_frames(pcap)
     m.call("rx.set", enabled=True)
     wait_for(lambda: m.call("port.list")["ports"][0]["tx"] >= len(frames),
@@ -50,7 +51,9 @@ def test_chain_replay(managers, tmp_path, pcap, n_nfs):
     if not path.exists():
         pytest.skip(f"{path} not present")
     assert linktype(path) == DLT_EN10MB
-    frames, out, st = run_chain(managers, tmp_path, path, n_nfs)
+    chain = ",".join(str(s) for s in range(1, n_nfs + 1)) + ",port:0"
+    frames, out, st = run_chain(managers, tmp_path, path, chain,
+                                {s: "forward" for s in range(1, n_nfs + 1)})
     assert_same_per_flow(frames, out)
     # Every NF saw every packet, and nothing was dropped anywhere.
     for nf in st["nfs"]:
@@ -61,19 +64,11 @@ def test_chain_replay(managers, tmp_path, pcap, n_nfs):
 def test_sixteen_hop_chain(managers, tmp_path):
     """A 16-hop default chain: two NFs visited alternately, eight times
     each; the chain position travels with the packet."""
-    path = DATA / "pcap/wikipedia.pcap"
-    out = tmp_path / "out.pcap"
-    m = managers(ports=[f"net_pcap0,rx_pcap={path},tx_pcap={out}"],
-                 chain=",".join(["1", "2"] * 8) + ",port:0", rx_paused=True)
-    m.start_nf("forward", 1)
-    m.start_nf("monitor", 2)
-    frames = read_frames(path)
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: m.call("port.list")["ports"][0]["tx"] >= len(frames),
-             60, "all packets out")
-    st = m.wait_idle()
-    assert m.shutdown() == 0
-    assert read_frames(out) == frames
+    frames, out, st = run_chain(managers, tmp_path,
+                                DATA / "pcap/wikipedia.pcap",
+                                ",".join(["1", "2"] * 8) + ",port:0",
+                                {1: "forward", 2: "monitor"})
+    assert out == frames
     for nf in st["nfs"]:
         assert nf["rx"] == 8 * len(frames)
     assert sum(st["drops"].values()) == 0
