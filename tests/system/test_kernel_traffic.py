@@ -61,9 +61,11 @@ def hosts():
 
 def bridge(managers, hosts):
     m = managers(ports=[f"net_af_packet{i},iface={h.port_if}"
-                        for i, h in enumerate(hosts)], chain="1,2")
+                        for i, h in enumerate(hosts)], chain="1,2",
+                 rx_paused=True)
     m.start_nf("monitor", 1)
     fwd = m.start_nf("forward", 2, nf_args=["--cross-connect"])
+    m.call("rx.set", enabled=True)  # the hosts' first packets too
     return m, fwd
 
 
@@ -104,13 +106,15 @@ def test_tcp_survives_nf_kill(managers, hosts):
     m, fwd = bridge(managers, hosts)
 
     def kill_and_restart():
-        time.sleep(0.3)
+        # Kill while the transfer is in full swing.
+        wait_for(lambda: fwd.stats()["rx"] > 3000, 30, "TCP flowing",
+                 interval=0.005)
         fwd.proc.signal(signal.SIGKILL)
         wait_for(lambda: m.nf_by_pid(fwd.proc.pid) is None, 2, "NF gone")
         time.sleep(0.2)
         m.start_nf("forward", 2, "fwd2", nf_args=["--cross-connect"])
 
-    sent, got = tcp_transfer(hosts, 32 << 20, during=kill_and_restart)
+    sent, got = tcp_transfer(hosts, 64 << 20, during=kill_and_restart)
     assert sent == got, "TCP data corrupted"
     st = m.stats()
     assert st["status"]["registry"]["died"] == 1
