@@ -221,3 +221,27 @@ def test_chain_change_while_traffic_flows(managers):
     assert nfs[1]["rx"] == rx
     assert nfs[2]["rx"] + nfs[3]["rx"] == rx
     assert nfs[2]["rx"] > 0 and nfs[3]["rx"] > 0
+
+
+def test_ingress_drop_policy_counts_overload(managers):
+    """With --ingress drop, a source faster than the chain is cut at
+    ingress and counted there as ingress_full; inside the chain nothing is
+    lost. With the default (backpressure) the port is simply polled less:
+    nothing is dropped at all and the pauses are counted."""
+    for policy in ("drop", "backpressure"):
+        m, base = start_traffic(managers, "1,2,3,port:1",
+                                args=["--ingress", policy, "--ring-size",
+                                      "64"])
+        for s in (1, 2, 3):
+            m.start_nf("forward", s)
+        m.call("rx.set", enabled=True)
+        flowing(m, min_pkts=20000)
+        st = stop_traffic(m, base)
+        rx, tx, dropped = conserved(st)
+        assert rx == tx + dropped
+        if policy == "drop":
+            assert dropped == st["drops"]["ingress_full"] > 0
+            assert st["ports"][0]["drops"]["ingress_full"] == dropped
+        else:
+            assert dropped == 0 and st["ports"][0]["rx_paused"] > 0
+        assert m.shutdown() == 0

@@ -149,3 +149,18 @@ def test_manager_dies_during_nf_start(managers, tmp_path, delay_ms):
     rc = nf.wait(15)
     assert rc in (1, 3), nf.output()
     nf.close()
+
+
+def test_mempool_ops_mismatch_refused(managers, tmp_path):
+    """The classic multi-process trap: an NF that loads a mempool driver
+    before the EAL does (here by LD_PRELOAD; in real life by linking
+    differently) numbers the mempool ops differently from the manager. It
+    must refuse, not corrupt the shared pool."""
+    m = managers()
+    stack = "/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0/librte_mempool_stack.so"
+    p = Proc([NF_BIN["forward"], "-i", m.name, "-s", "1"],
+             tmp_path / "nf.log", env={"LD_PRELOAD": stack})
+    assert p.wait(15) == 1
+    assert "mempool ops mismatch" in p.output()
+    assert m.call("status")["nfs"] == 0
+    p.close()
