@@ -453,8 +453,20 @@ register_nf(struct zn_nf *nf)
 	int rc, reply;
 
 	nf->s = s;
-	/* Our own lines: a previous NF in this slot may have left them dirty
-	 * (the manager reclaimed its packets before freeing the slot). */
+	/* A previous NF in this slot may have died a moment ago: its lock is
+	 * released at once, but the manager must recover what its ledger says
+	 * before we reset it. Wait until the manager has freed the slot. */
+	while (__atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE) != ZN_NF_FREE) {
+		if (!zn_nf_mgr_alive(nf))
+			return -ENOTCONN;
+		if (zn_now_ns() > deadline) {
+			ZN_LOG(ERR, "slot %u is still being reclaimed",
+			       nf->slot);
+			return -EBUSY;
+		}
+		usleep(5000);
+	}
+	/* Our own lines, left as the previous NF had them. */
 	memset(&s->ledger, 0, sizeof(s->ledger));
 	memset(&s->stats, 0, sizeof(s->stats));
 	memset(s->counters, 0, sizeof(s->counters));

@@ -1,7 +1,8 @@
 """Test hosts in network namespaces: real kernel TCP/UDP traffic whose path
-crosses ZeroNF. Each host is a netns with one veth; the other end of the
-veth stays in the root namespace, where a ZeroNF port (net_af_packet)
-attaches to it."""
+crosses ZeroNF. A host is a netns with one interface. Either a veth whose
+other end stays in the root namespace for a ZeroNF net_af_packet port
+(attach_veth), or the kernel side of a ZeroNF net_tap port moved into the
+namespace (adopt)."""
 
 from __future__ import annotations
 
@@ -14,29 +15,43 @@ def sh(*args: str, check: bool = True) -> subprocess.CompletedProcess:
                           timeout=30)
 
 
+def no_offloads(dev: str, run=sh) -> None:
+    """Segmentation and checksum offloads make the kernel hand out 64 KiB
+    frames with unfinished checksums; a bridge made of DPDK ports (like
+    any L2 device) needs real frames."""
+    run("ethtool", "-K", dev, "tx", "off", "rx", "off", "tso", "off",
+        "gso", "off", "gro", "off", check=False)
+
+
 class Host:
     def __init__(self, tag: str, addr: str):
         self.ns = f"zn{tag}"
-        self.port_if = f"zp{tag}"      # root side, a ZeroNF port
-        self.host_if = f"zh{tag}"      # inside the namespace
+        self.tag = tag
         self.addr = addr
+        self.port_if: str | None = None   # root-side veth end, if any
         sh("ip", "netns", "add", self.ns)
+        self.run("ip", "link", "set", "lo", "up")
+
+    def attach_veth(self) -> str:
+        """A veth pair: one end in the host, the other (returned) in the
+        root namespace for an AF_PACKET port."""
+        self.port_if, host_if = f"zp{self.tag}", f"zh{self.tag}"
         sh("ip", "link", "add", self.port_if, "type", "veth", "peer",
-           "name", self.host_if)
-        sh("ip", "link", "set", self.host_if, "netns", self.ns)
-        # No IPv6 on the port side: no stray router solicitations.
+           "name", host_if)
         sh("sysctl", "-q", "-w",
            f"net.ipv6.conf.{self.port_if}.disable_ipv6=1", check=False)
         sh("ip", "link", "set", self.port_if, "up")
-        self.run("ip", "link", "set", "lo", "up")
-        self.run("ip", "addr", "add", f"{addr}/24", "dev", self.host_if)
-        self.run("ip", "link", "set", self.host_if, "up")
-        # Segmentation and checksum offloads make the kernel hand veth
-        # 64 KiB frames with unfinished checksums; a bridge made of
-        # AF_PACKET ports (like any L2 device) needs real frames.
-        for dev, run in ((self.port_if, sh), (self.host_if, self.run)):
-            run("ethtool", "-K", dev, "tx", "off", "rx", "off", "tso", "off",
-                "gso", "off", "gro", "off", check=False)
+        no_offloads(self.port_if)
+        self.adopt(host_if)
+        return self.port_if
+
+    def adopt(self, ifname: str) -> None:
+        """Move an interface (a veth end, a net_tap port's tap) in here and
+        give it the host's address."""
+        sh("ip", "link", "set", ifname, "netns", self.ns)
+        self.run("ip", "addr", "add", f"{self.addr}/24", "dev", ifname)
+        self.run("ip", "link", "set", ifname, "up")
+        no_offloads(ifname, self.run)
 
     def run(self, *args: str, check: bool = True):
         return sh("ip", "netns", "exec", self.ns, *args, check=check)
@@ -47,7 +62,8 @@ class Host:
                                 stderr=subprocess.PIPE, text=True, **kw)
 
     def close(self) -> None:
-        sh("ip", "link", "del", self.port_if, check=False)
+        if self.port_if:
+            sh("ip", "link", "del", self.port_if, check=False)
         sh("ip", "netns", "del", self.ns, check=False)
 
 

@@ -1,6 +1,6 @@
 """Kernel TCP and UDP between two network namespaces, bridged by ZeroNF:
-two net_af_packet ports on veths, a chain of a monitor and a cross-
-connecting forward NF. The kernels' traffic must arrive intact; killing
+two net_af_packet or net_af_xdp ports on veths, or two net_tap ports whose
+taps live in the namespaces; a chain of a monitor and a cross-connecting forward NF. The kernels' traffic must arrive intact; killing
 the forward NF mid-transfer loses packets (counted), TCP recovers them."""
 
 from __future__ import annotations
@@ -59,10 +59,19 @@ def hosts():
         x.close()
 
 
-def bridge(managers, hosts):
-    m = managers(ports=[f"net_af_packet{i},iface={h.port_if}"
-                        for i, h in enumerate(hosts)], chain="1,2",
-                 rx_paused=True)
+@pytest.fixture(params=["af_packet", "af_xdp", "tap"])
+def bridge(request, managers, hosts):
+    """Two ports, one per host, bridged by a chain of a monitor and a
+    cross-connecting forward NF."""
+    if request.param in ("af_packet", "af_xdp"):
+        ports = [f"net_{request.param}{i},iface={h.attach_veth()}"
+                 for i, h in enumerate(hosts)]
+    else:
+        ports = [f"net_tap{i},iface=zt{h.tag}" for i, h in enumerate(hosts)]
+    m = managers(ports=ports, chain="1,2", rx_paused=True)
+    if request.param == "tap":
+        for h in hosts:
+            h.adopt(f"zt{h.tag}")
     m.start_nf("monitor", 1)
     fwd = m.start_nf("forward", 2, nf_args=["--cross-connect"])
     m.call("rx.set", enabled=True)  # the hosts' first packets too
@@ -81,8 +90,8 @@ def tcp_transfer(hosts, nbytes, during=None):
     return sent, got
 
 
-def test_tcp_and_udp_cross_zeronf(managers, hosts):
-    m, _ = bridge(managers, hosts)
+def test_tcp_and_udp_cross_zeronf(bridge, hosts):
+    m, _ = bridge
     sent, got = tcp_transfer(hosts, 4 << 20)
     assert sent == got and int(got[0]) == 4 << 20
     # UDP: 500 datagrams; a bridge on an idle machine loses none.
@@ -102,8 +111,8 @@ def test_tcp_and_udp_cross_zeronf(managers, hosts):
     assert sum(st["drops"].values()) == 0
 
 
-def test_tcp_survives_nf_kill(managers, hosts):
-    m, fwd = bridge(managers, hosts)
+def test_tcp_survives_nf_kill(bridge, hosts):
+    m, fwd = bridge
 
     def kill_and_restart():
         # Kill while the transfer is in full swing.
