@@ -74,7 +74,9 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		char name[ZN_COUNTER_NAME_LEN];
 
 		zn_strlcpy(name, s->counter_names[i], sizeof(name));
-		if (name[0] != '\0' && json_stringn(name, strlen(name)))
+		/* jansson refuses (and frees the value for) a key that is not
+		 * UTF-8: an NF's garbage name is skipped, never sent. */
+		if (name[0] != '\0')
 			json_object_set_new(ctrs, name,
 					    json_integer((json_int_t)s->counters[i]));
 	}
