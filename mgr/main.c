@@ -163,7 +163,6 @@ shared_init(struct zn_mgr *m)
 	h->n_workers = m->n_workers;
 	h->mgr_pid = (uint32_t)getpid();
 	h->mgr_start_time = start;
-	h->tsc_hz = rte_get_tsc_hz();
 	return 0;
 }
 
@@ -344,7 +343,6 @@ main(int argc, char **argv)
 		       m->n_workers + 1);
 		goto fail_eal;
 	}
-	m->tsc_hz = rte_get_tsc_hz();
 	rc = shared_init(m);
 	if (rc == 0)
 		rc = zn_ports_init(m);

@@ -206,10 +206,7 @@ struct zn_nf_reg {
 	bool pending;          /* REGISTER waiting for the slot to be free */
 	uint32_t pending_gen;
 	bool stop_sent;        /* ctl.stop set */
-	uint64_t stop_asked_ns;
-	bool leave_asked;      /* routing updated, stop due after RCU */
-	bool reclaimed;        /* ledger and RX ring recovered */
-	bool died;             /* process gone without exiting cleanly */
+	uint64_t stop_asked_ns; /* when; 0 once the slow stop was logged */
 };
 
 /* ------------------------------------------------------------------ */
@@ -219,7 +216,6 @@ struct zn_mgr {
 	struct zn_mgr_cfg cfg;
 	pid_t pid;
 	uint64_t start_ns;
-	uint64_t tsc_hz;
 
 	struct zn_shm *shm;
 	struct rte_mempool *pool;

@@ -283,8 +283,6 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 		close(reg->pidfd); /* also leaves the epoll set */
 		reg->pidfd = -1;
 	}
-	reg->died = died;
-	reg->reclaimed = true;
 	m->exiting[slot].pid = (pid_t)s->ctl.pid;
 	m->exiting[slot].start = s->ctl.start_time;
 	if (died) {

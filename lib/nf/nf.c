@@ -204,8 +204,6 @@ find_manager(struct zn_nf *nf)
 		}
 		usleep(20000);
 	}
-	nf->mgr_pid = info.pid;
-	nf->mgr_start = info.start_time;
 	nf->mgr_pidfd = zn_pidfd_open(info.pid);
 	if (nf->mgr_pidfd < 0 || !zn_proc_alive(info.pid, info.start_time)) {
 		ZN_LOG(ERR, "manager '%s' (pid %d) is gone", nf->instance,

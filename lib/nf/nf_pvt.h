@@ -40,8 +40,6 @@ struct zn_nf {
 	int slot_lock_fd;
 	int mgr_pidfd;
 	int kick_fd;
-	pid_t mgr_pid;
-	uint64_t mgr_start;
 
 	struct zn_shm *shm;
 	struct zn_nf_slot *s;

@@ -110,7 +110,6 @@ struct zn_shm_hdr {
 	uint16_t pad0;
 	uint32_t mgr_pid;
 	uint64_t mgr_start_time;    /* /proc/<pid>/stat starttime */
-	uint64_t tsc_hz;
 } __rte_cache_aligned;
 
 /* Manager state. writer: manager control thread. */
