@@ -9,6 +9,8 @@ affects both sides alike. Progress goes to stderr.
   chain  {"bench":"chain","nfs":N,"mpps":X}  N = 1, 2, 4, 8: the speed
          tester keeps 512 64-byte packets circulating through N NFs (itself
          and N-1 forward NFs); mpps = packets per second through the chain.
+         Where the machine has a core per thread, NFs are pinned one per
+         core and their output is drained by N worker threads.
   p2p    {"bench":"p2p","zeronf_mpps":X,"testpmd_mpps":Y}: net_null ->
          one forward NF -> net_null, and dpdk-testpmd io forwarding on the
          same vdevs.
@@ -53,19 +55,37 @@ def median(xs: list[float]) -> float:
 
 
 # ---------------------------------------------------------------- chain
+def chain_layout(n: int) -> tuple[list[str], dict[int, list[str]], int]:
+    """Manager args, per-service NF args and worker count for a chain of n
+    NFs on this machine. With a core per thread to spare, NFs get a core
+    each and NF draining is spread over TX worker threads (each NF drained
+    by one); otherwise everything floats over all CPUs with one worker."""
+    cpus = sorted(os.sched_getaffinity(0))
+    tx = min(n, len(cpus) - n - 2)
+    if tx < 1:
+        return [], {s: [] for s in range(1, n + 1)}, 1
+    mgr_cpus = cpus[:tx + 2]  # control thread, idle RX worker, TX workers
+    nf_cpus = cpus[tx + 2:]
+    args = ["--tx-threads", str(tx), "--cpus",
+            ",".join(str(c) for c in mgr_cpus)]
+    return args, {s: ["--cpus", str(nf_cpus[s - 1])]
+                  for s in range(1, n + 1)}, tx
+
+
 def chain_once(n: int, seconds: float) -> dict:
     # The tester is service 1, at the end of the chain; forwards are 2..n.
     hops = [str(s) for s in range(2, n + 1)] + ["1"]
-    m = Manager(TMP, chain=",".join(hops))
+    mgr_args, nf_args, workers = chain_layout(n)
+    m = Manager(TMP, chain=",".join(hops), args=mgr_args)
     try:
         for s in range(2, n + 1):
-            m.start_nf("forward", s)
-        st = m.start_nf("speed-tester", 1,
+            m.start_nf("forward", s, lib_args=nf_args[s])
+        st = m.start_nf("speed-tester", 1, lib_args=nf_args[1],
                         nf_args=["-n", "512", "-d", str(seconds), "-w", "1"])
         st.proc.wait(seconds + 30)
         line = [ln for ln in st.proc.output().splitlines()
                 if ln.startswith("{")][-1]
-        return json.loads(line)
+        return {**json.loads(line), "workers": workers}
     finally:
         m.shutdown()
         m.close()
@@ -77,6 +97,8 @@ def bench_chain(runs: int) -> None:
         mpps = [r["mpps"] for r in res]
         log(f"chain {n}: {mpps}")
         emit({"bench": "chain", "nfs": n, "mpps": median(mpps),
+              "cpus": len(os.sched_getaffinity(0)),
+              "workers": res[0]["workers"],
               "latency_p50_ns": int(statistics.median(
                   r["latency_ns"]["p50"] for r in res)),
               "latency_p99_ns": int(statistics.median(

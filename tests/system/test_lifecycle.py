@@ -245,3 +245,26 @@ def test_ingress_drop_policy_counts_overload(managers):
         else:
             assert dropped == 0 and st["ports"][0]["rx_paused"] > 0
         assert m.shutdown() == 0
+
+
+def test_hung_nf_is_bypassed_by_stall_drops(managers):
+    """An NF that stops consuming (SIGSTOP: alive, not dead) fills its
+    rings; after --stall-ms the packets waiting for it are dropped as
+    'stalled' rather than freezing the whole node. When it resumes,
+    traffic flows again; every packet is accounted for."""
+    m, base = start_traffic(managers, "1,2,port:1",
+                            args=["--stall-ms", "300"])
+    m.start_nf("forward", 1)
+    hung = m.start_nf("forward", 2)
+    m.call("rx.set", enabled=True)
+    flowing(m)
+    hung.proc.signal(signal.SIGSTOP)
+    wait_for(lambda: m.stats()["drops"]["stalled"] > 1000, 20,
+             "stall drops")
+    assert m.call("status")["ready"]  # the control plane is unaffected
+    hung.proc.signal(signal.SIGCONT)
+    flowing(m)
+    st = stop_traffic(m, base)
+    rx, tx, dropped = conserved(st)
+    assert rx == tx + dropped
+    assert dropped == st["drops"]["stalled"]
