@@ -113,41 +113,50 @@ zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m)
  * Resolve a burst. Packets of a burst mostly share their routing fields
  * (action, chain, position, hops, dest: the first 6 bytes of the meta);
  * such a packet reuses the previous decision unless that decision depends
- * on the flow hash (a service with several replicas).
+ * on the flow hash (a service with several replicas). Counts the actions
+ * into @p act (if not NULL). @return true if one decision, res[0], applies
+ * to the whole burst (then res[1..] are not written).
  */
-static inline void
+static inline bool
 resolve_burst(const struct zn_route *rt, struct rte_mbuf **pkts,
 	      struct zn_res *res, unsigned int n, uint64_t *act)
 {
 	const uint64_t mask = 0x0000ffffffffffffULL;
-	uint64_t prev_key = 0, run = 0;
-	bool reuse = false;
+	uint64_t key0, key;
+	unsigned int i, j;
+	bool reuse;
 
-	for (unsigned int i = 0; i < n; i++) {
-		uint64_t key;
-
+	memcpy(&key0, zn_pkt_meta(pkts[0]), sizeof(key0));
+	key0 &= mask;
+	res[0] = zn_route_resolve(rt, pkts[0]);
+	reuse = res[0].type != ZN_RES_NF || rt->svc[res[0].svc].n <= 1;
+	for (i = 1; i < n; i++) {
 		memcpy(&key, zn_pkt_meta(pkts[i]), sizeof(key));
-		key &= mask;
-		if (key == prev_key && i > 0) {
-			run++;
-			if (reuse) {
-				res[i] = res[i - 1];
-				continue;
-			}
-		} else {
-			if (act != NULL && i > 0)
-				act[RTE_MIN((unsigned int)(prev_key & 0xff),
-					    (unsigned int)ZN_ACT_MAX)] += run;
-			run = 1;
-		}
-		res[i] = zn_route_resolve(rt, pkts[i]);
-		prev_key = key;
-		reuse = res[i].type != ZN_RES_NF || rt->svc[res[i].svc].n <= 1;
+		if ((key & mask) != key0)
+			break;
 	}
-	/* Actions set by the NF (first byte of the meta), counted by runs. */
-	if (act != NULL && n > 0)
-		act[RTE_MIN((unsigned int)(prev_key & 0xff),
-			    (unsigned int)ZN_ACT_MAX)] += run;
+	if (reuse && i == n) {
+		if (act != NULL)
+			act[RTE_MIN((unsigned int)(key0 & 0xff),
+				    (unsigned int)ZN_ACT_MAX)] += n;
+		return true;
+	}
+	/* Mixed burst: one decision per run of equal keys. */
+	for (j = 0; j < n; j++) {
+		memcpy(&key, zn_pkt_meta(pkts[j]), sizeof(key));
+		key &= mask;
+		if (act != NULL)
+			act[RTE_MIN((unsigned int)(key & 0xff),
+				    (unsigned int)ZN_ACT_MAX)]++;
+		if (j > 0 && reuse && key == key0) {
+			res[j] = res[j - 1];
+			continue;
+		}
+		res[j] = zn_route_resolve(rt, pkts[j]);
+		key0 = key;
+		reuse = res[j].type != ZN_RES_NF || rt->svc[res[j].svc].n <= 1;
+	}
+	return false;
 }
 
 static inline bool
@@ -259,17 +268,29 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 	unsigned int moved = 0;
 
 	while (st->head < st->tail) {
-		struct zn_res *r = &st->res[st->head];
+		struct zn_res *r = &st->res[st->uniform ? 0 : st->head];
 		struct rte_mbuf **pkts = &st->pkts[st->head];
 		unsigned int run = 1, k;
 
-		/* The chosen instance may have left since: pick again. */
-		if (r->type == ZN_RES_NF && !rt->nf_accept[r->id])
+		/* The chosen instance may have left since: pick again (per
+		 * packet: the service may have several instances now). */
+		if (r->type == ZN_RES_NF && !rt->nf_accept[r->id]) {
+			if (st->uniform) {
+				for (unsigned int i = st->head; i < st->tail;
+				     i++)
+					st->res[i] = *r;
+				st->uniform = false;
+				r = &st->res[st->head];
+			}
 			*r = pick_instance(rt, r->svc, pkts[0], r->pos,
 					   r->hops);
-		while (st->head + run < st->tail &&
-		       res_same(&st->res[st->head + run], r))
-			run++;
+		}
+		if (st->uniform)
+			run = (unsigned int)(st->tail - st->head);
+		else
+			while (st->head + run < st->tail &&
+			       res_same(&st->res[st->head + run], r))
+				run++;
 		switch (r->type) {
 		case ZN_RES_NF:
 			k = deliver_nf(w, r, pkts, run);
@@ -328,7 +349,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	zn_db_ring(&ns->db); /* the NF may be waiting for TX ring room */
 	for (unsigned int i = 0; i < n; i++)
 		rte_prefetch0(zn_pkt_meta(st->pkts[i]));
-	resolve_burst(rt, st->pkts, st->res, n, ns->mstats.act);
+	st->uniform = resolve_burst(rt, st->pkts, st->res, n, ns->mstats.act);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;
@@ -396,7 +417,7 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	ps->rx += n;
 	for (unsigned int i = 0; i < n; i++)
 		ingress_meta(st->pkts[i], rq->port);
-	resolve_burst(rt, st->pkts, st->res, n, NULL);
+	st->uniform = resolve_burst(rt, st->pkts, st->res, n, NULL);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;
