@@ -16,6 +16,8 @@ affects both sides alike. Progress goes to stderr.
          same vdevs.
   idle   {"bench":"idle","cpu_pct":X}: CPU used by the manager and 4 idle
          NFs over 10 s, in % of one core.
+  flowtable {"bench":"flowtable","flows":N,"ns_per_lookup_burst":X,...}:
+         flow table lookup cost for N = 1k, 10k, 100k, 1M flows.
 """
 
 from __future__ import annotations
@@ -208,7 +210,20 @@ def bench_idle(runs: int) -> None:
           "runs": [round(x, 3) for x in res]})
 
 
-BENCHES = {"chain": bench_chain, "p2p": bench_p2p, "idle": bench_idle}
+# ---------------------------------------------------------------- flowtable
+def bench_flowtable(runs: int) -> None:
+    """Lookup cost as the table grows (bench/ft_bench.c: medians of 5
+    rounds of 2M random lookups per size)."""
+    from harness import BUILD
+    out = subprocess.run([str(BUILD / "bench/zn-ft-bench")], check=True,
+                         capture_output=True, text=True, timeout=600).stdout
+    for line in out.splitlines():
+        if line.startswith("{"):
+            emit(json.loads(line))
+
+
+BENCHES = {"chain": bench_chain, "p2p": bench_p2p, "idle": bench_idle,
+           "flowtable": bench_flowtable}
 
 
 def main() -> int:

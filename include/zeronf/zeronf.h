@@ -8,5 +8,6 @@
 
 #include <zeronf/pkt.h>
 #include <zeronf/nf.h>
+#include <zeronf/flow.h>
 
 #endif /* ZERONF_H */

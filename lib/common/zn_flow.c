@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The ZeroNF authors
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <rte_hash_crc.h>
@@ -20,97 +22,67 @@
 #define PROTO_SCTP 132
 #define PROTO_UDPLITE 136
 
+_Static_assert(sizeof(struct zn_flow_key) == 40, "flow key has no padding");
+
 static inline uint16_t
 rd16(const uint8_t *p)
 {
 	return (uint16_t)((p[0] << 8) | p[1]);
 }
 
-/* Hash an address pair and port pair in an order that does not depend on
- * direction: (addr, port) endpoints sorted. */
-static uint32_t
-hash_pair(const uint8_t *a, const uint8_t *b, unsigned int alen,
-	  uint16_t pa, uint16_t pb, uint8_t proto)
-{
-	uint8_t key[2 * 16 + 2 * 2 + 4];
-	int c = memcmp(a, b, alen);
-	unsigned int off = 0;
-
-	if (c > 0 || (c == 0 && pa > pb)) {
-		const uint8_t *t = a;
-		uint16_t tp = pa;
-
-		a = b;
-		b = t;
-		pa = pb;
-		pb = tp;
-	}
-	memcpy(key + off, a, alen);
-	off += alen;
-	memcpy(key + off, b, alen);
-	off += alen;
-	memcpy(key + off, &pa, 2);
-	off += 2;
-	memcpy(key + off, &pb, 2);
-	off += 2;
-	key[off++] = proto;
-	key[off++] = (uint8_t)alen;
-	key[off++] = 0;
-	key[off++] = 0;
-	return rte_hash_crc(key, off, 0x5a45524f /* "ZERO" */);
-}
-
 static void
-l4_ports(const uint8_t *p, uint32_t len, uint32_t off, uint8_t proto,
-	 uint16_t *sp, uint16_t *dp)
+l4_ports(const uint8_t *p, uint32_t len, uint32_t off,
+	 struct zn_flow_key *key)
 {
-	*sp = 0;
-	*dp = 0;
+	uint8_t proto = key->proto;
+
 	if ((proto == PROTO_TCP || proto == PROTO_UDP || proto == PROTO_SCTP ||
 	     proto == PROTO_UDPLITE) && off + 4 <= len) {
-		*sp = rd16(p + off);
-		*dp = rd16(p + off + 2);
+		key->src_port = rd16(p + off);
+		key->dst_port = rd16(p + off + 2);
 	}
 }
 
-static uint32_t
-hash_ipv4(const uint8_t *p, uint32_t len, uint32_t off)
+static int
+parse_ipv4(const uint8_t *p, uint32_t len, uint32_t off,
+	   struct zn_flow_key *key)
 {
 	uint32_t ihl;
-	uint16_t sp, dp, frag;
-	uint8_t proto;
 
 	if (off + 20 > len || (p[off] >> 4) != 4)
-		return 0;
+		return -EINVAL;
 	ihl = (uint32_t)(p[off] & 0xf) * 4;
-	proto = p[off + 9];
-	frag = rd16(p + off + 6) & 0x3fff; /* MF | fragment offset */
-	if (ihl < 20 || frag != 0)
-		sp = dp = 0;
-	else
-		l4_ports(p, len, off + ihl, proto, &sp, &dp);
-	return hash_pair(p + off + 12, p + off + 16, 4, sp, dp, proto);
+	key->ip_version = 4;
+	key->proto = p[off + 9];
+	memcpy(key->src, p + off + 12, 4);
+	memcpy(key->dst, p + off + 16, 4);
+	/* Fragments (MF or an offset): no ports, so all fragments of a
+	 * datagram belong to one flow. */
+	if (ihl >= 20 && (rd16(p + off + 6) & 0x3fff) == 0)
+		l4_ports(p, len, off + ihl, key);
+	return 0;
 }
 
-static uint32_t
-hash_ipv6(const uint8_t *p, uint32_t len, uint32_t off)
+static int
+parse_ipv6(const uint8_t *p, uint32_t len, uint32_t off,
+	   struct zn_flow_key *key)
 {
 	uint32_t l4 = off + 40;
-	uint16_t sp = 0, dp = 0;
-	uint8_t nh;
 	bool frag = false;
+	uint8_t nh;
 
 	if (off + 40 > len || (p[off] >> 4) != 6)
-		return 0;
+		return -EINVAL;
 	nh = p[off + 6];
-	/* Walk a bounded number of extension headers. */
+	/* A bounded walk over hop-by-hop, routing, destination options and
+	 * fragment headers. */
 	for (int i = 0; i < 8; i++) {
-		if (nh == 0 || nh == 43 || nh == 60) { /* HBH, routing, dst */
+		if (nh == 0 || nh == 43 || nh == 60) {
 			if (l4 + 2 > len)
 				break;
 			nh = p[l4];
 			l4 += 8u + 8u * p[l4 + 1];
-		} else if (nh == 44) { /* fragment */
+		} else if (nh == 44) {
 			if (l4 + 8 > len)
 				break;
 			frag = true;
@@ -120,32 +92,90 @@ hash_ipv6(const uint8_t *p, uint32_t len, uint32_t off)
 			break;
 		}
 	}
+	key->ip_version = 6;
+	key->proto = nh;
+	memcpy(key->src, p + off + 8, 16);
+	memcpy(key->dst, p + off + 24, 16);
 	if (!frag)
-		l4_ports(p, len, l4, nh, &sp, &dp);
-	return hash_pair(p + off + 8, p + off + 24, 16, sp, dp, nh);
+		l4_ports(p, len, l4, key);
+	return 0;
+}
+
+int
+zn_flow_parse(const uint8_t *p, uint32_t len, struct zn_flow_key *key)
+{
+	uint32_t off = ETH_HLEN;
+	uint16_t et;
+
+	memset(key, 0, sizeof(*key));
+	if (len < ETH_HLEN)
+		return -EINVAL;
+	et = rd16(p + 12);
+	for (int i = 0; i < MAX_VLANS &&
+	     (et == ET_VLAN || et == ET_QINQ || et == ET_QINQ_OLD); i++) {
+		if (off + 4 > len)
+			return -EINVAL;
+		if (i == 0)
+			key->vlan = rd16(p + off) & 0x0fff;
+		et = rd16(p + off + 2);
+		off += 4;
+	}
+	if (et == ET_IPV4)
+		return parse_ipv4(p, len, off, key);
+	if (et == ET_IPV6)
+		return parse_ipv6(p, len, off, key);
+	return -EINVAL;
+}
+
+static inline unsigned int
+addr_len(const struct zn_flow_key *key)
+{
+	return key->ip_version == 4 ? 4 : 16;
+}
+
+bool
+zn_flow_key_is_reversed(const struct zn_flow_key *key)
+{
+	int c = memcmp(key->src, key->dst, addr_len(key));
+
+	return c > 0 || (c == 0 && key->src_port > key->dst_port);
+}
+
+/* (address, port) endpoints hashed in sorted order: both directions of a
+ * connection hash alike. The VLAN is left out, so that the hash of a
+ * packet does not depend on how much of it was parsed. */
+uint32_t
+zn_flow_hash_key(const struct zn_flow_key *key)
+{
+	unsigned int alen = addr_len(key), off = 0;
+	bool rev = zn_flow_key_is_reversed(key);
+	const uint8_t *a = rev ? key->dst : key->src;
+	const uint8_t *b = rev ? key->src : key->dst;
+	uint16_t pa = rev ? key->dst_port : key->src_port;
+	uint16_t pb = rev ? key->src_port : key->dst_port;
+	uint8_t buf[2 * 16 + 2 * 2 + 4];
+
+	memcpy(buf + off, a, alen);
+	off += alen;
+	memcpy(buf + off, b, alen);
+	off += alen;
+	memcpy(buf + off, &pa, 2);
+	off += 2;
+	memcpy(buf + off, &pb, 2);
+	off += 2;
+	buf[off++] = key->proto;
+	buf[off++] = (uint8_t)alen;
+	buf[off++] = 0;
+	buf[off++] = 0;
+	return rte_hash_crc(buf, off, 0x5a45524f /* "ZERO" */);
 }
 
 uint32_t
 zn_flow_hash_raw(const uint8_t *p, uint32_t len)
 {
-	uint32_t off = ETH_HLEN;
-	uint16_t et;
+	struct zn_flow_key key;
 
-	if (len < ETH_HLEN)
-		return 0;
-	et = rd16(p + 12);
-	for (int i = 0; i < MAX_VLANS &&
-	     (et == ET_VLAN || et == ET_QINQ || et == ET_QINQ_OLD); i++) {
-		if (off + 4 > len)
-			return 0;
-		et = rd16(p + off + 2);
-		off += 4;
-	}
-	if (et == ET_IPV4)
-		return hash_ipv4(p, len, off);
-	if (et == ET_IPV6)
-		return hash_ipv6(p, len, off);
-	return 0;
+	return zn_flow_parse(p, len, &key) == 0 ? zn_flow_hash_key(&key) : 0;
 }
 
 uint32_t

@@ -7,20 +7,30 @@
 #include <stdint.h>
 #include <rte_mbuf.h>
 
+#include <zeronf/flow.h>
+
 /**
- * Symmetric software flow hash of a packet: both directions of a
- * connection get the same value. Parses Ethernet with up to 4 VLAN tags
- * (802.1Q, 802.1ad, 0x9100), IPv4, IPv6 with its common extension headers,
- * and TCP/UDP/SCTP/UDP-Lite ports. IP fragments hash on addresses and
- * protocol only, so every fragment of a datagram lands together.
- *
- * Only the first segment is read and every access is bounds-checked, so a
- * truncated or malformed packet hashes on what can be parsed and never
- * reads out of bounds (non-IP: 0, malformed IP: its L2/L3 prefix).
+ * Parse the flow key of a raw Ethernet frame of @p len bytes. Handles up
+ * to 4 VLAN tags (802.1Q, 802.1ad, 0x9100; the outer id is kept), IPv4,
+ * IPv6 with its common extension headers, and TCP/UDP/SCTP/UDP-Lite
+ * ports. IP fragments and truncated L4 headers get ports 0. Every access is
+ * bounds-checked: a malformed packet never causes a read out of bounds.
+ * @return 0, or -EINVAL if the frame is not IP or its IP header is cut.
  */
+int zn_flow_parse(const uint8_t *p, uint32_t len, struct zn_flow_key *key);
+
+/** Symmetric hash of a key (both directions alike). */
+uint32_t zn_flow_hash_key(const struct zn_flow_key *key);
+
+/** Symmetric flow hash of a frame: zn_flow_hash_key() of its key, 0 if it
+ *  has none (non-IP, cut IP header). */
+uint32_t zn_flow_hash_raw(const uint8_t *p, uint32_t len);
+
+/** Same, on the first segment of a packet. */
 uint32_t zn_flow_hash_sw(const struct rte_mbuf *m);
 
-/** Same, on a raw frame of @p len bytes (used by tests and NFs). */
-uint32_t zn_flow_hash_raw(const uint8_t *p, uint32_t len);
+/** True if the key's source endpoint sorts after its destination (the
+ *  order zn_flow_hash_key() and bidirectional tables use). */
+bool zn_flow_key_is_reversed(const struct zn_flow_key *key);
 
 #endif /* ZN_FLOW_H */

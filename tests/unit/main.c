@@ -34,7 +34,7 @@ main(int argc, char **argv)
 {
 	char prefix[64], lcores[300], cpus[256];
 	char *eal[] = { argv[0], "--no-huge", "--no-shconf", "--no-pci",
-			"-m", "256", "--log-level=error", lcores,
+			"-m", "1024", "--log-level=error", lcores,
 			prefix, "--no-telemetry", NULL };
 	int ran = 0, failed = 0;
 	cpu_set_t set;
