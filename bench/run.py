@@ -18,6 +18,16 @@ affects both sides alike. Progress goes to stderr.
          NFs over 10 s, in % of one core.
   flowtable {"bench":"flowtable","flows":N,"ns_per_lookup_burst":X,...}:
          flow table lookup cost for N = 1k, 10k, 100k, 1M flows.
+  flowdir {"bench":"flowdir","mode":M,"mpps":X}: a 100k-flow trace
+         (64-byte UDP, replayed from memory) through one forward NF to
+         net_null. default_chain: no rules; flow_table: 100k exact rules
+         (the same path as a per-flow chain), looked up once per packet at
+         ingress with the stored flow hash; naive_rehash: the same rules,
+         but every packet's header is parsed, hashed and looked up again
+         at every hop (--fdir-rehash, OpenNetVM's way).
+  lb     {"bench":"lb","replicas":R,"mpps":X,"max_share":S}: the same
+         trace, R = 1, 2, 4 forward replicas of one service (hash mode, no
+         RSS); max_share = the busiest replica's share of the packets.
 """
 
 from __future__ import annotations
@@ -222,8 +232,118 @@ def bench_flowtable(runs: int) -> None:
             emit(json.loads(line))
 
 
+# ---------------------------------------------------------------- flowdir, lb
+N_FLOWS = 100_000
+
+
+def flows_trace() -> Path:
+    """N_FLOWS distinct UDP flows, one 60-byte frame each."""
+    import struct
+    path = TMP / "flows100k.pcap"
+    if path.exists():
+        return path
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i in range(N_FLOWS):
+            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0,
+                             bytes([10, 0, i >> 8 & 255, i & 255]),
+                             bytes([10, 1, 0, 1]))
+            udp = struct.pack("!HHHH", 1024 + i % 50000, 80, 26, 0)
+            fr = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + ip + udp
+            fr += bytes(60 - len(fr))
+            f.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+    return path
+
+
+def flow_items(chain: list[str]):
+    for i in range(N_FLOWS):
+        yield {"flow": {"proto": "udp", "src": f"10.0.{i >> 8 & 255}.{i & 255}",
+                        "dst": "10.1.0.1", "sport": 1024 + i % 50000,
+                        "dport": 80}, "chain": chain}
+
+
+def trace_manager(args: list[str]) -> tuple[Manager, int]:
+    m = Manager(TMP, ports=[f"net_pcap0,rx_pcap={flows_trace()},infinite_rx=1",
+                            "net_null0,no-rx=1"],
+                chain="1,port:1", rx_paused=True,
+                args=["--pool-size", "131071", "--mem", "1024"] + args)
+    return m, m.pool()["in_use"]
+
+
+def rate(m: Manager, seconds: float) -> float:
+    time.sleep(1.0)  # warm up
+    t0, a = time.monotonic(), m.call("port.list")["ports"][1]["tx"]
+    time.sleep(seconds)
+    t1, b = time.monotonic(), m.call("port.list")["ports"][1]["tx"]
+    return (b - a) / (t1 - t0) / 1e6
+
+
+def flowdir_once(mode: str, seconds: float) -> float:
+    m, _ = trace_manager(["--fdir-rehash"] if mode == "naive_rehash" else [])
+    try:
+        m.start_nf("forward", 1)
+        if mode != "default_chain":
+            items = list(flow_items(["svc:1", "port:1"]))
+            with m.client() as c:
+                for i in range(0, len(items), 300):
+                    c.call("flow.add", flows=items[i:i + 300])
+            assert m.call("flow.list", limit=0)["count"] == N_FLOWS
+        m.call("rx.set", enabled=True)
+        r = rate(m, seconds)
+        if mode != "default_chain":  # every packet hit a rule
+            fd = m.call("stats")["fdir"]
+            assert fd["misses"] == 0 and fd["exact_hits"] > 0, fd
+        return r
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def bench_flowdir(runs: int) -> None:
+    modes = ["default_chain", "flow_table", "naive_rehash"]
+    res: dict[str, list[float]] = {k: [] for k in modes}
+    for _ in range(runs):
+        for mode in modes:
+            res[mode].append(flowdir_once(mode, 3.0))
+            log(f"flowdir {mode}: {res[mode][-1]:.3f} Mpps")
+    base = statistics.median(res["default_chain"])
+    for mode in modes:
+        emit({"bench": "flowdir", "mode": mode, "mpps": median(res[mode]),
+              "flows": N_FLOWS,
+              "vs_default": round(statistics.median(res[mode]) / base, 3),
+              "runs": [round(x, 4) for x in res[mode]]})
+
+
+def lb_once(replicas: int, seconds: float) -> tuple[float, float]:
+    m, _ = trace_manager([])
+    try:
+        for i in range(replicas):
+            m.start_nf("forward", 1, f"r{i}")
+        m.call("rx.set", enabled=True)
+        time.sleep(1.0)
+        r0 = {n["instance"]: n["rx"] for n in m.call("nf.list")["nfs"]}
+        mpps = rate(m, seconds)
+        r1 = {n["instance"]: n["rx"] for n in m.call("nf.list")["nfs"]}
+        d = [r1[k] - r0[k] for k in r1]
+        return mpps, max(d) / sum(d)
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def bench_lb(runs: int) -> None:
+    for r in (1, 2, 4):
+        res = [lb_once(r, 3.0) for _ in range(runs)]
+        log(f"lb {r}: {res}")
+        emit({"bench": "lb", "replicas": r,
+              "mpps": median([x[0] for x in res]),
+              "max_share": round(statistics.median(x[1] for x in res), 3),
+              "runs": [round(x[0], 4) for x in res]})
+
+
 BENCHES = {"chain": bench_chain, "p2p": bench_p2p, "idle": bench_idle,
-           "flowtable": bench_flowtable}
+           "flowtable": bench_flowtable, "flowdir": bench_flowdir,
+           "lb": bench_lb}
 
 
 def main() -> int:

@@ -55,6 +55,18 @@ usage(const char *prog, FILE *out)
 		"      --rx-paused         start with port RX paused (enable "
 		"it with the\n"
 		"                          control method rx.set)\n"
+		"      --flow-capacity N   exact flow rules at most (default "
+		"262144; 1M needs\n"
+		"                          about 100 MB more --mem)\n"
+		"      --flow-idle-s S     exact flow rules expire after S s "
+		"without traffic\n"
+		"                          (0 = never; default 300)\n"
+		"      --lb-idle-s S       least_loaded balancing: a flow's pin "
+		"expires after S s\n"
+		"                          idle (default 30)\n"
+		"      --fdir-rehash       benchmark baseline: parse, hash and "
+		"look up every packet\n"
+		"                          at every hop (as OpenNetVM does)\n"
 		"  -h, --help              this help\n",
 		prog, ZN_MAX_CHAIN_HOPS);
 }
@@ -152,7 +164,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 {
 	enum {
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
-		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED,
+		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
+		O_FLOWIDLE, O_LBIDLE, O_REHASH,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -171,6 +184,10 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "huge-dir", required_argument, NULL, O_HUGE },
 		{ "log-level", required_argument, NULL, O_LOG },
 		{ "rx-paused", no_argument, NULL, O_RXPAUSED },
+		{ "flow-capacity", required_argument, NULL, O_FLOWCAP },
+		{ "flow-idle-s", required_argument, NULL, O_FLOWIDLE },
+		{ "lb-idle-s", required_argument, NULL, O_LBIDLE },
+		{ "fdir-rehash", no_argument, NULL, O_REHASH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -186,6 +203,9 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 	cfg->mem_mb = 256;
 	cfg->stall_ms = 2000;
 	cfg->idle_sleep_us = 1000;
+	cfg->flow_capacity = 1u << 18;
+	cfg->flow_idle_s = 300;
+	cfg->lb_idle_s = 30;
 	zn_strlcpy(cfg->log_level, "notice", sizeof(cfg->log_level));
 
 	for (int i = 1; i < argc; i++)
@@ -293,6 +313,24 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			if (parse_u(prog, "--stats-interval", optarg, 0, 86400,
 				    &cfg->stats_interval_s))
 				return -EINVAL;
+			break;
+		case O_FLOWCAP:
+			if (parse_u(prog, "--flow-capacity", optarg, 8,
+				    1u << 26, &cfg->flow_capacity))
+				return -EINVAL;
+			break;
+		case O_FLOWIDLE:
+			if (parse_u(prog, "--flow-idle-s", optarg, 0, 1u << 24,
+				    &cfg->flow_idle_s))
+				return -EINVAL;
+			break;
+		case O_LBIDLE:
+			if (parse_u(prog, "--lb-idle-s", optarg, 1, 30000,
+				    &cfg->lb_idle_s))
+				return -EINVAL;
+			break;
+		case O_REHASH:
+			cfg->fdir_rehash = true;
 			break;
 		case O_HUGE:
 			zn_strlcpy(cfg->huge_dir, optarg,

@@ -490,16 +490,23 @@ log_stats(struct zn_mgr *m)
 int
 zn_ctl_run(struct zn_mgr *m)
 {
-	uint64_t next_stats = zn_now_ns();
+	uint64_t next_stats = zn_now_ns(), next_epoch = next_stats;
 
 	while (!m->shutdown_requested) {
+		uint64_t now;
 		bool busy = false;
 
 		for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
 			busy |= m->shm->nfs[s].ctl.state == ZN_NF_RECLAIMING ||
 				m->reg[s].pending;
 		zn_ctl_step(m, busy ? 10 : 100);
-		if (m->cfg.stats_interval_s != 0 && zn_now_ns() >= next_stats) {
+		now = zn_now_ns();
+		zn_fdir_tick(m, now);
+		if (now >= next_epoch) {
+			zn_lb_tick(m);
+			next_epoch = now + 1000000000ULL;
+		}
+		if (m->cfg.stats_interval_s != 0 && now >= next_stats) {
 			next_stats = zn_now_ns() +
 				     m->cfg.stats_interval_s * 1000000000ULL;
 			log_stats(m);

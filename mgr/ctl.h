@@ -14,7 +14,7 @@
 #include "mgr.h"
 
 #define ZN_CTL_MAJOR 1
-#define ZN_CTL_MINOR 0
+#define ZN_CTL_MINOR 1
 
 struct zn_ctl_req {
 	struct zn_mgr *mgr;
@@ -44,6 +44,15 @@ struct zn_ctl_cmd {
 };
 
 const struct zn_ctl_cmd *zn_ctl_find(const char *method);
+
+/* ctl_fdir.c: flow director and load balancing commands */
+int zn_cmd_flow_add(struct zn_ctl_req *req);
+int zn_cmd_flow_del(struct zn_ctl_req *req);
+int zn_cmd_flow_list(struct zn_ctl_req *req);
+int zn_cmd_rule_add(struct zn_ctl_req *req);
+int zn_cmd_rule_del(struct zn_ctl_req *req);
+int zn_cmd_rule_list(struct zn_ctl_req *req);
+int zn_cmd_service_set(struct zn_ctl_req *req);
 /** Reject unknown, missing or mistyped parameters. 0 or -EINVAL. */
 int zn_ctl_check_params(struct zn_ctl_req *req, const struct zn_ctl_cmd *cmd);
 json_t *zn_ctl_error_reply(json_t *id, int code, const char *msg);

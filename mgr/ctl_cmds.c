@@ -163,6 +163,21 @@ static const struct zn_ctl_cmd cmds[] = {
 	  { { "enabled", ZN_CTL_BOOL, true } }, cmd_rx_set },
 	{ "shutdown", "stop every NF and the manager", { { 0 } },
 	  cmd_shutdown },
+	{ "flow.add", "add or replace exact flow rules (a batch)",
+	  { { "flows", JSON_ARRAY, true } }, zn_cmd_flow_add },
+	{ "flow.del", "remove exact flow rules",
+	  { { "flows", JSON_ARRAY, true } }, zn_cmd_flow_del },
+	{ "flow.list", "exact flow rules (up to limit, default 1000)",
+	  { { "limit", JSON_INTEGER, false } }, zn_cmd_flow_list },
+	{ "rule.add", "add a wildcard rule: match -> chain, by priority",
+	  { { "match", JSON_OBJECT, true }, { "chain", JSON_ARRAY, true },
+	    { "priority", JSON_INTEGER, false } }, zn_cmd_rule_add },
+	{ "rule.del", "remove a wildcard rule",
+	  { { "id", JSON_INTEGER, true } }, zn_cmd_rule_del },
+	{ "rule.list", "wildcard rules", { { 0 } }, zn_cmd_rule_list },
+	{ "service.set", "set a service's load balancing (and weights)",
+	  { { "service", JSON_INTEGER, true }, { "lb", JSON_STRING, true },
+	    { "weights", JSON_OBJECT, false } }, zn_cmd_service_set },
 };
 
 static int

@@ -362,7 +362,7 @@ main(int argc, char **argv)
 		ZN_LOG(ERR, "start-up failed: %s", strerror(-rc));
 		goto fail_ports;
 	}
-	if (m->chain_len == 0)
+	if (m->cfg.chain_len == 0)
 		ZN_LOG(NOTICE, "no default chain (--chain): packets entering "
 		       "from ports are dropped as chain_end");
 

@@ -72,6 +72,10 @@ struct zn_mgr_cfg {
 	unsigned int stall_ms;
 	unsigned int idle_sleep_us;
 	unsigned int stats_interval_s;
+	unsigned int flow_capacity; /* exact flow rules */
+	unsigned int flow_idle_s;   /* exact rules expire; 0: never */
+	unsigned int lb_idle_s;     /* LEAST_LOADED pins expire */
+	bool fdir_rehash;           /* naive per-hop rehash (benchmark) */
 	bool rx_paused;
 	char huge_dir[PATH_MAX];
 	char log_level[64];
@@ -96,18 +100,58 @@ int zn_hop_parse(const char *s, struct zn_hop *hop);
 /* ------------------------------------------------------------------ */
 /* Routing snapshot (route.c): immutable once published.               */
 
+/* Load balancing across the replicas of a service. */
+enum zn_lb_mode {
+	ZN_LB_HASH = 0,         /* flow affinity: bucket of the flow hash */
+	ZN_LB_LEAST_LOADED = 1, /* new flows to the shortest RX ring, pinned */
+	ZN_LB_WEIGHTED = 2,     /* like HASH, buckets in proportion to weights */
+};
+
+#define ZN_LB_BUCKETS 256          /* HASH/WEIGHTED: hash >> 24 */
+#define ZN_LB_PIN_BITS 16          /* LEAST_LOADED: pins by hash >> 16 */
+#define ZN_LB_PINS (1u << ZN_LB_PIN_BITS)
+
+/* LEAST_LOADED pin table of one service: entry = epoch << 16 | (slot + 1),
+ * 0 = free. Workers claim entries with a CAS (both directions of a flow
+ * share the flow hash, hence the entry); an entry not refreshed for
+ * idle_epochs epochs (seconds, advanced by the control thread) is free
+ * again. Flows sharing the top 16 bits of their hash share a pin. */
+struct zn_lb_pins {
+	struct {
+		uint64_t moved; /* writer: that worker */
+	} w[ZN_MAX_WORKERS] __rte_cache_aligned;
+	uint32_t pin[ZN_LB_PINS] __rte_cache_aligned;
+};
+
 struct zn_svc_entry {
 	uint16_t n;                     /* running instances */
+	uint8_t mode;                   /* enum zn_lb_mode */
 	uint16_t inst[ZN_MAX_REPLICAS]; /* instance (slot) ids */
+	uint16_t bucket[ZN_LB_BUCKETS]; /* HASH/WEIGHTED: slot per bucket */
+	struct zn_lb_pins *pins;        /* LEAST_LOADED */
 };
+
+struct zn_chain {
+	uint16_t len; /* 0: unused id */
+	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+};
+
+struct zn_ft;
+struct rte_acl_ctx;
 
 struct zn_route {
 	uint64_t version;
-	uint16_t chain_len;
-	struct zn_hop chain[ZN_MAX_CHAIN_HOPS];
 	uint16_t n_ports;
+	/* Flow director: chains by id (0: the default chain), wildcard rules
+	 * (rte_acl, IPv4 and IPv6, rebuilt and republished on change) and
+	 * the exact flow table (concurrent rte_hash, changed in place). */
+	struct zn_chain chains[ZN_MAX_CHAINS];
+	struct rte_acl_ctx *acl[2];     /* [0] IPv4, [1] IPv6; NULL: none */
+	struct zn_ft *exact;
+	bool rehash_every_hop;          /* naive mode (benchmark baseline) */
+	uint16_t lb_epoch_idle;         /* LEAST_LOADED pin idle epochs */
 	struct zn_svc_entry svc[ZN_MAX_SERVICES];
-	uint8_t nf_accept[ZN_MAX_NFS];  /* 1: may be sent packets */
+	uint16_t nf_svc[ZN_MAX_NFS];    /* service of a running NF, else 0 */
 	uint16_t n_drain[ZN_MAX_WORKERS];
 	uint16_t drain[ZN_MAX_WORKERS][ZN_MAX_NFS]; /* TX rings to drain */
 };
@@ -192,12 +236,17 @@ struct zn_worker {
 	struct zn_stage nf_stage[ZN_MAX_NFS]; /* per drained NF */
 	uint64_t stall_cycles; /* 0: never drop stalled packets */
 	uint64_t now;          /* tsc at the top of the loop */
+	uint64_t now_ns;       /* wall clock, set when the fdir needs it */
+	unsigned int lb_rr;    /* LEAST_LOADED tie-breaking */
 };
 
 int zn_worker_main(void *arg);
 
-/** Decide where a packet goes (pure: does not change the packet). */
-struct zn_res zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m);
+/** Decide where a packet goes. Does not change the packet; may pin its
+ *  flow to a replica (LEAST_LOADED). @p w may be NULL (tests): then
+ *  LEAST_LOADED services balance by hash. */
+struct zn_res zn_route_resolve(struct zn_worker *w, const struct zn_route *rt,
+			       struct rte_mbuf *m);
 
 /* ------------------------------------------------------------------ */
 /* NF registry (registry.c), control-thread only.                      */
@@ -232,9 +281,10 @@ struct zn_mgr {
 	struct zn_route *route;
 	struct rte_rcu_qsbr *qsbr;
 	pthread_mutex_t cfg_lock;
-	struct zn_hop chain[ZN_MAX_CHAIN_HOPS];
-	unsigned int chain_len;
 	uint64_t route_version;
+	struct zn_fdir *fdir;       /* rules and chains (fdir.c) */
+	struct zn_lb *lb;           /* per-service balancing state (lb.c) */
+	volatile uint32_t lb_epoch; /* seconds; LEAST_LOADED pin ageing */
 
 	struct zn_worker *workers[ZN_MAX_WORKERS];
 	unsigned int n_workers;
@@ -281,9 +331,36 @@ int zn_route_init(struct zn_mgr *m);
  *  until no worker can still see the old one. Control thread only. */
 int zn_route_publish(struct zn_mgr *m);
 void zn_route_fini(struct zn_mgr *m);
-/** Set the default chain (validated) and publish. 0 or -EINVAL. */
+
+/* fdir.c: flow director rules (control thread) */
+int zn_fdir_init(struct zn_mgr *m);
+void zn_fdir_fini(struct zn_mgr *m);
+/** Fill the snapshot's flow-director part (chains, ACL, exact table). */
+void zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt);
+/** Default chain (chain 0): set (validated, published) or read. */
 int zn_chain_set(struct zn_mgr *m, const struct zn_hop *hops,
 		 unsigned int n, char *err, size_t errlen);
+unsigned int zn_chain_get(struct zn_mgr *m, struct zn_hop *hops);
+/** Periodic work: expire idle exact rules. */
+void zn_fdir_tick(struct zn_mgr *m, uint64_t now_ns);
+/** Handle an NF's steering request (ZN_MSG_STEER). @return 0 or -errno */
+int zn_fdir_steer(struct zn_mgr *m, unsigned int slot);
+/** Classify packets entering from a port: set each one's chain id. */
+void zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,
+		      struct rte_mbuf **pkts, unsigned int n);
+
+/* lb.c: per-service load balancing (control thread) */
+int zn_lb_init(struct zn_mgr *m);
+void zn_lb_fini(struct zn_mgr *m);
+/** Fill rt->svc[] from the running NFs, keeping flows where they are. */
+void zn_lb_fill(struct zn_mgr *m, struct zn_route *rt);
+/** Set a service's mode and weights (weights[slot], 0: default 1). */
+int zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
+	      const uint16_t *weights, char *err, size_t errlen);
+void zn_lb_tick(struct zn_mgr *m);
+struct json_t *zn_lb_json(struct zn_mgr *m, uint16_t svc);
+const char *zn_lb_mode_name(unsigned int mode);
+int zn_lb_mode_parse(const char *s);
 
 /* registry.c */
 int zn_registry_init(struct zn_mgr *m);
@@ -309,7 +386,9 @@ struct json_t *zn_stats_ports(struct zn_mgr *m);
 struct json_t *zn_stats_nfs(struct zn_mgr *m);
 struct json_t *zn_stats_services(struct zn_mgr *m);
 struct json_t *zn_stats_all(struct zn_mgr *m);
+struct json_t *zn_stats_fdir(struct zn_mgr *m);
 struct json_t *zn_chain_json(struct zn_mgr *m);
+struct json_t *zn_hops_json(const struct zn_hop *hops, unsigned int n);
 int zn_telemetry_init(struct zn_mgr *m);
 const char *zn_nf_state_name(uint32_t state);
 

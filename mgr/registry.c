@@ -29,6 +29,7 @@
 #include <rte_ring.h>
 
 #include "mgr.h"
+#include "lb.h"
 #include "../lib/common/zn_doorbell.h"
 #include "../lib/common/zn_ledger.h"
 #include "../lib/common/zn_util.h"
@@ -311,6 +312,7 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	if (rte_ring_count(m->nf_tx[slot]) != 0 || s->mstats.staged != 0)
 		return;
 	__atomic_store_n(&s->ctl.state, ZN_NF_FREE, __ATOMIC_RELEASE);
+	zn_lb_forget(m, slot);
 	zn_route_publish(m);
 	/* Buffers the NF allocated sit in its lcore's cache, in shared
 	 * memory; the next NF in this slot gets the same lcore id. */
@@ -340,6 +342,17 @@ handle_msgs(struct zn_mgr *m)
 		case ZN_MSG_LEAVE:
 			if (s->ctl.gen == msg.gen)
 				begin_stop(m, msg.slot);
+			break;
+		case ZN_MSG_STEER:
+			/* Only from a registered NF of this generation; the
+			 * answer goes to the request's own generation. */
+			if (s->ctl.gen != msg.gen ||
+			    s->ctl.state != ZN_NF_RUNNING)
+				break;
+			s->steer_reply.rc = zn_fdir_steer(m, msg.slot);
+			__atomic_store_n(&s->steer_reply.gen, s->steer.gen,
+					 __ATOMIC_RELEASE);
+			zn_db_ring(&s->db);
 			break;
 		default:
 			ZN_LOG(WARNING, "bad message type %u", msg.type);

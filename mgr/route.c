@@ -3,9 +3,9 @@
  */
 
 /*
- * Routing state, control side: build an immutable snapshot (services,
- * chain, which NF TX rings each worker drains), publish it with one atomic
- * store, and free the old one once every worker has passed a quiescent
+ * Routing state, control side: build an immutable snapshot (services and
+ * their balancing (lb.c), chains and wildcard rules (fdir.c), which NF TX
+ * rings each worker drains), publish it with one atomic store, and free the old one once every worker has passed a quiescent
  * state (rte_rcu_qsbr). Workers never see a half-written chain or service
  * table, and nothing they may still read is freed under them.
  */
@@ -32,10 +32,7 @@ build(struct zn_mgr *m)
 	memset(rt, 0, sizeof(*rt));
 	rt->version = ++m->route_version;
 	rt->n_ports = m->n_ports;
-	pthread_mutex_lock(&m->cfg_lock);
-	rt->chain_len = (uint16_t)m->chain_len;
-	memcpy(rt->chain, m->chain, sizeof(rt->chain));
-	pthread_mutex_unlock(&m->cfg_lock);
+	zn_fdir_fill(m, rt);
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 		const struct zn_nf_slot *slot = &m->shm->nfs[s];
@@ -49,13 +46,14 @@ build(struct zn_mgr *m)
 
 			if (e->n < ZN_MAX_REPLICAS) {
 				e->inst[e->n++] = (uint16_t)s;
-				rt->nf_accept[s] = 1;
+				rt->nf_svc[s] = slot->ctl.service_id;
 			}
 		}
 		/* Every NF not yet freed keeps its TX ring drained. */
 		if (w < m->n_workers)
 			rt->drain[w][rt->n_drain[w]++] = (uint16_t)s;
 	}
+	zn_lb_fill(m, rt);
 	return rt;
 }
 
@@ -78,15 +76,19 @@ int
 zn_route_init(struct zn_mgr *m)
 {
 	size_t sz = rte_rcu_qsbr_get_memsize(ZN_MAX_WORKERS);
+	int rc;
 
 	m->qsbr = rte_zmalloc("zn_qsbr", sz, RTE_CACHE_LINE_SIZE);
 	if (m->qsbr == NULL)
 		return -ENOMEM;
 	if (rte_rcu_qsbr_init(m->qsbr, ZN_MAX_WORKERS) < 0)
 		return -EINVAL;
-	m->chain_len = m->cfg.chain_len;
-	memcpy(m->chain, m->cfg.chain, sizeof(m->chain));
-	return zn_route_publish(m);
+	rc = zn_lb_init(m);
+	if (rc == 0)
+		rc = zn_fdir_init(m);
+	if (rc == 0)
+		rc = zn_route_publish(m);
+	return rc;
 }
 
 void
@@ -94,35 +96,8 @@ zn_route_fini(struct zn_mgr *m)
 {
 	free(m->route);
 	m->route = NULL;
+	zn_fdir_fini(m);
+	zn_lb_fini(m);
 	rte_free(m->qsbr);
 	m->qsbr = NULL;
-}
-
-int
-zn_chain_set(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
-	     char *err, size_t errlen)
-{
-	if (n == 0 || n > ZN_MAX_CHAIN_HOPS) {
-		snprintf(err, errlen, "a chain has 1..%d hops",
-			 ZN_MAX_CHAIN_HOPS);
-		return -EINVAL;
-	}
-	for (unsigned int i = 0; i < n; i++) {
-		if (hops[i].type == ZN_HOP_PORT && hops[i].id >= m->n_ports) {
-			snprintf(err, errlen, "hop %u: no port %u (%u ports)",
-				 i, hops[i].id, m->n_ports);
-			return -EINVAL;
-		}
-		if (hops[i].type == ZN_HOP_SERVICE &&
-		    (hops[i].id == 0 || hops[i].id >= ZN_MAX_SERVICES)) {
-			snprintf(err, errlen, "hop %u: bad service %u", i,
-				 hops[i].id);
-			return -EINVAL;
-		}
-	}
-	pthread_mutex_lock(&m->cfg_lock);
-	memcpy(m->chain, hops, n * sizeof(*hops));
-	m->chain_len = n;
-	pthread_mutex_unlock(&m->cfg_lock);
-	return zn_route_publish(m);
 }

@@ -20,6 +20,7 @@
 #include <rte_version.h>
 
 #include "mgr.h"
+#include "fdir.h"
 #include "../lib/common/zn_util.h"
 
 static const char *const action_names[ZN_ACT_MAX] = {
@@ -129,12 +130,16 @@ zn_stats_services(struct zn_mgr *m)
 			by_svc[svc] = json_array();
 		json_array_append_new(by_svc[svc], json_integer(slot));
 	}
-	for (unsigned int svc = 1; svc < ZN_MAX_SERVICES; svc++)
-		if (by_svc[svc] != NULL)
-			json_array_append_new(a, json_pack("{s:i, s:o}",
-							   "service", svc,
-							   "instances",
-							   by_svc[svc]));
+	for (unsigned int svc = 1; svc < ZN_MAX_SERVICES; svc++) {
+		json_t *o;
+
+		if (by_svc[svc] == NULL)
+			continue;
+		o = zn_lb_json(m, (uint16_t)svc);
+		json_object_set_new(o, "service", json_integer(svc));
+		json_object_set_new(o, "instances", by_svc[svc]);
+		json_array_append_new(a, o);
+	}
 	return a;
 }
 
@@ -195,18 +200,24 @@ zn_stats_ports(struct zn_mgr *m)
 }
 
 json_t *
-zn_chain_json(struct zn_mgr *m)
+zn_hops_json(const struct zn_hop *hops, unsigned int n)
 {
 	json_t *a = json_array();
 	char buf[32];
 
-	pthread_mutex_lock(&m->cfg_lock);
-	for (unsigned int i = 0; i < m->chain_len; i++) {
-		zn_hop_format(&m->chain[i], buf, sizeof(buf));
+	for (unsigned int i = 0; i < n; i++) {
+		zn_hop_format(&hops[i], buf, sizeof(buf));
 		json_array_append_new(a, json_string(buf));
 	}
-	pthread_mutex_unlock(&m->cfg_lock);
 	return a;
+}
+
+json_t *
+zn_chain_json(struct zn_mgr *m)
+{
+	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+
+	return zn_hops_json(hops, zn_chain_get(m, hops));
 }
 
 json_t *
@@ -251,7 +262,8 @@ workers_json(struct zn_mgr *m, uint64_t *drops)
 		for (int r = 0; r < ZN_DROP_MAX; r++)
 			drops[r] += ws->stats.drops[r];
 		json_array_append_new(a, json_pack(
-			"{s:i, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"{s:i, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+			" s:I, s:I, s:I}",
 			"worker", (int)w, "rx", m->workers[w]->rx_role, "tx",
 			m->workers[w]->tx_role, "online", ws->stats.online != 0,
 			"loops", (json_int_t)ws->stats.loops, "busy_loops",
@@ -259,7 +271,11 @@ workers_json(struct zn_mgr *m, uint64_t *drops)
 			(json_int_t)ws->stats.routed, "stalls",
 			(json_int_t)ws->stats.stalls, "sleeps",
 			(json_int_t)ws->db.sleeps, "wakeups",
-			(json_int_t)ws->db.wakeups));
+			(json_int_t)ws->db.wakeups, "fdir_exact",
+			(json_int_t)ws->stats.fdir_exact, "fdir_rule",
+			(json_int_t)ws->stats.fdir_rule, "fdir_miss",
+			(json_int_t)ws->stats.fdir_miss, "lb_moved",
+			(json_int_t)ws->stats.lb_moved));
 	}
 	return a;
 }
@@ -272,10 +288,33 @@ zn_stats_all(struct zn_mgr *m)
 
 	for (int r = 0; r < ZN_DROP_MAX; r++)
 		drops[r] += m->shm->mgr.drops[r];
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "status",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "status",
 			 zn_stats_status(m), "ports", zn_stats_ports(m), "nfs",
 			 zn_stats_nfs(m), "services", zn_stats_services(m),
-			 "workers", workers, "drops", drops_json(drops));
+			 "workers", workers, "drops", drops_json(drops),
+			 "fdir", zn_stats_fdir(m));
+}
+
+json_t *
+zn_stats_fdir(struct zn_mgr *m)
+{
+	struct zn_fdir_counts c;
+	uint64_t hit[3] = { 0, 0, 0 };
+
+	zn_fdir_counts(m, &c);
+	for (unsigned int w = 0; w < m->n_workers; w++) {
+		hit[0] += m->shm->workers[w].stats.fdir_exact;
+		hit[1] += m->shm->workers[w].stats.fdir_rule;
+		hit[2] += m->shm->workers[w].stats.fdir_miss;
+	}
+	return json_pack("{s:i, s:i, s:I, s:I, s:i, s:i, s:I, s:I, s:I}",
+			 "flows", (int)c.flows, "flow_capacity",
+			 (int)c.capacity, "flows_added",
+			 (json_int_t)c.flows_added, "flows_expired",
+			 (json_int_t)c.flows_expired, "rules", (int)c.rules,
+			 "chains", (int)c.chains, "exact_hits",
+			 (json_int_t)hit[0], "rule_hits", (json_int_t)hit[1],
+			 "misses", (json_int_t)hit[2]);
 }
 
 /* ---------------------------------------------------------------------- */

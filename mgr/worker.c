@@ -48,27 +48,83 @@ res_drop(enum zn_drop_reason reason)
 	return (struct zn_res){ .type = ZN_RES_DROP, .reason = (uint8_t)reason };
 }
 
+/* LEAST_LOADED: the flow's pinned replica, or the replica with the
+ * shortest RX ring for a new flow (then pinned; see struct zn_lb_pins). */
+static inline uint16_t
+pick_pinned(struct zn_worker *w, const struct zn_route *rt,
+	    const struct zn_svc_entry *e, uint16_t svc, uint32_t hash)
+{
+	uint32_t *pin = &e->pins->pin[hash >> (32 - ZN_LB_PIN_BITS)];
+	uint32_t epoch = w->mgr->lb_epoch & 0xffff;
+	uint32_t old = __atomic_load_n(pin, __ATOMIC_RELAXED);
+	unsigned int best = UINT32_MAX;
+	uint16_t slot = (uint16_t)((old & 0xffff) - 1u), pick = e->inst[0];
+	bool fresh = old != 0 &&
+		     ((epoch - (old >> 16)) & 0xffff) <= rt->lb_epoch_idle;
+
+	if (fresh && slot < ZN_MAX_NFS && rt->nf_svc[slot] == svc) {
+		if ((old >> 16) != epoch) /* once per epoch: keep it fresh */
+			__atomic_store_n(pin, epoch << 16 | (old & 0xffff),
+					 __ATOMIC_RELAXED);
+		return slot;
+	}
+	/* Ties (empty rings, typical when a burst brings many new flows
+	 * at once) go round-robin, not all to the first replica. */
+	for (unsigned int k = 0, i = w->lb_rr++ % e->n; k < e->n;
+	     k++, i = i + 1 == e->n ? 0 : i + 1) {
+		unsigned int c = rte_ring_count(w->mgr->nf_rx[e->inst[i]]);
+
+		if (c < best) {
+			best = c;
+			pick = e->inst[i];
+		}
+	}
+	/* Another worker may pin the flow at the same time: its choice wins,
+	 * so both directions keep one replica. */
+	if (!__atomic_compare_exchange_n(pin, &old,
+					 epoch << 16 | (uint32_t)(pick + 1),
+					 false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED)) {
+		slot = (uint16_t)((old & 0xffff) - 1u);
+		if (slot < ZN_MAX_NFS && rt->nf_svc[slot] == svc)
+			return slot;
+	} else if (fresh) {
+		e->pins->w[w->id].moved++; /* its replica left */
+		w->shm->stats.lb_moved++;
+	}
+	return pick;
+}
+
 static inline struct zn_res
-pick_instance(const struct zn_route *rt, uint16_t svc, struct rte_mbuf *m,
-	      uint8_t pos, uint8_t hops)
+pick_instance(struct zn_worker *w, const struct zn_route *rt, uint16_t svc,
+	      struct rte_mbuf *m, uint8_t pos, uint8_t hops)
 {
 	const struct zn_svc_entry *e = &rt->svc[svc];
-	uint32_t idx = 0;
+	uint16_t id = e->inst[0];
 
 	if (e->n == 0)
 		return res_drop(ZN_DROP_NO_INSTANCE);
 	/* The flow hash is only needed (and computed) to choose a replica.
-	 * Lemire's range reduction uses its high bits. */
-	if (e->n > 1)
-		idx = (uint32_t)(((uint64_t)zn_pkt_flow_hash(m) * e->n) >> 32);
+	 * Buckets use its high bits. */
+	if (e->n > 1) {
+		uint32_t hash = zn_pkt_flow_hash(m);
+
+		if (e->mode == ZN_LB_LEAST_LOADED && e->pins != NULL &&
+		    w != NULL)
+			id = pick_pinned(w, rt, e, svc, hash);
+		else
+			id = e->bucket[hash >> 24];
+	}
 	return (struct zn_res){ .type = ZN_RES_NF, .pos = pos, .hops = hops,
-				.svc = svc, .id = e->inst[idx] };
+				.svc = svc, .id = id };
 }
 
 struct zn_res
-zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m)
+zn_route_resolve(struct zn_worker *w, const struct zn_route *rt,
+		 struct rte_mbuf *m)
 {
 	const struct zn_pkt_meta *meta = zn_pkt_meta(m);
+	const struct zn_chain *chain = &rt->chains[meta->chain];
 	unsigned int hops = meta->hops + 1u;
 	unsigned int pos;
 	const struct zn_hop *hop;
@@ -77,9 +133,9 @@ zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m)
 	case ZN_ACT_NEXT:
 		pos = meta->chain_pos == ZN_CHAIN_POS_START ?
 			      0 : meta->chain_pos + 1u;
-		if (pos >= rt->chain_len)
+		if (pos >= chain->len)
 			return res_drop(ZN_DROP_CHAIN_END);
-		hop = &rt->chain[pos];
+		hop = &chain->hops[pos];
 		if (hop->type == ZN_HOP_PORT)
 			return hop->id < rt->n_ports ?
 				(struct zn_res){ .type = ZN_RES_PORT,
@@ -89,14 +145,14 @@ zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m)
 			return res_drop(ZN_DROP_CHAIN);
 		if (hops > ZN_HOP_LIMIT)
 			return res_drop(ZN_DROP_HOP_LIMIT);
-		return pick_instance(rt, hop->id, m, (uint8_t)pos,
+		return pick_instance(w, rt, hop->id, m, (uint8_t)pos,
 				     (uint8_t)hops);
 	case ZN_ACT_TO_SERVICE:
 		if (meta->dest == 0 || meta->dest >= ZN_MAX_SERVICES)
 			return res_drop(ZN_DROP_BAD_ACTION);
 		if (hops > ZN_HOP_LIMIT)
 			return res_drop(ZN_DROP_HOP_LIMIT);
-		return pick_instance(rt, meta->dest, m, meta->chain_pos,
+		return pick_instance(w, rt, meta->dest, m, meta->chain_pos,
 				     (uint8_t)hops);
 	case ZN_ACT_OUT:
 		if (meta->dest >= rt->n_ports)
@@ -118,7 +174,8 @@ zn_route_resolve(const struct zn_route *rt, struct rte_mbuf *m)
  * to the whole burst (then res[1..] are not written).
  */
 static inline bool
-resolve_burst(const struct zn_route *rt, struct rte_mbuf **pkts,
+resolve_burst(struct zn_worker *w, const struct zn_route *rt,
+	      struct rte_mbuf **pkts,
 	      struct zn_res *res, unsigned int n, uint64_t *act)
 {
 	const uint64_t mask = 0x0000ffffffffffffULL;
@@ -128,7 +185,7 @@ resolve_burst(const struct zn_route *rt, struct rte_mbuf **pkts,
 
 	memcpy(&key0, zn_pkt_meta(pkts[0]), sizeof(key0));
 	key0 &= mask;
-	res[0] = zn_route_resolve(rt, pkts[0]);
+	res[0] = zn_route_resolve(w, rt, pkts[0]);
 	reuse = res[0].type != ZN_RES_NF || rt->svc[res[0].svc].n <= 1;
 	for (i = 1; i < n; i++) {
 		memcpy(&key, zn_pkt_meta(pkts[i]), sizeof(key));
@@ -152,7 +209,7 @@ resolve_burst(const struct zn_route *rt, struct rte_mbuf **pkts,
 			res[j] = res[j - 1];
 			continue;
 		}
-		res[j] = zn_route_resolve(rt, pkts[j]);
+		res[j] = zn_route_resolve(w, rt, pkts[j]);
 		key0 = key;
 		reuse = res[j].type != ZN_RES_NF || rt->svc[res[j].svc].n <= 1;
 	}
@@ -274,7 +331,7 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 
 		/* The chosen instance may have left since: pick again (per
 		 * packet: the service may have several instances now). */
-		if (r->type == ZN_RES_NF && !rt->nf_accept[r->id]) {
+		if (r->type == ZN_RES_NF && rt->nf_svc[r->id] != r->svc) {
 			if (st->uniform) {
 				for (unsigned int i = st->head; i < st->tail;
 				     i++)
@@ -282,7 +339,7 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 				st->uniform = false;
 				r = &st->res[st->head];
 			}
-			*r = pick_instance(rt, r->svc, pkts[0], r->pos,
+			*r = pick_instance(w, rt, r->svc, pkts[0], r->pos,
 					   r->hops);
 		}
 		if (st->uniform)
@@ -349,7 +406,10 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	zn_db_ring(&ns->db); /* the NF may be waiting for TX ring room */
 	for (unsigned int i = 0; i < n; i++)
 		rte_prefetch0(zn_pkt_meta(st->pkts[i]));
-	st->uniform = resolve_burst(rt, st->pkts, st->res, n, ns->mstats.act);
+	if (rt->rehash_every_hop) /* the naive baseline: look up again */
+		zn_fdir_classify(w, rt, st->pkts, n);
+	st->uniform = resolve_burst(w, rt, st->pkts, st->res, n,
+				    ns->mstats.act);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;
@@ -417,7 +477,8 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	ps->rx += n;
 	for (unsigned int i = 0; i < n; i++)
 		ingress_meta(st->pkts[i], rq->port);
-	st->uniform = resolve_burst(rt, st->pkts, st->res, n, NULL);
+	zn_fdir_classify(w, rt, st->pkts, n);
+	st->uniform = resolve_burst(w, rt, st->pkts, st->res, n, NULL);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;

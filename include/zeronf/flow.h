@@ -97,6 +97,7 @@ struct zn_ft_opts {
 struct zn_ft_hit {
 	int32_t index;   /**< entry index, 0..capacity-1 */
 	bool reverse;    /**< BIDIR: the key is the entry's reverse */
+	bool created;    /**< zn_ft_add: the entry is new */
 	void *data;      /**< the entry's user data (data_size bytes) */
 };
 

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <rte_mbuf.h>
 
+#include <zeronf/flow.h>
 #include <zeronf/pkt.h>
 
 #ifdef __cplusplus
@@ -47,7 +48,7 @@ extern "C" {
  *  refuses a manager whose ABI version differs. Overridable only so that
  *  tests can build a deliberately incompatible library. */
 #ifndef ZN_ABI_VERSION
-#define ZN_ABI_VERSION 1
+#define ZN_ABI_VERSION 2
 #endif
 
 /** Most packets the library hands to ops->burst at once. */
@@ -145,6 +146,43 @@ int zn_nf_counter_register(struct zn_nf *nf, const char *name);
 
 /** Add @p v to NF counter @p idx (hot path, no checks beyond the index). */
 void zn_nf_counter_add(struct zn_nf *nf, int idx, uint64_t v);
+
+/** One step of a service chain. */
+enum zn_step_type {
+	ZN_STEP_SERVICE = 1, /**< to an instance of service `id` */
+	ZN_STEP_PORT = 2,    /**< out of port `id` (ends the chain) */
+	ZN_STEP_DROP = 3,    /**< drop, counted as "chain" (ends the chain) */
+};
+
+struct zn_step {
+	uint8_t type; /**< enum zn_step_type */
+	uint8_t pad;
+	uint16_t id;
+};
+
+/** zn_nf_flow_steer() / zn_nf_flow_unsteer(): the reverse direction too. */
+#define ZN_STEER_F_BOTH 0x1
+
+/**
+ * Steer a flow: install an exact flow-director rule sending packets of
+ * @p key (and, with ZN_STEER_F_BOTH, of its reverse) along @p steps.
+ * Synchronous: when it returns 0 the rule is in force for every packet of
+ * the flow that enters the manager from a port afterwards (packets already
+ * past ingress keep the chain they had). Replaces an existing rule of the
+ * same key. Blocks for a manager round trip (tens of microseconds): call
+ * it once per flow, not per packet. Exact rules expire after the
+ * manager's --flow-idle-s of no traffic.
+ * @return 0, -EINVAL (bad step or count 1..ZN_MAX_CHAIN_HOPS), -ENOSPC
+ *   (flow table or chain table full), -ETIMEDOUT, -ENOTCONN.
+ */
+int zn_nf_flow_steer(struct zn_nf *nf, const struct zn_flow_key *key,
+		     const struct zn_step *steps, unsigned int n,
+		     unsigned int flags);
+
+/** Remove the rule of @p key (and its reverse with ZN_STEER_F_BOTH).
+ *  @return 0, -ENOENT (no rule), -ETIMEDOUT, -ENOTCONN. */
+int zn_nf_flow_unsteer(struct zn_nf *nf, const struct zn_flow_key *key,
+		       unsigned int flags);
 
 /** NF private data pointer, for the NF's own state. */
 void *zn_nf_priv(const struct zn_nf *nf);

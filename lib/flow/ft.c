@@ -133,11 +133,14 @@ static inline void
 fill_hit(struct zn_ft *ft, int32_t pos, bool reverse, uint64_t now,
 	 struct zn_ft_hit *hit)
 {
-	if (now != 0)
+	/* Refresh at 1/64 of the timeout's precision: a lookup then only
+	 * reads the line, it does not dirty it for every other reader. */
+	if (now != 0 && now - ft->last_seen[pos] > ft->idle_timeout_ns / 64)
 		ft->last_seen[pos] = now;
 	if (hit != NULL) {
 		hit->index = pos;
 		hit->reverse = reverse;
+		hit->created = false;
 		hit->data = ft->data ? ft->data + (size_t)pos * ft->data_size :
 				       NULL;
 	}
@@ -195,6 +198,8 @@ zn_ft_add(struct zn_ft *ft, const struct zn_flow_key *key, uint32_t hash,
 	bool rev;
 	int32_t pos;
 
+	bool created = false;
+
 	key = canon(ft, key, &tmp, &rev);
 	pos = rte_hash_lookup_with_hash(ft->h, key, hash);
 	if (pos < 0) {
@@ -204,8 +209,11 @@ zn_ft_add(struct zn_ft *ft, const struct zn_flow_key *key, uint32_t hash,
 		if (ft->data != NULL)
 			memset(ft->data + (size_t)pos * ft->data_size, 0,
 			       ft->data_size);
+		created = true;
 	}
 	fill_hit(ft, pos, rev, now_ns, hit);
+	if (hit != NULL)
+		hit->created = created;
 	return pos;
 }
 

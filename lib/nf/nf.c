@@ -515,6 +515,76 @@ register_nf(struct zn_nf *nf)
 	return 0;
 }
 
+struct steer_wait {
+	struct zn_nf *nf;
+	uint32_t gen;
+};
+
+static bool
+steer_answered(void *arg)
+{
+	const struct steer_wait *sw = arg;
+
+	return __atomic_load_n(&sw->nf->s->steer_reply.gen,
+			       __ATOMIC_ACQUIRE) == sw->gen;
+}
+
+/* One request at a time, answered in the slot (zn_shm.h, steer). */
+static int
+steer_request(struct zn_nf *nf, uint8_t op, const struct zn_flow_key *key,
+	      const struct zn_step *steps, unsigned int n, unsigned int flags)
+{
+	struct zn_steer_req *rq;
+	struct steer_wait sw = { .nf = nf };
+	uint64_t deadline;
+	int rc;
+
+	if (nf == NULL || key == NULL || !nf->registered ||
+	    (key->ip_version != 4 && key->ip_version != 6) ||
+	    (flags & ~(unsigned int)ZN_STEER_F_BOTH) != 0)
+		return -EINVAL;
+	if (op == ZN_STEER_ADD && (steps == NULL || n == 0 ||
+				   n > ZN_MAX_CHAIN_HOPS))
+		return -EINVAL;
+	rq = &nf->s->steer;
+	rq->op = op;
+	rq->flags = (uint8_t)flags;
+	rq->n_steps = (uint8_t)n;
+	rq->key = *key;
+	if (n > 0)
+		memcpy(rq->steps, steps, n * sizeof(*steps));
+	sw.gen = rq->gen + 1;
+	__atomic_store_n(&rq->gen, sw.gen, __ATOMIC_RELEASE);
+	rc = post_msg(nf, ZN_MSG_STEER);
+	if (rc < 0)
+		return rc;
+	deadline = zn_now_ns() + ZN_STEER_TIMEOUT_NS;
+	while (!steer_answered(&sw)) {
+		/* Short spins first: the answer usually takes microseconds. */
+		zn_db_wait(&nf->s->db, steer_answered, &sw, 1000);
+		if (!zn_nf_mgr_alive(nf))
+			return -ENOTCONN;
+		if (zn_now_ns() > deadline)
+			return -ETIMEDOUT;
+	}
+	return nf->s->steer_reply.rc;
+}
+
+int ZN_API
+zn_nf_flow_steer(struct zn_nf *nf, const struct zn_flow_key *key,
+		 const struct zn_step *steps, unsigned int n,
+		 unsigned int flags)
+{
+	return steer_request(nf, ZN_STEER_ADD, key, steps, n, flags);
+}
+
+int ZN_API
+zn_nf_flow_unsteer(struct zn_nf *nf, const struct zn_flow_key *key,
+		   unsigned int flags)
+{
+	return steer_request(nf, ZN_STEER_DEL, key, NULL, 0, flags);
+}
+
 int ZN_API
 zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 	   struct zn_nf **nfp)

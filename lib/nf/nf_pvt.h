@@ -24,6 +24,8 @@
 #define ZN_NF_CHECK_NS (100ULL * 1000 * 1000)
 /* How long the NF waits for the manager to answer a leave request. */
 #define ZN_NF_LEAVE_TIMEOUT_NS (3ULL * 1000 * 1000 * 1000)
+/* How long zn_nf_flow_steer() waits for the manager's answer. */
+#define ZN_STEER_TIMEOUT_NS (2ULL * 1000 * 1000 * 1000)
 
 struct zn_nf {
 	struct zn_nf_ops ops; /* copy, zero-extended to our size */

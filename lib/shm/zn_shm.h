@@ -25,6 +25,7 @@
 #include <rte_common.h>
 #include <rte_config.h>
 
+#include <zeronf/flow.h>
 #include <zeronf/nf.h>
 
 #define ZN_SHM_MAGIC 0x31304e466f72655aULL /* "ZeroNF01" */
@@ -46,6 +47,7 @@
 #define ZN_MAX_SERVICES 256 /* service ids 1..255 */
 #define ZN_MAX_REPLICAS 16
 #define ZN_MAX_CHAIN_HOPS 32
+#define ZN_MAX_CHAINS 256 /* chain ids 0..255 (0: the default chain) */
 #define ZN_MAX_PORTS RTE_MAX_ETHPORTS
 #define ZN_NF_MAX_COUNTERS 16
 #define ZN_COUNTER_NAME_LEN 24
@@ -143,6 +145,10 @@ struct zn_worker_shm {
 		uint64_t busy_loops;
 		uint64_t routed;   /* packets moved from an NF or port */
 		uint64_t stalls;   /* flushes that left packets staged */
+		uint64_t fdir_exact; /* ingress packets: exact rule hit */
+		uint64_t fdir_rule;  /* ingress packets: wildcard rule hit */
+		uint64_t fdir_miss;  /* ingress packets: default chain */
+		uint64_t lb_moved;   /* pinned flows moved off a replica */
 		uint64_t drops[ZN_DROP_MAX];
 		uint32_t online;   /* 1 while the worker runs */
 	} stats __rte_cache_aligned;
@@ -235,8 +241,30 @@ struct zn_nf_slot {
 	/* writer: the control thread, on reclaim */
 	uint64_t exit_drops __rte_cache_aligned; /* packets lost when it died */
 
+	/* writer: the NF (zn_nf_flow_steer); read once req.steer_gen moves */
+	struct zn_steer_req {
+		uint32_t gen;
+		uint8_t op;       /* enum zn_steer_op */
+		uint8_t flags;    /* ZN_STEER_F_* */
+		uint8_t n_steps;
+		uint8_t pad;
+		struct zn_flow_key key;
+		struct zn_step steps[ZN_MAX_CHAIN_HOPS];
+	} steer __rte_cache_aligned;
+
+	/* writer: manager control thread: the answer to steer.gen */
+	struct {
+		uint32_t gen;
+		int32_t rc;
+	} steer_reply __rte_cache_aligned;
+
 	struct zn_doorbell db; /* the NF sleeps here; workers ring it */
 } __rte_cache_aligned;
+
+enum zn_steer_op {
+	ZN_STEER_ADD = 1,
+	ZN_STEER_DEL = 2,
+};
 
 /** The whole shared zone, one per manager instance. */
 struct zn_shm {
@@ -250,6 +278,7 @@ struct zn_shm {
 enum zn_msg_type {
 	ZN_MSG_REGISTER = 1, /* slot's req is filled: register it */
 	ZN_MSG_LEAVE = 2,    /* the NF in slot asks to leave */
+	ZN_MSG_STEER = 3,    /* slot's steer request is filled */
 };
 
 struct zn_msg {

@@ -4,12 +4,16 @@
 
 /* monitor: count packets and bytes by L2/L3/L4 protocol and pass them on.
  * Counters are NF counters (ctl "nf.list", telemetry /zeronf/nf); with
- * --print N a summary line is printed every N seconds, and always at exit. */
+ * --print N a summary line is printed every N seconds, and always at exit.
+ * With --flows FILE it also tracks connections (a bidirectional flow table
+ * keyed by the packet's flow hash) and writes them to FILE at exit, one
+ * per line: "key<TAB>packets a->b<TAB>packets b->a". */
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include <rte_ether.h>
@@ -30,6 +34,63 @@ static const char *const names[C_MAX] = {
 static int idx[C_MAX];
 static uint64_t local[C_MAX], shown[C_MAX];
 static uint64_t print_every_ns, next_print_ns;
+
+static const char *flows_path;
+static uint32_t flow_capacity = 1u << 16;
+static struct zn_ft *flows;
+static int c_flows = -1, c_flows_full = -1;
+
+struct flow_counts {
+	uint64_t pkts[2];     /* [0]: the direction of the first packet */
+	bool first_reverse;   /* the first packet was the entry's reverse */
+};
+
+static void
+track_flow(struct zn_nf *nf, struct rte_mbuf *m)
+{
+	struct zn_flow_key key;
+	struct zn_ft_hit hit;
+	struct flow_counts *fc;
+
+	if (zn_flow_key_from_pkt(m, &key) < 0)
+		return;
+	if (zn_ft_add(flows, &key, zn_pkt_flow_hash(m), 0, &hit) < 0) {
+		zn_nf_counter_add(nf, c_flows_full, 1);
+		return;
+	}
+	fc = hit.data;
+	if (hit.created) {
+		fc->first_reverse = hit.reverse;
+		zn_nf_counter_add(nf, c_flows, 1);
+	}
+	fc->pkts[hit.reverse != fc->first_reverse]++;
+}
+
+static void
+write_flows(void)
+{
+	const struct zn_flow_key *key;
+	struct flow_counts *fc;
+	uint32_t cursor = 0;
+	char buf[160];
+	FILE *f = fopen(flows_path, "w");
+
+	if (f == NULL) {
+		fprintf(stderr, "monitor: cannot write %s\n", flows_path);
+		return;
+	}
+	while (zn_ft_iterate(flows, &cursor, &key, (void **)&fc) >= 0) {
+		struct zn_flow_key k = *key;
+
+		/* Print the flow as its first packet went. */
+		if (fc->first_reverse)
+			zn_flow_key_reverse(key, &k);
+		zn_flow_key_format(&k, buf, sizeof(buf));
+		fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\n", buf, fc->pkts[0],
+			fc->pkts[1]);
+	}
+	fclose(f);
+}
 
 static void
 count_l4(uint8_t proto)
@@ -123,8 +184,11 @@ print_summary(struct zn_nf *nf, const char *when)
 static void
 mon_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
-	for (uint16_t i = 0; i < n; i++)
+	for (uint16_t i = 0; i < n; i++) {
 		classify(pkts[i]); /* action stays NEXT */
+		if (flows != NULL)
+			track_flow(nf, pkts[i]);
+	}
 	publish(nf);
 }
 
@@ -140,10 +204,25 @@ mon_tick(struct zn_nf *nf, uint64_t now)
 static int
 mon_init(struct zn_nf *nf)
 {
+	char name[32];
+
 	for (int c = 0; c < C_MAX; c++) {
 		idx[c] = zn_nf_counter_register(nf, names[c]);
 		if (idx[c] < 0)
 			return idx[c];
+	}
+	if (flows_path == NULL)
+		return 0;
+	c_flows = zn_nf_counter_register(nf, "flows");
+	c_flows_full = zn_nf_counter_register(nf, "flow_table_full");
+	snprintf(name, sizeof(name), "mon_flows_%u", zn_nf_instance_id(nf));
+	flows = zn_ft_create(&ZN_FT_OPTS(.name = name,
+					 .capacity = flow_capacity,
+					 .data_size = sizeof(struct flow_counts),
+					 .flags = ZN_FT_F_BIDIR));
+	if (flows == NULL) {
+		fprintf(stderr, "monitor: cannot create a flow table\n");
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -152,6 +231,10 @@ static void
 mon_fini(struct zn_nf *nf)
 {
 	print_summary(nf, "final");
+	if (flows != NULL) {
+		write_flows();
+		zn_ft_free(flows);
+	}
 }
 
 static int
@@ -159,26 +242,43 @@ mon_parse(struct zn_nf *nf, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "print", required_argument, NULL, 'p' },
+		{ "flows", required_argument, NULL, 'f' },
+		{ "flow-capacity", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
+	unsigned long long v;
 	int c;
 
 	(void)nf;
-	while ((c = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
-		if (c != 'p')
+	while ((c = getopt_long(argc, argv, "p:f:c:", opts, NULL)) != -1) {
+		if (c == 'f') {
+			flows_path = optarg;
+			continue;
+		}
+		if (c != 'p' && c != 'c')
 			return -EINVAL;
-		print_every_ns = strtoull(optarg, &end, 10) * 1000000000ULL;
-		if (*optarg == '\0' || *end != '\0')
+		errno = 0;
+		v = strtoull(optarg, &end, 10);
+		if (errno != 0 || *end != '\0' || end == optarg ||
+		    (c == 'c' && (v == 0 || v > (1u << 26))))
 			return -EINVAL;
+		if (c == 'c')
+			flow_capacity = (uint32_t)v;
+		else
+			print_every_ns = v * 1000000000ULL;
 	}
-	return optind == argc ? 0 : -EINVAL;
+	return 0;
 }
 
 static void
 mon_usage(FILE *out)
 {
-	fprintf(out, "  -p, --print SECONDS   print counters every SECONDS\n");
+	fprintf(out, "  -p, --print SECONDS   print counters every SECONDS\n"
+		     "  -f, --flows FILE      track connections, write them to "
+		     "FILE at exit\n"
+		     "  -c, --flow-capacity N flows tracked at most (default "
+		     "65536)\n");
 }
 
 static const struct zn_nf_ops monitor_ops = {

@@ -63,7 +63,7 @@ def test_incompatible_library_refused(managers, tmp_path):
     rc, out = run_nf(tmp_path, [BUILD / "tests/unit/zeronf-forward-abi99",
                                 "-i", m.name, "-s", "1"])
     assert rc == 1
-    assert "incompatible" in out and "ABI 1" in out and "ABI 99" in out
+    assert "incompatible" in out and "ABI 2" in out and "ABI 99" in out
     assert m.call("status")["nfs"] == 0
     assert m.proc.alive()
 

@@ -11,6 +11,7 @@
 
 #include "zn_test.h"
 #include "../../mgr/mgr.h"
+#include "../../mgr/lb.h"
 
 ZN_TEST(chain_parse)
 {
@@ -45,7 +46,8 @@ ZN_TEST(chain_parse)
 static struct rte_mempool *pool;
 
 static struct rte_mbuf *
-pkt(uint8_t action, uint8_t pos, uint16_t dest, uint32_t hash)
+pkt_chain(uint8_t action, uint8_t chain, uint8_t pos, uint16_t dest,
+	  uint32_t hash)
 {
 	static const struct rte_mbuf_dynfield desc = {
 		.name = ZN_PKT_META_DYNFIELD,
@@ -62,9 +64,33 @@ pkt(uint8_t action, uint8_t pos, uint16_t dest, uint32_t hash)
 	zn_pkt_meta_init(m);
 	zn_pkt_set_flow_hash(m, hash);
 	zn_pkt_meta(m)->action = action;
+	zn_pkt_meta(m)->chain = chain;
 	zn_pkt_meta(m)->chain_pos = pos;
 	zn_pkt_meta(m)->dest = dest;
 	return m;
+}
+
+static struct rte_mbuf *
+pkt(uint8_t action, uint8_t pos, uint16_t dest, uint32_t hash)
+{
+	return pkt_chain(action, 0, pos, dest, hash);
+}
+
+static void
+set_service(struct zn_route *rt, uint16_t svc, unsigned int n,
+	    const uint16_t *inst)
+{
+	uint32_t w[ZN_MAX_REPLICAS];
+
+	rt->svc[svc].n = (uint16_t)n;
+	for (unsigned int i = 0; i < n; i++) {
+		rt->svc[svc].inst[i] = inst[i];
+		rt->nf_svc[inst[i]] = svc;
+		w[i] = 1;
+	}
+	for (unsigned int b = 0; b < ZN_LB_BUCKETS; b++)
+		rt->svc[svc].bucket[b] = ZN_LB_NONE;
+	zn_lb_buckets_assign(rt->svc[svc].bucket, inst, w, n);
 }
 
 static struct zn_res
@@ -72,7 +98,7 @@ resolve(const struct zn_route *rt, uint8_t action, uint8_t pos,
 	uint16_t dest, uint32_t hash)
 {
 	struct rte_mbuf *m = pkt(action, pos, dest, hash);
-	struct zn_res r = zn_route_resolve(rt, m);
+	struct zn_res r = zn_route_resolve(NULL, rt, m);
 
 	rte_pktmbuf_free(m);
 	return r;
@@ -86,15 +112,36 @@ ZN_TEST(route_resolve)
 	unsigned int count[3] = { 0 };
 
 	memset(&rt, 0, sizeof(rt));
-	rt.chain_len = 4;
-	rt.chain[0] = (struct zn_hop){ ZN_HOP_SERVICE, 1 };
-	rt.chain[1] = (struct zn_hop){ ZN_HOP_SERVICE, 2 };
-	rt.chain[2] = (struct zn_hop){ ZN_HOP_PORT, 1 };
-	rt.chain[3] = (struct zn_hop){ ZN_HOP_DROP, 0 };
+	rt.chains[0].len = 4;
+	rt.chains[0].hops[0] = (struct zn_hop){ ZN_HOP_SERVICE, 1 };
+	rt.chains[0].hops[1] = (struct zn_hop){ ZN_HOP_SERVICE, 2 };
+	rt.chains[0].hops[2] = (struct zn_hop){ ZN_HOP_PORT, 1 };
+	rt.chains[0].hops[3] = (struct zn_hop){ ZN_HOP_DROP, 0 };
+	/* A per-flow chain: service 9, then port 0. */
+	rt.chains[5].len = 2;
+	rt.chains[5].hops[0] = (struct zn_hop){ ZN_HOP_SERVICE, 9 };
+	rt.chains[5].hops[1] = (struct zn_hop){ ZN_HOP_PORT, 0 };
 	rt.n_ports = 2;
-	rt.svc[1] = (struct zn_svc_entry){ .n = 1, .inst = { 7 } };
-	rt.svc[2] = (struct zn_svc_entry){ .n = 3, .inst = { 3, 4, 5 } };
-	rt.svc[9] = (struct zn_svc_entry){ .n = 1, .inst = { 9 } };
+	set_service(&rt, 1, 1, (const uint16_t[]){ 7 });
+	set_service(&rt, 2, 3, (const uint16_t[]){ 3, 4, 5 });
+	set_service(&rt, 9, 1, (const uint16_t[]){ 9 });
+
+	/* A packet follows its own chain. */
+	m = pkt_chain(ZN_ACT_NEXT, 5, ZN_CHAIN_POS_START, 0, 1);
+	r = zn_route_resolve(NULL, &rt, m);
+	ZT_EQ(r.type, ZN_RES_NF);
+	ZT_EQ(r.id, 9);
+	zn_pkt_meta(m)->chain_pos = 0;
+	r = zn_route_resolve(NULL, &rt, m);
+	ZT_EQ(r.type, ZN_RES_PORT);
+	ZT_EQ(r.id, 0);
+	zn_pkt_meta(m)->chain_pos = 1;
+	ZT_EQ(zn_route_resolve(NULL, &rt, m).reason, ZN_DROP_CHAIN_END);
+	/* An unused chain id ends at once. */
+	zn_pkt_meta(m)->chain = 6;
+	zn_pkt_meta(m)->chain_pos = ZN_CHAIN_POS_START;
+	ZT_EQ(zn_route_resolve(NULL, &rt, m).reason, ZN_DROP_CHAIN_END);
+	rte_pktmbuf_free(m);
 
 	/* Ingress: first hop. */
 	r = resolve(&rt, ZN_ACT_NEXT, ZN_CHAIN_POS_START, 0, 1);
@@ -140,13 +187,13 @@ ZN_TEST(route_resolve)
 	/* A routing loop ends at the hop limit. */
 	m = pkt(ZN_ACT_TO_SERVICE, 0, 9, 1);
 	zn_pkt_meta(m)->hops = 64;
-	r = zn_route_resolve(&rt, m);
+	r = zn_route_resolve(NULL, &rt, m);
 	ZT_EQ(r.reason, ZN_DROP_HOP_LIMIT);
 	rte_pktmbuf_free(m);
 
 	/* Resolution is pure: the packet is unchanged. */
 	m = pkt(ZN_ACT_NEXT, 0, 0, 1);
-	zn_route_resolve(&rt, m);
+	zn_route_resolve(NULL, &rt, m);
 	ZT_EQ(zn_pkt_meta(m)->chain_pos, 0);
 	ZT_EQ(zn_pkt_meta(m)->hops, 0);
 	rte_pktmbuf_free(m);
@@ -162,4 +209,56 @@ ZN_TEST(route_resolve)
 	}
 	for (int i = 0; i < 3; i++)
 		ZT_CHECK(count[i] > 9000 && count[i] < 11000);
+}
+
+static unsigned int
+owned(const uint16_t *bucket, uint16_t inst)
+{
+	unsigned int n = 0;
+
+	for (unsigned int b = 0; b < ZN_LB_BUCKETS; b++)
+		n += bucket[b] == inst;
+	return n;
+}
+
+ZN_TEST(lb_buckets)
+{
+	uint16_t bucket[ZN_LB_BUCKETS], before[ZN_LB_BUCKETS];
+	const uint32_t one[4] = { 1, 1, 1, 1 }, w13[2] = { 1, 3 };
+	unsigned int moved, changed = 0;
+
+	for (unsigned int b = 0; b < ZN_LB_BUCKETS; b++)
+		bucket[b] = ZN_LB_NONE;
+	/* First fill: even shares, nothing counted as moved. */
+	ZT_EQ(zn_lb_buckets_assign(bucket, (const uint16_t[]){ 10, 11, 12, 13 },
+				   one, 4), 0u);
+	for (uint16_t i = 10; i < 14; i++)
+		ZT_EQ(owned(bucket, i), 64u);
+	/* Instance 12 leaves: only its 64 buckets move, evenly. */
+	memcpy(before, bucket, sizeof(before));
+	moved = zn_lb_buckets_assign(bucket, (const uint16_t[]){ 10, 11, 13 },
+				     one, 3);
+	ZT_EQ(moved, 64u);
+	for (unsigned int b = 0; b < ZN_LB_BUCKETS; b++)
+		if (before[b] != 12)
+			ZT_EQ(bucket[b], before[b]);
+	ZT_CHECK(owned(bucket, 10) >= 85 && owned(bucket, 10) <= 86);
+	ZT_EQ(owned(bucket, 12), 0u);
+	/* Instance 14 joins: it takes a quarter, from the others only. */
+	memcpy(before, bucket, sizeof(before));
+	moved = zn_lb_buckets_assign(bucket,
+				     (const uint16_t[]){ 10, 11, 13, 14 }, one,
+				     4);
+	ZT_EQ(owned(bucket, 14), 64u);
+	for (unsigned int b = 0; b < ZN_LB_BUCKETS; b++)
+		changed += bucket[b] != before[b];
+	ZT_EQ(changed, 64u);
+	ZT_EQ(moved, 64u);
+	/* Weights 1:3. */
+	zn_lb_buckets_assign(bucket, (const uint16_t[]){ 1, 2 }, w13, 2);
+	ZT_EQ(owned(bucket, 1), 64u);
+	ZT_EQ(owned(bucket, 2), 192u);
+	/* No instance: no owner. */
+	zn_lb_buckets_assign(bucket, NULL, NULL, 0);
+	ZT_EQ(owned(bucket, ZN_LB_NONE), (unsigned int)ZN_LB_BUCKETS);
 }

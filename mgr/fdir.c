@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Flow director, control side: chains, wildcard rules and exact rules.
+ *
+ * - Chains have ids 0..255 (the packet metadata's `chain`); 0 is the
+ *   default chain. Rules name chains by their hops; equal hop lists share
+ *   one id (interned, reference counted). A chain id's hops never change
+ *   while a rule uses it, and a freed id is reused last-freed-last, so a
+ *   packet in flight keeps following the chain it was classified into.
+ * - Wildcard rules (prefixes, port ranges, protocol, priority) are compiled
+ *   with rte_acl, one context per IP version, rebuilt on every change and
+ *   published in a new routing snapshot: a worker sees the old rule set or
+ *   the new one, never a mix.
+ * - Exact rules (a 5-tuple + VLAN, one direction each) live in a
+ *   concurrent flow table (lib/flow, rte_hash lock-free readers + RCU):
+ *   the control thread is its one writer; an entry is complete before it
+ *   becomes visible. They expire after --flow-idle-s without traffic.
+ *
+ * Precedence at ingress: exact rule, then the highest-priority wildcard
+ * rule (equal priorities: the older rule), then the default chain.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_acl.h>
+#include <rte_byteorder.h>
+#include <rte_malloc.h>
+
+#include "mgr.h"
+#include "fdir.h"
+#include "../lib/common/zn_flow.h"
+#include "../lib/common/zn_util.h"
+
+#define ACL_MAX_RULES 65536
+#define ACL_BUILD_MAX_MB 512
+
+struct fdir_chain {
+	uint16_t len;
+	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+	uint32_t refs;      /* rules using it (chain 0: unused) */
+	uint64_t freed_seq; /* when refs fell to 0 (reuse the oldest) */
+};
+
+struct zn_fdir {
+	struct fdir_chain chains[ZN_MAX_CHAINS];
+	uint64_t seq;
+	struct zn_fdir_rule *rules; /* by increasing id */
+	unsigned int n_rules;
+	unsigned int cap_rules;
+	uint32_t next_id;
+	struct rte_acl_ctx *acl[2];
+	uint32_t acl_gen;
+	struct zn_ft *exact;
+	uint64_t idle_ns;
+	uint64_t exact_added;
+	uint64_t exact_expired;
+};
+
+struct exact_data {
+	uint8_t chain;
+};
+
+/* ------------------------------------------------------------------ */
+/* rte_acl layout. The input is a struct zn_flow_key with its ports in  */
+/* network order (rte_acl wants input in network order, rules in host). */
+
+enum { F4_PROTO, F4_SRC, F4_DST, F4_SPORT, F4_DPORT, F4_NUM };
+enum { F6_PROTO, F6_SRC0, F6_DST0 = F6_SRC0 + 4, F6_SPORT = F6_DST0 + 4,
+       F6_DPORT, F6_NUM };
+
+RTE_ACL_RULE_DEF(acl4_rule, F4_NUM);
+RTE_ACL_RULE_DEF(acl6_rule, F6_NUM);
+
+#define KOFF(f) ((uint32_t)offsetof(struct zn_flow_key, f))
+
+static unsigned int
+acl_defs(int v6, struct rte_acl_field_def *d)
+{
+	unsigned int n = 0, in = 0;
+
+	d[n++] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_BITMASK, 1,
+		0, in++, KOFF(proto) };
+	for (unsigned int i = 0; i < (v6 ? 4u : 1u); i++, n++)
+		d[n] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_MASK, 4,
+			(uint8_t)n, (uint8_t)in++, KOFF(src) + 4 * i };
+	for (unsigned int i = 0; i < (v6 ? 4u : 1u); i++, n++)
+		d[n] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_MASK, 4,
+			(uint8_t)n, (uint8_t)in++, KOFF(dst) + 4 * i };
+	d[n] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_RANGE, 2,
+		(uint8_t)n, (uint8_t)in, KOFF(src_port) };
+	n++;
+	d[n] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_RANGE, 2,
+		(uint8_t)n, (uint8_t)in, KOFF(dst_port) };
+	return n + 1;
+}
+
+static void
+prefix_fields(struct rte_acl_field *f, const uint8_t *addr, unsigned int len,
+	      unsigned int words)
+{
+	for (unsigned int i = 0; i < words; i++) {
+		uint32_t be;
+		int bits = (int)len - 32 * (int)i;
+
+		memcpy(&be, addr + 4 * i, 4);
+		f[i].value.u32 = rte_be_to_cpu_32(be);
+		f[i].mask_range.u32 = (uint32_t)RTE_MAX(0, RTE_MIN(bits, 32));
+	}
+}
+
+/* Internal priority: higher rule priority first, then the older rule. */
+static int32_t
+acl_priority(const struct zn_fdir_rule *r, unsigned int rank)
+{
+	return RTE_ACL_MIN_PRIORITY + r->priority * ACL_MAX_RULES +
+	       (ACL_MAX_RULES - 1 - (int32_t)rank);
+}
+
+static void
+acl_rule_fill(const struct zn_fdir_rule *r, unsigned int rank, int v6,
+	      struct rte_acl_rule_data *data, struct rte_acl_field *f)
+{
+	unsigned int w = v6 ? 4 : 1;
+
+	data->category_mask = 1;
+	data->priority = acl_priority(r, rank);
+	data->userdata = (uint32_t)r->chain + 1; /* 0 means no match */
+	f[0].value.u8 = r->proto;
+	f[0].mask_range.u8 = r->proto_any ? 0 : 0xff;
+	prefix_fields(&f[1], r->src, r->src_len, w);
+	prefix_fields(&f[1 + w], r->dst, r->dst_len, w);
+	f[1 + 2 * w].value.u16 = r->sport[0];
+	f[1 + 2 * w].mask_range.u16 = r->sport[1];
+	f[2 + 2 * w].value.u16 = r->dport[0];
+	f[2 + 2 * w].mask_range.u16 = r->dport[1];
+}
+
+/* A rule without addresses or "ip" applies to both IP versions. */
+static inline bool
+rule_in(const struct zn_fdir_rule *r, int v6)
+{
+	return r->ip_version == 0 || r->ip_version == (v6 ? 6 : 4);
+}
+
+static struct rte_acl_ctx *
+acl_build(struct zn_fdir *fd, int v6, int *err)
+{
+	struct rte_acl_config cfg = { .num_categories = 1,
+				      .max_size = (size_t)ACL_BUILD_MAX_MB
+						  << 20 };
+	char name[RTE_ACL_NAMESIZE];
+	struct rte_acl_param prm = {
+		.name = name,
+		.socket_id = SOCKET_ID_ANY,
+		.rule_size = (uint32_t)RTE_ACL_RULE_SZ(v6 ? F6_NUM : F4_NUM),
+		.max_rule_num = ACL_MAX_RULES,
+	};
+	struct rte_acl_ctx *ctx;
+	unsigned int n = 0;
+
+	*err = 0;
+	for (unsigned int i = 0; i < fd->n_rules; i++)
+		n += rule_in(&fd->rules[i], v6);
+	if (n == 0)
+		return NULL;
+	snprintf(name, sizeof(name), "zn_acl%d_%u", v6 ? 6 : 4,
+		 ++fd->acl_gen);
+	ctx = rte_acl_create(&prm);
+	if (ctx == NULL) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (unsigned int i = 0; i < fd->n_rules; i++) {
+		const struct zn_fdir_rule *r = &fd->rules[i];
+		struct acl6_rule ar6;
+		struct acl4_rule ar4;
+		int rc;
+
+		if (!rule_in(r, v6))
+			continue;
+		if (v6) {
+			memset(&ar6, 0, sizeof(ar6));
+			acl_rule_fill(r, i, 1, &ar6.data, ar6.field);
+			rc = rte_acl_add_rules(ctx, (struct rte_acl_rule *)&ar6,
+					       1);
+		} else {
+			memset(&ar4, 0, sizeof(ar4));
+			acl_rule_fill(r, i, 0, &ar4.data, ar4.field);
+			rc = rte_acl_add_rules(ctx, (struct rte_acl_rule *)&ar4,
+					       1);
+		}
+		if (rc < 0) {
+			rte_acl_free(ctx);
+			*err = rc;
+			return NULL;
+		}
+	}
+	cfg.num_fields = acl_defs(v6, cfg.defs);
+	*err = rte_acl_build(ctx, &cfg);
+	if (*err < 0) {
+		rte_acl_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+/* Rebuild both contexts and publish; on failure nothing changes. */
+static int
+acl_republish(struct zn_mgr *m)
+{
+	struct zn_fdir *fd = m->fdir;
+	struct rte_acl_ctx *ctx[2], *old[2] = { fd->acl[0], fd->acl[1] };
+	int err, rc;
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		ctx[v6] = acl_build(fd, v6, &err);
+		if (err < 0) {
+			if (v6 == 1)
+				rte_acl_free(ctx[0]);
+			return err;
+		}
+	}
+	fd->acl[0] = ctx[0];
+	fd->acl[1] = ctx[1];
+	rc = zn_route_publish(m); /* waits until no worker sees the old ones */
+	if (rc < 0) {
+		fd->acl[0] = old[0];
+		fd->acl[1] = old[1];
+		rte_acl_free(ctx[0]);
+		rte_acl_free(ctx[1]);
+		return rc;
+	}
+	rte_acl_free(old[0]);
+	rte_acl_free(old[1]);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Chains                                                              */
+
+static int
+validate_hops(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
+	      char *err, size_t errlen)
+{
+	if (n == 0 || n > ZN_MAX_CHAIN_HOPS) {
+		snprintf(err, errlen, "a chain has 1..%d hops",
+			 ZN_MAX_CHAIN_HOPS);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		switch (hops[i].type) {
+		case ZN_HOP_PORT:
+			if (hops[i].id < m->n_ports)
+				break;
+			snprintf(err, errlen, "hop %u: no port %u (%u ports)",
+				 i, hops[i].id, m->n_ports);
+			return -EINVAL;
+		case ZN_HOP_SERVICE:
+			if (hops[i].id != 0 && hops[i].id < ZN_MAX_SERVICES)
+				break;
+			snprintf(err, errlen, "hop %u: bad service %u", i,
+				 hops[i].id);
+			return -EINVAL;
+		case ZN_HOP_DROP:
+			break;
+		default:
+			snprintf(err, errlen, "hop %u: bad type %u", i,
+				 hops[i].type);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Find or create the chain of @p hops and take a reference.
+ * @return chain id (1..255), or -ENOSPC. *created tells whether the
+ * snapshot must be republished for workers to see it.
+ */
+static int
+chain_get(struct zn_fdir *fd, const struct zn_hop *hops, unsigned int n,
+	  bool *created)
+{
+	int free_id = -1;
+
+	*created = false;
+	for (int id = 1; id < ZN_MAX_CHAINS; id++) {
+		struct fdir_chain *c = &fd->chains[id];
+
+		if (c->len == n && memcmp(c->hops, hops, n * sizeof(*hops)) == 0) {
+			if (c->refs++ == 0)
+				c->freed_seq = 0;
+			return id;
+		}
+		if (c->refs == 0 &&
+		    (free_id < 0 || c->len == 0 ||
+		     (fd->chains[free_id].len != 0 &&
+		      c->freed_seq < fd->chains[free_id].freed_seq)))
+			free_id = id;
+	}
+	if (free_id < 0)
+		return -ENOSPC;
+	fd->chains[free_id].len = (uint16_t)n;
+	memset(fd->chains[free_id].hops, 0, sizeof(fd->chains[free_id].hops));
+	memcpy(fd->chains[free_id].hops, hops, n * sizeof(*hops));
+	fd->chains[free_id].refs = 1;
+	*created = true;
+	return free_id;
+}
+
+static void
+chain_put(struct zn_fdir *fd, unsigned int id)
+{
+	if (id == 0 || id >= ZN_MAX_CHAINS || fd->chains[id].refs == 0)
+		return;
+	if (--fd->chains[id].refs == 0)
+		fd->chains[id].freed_seq = ++fd->seq;
+}
+
+int
+zn_chain_set(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
+	     char *err, size_t errlen)
+{
+	struct fdir_chain *c = &m->fdir->chains[0];
+	int rc = validate_hops(m, hops, n, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&m->cfg_lock);
+	memset(c->hops, 0, sizeof(c->hops));
+	memcpy(c->hops, hops, n * sizeof(*hops));
+	c->len = (uint16_t)n;
+	pthread_mutex_unlock(&m->cfg_lock);
+	return zn_route_publish(m);
+}
+
+unsigned int
+zn_chain_get(struct zn_mgr *m, struct zn_hop *hops)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&m->cfg_lock);
+	n = m->fdir->chains[0].len;
+	memcpy(hops, m->fdir->chains[0].hops, n * sizeof(*hops));
+	pthread_mutex_unlock(&m->cfg_lock);
+	return n;
+}
+
+unsigned int
+zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id, struct zn_hop *hops)
+{
+	if (id == 0)
+		return zn_chain_get(m, hops);
+	if (id >= ZN_MAX_CHAINS)
+		return 0;
+	memcpy(hops, m->fdir->chains[id].hops,
+	       m->fdir->chains[id].len * sizeof(*hops));
+	return m->fdir->chains[id].len;
+}
+
+void
+zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt)
+{
+	struct zn_fdir *fd = m->fdir;
+
+	pthread_mutex_lock(&m->cfg_lock);
+	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++) {
+		rt->chains[id].len = fd->chains[id].len;
+		memcpy(rt->chains[id].hops, fd->chains[id].hops,
+		       sizeof(rt->chains[id].hops));
+	}
+	pthread_mutex_unlock(&m->cfg_lock);
+	rt->acl[0] = fd->acl[0];
+	rt->acl[1] = fd->acl[1];
+	rt->exact = fd->exact;
+	rt->rehash_every_hop = m->cfg.fdir_rehash;
+}
+
+/* ------------------------------------------------------------------ */
+/* Wildcard rules                                                      */
+
+int
+zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
+		 const struct zn_hop *hops, unsigned int n, char *err,
+		 size_t errlen)
+{
+	struct zn_fdir *fd = m->fdir;
+	bool created;
+	int rc, chain;
+
+	rc = validate_hops(m, hops, n, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (r->priority < 0 || r->priority > ZN_FDIR_MAX_PRIORITY) {
+		snprintf(err, errlen, "priority: 0..%d", ZN_FDIR_MAX_PRIORITY);
+		return -EINVAL;
+	}
+	if (fd->n_rules >= ACL_MAX_RULES) {
+		snprintf(err, errlen, "too many rules (%d)", ACL_MAX_RULES);
+		return -ENOSPC;
+	}
+	if (fd->n_rules == fd->cap_rules) {
+		unsigned int cap = fd->cap_rules ? fd->cap_rules * 2 : 64;
+		void *p = realloc(fd->rules, cap * sizeof(*fd->rules));
+
+		if (p == NULL)
+			return -ENOMEM;
+		fd->rules = p;
+		fd->cap_rules = cap;
+	}
+	chain = chain_get(fd, hops, n, &created);
+	if (chain < 0) {
+		snprintf(err, errlen, "no free chain id (%d chains)",
+			 ZN_MAX_CHAINS - 1);
+		return chain;
+	}
+	r->chain = (uint8_t)chain;
+	r->id = ++fd->next_id;
+	fd->rules[fd->n_rules++] = *r;
+	rc = acl_republish(m);
+	if (rc < 0) {
+		fd->n_rules--;
+		chain_put(fd, (unsigned int)chain);
+		snprintf(err, errlen, "cannot build the rule set: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	return (int)r->id;
+}
+
+int
+zn_fdir_rule_del(struct zn_mgr *m, uint32_t id)
+{
+	struct zn_fdir *fd = m->fdir;
+
+	for (unsigned int i = 0; i < fd->n_rules; i++) {
+		struct zn_fdir_rule r = fd->rules[i];
+		int rc;
+
+		if (r.id != id)
+			continue;
+		memmove(&fd->rules[i], &fd->rules[i + 1],
+			(fd->n_rules - i - 1) * sizeof(r));
+		fd->n_rules--;
+		rc = acl_republish(m);
+		if (rc < 0) { /* keep the rule: the old set is still live */
+			memmove(&fd->rules[i + 1], &fd->rules[i],
+				(fd->n_rules - i) * sizeof(r));
+			fd->rules[i] = r;
+			fd->n_rules++;
+			return rc;
+		}
+		chain_put(fd, r.chain);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+const struct zn_fdir_rule *
+zn_fdir_rules(struct zn_mgr *m, unsigned int *n)
+{
+	*n = m->fdir->n_rules;
+	return m->fdir->rules;
+}
+
+/* ------------------------------------------------------------------ */
+/* Exact rules                                                         */
+
+int
+zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
+		 const struct zn_hop *hops, unsigned int n, char *err,
+		 size_t errlen)
+{
+	struct zn_fdir *fd = m->fdir;
+	struct zn_ft_hit hit;
+	struct exact_data *d;
+	bool created;
+	int rc, chain;
+
+	rc = validate_hops(m, hops, n, err, errlen);
+	if (rc < 0)
+		return rc;
+	chain = chain_get(fd, hops, n, &created);
+	if (chain < 0) {
+		snprintf(err, errlen, "no free chain id (%d chains)",
+			 ZN_MAX_CHAINS - 1);
+		return chain;
+	}
+	/* Workers must know the chain before any entry names it. */
+	if (created && (rc = zn_route_publish(m)) < 0) {
+		chain_put(fd, (unsigned int)chain);
+		return rc;
+	}
+	rc = zn_ft_add(fd->exact, key, zn_flow_key_hash(key), zn_now_ns(),
+		       &hit);
+	if (rc < 0) {
+		chain_put(fd, (unsigned int)chain);
+		snprintf(err, errlen, "flow table full (%u flows)",
+			 m->cfg.flow_capacity);
+		return rc;
+	}
+	d = hit.data;
+	if (!hit.created)
+		chain_put(fd, d->chain);
+	else
+		fd->exact_added++;
+	/* One byte: a reader sees the old chain or the new one (a new
+	 * entry reads as chain 0, the default, until this store: the rule
+	 * is in force once this function returns). */
+	__atomic_store_n(&d->chain, (uint8_t)chain, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int
+zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key)
+{
+	struct zn_fdir *fd = m->fdir;
+	struct zn_ft_hit hit;
+	uint32_t h = zn_flow_key_hash(key);
+	uint8_t chain;
+
+	if (zn_ft_lookup(fd->exact, key, h, 0, &hit) < 0)
+		return -ENOENT;
+	chain = ((struct exact_data *)hit.data)->chain;
+	if (zn_ft_del(fd->exact, key, h) < 0)
+		return -ENOENT;
+	chain_put(fd, chain);
+	return 0;
+}
+
+int
+zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,
+		     const struct zn_flow_key **key, unsigned int *chain)
+{
+	void *data;
+	int rc = zn_ft_iterate(m->fdir->exact, cursor, key, &data);
+
+	if (rc >= 0)
+		*chain = ((struct exact_data *)data)->chain;
+	return rc;
+}
+
+void
+zn_fdir_counts(struct zn_mgr *m, struct zn_fdir_counts *c)
+{
+	struct zn_fdir *fd = m->fdir;
+
+	c->flows = zn_ft_count(fd->exact);
+	c->capacity = m->cfg.flow_capacity;
+	c->flows_added = fd->exact_added;
+	c->flows_expired = fd->exact_expired;
+	c->rules = fd->n_rules;
+	c->chains = 0;
+	for (unsigned int id = 1; id < ZN_MAX_CHAINS; id++)
+		c->chains += fd->chains[id].refs != 0;
+}
+
+static void
+on_expire(const struct zn_flow_key *key, void *data, void *arg)
+{
+	struct zn_fdir *fd = arg;
+
+	(void)key;
+	chain_put(fd, ((struct exact_data *)data)->chain);
+	fd->exact_expired++;
+}
+
+void
+zn_fdir_tick(struct zn_mgr *m, uint64_t now_ns)
+{
+	if (m->fdir->idle_ns == 0 || zn_ft_count(m->fdir->exact) == 0)
+		return;
+	/* A slice per tick: a full pass over 1M entries takes ~1 s. */
+	zn_ft_expire(m->fdir->exact, now_ns, 65536, on_expire, m->fdir);
+}
+
+int
+zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
+{
+	const struct zn_steer_req *rq = &m->shm->nfs[slot].steer;
+	struct zn_steer_req req;
+	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_flow_key keys[2];
+	unsigned int nk;
+	char err[128];
+	int rc = 0;
+
+	memcpy(&req, rq, sizeof(req)); /* the NF may not change it now, but
+					* validate one stable copy anyway */
+	if (req.n_steps == 0 || req.n_steps > ZN_MAX_CHAIN_HOPS)
+		req.n_steps = req.op == ZN_STEER_ADD ? 0 : 1;
+	keys[0] = req.key;
+	zn_flow_key_reverse(&req.key, &keys[1]);
+	nk = (req.flags & ZN_STEER_F_BOTH) ? 2 : 1;
+	if (req.key.ip_version != 4 && req.key.ip_version != 6)
+		return -EINVAL;
+	if (req.op == ZN_STEER_DEL) {
+		for (unsigned int i = 0; i < nk; i++)
+			if (zn_fdir_flow_del(m, &keys[i]) < 0)
+				rc = -ENOENT;
+		return rc;
+	}
+	if (req.op != ZN_STEER_ADD || req.n_steps == 0)
+		return -EINVAL;
+	for (unsigned int i = 0; i < req.n_steps; i++)
+		hops[i] = (struct zn_hop){ .type = req.steps[i].type,
+					   .id = req.steps[i].id };
+	for (unsigned int i = 0; i < nk; i++) {
+		rc = zn_fdir_flow_add(m, &keys[i], hops, req.n_steps, err,
+				      sizeof(err));
+		if (rc < 0) {
+			ZN_LOG(INFO, "NF %u: steering refused: %s", slot, err);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+int
+zn_fdir_init(struct zn_mgr *m)
+{
+	struct zn_fdir *fd = calloc(1, sizeof(*fd));
+
+	if (fd == NULL)
+		return -ENOMEM;
+	m->fdir = fd;
+	fd->chains[0].len = (uint16_t)m->cfg.chain_len;
+	memcpy(fd->chains[0].hops, m->cfg.chain,
+	       m->cfg.chain_len * sizeof(struct zn_hop));
+	fd->idle_ns = m->cfg.flow_idle_s * 1000000000ULL;
+	fd->exact = zn_ft_create(&ZN_FT_OPTS(
+		.name = "zn_fdir_exact", .capacity = m->cfg.flow_capacity,
+		.data_size = sizeof(struct exact_data),
+		.idle_timeout_ns = fd->idle_ns,
+		.flags = ZN_FT_F_CONCURRENT, .rcu = m->qsbr));
+	if (fd->exact == NULL) {
+		ZN_LOG(ERR, "cannot create a flow table of %u flows: %s (more "
+		       "--mem or less --flow-capacity)", m->cfg.flow_capacity,
+		       rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+zn_fdir_fini(struct zn_mgr *m)
+{
+	struct zn_fdir *fd = m->fdir;
+
+	if (fd == NULL)
+		return;
+	zn_ft_free(fd->exact);
+	rte_acl_free(fd->acl[0]);
+	rte_acl_free(fd->acl[1]);
+	free(fd->rules);
+	free(fd);
+	m->fdir = NULL;
+}

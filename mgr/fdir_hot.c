@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Flow director, hot side: give each packet entering from a port its
+ * chain id (metadata `chain`). Exact rules first (one rte_hash burst
+ * lookup with the packet's stored flow hash), then wildcard rules
+ * (rte_acl, per IP version), else chain 0. With no rule at all this is one
+ * branch per burst. Rules are documented in fdir.c.
+ */
+
+#include <rte_acl.h>
+#include <rte_byteorder.h>
+
+#include "mgr.h"
+#include "../lib/common/zn_flow.h"
+#include "../lib/common/zn_util.h"
+
+#define CHUNK 64u /* zn_ft_lookup_burst's maximum */
+
+/* The hash the exact table was filled with: the software flow hash. A
+ * NIC's RSS hash (also symmetric, but a different function) is not it. */
+static inline uint32_t
+exact_hash(const struct zn_route *rt, struct rte_mbuf *m,
+	   const struct zn_flow_key *key)
+{
+	const struct zn_pkt_meta *meta = zn_pkt_meta(m);
+
+	if (rt->rehash_every_hop || (meta->flags & ZN_PKT_F_HASH_RSS))
+		return zn_flow_key_hash(key);
+	if (meta->flags & ZN_PKT_F_HASH_VALID)
+		return meta->flow_hash;
+	/* First use of the hash: compute it from the key we already have
+	 * and keep it for every later hop. */
+	zn_pkt_set_flow_hash(m, zn_flow_key_hash(key));
+	return zn_pkt_meta(m)->flow_hash;
+}
+
+static void
+classify_chunk(struct zn_worker *w, const struct zn_route *rt,
+	       struct rte_mbuf **pkts, unsigned int n)
+{
+	struct zn_flow_key keys[CHUNK];
+	const struct zn_flow_key *kp[CHUNK];
+	const uint8_t *data[2][CHUNK];
+	uint32_t hashes[CHUNK], res[CHUNK];
+	struct zn_ft_hit hits[CHUNK];
+	uint16_t idx[CHUNK], acl_idx[2][CHUNK];
+	unsigned int nk = 0, na[2] = { 0, 0 }, exact = 0, rule = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		zn_pkt_meta(pkts[i])->chain = 0;
+		if (zn_flow_key_from_pkt(pkts[i], &keys[nk]) < 0)
+			continue; /* not IP: the default chain */
+		kp[nk] = &keys[nk];
+		hashes[nk] = exact_hash(rt, pkts[i], &keys[nk]);
+		idx[nk++] = (uint16_t)i;
+	}
+	if (nk > 0 && zn_ft_count(rt->exact) > 0) {
+		if (w->now_ns == 0)
+			w->now_ns = zn_now_ns();
+		zn_ft_lookup_burst(rt->exact, kp, hashes, nk, w->now_ns, hits);
+	} else {
+		for (unsigned int k = 0; k < nk; k++)
+			hits[k].index = -1;
+	}
+	for (unsigned int k = 0; k < nk; k++) {
+		struct zn_flow_key *key = &keys[k];
+		int v6;
+
+		if (hits[k].index >= 0) {
+			zn_pkt_meta(pkts[idx[k]])->chain = __atomic_load_n(
+				(uint8_t *)hits[k].data, __ATOMIC_ACQUIRE);
+			exact++;
+			continue;
+		}
+		v6 = key->ip_version == 6;
+		if (rt->acl[v6] == NULL)
+			continue;
+		/* rte_acl wants network order input. */
+		key->src_port = rte_cpu_to_be_16(key->src_port);
+		key->dst_port = rte_cpu_to_be_16(key->dst_port);
+		data[v6][na[v6]] = (const uint8_t *)key;
+		acl_idx[v6][na[v6]++] = idx[k];
+	}
+	for (int v6 = 0; v6 < 2; v6++) {
+		if (na[v6] == 0)
+			continue;
+		rte_acl_classify(rt->acl[v6], data[v6], res, na[v6], 1);
+		for (unsigned int j = 0; j < na[v6]; j++) {
+			if (res[j] == 0)
+				continue;
+			zn_pkt_meta(pkts[acl_idx[v6][j]])->chain =
+				(uint8_t)(res[j] - 1);
+			rule++;
+		}
+	}
+	w->shm->stats.fdir_exact += exact;
+	w->shm->stats.fdir_rule += rule;
+	w->shm->stats.fdir_miss += n - exact - rule;
+}
+
+void
+zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,
+		 struct rte_mbuf **pkts, unsigned int n)
+{
+	if (rt->acl[0] == NULL && rt->acl[1] == NULL &&
+	    zn_ft_count(rt->exact) == 0 && !rt->rehash_every_hop) {
+		w->shm->stats.fdir_miss += n;
+		return;
+	}
+	w->now_ns = 0;
+	for (unsigned int i = 0; i < n; i += CHUNK)
+		classify_chunk(w, rt, pkts + i, RTE_MIN(n - i, CHUNK));
+}
