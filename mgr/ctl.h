@@ -46,6 +46,10 @@ struct zn_ctl_cmd {
 const struct zn_ctl_cmd *zn_ctl_find(const char *method);
 
 /* ctl_fdir.c: flow director and load balancing commands */
+/** Parse a JSON array of hops ("svc:ID", "port:P", "drop") named @p name
+ *  in messages. @return hop count, or -EINVAL (err set). */
+int zn_ctl_parse_hops(json_t *a, const char *name, struct zn_hop *hops,
+		      char *err, size_t errlen);
 int zn_cmd_flow_add(struct zn_ctl_req *req);
 int zn_cmd_flow_del(struct zn_ctl_req *req);
 int zn_cmd_flow_list(struct zn_ctl_req *req);

@@ -73,26 +73,13 @@ cmd_chain_get(struct zn_ctl_req *req)
 static int
 cmd_chain_set(struct zn_ctl_req *req)
 {
-	json_t *hops = json_object_get(req->params, "hops"), *h;
 	struct zn_hop chain[ZN_MAX_CHAIN_HOPS];
-	size_t i, n = json_array_size(hops);
+	int n = zn_ctl_parse_hops(json_object_get(req->params, "hops"), "hops",
+				  chain, req->err, sizeof(req->err));
 	int rc;
 
-	if (n == 0 || n > ZN_MAX_CHAIN_HOPS) {
-		snprintf(req->err, sizeof(req->err),
-			 "hops: 1..%d hops expected", ZN_MAX_CHAIN_HOPS);
-		return -EINVAL;
-	}
-	json_array_foreach(hops, i, h) {
-		if (!json_is_string(h) ||
-		    zn_hop_parse(json_string_value(h), &chain[i]) < 0) {
-			snprintf(req->err, sizeof(req->err),
-				 "hops[%zu]: want \"svc:ID\" (1..%d), "
-				 "\"port:P\" or \"drop\"", i,
-				 ZN_MAX_SERVICES - 1);
-			return -EINVAL;
-		}
-	}
+	if (n < 0)
+		return n;
 	rc = zn_chain_set(req->mgr, chain, (unsigned int)n, req->err,
 			  sizeof(req->err));
 	if (rc < 0)

@@ -120,22 +120,24 @@ parse_range(json_t *v, uint16_t *r)
 	return 0;
 }
 
-static int
-parse_hops(json_t *a, struct zn_hop *hops, char *err, size_t errlen)
+int
+zn_ctl_parse_hops(json_t *a, const char *name, struct zn_hop *hops,
+		  char *err, size_t errlen)
 {
 	size_t i, n = json_array_size(a);
 	json_t *h;
 
 	if (!json_is_array(a) || n == 0 || n > ZN_MAX_CHAIN_HOPS) {
-		snprintf(err, errlen, "chain: 1..%d hops expected",
+		snprintf(err, errlen, "%s: 1..%d hops expected", name,
 			 ZN_MAX_CHAIN_HOPS);
 		return -EINVAL;
 	}
 	json_array_foreach(a, i, h) {
 		if (!json_is_string(h) ||
 		    zn_hop_parse(json_string_value(h), &hops[i]) < 0) {
-			snprintf(err, errlen, "chain[%zu]: want \"svc:ID\", "
-				 "\"port:P\" or \"drop\"", i);
+			snprintf(err, errlen, "%s[%zu]: want \"svc:ID\" "
+				 "(1..%d), \"port:P\" or \"drop\"", name, i,
+				 ZN_MAX_SERVICES - 1);
 			return -EINVAL;
 		}
 	}
@@ -264,8 +266,8 @@ parse_flows(struct zn_ctl_req *req, bool want_chain, size_t *count)
 		items[i].both = json_is_true(both);
 		if (!want_chain)
 			continue;
-		rc = parse_hops(json_object_get(it, "chain"), items[i].hops, e,
-				sizeof(e));
+		rc = zn_ctl_parse_hops(json_object_get(it, "chain"), "chain",
+				       items[i].hops, e, sizeof(e));
 		if (rc < 0)
 			goto bad;
 		items[i].n = (unsigned int)rc;
@@ -430,19 +432,18 @@ zn_cmd_rule_add(struct zn_ctl_req *req)
 	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
 	json_t *prio = json_object_get(req->params, "priority");
 	struct zn_fdir_rule r;
+	json_int_t p;
 	int n, id;
 
 	if (parse_match(json_object_get(req->params, "match"), &r, req->err,
 			sizeof(req->err)) < 0)
 		return -EINVAL;
-	n = parse_hops(json_object_get(req->params, "chain"), hops, req->err,
-		       sizeof(req->err));
+	n = zn_ctl_parse_hops(json_object_get(req->params, "chain"), "chain",
+			      hops, req->err, sizeof(req->err));
 	if (n < 0)
 		return n;
-	r.priority = prio ? (int32_t)RTE_MIN(json_integer_value(prio),
-					     (json_int_t)INT32_MAX) : 0;
-	if (prio != NULL && json_integer_value(prio) < 0)
-		r.priority = -1;
+	p = prio ? json_integer_value(prio) : 0;
+	r.priority = p < 0 || p > ZN_FDIR_MAX_PRIORITY ? -1 : (int32_t)p;
 	id = zn_fdir_rule_add(req->mgr, &r, hops, (unsigned int)n, req->err,
 			      sizeof(req->err));
 	if (id < 0)
@@ -534,7 +535,7 @@ zn_cmd_service_set(struct zn_ctl_req *req)
 							    "service"));
 	json_t *lb = json_object_get(req->params, "lb");
 	json_t *wo = json_object_get(req->params, "weights"), *v;
-	static uint16_t weights[ZN_MAX_NFS];
+	uint16_t weights[ZN_MAX_NFS];
 	const char *k;
 	int mode, rc;
 

@@ -592,22 +592,20 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 	char err[128];
 	int rc = 0;
 
-	memcpy(&req, rq, sizeof(req)); /* the NF may not change it now, but
-					* validate one stable copy anyway */
-	if (req.n_steps == 0 || req.n_steps > ZN_MAX_CHAIN_HOPS)
-		req.n_steps = req.op == ZN_STEER_ADD ? 0 : 1;
+	memcpy(&req, rq, sizeof(req)); /* validate one stable copy */
+	if (req.key.ip_version != 4 && req.key.ip_version != 6)
+		return -EINVAL;
 	keys[0] = req.key;
 	zn_flow_key_reverse(&req.key, &keys[1]);
 	nk = (req.flags & ZN_STEER_F_BOTH) ? 2 : 1;
-	if (req.key.ip_version != 4 && req.key.ip_version != 6)
-		return -EINVAL;
 	if (req.op == ZN_STEER_DEL) {
 		for (unsigned int i = 0; i < nk; i++)
 			if (zn_fdir_flow_del(m, &keys[i]) < 0)
 				rc = -ENOENT;
 		return rc;
 	}
-	if (req.op != ZN_STEER_ADD || req.n_steps == 0)
+	if (req.op != ZN_STEER_ADD || req.n_steps == 0 ||
+	    req.n_steps > ZN_MAX_CHAIN_HOPS)
 		return -EINVAL;
 	for (unsigned int i = 0; i < req.n_steps; i++)
 		hops[i] = (struct zn_hop){ .type = req.steps[i].type,

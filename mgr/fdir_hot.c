@@ -33,13 +33,15 @@ exact_hash(const struct zn_route *rt, struct rte_mbuf *m,
 		return meta->flow_hash;
 	/* First use of the hash: compute it from the key we already have
 	 * and keep it for every later hop. */
-	zn_pkt_set_flow_hash(m, zn_flow_key_hash(key));
-	return zn_pkt_meta(m)->flow_hash;
+	uint32_t h = zn_flow_key_hash(key);
+
+	zn_pkt_set_flow_hash(m, h);
+	return h;
 }
 
 static void
 classify_chunk(struct zn_worker *w, const struct zn_route *rt,
-	       struct rte_mbuf **pkts, unsigned int n)
+	       bool any_exact, struct rte_mbuf **pkts, unsigned int n)
 {
 	struct zn_flow_key keys[CHUNK];
 	const struct zn_flow_key *kp[CHUNK];
@@ -57,7 +59,7 @@ classify_chunk(struct zn_worker *w, const struct zn_route *rt,
 		hashes[nk] = exact_hash(rt, pkts[i], &keys[nk]);
 		idx[nk++] = (uint16_t)i;
 	}
-	if (nk > 0 && zn_ft_count(rt->exact) > 0) {
+	if (nk > 0 && any_exact) {
 		if (w->now_ns == 0)
 			w->now_ns = zn_now_ns();
 		zn_ft_lookup_burst(rt->exact, kp, hashes, nk, w->now_ns, hits);
@@ -105,12 +107,15 @@ void
 zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,
 		 struct rte_mbuf **pkts, unsigned int n)
 {
-	if (rt->acl[0] == NULL && rt->acl[1] == NULL &&
-	    zn_ft_count(rt->exact) == 0 && !rt->rehash_every_hop) {
+	bool any_exact = zn_ft_count(rt->exact) > 0;
+
+	if (rt->acl[0] == NULL && rt->acl[1] == NULL && !any_exact &&
+	    !rt->rehash_every_hop) {
 		w->shm->stats.fdir_miss += n;
 		return;
 	}
 	w->now_ns = 0;
 	for (unsigned int i = 0; i < n; i += CHUNK)
-		classify_chunk(w, rt, pkts + i, RTE_MIN(n - i, CHUNK));
+		classify_chunk(w, rt, any_exact, pkts + i,
+			       RTE_MIN(n - i, CHUNK));
 }

@@ -125,6 +125,13 @@ zn_lb_buckets_assign(uint16_t *bucket, const uint16_t *inst,
 	return moved;
 }
 
+static uint32_t
+weight_of(const struct zn_lb *lb, unsigned int mode, uint16_t slot)
+{
+	return mode == ZN_LB_WEIGHTED && lb->weight[slot] != 0 ?
+		       lb->weight[slot] : 1;
+}
+
 void
 zn_lb_fill(struct zn_mgr *m, struct zn_route *rt)
 {
@@ -136,9 +143,7 @@ zn_lb_fill(struct zn_mgr *m, struct zn_route *rt)
 		uint32_t w[ZN_MAX_REPLICAS];
 
 		for (unsigned int i = 0; i < e->n; i++)
-			w[i] = ls->mode == ZN_LB_WEIGHTED &&
-					       lb->weight[e->inst[i]] != 0 ?
-				       lb->weight[e->inst[i]] : 1;
+			w[i] = weight_of(lb, ls->mode, e->inst[i]);
 		ls->moved_buckets += zn_lb_buckets_assign(ls->bucket, e->inst,
 							  w, e->n);
 		e->mode = ls->mode;
@@ -233,13 +238,6 @@ zn_lb_json(struct zn_mgr *m, uint16_t svc)
 			 "moved_buckets", (json_int_t)ls->moved_buckets,
 			 "moved_flows", (json_int_t)moved_flows, "pinned",
 			 (int)pinned);
-}
-
-uint16_t
-zn_lb_weight(struct zn_mgr *m, unsigned int slot)
-{
-	return slot < ZN_MAX_NFS && m->lb->weight[slot] ? m->lb->weight[slot] :
-							  1;
 }
 
 int

@@ -23,6 +23,5 @@ unsigned int zn_lb_buckets_assign(uint16_t *bucket, const uint16_t *inst,
 
 /** An instance left: its weight goes back to the default. */
 void zn_lb_forget(struct zn_mgr *m, unsigned int slot);
-uint16_t zn_lb_weight(struct zn_mgr *m, unsigned int slot);
 
 #endif /* ZN_LB_H */

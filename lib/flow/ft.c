@@ -130,8 +130,8 @@ zn_ft_free(struct zn_ft *ft)
 }
 
 static inline void
-fill_hit(struct zn_ft *ft, int32_t pos, bool reverse, uint64_t now,
-	 struct zn_ft_hit *hit)
+fill_hit(struct zn_ft *ft, int32_t pos, bool reverse, bool created,
+	 uint64_t now, struct zn_ft_hit *hit)
 {
 	/* Refresh at 1/64 of the timeout's precision: a lookup then only
 	 * reads the line, it does not dirty it for every other reader. */
@@ -140,7 +140,7 @@ fill_hit(struct zn_ft *ft, int32_t pos, bool reverse, uint64_t now,
 	if (hit != NULL) {
 		hit->index = pos;
 		hit->reverse = reverse;
-		hit->created = false;
+		hit->created = created;
 		hit->data = ft->data ? ft->data + (size_t)pos * ft->data_size :
 				       NULL;
 	}
@@ -158,7 +158,7 @@ zn_ft_lookup(struct zn_ft *ft, const struct zn_flow_key *key, uint32_t hash,
 	pos = rte_hash_lookup_with_hash(ft->h, key, hash);
 	if (pos < 0)
 		return -ENOENT;
-	fill_hit(ft, pos, rev, now_ns, hit);
+	fill_hit(ft, pos, rev, false, now_ns, hit);
 	return pos;
 }
 
@@ -184,7 +184,7 @@ zn_ft_lookup_burst(struct zn_ft *ft, const struct zn_flow_key **keys,
 			hits[i] = (struct zn_ft_hit){ .index = -ENOENT };
 			continue;
 		}
-		fill_hit(ft, pos[i], rev[i], now_ns, &hits[i]);
+		fill_hit(ft, pos[i], rev[i], false, now_ns, &hits[i]);
 		found++;
 	}
 	return found;
@@ -197,7 +197,6 @@ zn_ft_add(struct zn_ft *ft, const struct zn_flow_key *key, uint32_t hash,
 	struct zn_flow_key tmp;
 	bool rev;
 	int32_t pos;
-
 	bool created = false;
 
 	key = canon(ft, key, &tmp, &rev);
@@ -211,9 +210,7 @@ zn_ft_add(struct zn_ft *ft, const struct zn_flow_key *key, uint32_t hash,
 			       ft->data_size);
 		created = true;
 	}
-	fill_hit(ft, pos, rev, now_ns, hit);
-	if (hit != NULL)
-		hit->created = created;
+	fill_hit(ft, pos, rev, created, now_ns, hit);
 	return pos;
 }
 
