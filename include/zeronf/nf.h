@@ -33,6 +33,7 @@
  * --help/-h. Everything after "--" goes to ops->parse_args.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <rte_mbuf.h>
@@ -183,6 +184,15 @@ int zn_nf_flow_steer(struct zn_nf *nf, const struct zn_flow_key *key,
  *  @return 0, -ENOENT (no rule), -ETIMEDOUT, -ENOTCONN. */
 int zn_nf_flow_unsteer(struct zn_nf *nf, const struct zn_flow_key *key,
 		       unsigned int flags);
+
+/**
+ * True once the manager is shutting down. An NF's ops->fini may then skip
+ * freeing hugepage memory (rte_free, zn_ft_free): the manager's memory
+ * goes away with it, and a free that returns pages to the system needs a
+ * multi-process sync with every other NF, which stalls for seconds while
+ * they exit at the same time. When the manager keeps running, free it.
+ */
+bool zn_nf_manager_stopping(const struct zn_nf *nf);
 
 /** NF private data pointer, for the NF's own state. */
 void *zn_nf_priv(const struct zn_nf *nf);

@@ -570,6 +570,13 @@ steer_request(struct zn_nf *nf, uint8_t op, const struct zn_flow_key *key,
 	return nf->s->steer_reply.rc;
 }
 
+bool ZN_API
+zn_nf_manager_stopping(const struct zn_nf *nf)
+{
+	return nf != NULL && nf->shm != NULL &&
+	       __atomic_load_n(&nf->shm->mgr.stopping, __ATOMIC_ACQUIRE) != 0;
+}
+
 int ZN_API
 zn_nf_flow_steer(struct zn_nf *nf, const struct zn_flow_key *key,
 		 const struct zn_step *steps, unsigned int n,

@@ -233,7 +233,8 @@ mon_fini(struct zn_nf *nf)
 	print_summary(nf, "final");
 	if (flows != NULL) {
 		write_flows();
-		zn_ft_free(flows);
+		if (!zn_nf_manager_stopping(nf))
+			zn_ft_free(flows);
 	}
 }
 

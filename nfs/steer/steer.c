@@ -148,8 +148,8 @@ steer_init(struct zn_nf *nf)
 static void
 steer_fini(struct zn_nf *nf)
 {
-	(void)nf;
-	zn_ft_free(conns);
+	if (!zn_nf_manager_stopping(nf))
+		zn_ft_free(conns);
 }
 
 static void
