@@ -6,8 +6,9 @@
  * Flow tables on rte_hash. Keys are struct zn_flow_key (40 bytes), looked
  * up with the flow hash the packet already carries, so no key is hashed
  * twice. Extendable buckets: an add fails only when the table holds
- * `capacity` flows. Per-entry user data and last-use times live in arrays
- * indexed by the key's position in rte_hash's key store.
+ * `capacity` flows. Per-entry user data, last-use times and the hash each
+ * key was added with live in arrays indexed by the key's position in
+ * rte_hash's key store.
  */
 
 #include <errno.h>
@@ -26,6 +27,8 @@ struct zn_ft {
 	struct rte_hash *h;
 	uint8_t *data;          /* data_size bytes per key position */
 	uint64_t *last_seen;    /* per key position */
+	uint32_t *hash;         /* per key position: the hash it was added
+				 * with (a NIC's or ours), to delete it */
 	uint32_t data_size;
 	uint32_t slots;         /* key positions: rte_hash_max_key_id + 1 */
 	uint32_t flags;
@@ -108,7 +111,11 @@ zn_ft_create(const struct zn_ft_opts *opts)
 		ft->data = rte_zmalloc_socket("zn_ft_data",
 					      (size_t)ft->slots * o.data_size,
 					      RTE_CACHE_LINE_SIZE, o.socket);
-	if (ft->last_seen == NULL || (o.data_size > 0 && ft->data == NULL)) {
+	ft->hash = rte_zmalloc_socket("zn_ft_hash",
+				      (size_t)ft->slots * sizeof(uint32_t),
+				      RTE_CACHE_LINE_SIZE, o.socket);
+	if (ft->last_seen == NULL || ft->hash == NULL ||
+	    (o.data_size > 0 && ft->data == NULL)) {
 		rte_errno = ENOMEM;
 		goto fail;
 	}
@@ -126,6 +133,7 @@ zn_ft_free(struct zn_ft *ft)
 	rte_hash_free(ft->h);
 	rte_free(ft->data);
 	rte_free(ft->last_seen);
+	rte_free(ft->hash);
 	rte_free(ft);
 }
 
@@ -205,6 +213,7 @@ zn_ft_add(struct zn_ft *ft, const struct zn_flow_key *key, uint32_t hash,
 		pos = rte_hash_add_key_with_hash(ft->h, key, hash);
 		if (pos < 0)
 			return pos == -ENOSPC ? -ENOSPC : pos;
+		ft->hash[pos] = hash;
 		if (ft->data != NULL)
 			memset(ft->data + (size_t)pos * ft->data_size, 0,
 			       ft->data_size);
@@ -270,7 +279,8 @@ zn_ft_expire(struct zn_ft *ft, uint64_t now_ns, uint32_t budget,
 		if (cb != NULL)
 			cb(&key, ft->data ? ft->data +
 				       (size_t)pos * ft->data_size : NULL, arg);
-		if (zn_ft_del(ft, &key, zn_flow_hash_key(&key)) == 0)
+		/* The stored key is canonical already. */
+		if (rte_hash_del_key_with_hash(ft->h, &key, ft->hash[pos]) >= 0)
 			removed++;
 	}
 	return removed;

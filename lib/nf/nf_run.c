@@ -43,6 +43,75 @@ tx_room(void *arg)
 	return rte_ring_free_count(nf->tx) > 0 || nf->stop_req;
 }
 
+/* Batching on a shared core. Switching between NF processes costs more
+ * than a burst of forwarding (~1.5 us on the 2-core VM), so NFs that take
+ * turns on one core must not take turns per handful of packets: once a
+ * yield showed that another thread runs on our core (it took longer than
+ * SHARED_YIELD_NS), an NF whose ring holds less than COALESCE_MIN packets
+ * yields again, for at most COALESCE_NS, before taking them. Measured: 2
+ * replicas on one core 14 -> 20 Mpps, chain of 4 on 2 cores 13 -> 15 Mpps.
+ * An NF with a core of its own never sees a slow yield: no added delay. */
+#define SHARED_YIELD_NS 2000
+#define SHARED_HOLD_NS 100000000 /* sharing seen: coalesce for 100 ms */
+#define COALESCE_MIN (ZN_BURST / 2)
+#define COALESCE_NS 16000
+
+struct idle_state {
+	unsigned int idle;     /* empty polls in a row */
+	uint64_t shared_until; /* tsc: coalesce until then */
+	uint64_t wait_start;   /* tsc: first poll that found too few */
+	uint64_t shared_yield, hold, coalesce; /* the constants, in tsc */
+};
+
+/* An empty poll: spin, yield (noting whether that let another thread
+ * run), then sleep until woken. Returns false when the sleep timed out. */
+static bool
+idle_wait(struct zn_nf *nf, struct idle_state *st)
+{
+	uint64_t t0;
+
+	st->idle++;
+	if (st->idle < IDLE_SPIN) {
+		rte_pause();
+		return true;
+	}
+	if (st->idle < IDLE_YIELD) {
+		t0 = rte_rdtsc();
+		sched_yield();
+		if (rte_rdtsc() - t0 > st->shared_yield)
+			st->shared_until = rte_rdtsc() + st->hold;
+		return true;
+	}
+	return zn_db_wait(&nf->s->db, rx_ready, nf, SLEEP_US);
+}
+
+/* True when the NF should let its ring fill some more first (and has
+ * yielded to do so). */
+static bool
+coalesce(struct zn_nf *nf, struct idle_state *st)
+{
+	unsigned int c;
+	uint64_t t;
+
+	if (st->shared_until == 0)
+		return false;
+	c = rte_ring_count(nf->rx);
+	if (c == 0 || c >= COALESCE_MIN)
+		goto take;
+	t = rte_rdtsc();
+	if (t >= st->shared_until)
+		goto take;
+	if (st->wait_start == 0)
+		st->wait_start = t;
+	if (t - st->wait_start >= st->coalesce)
+		goto take;
+	sched_yield();
+	return true;
+take:
+	st->wait_start = 0;
+	return false;
+}
+
 /* Hand held[0..n) to the TX ring, waiting for room as needed.
  * Returns 0 or -ENOTCONN if the manager died while we waited. */
 static int
@@ -117,14 +186,22 @@ zn_nf_run(struct zn_nf *nf)
 	struct zn_ledger *l = &s->ledger;
 	const uint64_t check_cycles = rte_get_tsc_hz() / 10;
 	uint64_t next_check = rte_rdtsc() + check_cycles;
-	unsigned int idle = 0;
+	const uint64_t tsc_us = rte_get_tsc_hz() / 1000000;
+	struct idle_state st = {
+		.shared_yield = tsc_us * SHARED_YIELD_NS / 1000,
+		.hold = tsc_us * (SHARED_HOLD_NS / 1000),
+		.coalesce = tsc_us * COALESCE_NS / 1000,
+	};
 	int rc;
 
 	for (;;) {
-		unsigned int n = zn_ledger_rx(l, nf->rx, ZN_BURST);
+		unsigned int n;
 
+		if (coalesce(nf, &st))
+			continue;
+		n = zn_ledger_rx(l, nf->rx, ZN_BURST);
 		if (n > 0) {
-			idle = 0;
+			st.idle = 0;
 			s->stats.rx += n;
 			s->stats.bursts++;
 			nf->ops.burst(nf, l->held, (uint16_t)n);
@@ -138,15 +215,8 @@ zn_nf_run(struct zn_nf *nf)
 				return 0;
 			if (nf->stop_req && !nf->leave_sent)
 				zn_nf_send_leave(nf);
-			idle++;
-			if (idle < IDLE_SPIN) {
-				rte_pause();
-			} else if (idle < IDLE_YIELD) {
-				sched_yield();
-			} else {
-				if (!zn_db_wait(&s->db, rx_ready, nf, SLEEP_US))
-					next_check = 0; /* timed out: check now */
-			}
+			if (!idle_wait(nf, &st))
+				next_check = 0; /* slept and timed out: check now */
 		}
 		if (rte_rdtsc() >= next_check) {
 			rc = periodic(nf, zn_now_ns());
