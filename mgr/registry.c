@@ -50,6 +50,8 @@ zn_nf_state_name(uint32_t state)
 		return "stopping";
 	case ZN_NF_RECLAIMING:
 		return "reclaiming";
+	case ZN_NF_STARTING:
+		return "starting";
 	default:
 		return "?";
 	}
@@ -130,13 +132,20 @@ reply(struct zn_mgr *m, unsigned int slot, uint32_t gen, int rc)
 		m->shm->mgr.nf_rejected++;
 }
 
+/* Registered and not leaving: RUNNING, or STARTING (running ops->init). */
+static inline bool
+nf_live(uint32_t state)
+{
+	return state == ZN_NF_RUNNING || state == ZN_NF_STARTING;
+}
+
 static unsigned int
 service_instances(const struct zn_mgr *m, uint16_t svc)
 {
 	unsigned int n = 0;
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
-		if (m->shm->nfs[s].ctl.state == ZN_NF_RUNNING &&
+		if (nf_live(m->shm->nfs[s].ctl.state) &&
 		    m->shm->nfs[s].ctl.service_id == svc)
 			n++;
 	return n;
@@ -214,12 +223,30 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	s->ctl.stop = 0;
 	zn_strlcpy(s->ctl.name, name, sizeof(s->ctl.name));
 	s->ctl.gen = gen;
-	__atomic_store_n(&s->ctl.state, ZN_NF_RUNNING, __ATOMIC_RELEASE);
+	/* Not a member of its service until its init is done (READY): a
+	 * replica that is slow to start must not hold packets (and, with
+	 * backpressure, stall the port), one whose init fails must not drop
+	 * any. Its TX ring is drained from now on (init may send). */
+	__atomic_store_n(&s->ctl.state, ZN_NF_STARTING, __ATOMIC_RELEASE);
 	zn_route_publish(m);
 	m->shm->mgr.nf_registered++;
 	reply(m, slot, gen, 0);
-	ZN_LOG(INFO, "NF '%s' (pid %d) joined: service %u, instance %u, "
+	ZN_LOG(INFO, "NF '%s' (pid %d) registered: service %u, instance %u, "
 	       "worker %u", name, (int)pid, svc, slot, s->ctl.worker);
+}
+
+static void
+do_ready(struct zn_mgr *m, unsigned int slot)
+{
+	struct zn_nf_slot *s = &m->shm->nfs[slot];
+
+	if (s->ctl.state != ZN_NF_STARTING)
+		return; /* stopped or died meanwhile */
+	__atomic_store_n(&s->ctl.state, ZN_NF_RUNNING, __ATOMIC_RELEASE);
+	zn_route_publish(m);
+	zn_db_ring(&s->db); /* the NF waits for this */
+	ZN_LOG(INFO, "NF '%s' (instance %u) joined service %u", s->ctl.name,
+	       slot, s->ctl.service_id);
 }
 
 /* Stop routing to the NF, then tell it to drain and exit. */
@@ -229,7 +256,7 @@ begin_stop(struct zn_mgr *m, unsigned int slot)
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
 	struct zn_nf_reg *reg = &m->reg[slot];
 
-	if (s->ctl.state != ZN_NF_RUNNING)
+	if (!nf_live(s->ctl.state))
 		return;
 	__atomic_store_n(&s->ctl.state, ZN_NF_STOPPING, __ATOMIC_RELEASE);
 	zn_route_publish(m); /* returns once no worker can send to it */
@@ -269,7 +296,7 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 	struct rte_mbuf *pkts[ZN_BURST];
 	unsigned int n;
 
-	if (s->ctl.state != ZN_NF_RUNNING && s->ctl.state != ZN_NF_STOPPING)
+	if (!nf_live(s->ctl.state) && s->ctl.state != ZN_NF_STOPPING)
 		return;
 	__atomic_store_n(&s->ctl.state, ZN_NF_RECLAIMING, __ATOMIC_RELEASE);
 	zn_route_publish(m); /* no worker sends to its RX ring any more */
@@ -343,11 +370,14 @@ handle_msgs(struct zn_mgr *m)
 			if (s->ctl.gen == msg.gen)
 				begin_stop(m, msg.slot);
 			break;
+		case ZN_MSG_READY:
+			if (s->ctl.gen == msg.gen)
+				do_ready(m, msg.slot);
+			break;
 		case ZN_MSG_STEER:
 			/* Only from a registered NF of this generation; the
 			 * answer goes to the request's own generation. */
-			if (s->ctl.gen != msg.gen ||
-			    s->ctl.state != ZN_NF_RUNNING)
+			if (s->ctl.gen != msg.gen || !nf_live(s->ctl.state))
 				break;
 			s->steer_reply.rc = zn_fdir_steer(m, msg.slot);
 			__atomic_store_n(&s->steer_reply.gen, s->steer.gen,
@@ -379,6 +409,7 @@ zn_registry_poll(struct zn_mgr *m)
 				do_register(m, slot, reg->pending_gen);
 			break;
 		case ZN_NF_RUNNING:
+		case ZN_NF_STARTING:
 		case ZN_NF_STOPPING:
 			if (__atomic_load_n(&s->req.exited, __ATOMIC_ACQUIRE))
 				begin_reclaim(m, slot, false);
@@ -415,7 +446,7 @@ zn_registry_on_pidfd(struct zn_mgr *m, unsigned int slot)
 int
 zn_registry_stop_nf(struct zn_mgr *m, unsigned int slot)
 {
-	if (slot >= ZN_MAX_NFS || m->shm->nfs[slot].ctl.state != ZN_NF_RUNNING)
+	if (slot >= ZN_MAX_NFS || !nf_live(m->shm->nfs[slot].ctl.state))
 		return -ENOENT;
 	begin_stop(m, slot);
 	return 0;

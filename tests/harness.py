@@ -247,7 +247,9 @@ class NF:
                 raise RuntimeError(f"NF {self.name} exited "
                                    f"({self.proc.p.returncode}):\n"
                                    f"{self.proc.output()}")
-            return self.mgr.nf_by_pid(self.proc.pid)
+            info = self.mgr.nf_by_pid(self.proc.pid)
+            # "starting" until its init is done: not yet sent packets
+            return info if info and info["state"] != "starting" else None
         info = wait_for(reg, timeout, f"NF {self.name} registered")
         self.instance = info["instance"]
         return info

@@ -49,7 +49,7 @@ extern "C" {
  *  refuses a manager whose ABI version differs. Overridable only so that
  *  tests can build a deliberately incompatible library. */
 #ifndef ZN_ABI_VERSION
-#define ZN_ABI_VERSION 2
+#define ZN_ABI_VERSION 3
 #endif
 
 /** Most packets the library hands to ops->burst at once. */
@@ -74,7 +74,8 @@ struct zn_nf_ops {
 	int (*parse_args)(struct zn_nf *nf, int argc, char **argv);
 	/** Print NF options for --help. */
 	void (*usage)(FILE *out);
-	/** Called once registered, before the first burst. 0 or -errno. */
+	/** Called once registered, before the manager sends the NF packets:
+	 *  the NF joins its service when init returns 0. 0 or -errno. */
 	int (*init)(struct zn_nf *nf);
 	/** Called once per burst: set an action on each packet. */
 	void (*burst)(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n);

@@ -433,6 +433,43 @@ zn_nf_send_leave(struct zn_nf *nf)
 }
 
 static bool
+not_starting(void *arg)
+{
+	struct zn_nf *nf = arg;
+
+	return __atomic_load_n(&nf->s->ctl.state, __ATOMIC_ACQUIRE) !=
+	       ZN_NF_STARTING;
+}
+
+/* Join our service (READY) and wait until the manager routes to us, so
+ * that packets we sent (from init) and that come back find us. Once. */
+int
+zn_nf_join(struct zn_nf *nf)
+{
+	uint64_t deadline = zn_now_ns() + ZN_REGISTER_TIMEOUT_NS;
+	int rc;
+
+	if (nf->joined)
+		return 0;
+	nf->joined = true;
+	rc = post_msg(nf, ZN_MSG_READY);
+	if (rc < 0) {
+		ZN_LOG(ERR, "manager message ring is full");
+		return rc;
+	}
+	while (!not_starting(nf)) {
+		zn_db_wait(&nf->s->db, not_starting, nf, 50000);
+		if (!zn_nf_mgr_alive(nf))
+			return -ENOTCONN;
+		if (zn_now_ns() > deadline) {
+			ZN_LOG(ERR, "manager did not let the NF join");
+			return -ETIMEDOUT;
+		}
+	}
+	return 0; /* RUNNING, or already asked to stop: the loop drains */
+}
+
+static bool
 reply_ready(void *arg)
 {
 	struct zn_nf *nf = arg;
@@ -664,6 +701,9 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 		}
 	}
 	nf->init_done = true;
+	rc = zn_nf_join(nf);
+	if (rc < 0)
+		goto fail;
 	*nfp = nf;
 	return 0;
 fail:

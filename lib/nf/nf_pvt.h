@@ -57,11 +57,13 @@ struct zn_nf {
 	bool eal_ready;
 	bool registered;
 	bool init_done;
+	bool joined;      /* READY sent: the manager routes to us */
 	void *priv;
 };
 
 /* Control path helpers used by the packet loop (nf.c). */
 int zn_nf_send_leave(struct zn_nf *nf);
 bool zn_nf_mgr_alive(struct zn_nf *nf);
+int zn_nf_join(struct zn_nf *nf);
 
 #endif /* ZN_NF_PVT_H */

@@ -149,6 +149,13 @@ zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t done = 0;
 
+	/* Sending from init: what we send may come back to our service. */
+	if (!nf->joined) {
+		int rc = zn_nf_join(nf);
+
+		if (rc < 0)
+			return rc;
+	}
 	while (done < n) {
 		unsigned int k = RTE_MIN((unsigned int)(n - done), ZN_BURST);
 		int rc;

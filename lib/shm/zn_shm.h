@@ -160,6 +160,8 @@ enum zn_nf_state {
 	ZN_NF_RUNNING,     /* registered, receives packets */
 	ZN_NF_STOPPING,    /* leaving: no new packets, draining */
 	ZN_NF_RECLAIMING,  /* gone: the manager recovers its buffers */
+	ZN_NF_STARTING,    /* registered, running ops->init: its TX ring is
+			    * drained, nothing is sent to it until READY */
 };
 
 /**
@@ -279,6 +281,7 @@ enum zn_msg_type {
 	ZN_MSG_REGISTER = 1, /* slot's req is filled: register it */
 	ZN_MSG_LEAVE = 2,    /* the NF in slot asks to leave */
 	ZN_MSG_STEER = 3,    /* slot's steer request is filled */
+	ZN_MSG_READY = 4,    /* the NF in slot finished ops->init */
 };
 
 struct zn_msg {

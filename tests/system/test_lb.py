@@ -116,3 +116,23 @@ def test_modes_switch_while_traffic_flows(managers, many_flows):
     rx, tx, dropped = conserved(st)
     assert rx > 0 and rx == tx and dropped == 0, st["drops"]
     assert m.shutdown() == 0
+
+
+def test_replica_joins_only_after_its_init(managers, many_flows):
+    """A replica is not sent packets until its init is done: one whose init
+    fails (a flow table too big for the manager's memory) costs nothing,
+    and the running replica keeps every flow."""
+    m, base, nfs = start(managers, many_flows, 1)
+    grow(m, [nfs[0].instance])
+    bad = m.start_nf("monitor", 1, "bad", wait=False,
+                     nf_args=["--flows", str(many_flows.parent / "f.json"),
+                              "--flow-capacity", str(1 << 26)])
+    assert bad.proc.wait(20) != 0
+    assert "init failed" in bad.proc.output()
+    grow(m, [nfs[0].instance])
+    st = stop(m, base)
+    assert st["status"]["registry"]["registered"] == 2  # it did register
+    rx, tx, dropped = conserved(st)
+    assert rx > 0 and rx == tx and dropped == 0, st["drops"]
+    assert st["status"]["pool"]["in_use"] == base
+    assert m.shutdown() == 0
