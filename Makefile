@@ -3,7 +3,7 @@ BUILD ?= build
 PY := .venv/bin/python
 BENCH ?=
 
-.PHONY: all setup build demo test unit pytest bench clean
+.PHONY: all setup build demo test unit pytest bench dpi-report clean
 
 all: build
 
@@ -31,6 +31,12 @@ test: build
 
 bench: build
 	ZERONF_BUILD=$(abspath $(BUILD)) $(PY) bench/run.py $(if $(BENCH),--only $(BENCH))
+
+# make dpi-report PCAP=in.pcap OUT=flows.out: the capture through a manager
+# and the dpi NF; its flow report in ndpiReader's -w format.
+dpi-report: build
+	@test -n "$(PCAP)" -a -n "$(OUT)" || { echo "usage: make dpi-report PCAP=in.pcap OUT=flows.out"; exit 2; }
+	ZERONF_BUILD=$(abspath $(BUILD)) $(PY) scripts/dpi_report.py $(abspath $(PCAP)) $(abspath $(OUT))
 
 clean:
 	rm -rf $(BUILD)

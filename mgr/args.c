@@ -64,6 +64,9 @@ usage(const char *prog, FILE *out)
 		"      --lb-idle-s S       least_loaded balancing: a flow's pin "
 		"expires after S s\n"
 		"                          idle (default 30)\n"
+		"      --rx-timestamp      RX timestamps (mbuf dynfield) where "
+		"the port has them;\n"
+		"                          net_pcap: capture time in us\n"
 		"      --fdir-rehash       benchmark baseline: parse, hash and "
 		"look up every packet\n"
 		"                          at every hop (as OpenNetVM does)\n"
@@ -165,7 +168,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 	enum {
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
-		O_FLOWIDLE, O_LBIDLE, O_REHASH,
+		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -188,6 +191,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "flow-idle-s", required_argument, NULL, O_FLOWIDLE },
 		{ "lb-idle-s", required_argument, NULL, O_LBIDLE },
 		{ "fdir-rehash", no_argument, NULL, O_REHASH },
+		{ "rx-timestamp", no_argument, NULL, O_RXTS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -328,6 +332,9 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			if (parse_u(prog, "--lb-idle-s", optarg, 1, 30000,
 				    &cfg->lb_idle_s))
 				return -EINVAL;
+			break;
+		case O_RXTS:
+			cfg->rx_timestamp = true;
 			break;
 		case O_REHASH:
 			cfg->fdir_rehash = true;

@@ -76,6 +76,7 @@ struct zn_mgr_cfg {
 	unsigned int flow_idle_s;   /* exact rules expire; 0: never */
 	unsigned int lb_idle_s;     /* LEAST_LOADED pins expire */
 	bool fdir_rehash;           /* naive per-hop rehash (benchmark) */
+	bool rx_timestamp;          /* RX timestamp offload where offered */
 	bool rx_paused;
 	char huge_dir[PATH_MAX];
 	char log_level[64];

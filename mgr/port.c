@@ -101,6 +101,11 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	/* The driver registers the timestamp dynfield and flag; NFs look
+	 * them up by name (net_pcap: the capture time, for the DPI NF). */
+	if (m->cfg.rx_timestamp &&
+	    (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
 
 	rc = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &conf);
 	if (rc < 0)

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
-      libjansson-dev libpcap-dev iproute2 ethtool iputils-ping)
+      libjansson-dev libpcap-dev libndpi-dev libndpi-bin iproute2 ethtool
+      iputils-ping)
 HUGEPAGES=${ZERONF_HUGEPAGES:-1024}
 HUGE_DIR=${ZERONF_HUGE_DIR:-/mnt/huge}
 

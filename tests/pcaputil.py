@@ -17,8 +17,22 @@ def read_frames(path: Path) -> list[bytes]:
 
 
 def linktype(path: Path) -> int:
-    with RawPcapReader(str(path)) as r:
-        return r.linktype
+    """The link type of a pcap, or of a pcapng's first interface."""
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    if head[:4] != b"\x0a\x0d\x0d\x0a":
+        with RawPcapReader(str(path)) as r:
+            return r.linktype
+    end = "<" if head[8:12] == b"\x4d\x3c\x2b\x1a" else ">"
+    off = 0
+    while off + 12 <= len(head):
+        btype, blen = struct.unpack_from(end + "II", head, off)
+        if btype == 1:  # Interface Description Block
+            return struct.unpack_from(end + "H", head, off + 8)[0]
+        if blen < 12:
+            break
+        off += blen
+    raise ValueError(f"{path}: no interface description block")
 
 
 def _u16(b: bytes, off: int) -> int:

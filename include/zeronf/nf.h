@@ -181,6 +181,13 @@ int zn_nf_flow_steer(struct zn_nf *nf, const struct zn_flow_key *key,
 		     const struct zn_step *steps, unsigned int n,
 		     unsigned int flags);
 
+/**
+ * Parse a chain of steps in the control protocol's text form:
+ * comma-separated "svc:S" (or a bare S, 1..255), "port:P" or "drop".
+ * @return the number of steps (1..max), or -EINVAL.
+ */
+int zn_steps_parse(const char *text, struct zn_step *steps, unsigned int max);
+
 /** Remove the rule of @p key (and its reverse with ZN_STEER_F_BOTH).
  *  @return 0, -ENOENT (no rule), -ETIMEDOUT, -ENOTCONN. */
 int zn_nf_flow_unsteer(struct zn_nf *nf, const struct zn_flow_key *key,

@@ -61,40 +61,6 @@ steer_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 }
 
 static int
-parse_chain(char *s)
-{
-	char *tok, *save = NULL, *end;
-
-	for (tok = strtok_r(s, ",", &save); tok != NULL;
-	     tok = strtok_r(NULL, ",", &save)) {
-		struct zn_step *st = &steps[n_steps];
-		unsigned long v;
-
-		if (n_steps == RTE_DIM(steps))
-			return -EINVAL;
-		if (strcmp(tok, "drop") == 0) {
-			*st = (struct zn_step){ .type = ZN_STEP_DROP };
-			n_steps++;
-			continue;
-		}
-		st->type = ZN_STEP_SERVICE;
-		if (strncmp(tok, "port:", 5) == 0) {
-			st->type = ZN_STEP_PORT;
-			tok += 5;
-		} else if (strncmp(tok, "svc:", 4) == 0) {
-			tok += 4;
-		}
-		v = strtoul(tok, &end, 10);
-		if (*tok == '\0' || *end != '\0' || v > 65535 ||
-		    (st->type == ZN_STEP_SERVICE && (v == 0 || v > 255)))
-			return -EINVAL;
-		st->id = (uint16_t)v;
-		n_steps++;
-	}
-	return n_steps > 0 ? 0 : -EINVAL;
-}
-
-static int
 steer_parse(struct zn_nf *nf, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -105,14 +71,16 @@ steer_parse(struct zn_nf *nf, int argc, char **argv)
 	};
 	unsigned long v;
 	char *end;
-	int c;
+	int c, rc;
 
 	(void)nf;
 	while ((c = getopt_long(argc, argv, "a:c:n:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (parse_chain(optarg) < 0)
-				return -EINVAL;
+			rc = zn_steps_parse(optarg, steps, RTE_DIM(steps));
+			if (rc < 0)
+				return rc;
+			n_steps = (unsigned int)rc;
 			break;
 		case 'a':
 		case 'n':

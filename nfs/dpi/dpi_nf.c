@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * dpi: classify flows with nDPI (the DPI VNF of the SR-IOV/DPDK paper).
+ * Every packet passes on (NEXT); a flow's packets go through nDPI only
+ * until it is classified. Rules "--steer PROTO=CHAIN" install a flow
+ * director rule for a flow (both directions) once it is classified as
+ * PROTO (its application or master protocol name, e.g. TLS, YouTube,
+ * DNS): its later packets take CHAIN (svc:S, port:P, drop) instead of
+ * passing here. The flow report (ndpiReader -w format) is written to
+ * --report at exit and whenever the NF gets SIGUSR1. See README.md.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_mbuf_dyn.h>
+
+#include <zeronf/zeronf.h>
+
+#include "dpi.h"
+
+#define MAX_RULES 32
+
+struct rule {
+	int proto;                  /* nDPI protocol id */
+	struct zn_step steps[32]; /* the manager's ZN_MAX_CHAIN_HOPS */
+	unsigned int n_steps;
+};
+
+enum {
+	C_PACKETS, C_FLOWS, C_CLASSIFIED, C_GUESSED, C_EXPIRED, C_FULL,
+	C_NOT_IP, C_FRAGMENT, C_TRUNCATED, C_SHORT, C_BAD_L2, C_STEERED,
+	C_STEER_FAILED, C_MAX
+};
+
+static const char *const cnames[C_MAX] = {
+	"packets", "flows", "classified", "guessed", "expired", "table_full",
+	"not_ip", "fragment", "truncated", "short", "bad_l2", "steered",
+	"steer_failed",
+};
+
+static struct dpi_opts opts = { .capacity = 1u << 16, .idle_ms = 180000,
+				.decode_tunnels = true };
+static const char *report_path;
+static char *rule_text[MAX_RULES];
+static unsigned int n_rule_text;
+static struct rule rules[MAX_RULES];
+static unsigned int n_rules;
+static bool capture_time;
+static int dlt = DPI_DLT_EN10MB;
+static int ts_off = -1;
+static uint64_t ts_flag;
+static struct dpi *dpi;
+static int cidx[C_MAX];
+static uint64_t shown[C_MAX];
+static volatile sig_atomic_t report_req;
+
+static uint64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Capture time where the port gives it (net_pcap with --rx-timestamp on
+ * the manager: microseconds since the epoch), else now. */
+static uint64_t
+pkt_ms(struct rte_mbuf *m, uint64_t now)
+{
+	if (capture_time && ts_off >= 0 && (m->ol_flags & ts_flag))
+		return *RTE_MBUF_DYNFIELD(m, ts_off, uint64_t *) / 1000;
+	return now;
+}
+
+static void
+steer(struct zn_nf *nf, struct rte_mbuf *m, const struct dpi_verdict *v)
+{
+	struct zn_flow_key key;
+
+	for (unsigned int i = 0; i < n_rules; i++) {
+		if (rules[i].proto != v->app && rules[i].proto != v->master)
+			continue;
+		/* The flow director sees the packet as it is on the wire. */
+		if (zn_flow_key_from_pkt(m, &key) < 0 ||
+		    zn_nf_flow_steer(nf, &key, rules[i].steps,
+				     rules[i].n_steps, ZN_STEER_F_BOTH) < 0)
+			zn_nf_counter_add(nf, cidx[C_STEER_FAILED], 1);
+		else
+			zn_nf_counter_add(nf, cidx[C_STEERED], 1);
+		return;
+	}
+}
+
+static void
+sync_counters(struct zn_nf *nf)
+{
+	struct dpi_stats s;
+	uint64_t now[C_MAX];
+
+	dpi_get_stats(dpi, &s);
+	now[C_PACKETS] = s.packets;
+	now[C_FLOWS] = s.flows;
+	now[C_CLASSIFIED] = s.classified;
+	now[C_GUESSED] = s.guessed;
+	now[C_EXPIRED] = s.expired;
+	now[C_FULL] = s.table_full;
+	now[C_NOT_IP] = s.skip[DPI_SKIP_NOT_IP];
+	now[C_FRAGMENT] = s.skip[DPI_SKIP_FRAGMENT];
+	now[C_TRUNCATED] = s.skip[DPI_SKIP_TRUNCATED];
+	now[C_SHORT] = s.skip[DPI_SKIP_SHORT];
+	now[C_BAD_L2] = s.skip[DPI_SKIP_BAD_L2];
+	for (int c = 0; c < C_MAX; c++) {
+		if (c == C_STEERED || c == C_STEER_FAILED)
+			continue; /* counted where they happen */
+		zn_nf_counter_add(nf, cidx[c], now[c] - shown[c]);
+		shown[c] = now[c];
+	}
+}
+
+static void
+dpi_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
+{
+	static uint8_t linear[UINT16_MAX + 1];
+	uint64_t now = wall_ms();
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m),
+				       (uint32_t)sizeof(linear));
+		/* nDPI reads the frame in one piece: a multi-segment
+		 * (jumbo) frame is copied, a plain one read in place. */
+		const uint8_t *data = rte_pktmbuf_read(m, 0, len, linear);
+		struct dpi_verdict v;
+
+		dpi_process(dpi, data, len, dlt, pkt_ms(m, now), &v);
+		if (v.classified_now && n_rules > 0)
+			steer(nf, m, &v);
+	}
+}
+
+static int
+write_report(void)
+{
+	FILE *f;
+	int rc;
+
+	if (report_path == NULL)
+		return 0;
+	f = fopen(report_path, "w");
+	if (f == NULL) {
+		fprintf(stderr, "dpi: cannot write %s: %s\n", report_path,
+			strerror(errno));
+		return -errno;
+	}
+	rc = dpi_report(dpi, f);
+	if (fclose(f) != 0 && rc == 0)
+		rc = -EIO;
+	return rc;
+}
+
+static void
+dpi_tick(struct zn_nf *nf, uint64_t now_ns)
+{
+	(void)now_ns;
+	if (opts.idle_ms > 0)
+		dpi_expire(dpi, capture_time ? 0 : wall_ms(), 4096);
+	sync_counters(nf);
+	if (report_req) {
+		report_req = 0;
+		write_report();
+	}
+}
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	report_req = 1;
+}
+
+static int
+dpi_init(struct zn_nf *nf)
+{
+	char name[32];
+
+	for (int c = 0; c < C_MAX; c++) {
+		cidx[c] = zn_nf_counter_register(nf, cnames[c]);
+		if (cidx[c] < 0)
+			return cidx[c];
+	}
+	snprintf(name, sizeof(name), "dpi_%u", zn_nf_instance_id(nf));
+	opts.name = name;
+	dpi = dpi_create(&opts);
+	if (dpi == NULL)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n_rule_text; i++) {
+		char *eq = strchr(rule_text[i], '=');
+		int rc;
+
+		*eq = '\0';
+		rules[i].proto = dpi_proto_by_name(dpi, rule_text[i]);
+		if (rules[i].proto < 0) {
+			fprintf(stderr, "dpi: unknown protocol '%s'\n",
+				rule_text[i]);
+			return -EINVAL;
+		}
+		rc = zn_steps_parse(eq + 1, rules[i].steps,
+				    RTE_DIM(rules[i].steps));
+		if (rc < 0) {
+			fprintf(stderr, "dpi: bad chain '%s'\n", eq + 1);
+			return -EINVAL;
+		}
+		rules[i].n_steps = (unsigned int)rc;
+		n_rules++;
+	}
+	if (capture_time) {
+		ts_off = rte_mbuf_dynfield_lookup(
+			RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
+		int bit = rte_mbuf_dynflag_lookup(
+			RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
+
+		ts_flag = bit >= 0 ? 1ULL << bit : 0;
+		if (ts_off < 0 || bit < 0)
+			fprintf(stderr, "dpi: no RX timestamps (start the "
+				"manager with --rx-timestamp): using the "
+				"clock\n");
+	}
+	signal(SIGUSR1, on_usr1);
+	return 0;
+}
+
+static void
+dpi_fini(struct zn_nf *nf)
+{
+	if (dpi == NULL)
+		return;
+	dpi_finish(dpi);
+	sync_counters(nf);
+	write_report();
+	/* A hugepage free while the manager stops stalls (see nf.h). */
+	if (!zn_nf_manager_stopping(nf))
+		dpi_free(dpi);
+}
+
+static void
+dpi_usage(FILE *out)
+{
+	fprintf(out,
+		"  -r, --report FILE     flow report (ndpiReader -w format), "
+		"written at exit\n"
+		"                        and on SIGUSR1\n"
+		"  -d, --proto-dir DIR   nDPI files: protos.txt, "
+		"categories.txt,\n"
+		"                        risky_domains.txt, ja3_fingerprints."
+		"csv, sha1_fingerprints.csv\n"
+		"  -s, --steer P=CHAIN   once a flow is classified as P, "
+		"steer it (both\n"
+		"                        directions) along CHAIN "
+		"(svc:S,port:P,drop); repeatable\n"
+		"  -c, --capacity N      flows tracked at most (default "
+		"65536)\n"
+		"  -i, --idle-s N        forget flows idle N s (default 180; "
+		"0 = never)\n"
+		"  -T, --no-tunnels      do not look inside GTP-U/TZSP\n"
+		"  -t, --capture-time    packet time from RX timestamps "
+		"(net_pcap)\n"
+		"  -l, --dlt N           link type of the frames (pcap DLT; "
+		"default 1,\n"
+		"                        Ethernet): a net_pcap port replaying "
+		"another one\n");
+}
+
+static int
+dpi_parse_args(struct zn_nf *nf, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "report", required_argument, NULL, 'r' },
+		{ "proto-dir", required_argument, NULL, 'd' },
+		{ "steer", required_argument, NULL, 's' },
+		{ "capacity", required_argument, NULL, 'c' },
+		{ "idle-s", required_argument, NULL, 'i' },
+		{ "no-tunnels", no_argument, NULL, 'T' },
+		{ "capture-time", no_argument, NULL, 't' },
+		{ "dlt", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long v;
+	char *end;
+	int c;
+
+	(void)nf;
+	while ((c = getopt_long(argc, argv, "r:d:s:c:i:Ttl:", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r': report_path = optarg; break;
+		case 'd': opts.proto_dir = optarg; break;
+		case 'T': opts.decode_tunnels = false; break;
+		case 't': capture_time = true; break;
+		case 's':
+			if (n_rule_text == MAX_RULES ||
+			    strchr(optarg, '=') == NULL)
+				return -EINVAL;
+			rule_text[n_rule_text++] = optarg;
+			break;
+		case 'l':
+			dlt = atoi(optarg);
+			break;
+		case 'c':
+		case 'i':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *optarg == '\0' || *end != '\0' ||
+			    (c == 'c' && (v == 0 || v > (1ul << 26))) ||
+			    v > 86400ul * 365)
+				return -EINVAL;
+			if (c == 'c')
+				opts.capacity = (uint32_t)v;
+			else
+				opts.idle_ms = v * 1000;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return optind == argc ? 0 : -EINVAL;
+}
+
+static const struct zn_nf_ops dpi_ops = {
+	.sz = sizeof(struct zn_nf_ops),
+	.name = "dpi",
+	.parse_args = dpi_parse_args,
+	.usage = dpi_usage,
+	.init = dpi_init,
+	.burst = dpi_burst,
+	.tick = dpi_tick,
+	.fini = dpi_fini,
+};
+
+ZN_NF_REGISTER(dpi_ops)
