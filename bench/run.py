@@ -25,6 +25,10 @@ affects both sides alike. Progress goes to stderr.
          ingress with the stored flow hash; naive_rehash: the same rules,
          but every packet's header is parsed, hashed and looked up again
          at every hop (--fdir-rehash, OpenNetVM's way).
+  dpi    {"bench":"dpi","mode":M,"mpps":X}: the nDPI test captures (those
+         with Ethernet framing, concatenated) classified by the dpi NF on
+         ZeroNF (M = zeronf), by the same classifier reading the file with
+         libpcap (libpcap) and by ndpiReader 4.2 (ndpireader).
   lb     {"bench":"lb","replicas":R,"mpps":X,"max_share":S}: the same
          trace, R = 1, 2, 4 forward replicas of one service (hash mode, no
          RSS); max_share = the busiest replica's share of the packets. The
@@ -234,6 +238,106 @@ def bench_flowtable(runs: int) -> None:
             emit(json.loads(line))
 
 
+# ---------------------------------------------------------------- dpi
+def dpi_trace() -> tuple[Path, int]:
+    """The nDPI 4.2 test captures with Ethernet framing, one after the
+    other in one pcap (times shifted so that each starts 1 s after the
+    previous ended): the same packets for every mode."""
+    import struct
+    from harness import CORPORA
+    from pcaputil import linktype
+    from scapy.utils import RawPcapReader
+    path = TMP / "dpi.pcap"
+    n = 0
+    with open(path, "wb") as out:
+        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
+        t_next = 1_000_000_000.0
+        for pc in sorted((CORPORA / "ndpi-4.2/pcap").glob("*")):
+            if linktype(pc) != 1:
+                continue
+            with RawPcapReader(str(pc)) as r:
+                recs = [(bytes(d), m) for d, m in r]
+            if not recs:
+                continue
+
+            def ts(m) -> float:
+                if hasattr(m, "sec"):
+                    return m.sec + m.usec / 1e6
+                return ((m.tshigh << 32) | m.tslow) / m.tsresol
+
+            t0 = ts(recs[0][1])
+            last = t_next
+            for d, m in recs:
+                t = max(last, t_next + ts(m) - t0)  # never backwards
+                sec, usec = int(t), int((t - int(t)) * 1e6)
+                out.write(struct.pack("<IIII", sec, usec, len(d),
+                                      getattr(m, "wirelen", len(d))) + d)
+                last, n = t, n + 1
+            t_next = last + 1.0
+    return path, n
+
+
+def dpi_zeronf_once(trace: Path, n: int) -> float:
+    from harness import wait_for
+    m = Manager(TMP, ports=[f"net_pcap0,rx_pcap={trace}", "net_null0,no-rx=1"],
+                chain="1,port:1", rx_paused=True,
+                args=["--rx-timestamp", "--pool-size", "65535"])
+    try:
+        m.start_nf("dpi", 1, nf_args=[
+            "--proto-dir", str(REPO / "nfs/dpi/ndpi-4.2"), "--capture-time",
+            "--idle-s", "0"])
+        t0 = time.monotonic()
+        m.call("rx.set", enabled=True)
+        wait_for(lambda: m.call("port.list")["ports"][1]["tx"] == n, 120,
+                 "the trace through the dpi NF", interval=0.002)
+        return n / (time.monotonic() - t0) / 1e6
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def dpi_libpcap_once(trace: Path) -> float:
+    from harness import BUILD
+    out = subprocess.run([str(BUILD / "nfs/zeronf-dpi-pcap"), "-i", str(trace),
+                          "-d", str(REPO / "nfs/dpi/ndpi-4.2"), "-t"],
+                         check=True, capture_output=True, text=True,
+                         timeout=300).stdout
+    return json.loads(out.strip().splitlines()[-1])["mpps"]
+
+
+def dpi_ndpireader_once(trace: Path) -> float:
+    """ndpiReader's own measure: packets / its packet processing time."""
+    d = REPO / "nfs/dpi/ndpi-4.2"
+    out = subprocess.run(["ndpiReader", "-i", str(trace), "-t",
+                          "-p", str(d / "protos.txt"),
+                          "-c", str(d / "categories.txt")],
+                         check=True, capture_output=True, text=True,
+                         timeout=300).stdout
+    m = re.search(r"nDPI throughput:\s+([\d.]+) ([KMG]?) ?pps", out)
+    if m is None:
+        raise RuntimeError(f"no throughput in ndpiReader output:\n{out}")
+    return float(m.group(1)) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[
+        m.group(2)] / 1e6
+
+
+def bench_dpi(runs: int) -> None:
+    """The same capture set through the dpi NF on ZeroNF (net_pcap ->
+    manager -> NF -> net_null; time until the last packet left), the same
+    classifier on libpcap (its read-and-classify loop), and ndpiReader
+    (its packet processing time); interleaved runs."""
+    trace, n = dpi_trace()
+    res: dict[str, list[float]] = {"zeronf": [], "libpcap": [],
+                                   "ndpireader": []}
+    for _ in range(runs):
+        res["zeronf"].append(dpi_zeronf_once(trace, n))
+        res["libpcap"].append(dpi_libpcap_once(trace))
+        res["ndpireader"].append(dpi_ndpireader_once(trace))
+        log(f"dpi: {[(k, round(v[-1], 3)) for k, v in res.items()]}")
+    for mode, v in res.items():
+        emit({"bench": "dpi", "mode": mode, "mpps": median(v),
+              "packets": n, "runs": [round(x, 4) for x in v]})
+
+
 # ---------------------------------------------------------------- flowdir, lb
 N_FLOWS = 100_000
 
@@ -361,6 +465,7 @@ def bench_lb(runs: int) -> None:
 
 
 BENCHES = {"chain": bench_chain, "p2p": bench_p2p, "idle": bench_idle,
+           "dpi": bench_dpi,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
            "lb": bench_lb}
 

@@ -348,6 +348,12 @@ main(int argc, char **argv)
 		rc = zn_ports_init(m);
 	if (rc == 0) {
 		m->shm->hdr.n_ports = m->n_ports;
+		for (uint16_t p = 0; p < m->n_ports; p++) {
+			struct rte_ether_addr mac = { 0 };
+
+			rte_eth_macaddr_get(m->ports[p].port_id, &mac);
+			memcpy(m->shm->hdr.port_mac[p], mac.addr_bytes, 6);
+		}
 		rc = workers_init(m);
 	}
 	if (rc == 0)

@@ -20,7 +20,8 @@ REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("ZERONF_BUILD", REPO / "build"))
 MGR_BIN = BUILD / "mgr" / "zeronf-mgr"
 NF_BIN = {n: BUILD / "nfs" / f"zeronf-{n}"
-          for n in ("forward", "monitor", "speed-tester", "steer", "dpi")}
+          for n in ("forward", "monitor", "speed-tester", "steer", "dpi",
+                    "router")}
 CORPORA = Path(os.environ.get("ZERONF_CORPORA",
                               REPO.parent / "shared" / "corpora"))
 DATA = REPO / "data"

@@ -213,6 +213,8 @@ const char *zn_nf_name(const struct zn_nf *nf);
 struct rte_mempool *zn_nf_pktmbuf_pool(const struct zn_nf *nf);
 /** Number of ports the manager owns. */
 uint16_t zn_nf_port_count(const struct zn_nf *nf);
+/** MAC address of the manager's port @p port. 0 or -ENODEV. */
+int zn_nf_port_mac(const struct zn_nf *nf, uint16_t port, uint8_t mac[6]);
 
 #ifdef __cplusplus
 }

@@ -837,6 +837,15 @@ zn_nf_port_count(const struct zn_nf *nf)
 }
 
 int ZN_API
+zn_nf_port_mac(const struct zn_nf *nf, uint16_t port, uint8_t mac[6])
+{
+	if (port >= nf->shm->hdr.n_ports)
+		return -ENODEV;
+	memcpy(mac, nf->shm->hdr.port_mac[port], 6);
+	return 0;
+}
+
+int ZN_API
 zn_nf_counter_register(struct zn_nf *nf, const char *name)
 {
 	struct zn_nf_slot *s = nf->s;

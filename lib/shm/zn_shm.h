@@ -112,6 +112,7 @@ struct zn_shm_hdr {
 	uint16_t pad0;
 	uint32_t mgr_pid;
 	uint64_t mgr_start_time;    /* /proc/<pid>/stat starttime */
+	uint8_t port_mac[ZN_MAX_PORTS][6]; /* by ZeroNF port index */
 } __rte_cache_aligned;
 
 /* Manager state. writer: manager control thread. */

@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * router: IPv4/IPv6 longest-prefix-match forwarding (NetVM's L3
+ * forwarder). Each packet's destination is looked up (rte_lpm, rte_lpm6,
+ * a burst at a time); the route's next hop gives the output port and the
+ * destination MAC; the source MAC becomes the port's; the TTL (hop limit)
+ * is decremented, with an incremental IPv4 checksum update (RFC 1624).
+ * Dropped and counted: no route, TTL expiring here, not IP, malformed IP,
+ * a next hop without a port. See README.md.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_lpm.h>
+#include <rte_lpm6.h>
+
+#include <zeronf/zeronf.h>
+
+#include "routes.h"
+
+#define MAX_NH_CONF 256
+
+enum {
+	C_ROUTED, C_NO_ROUTE, C_TTL, C_NOT_IP, C_BAD_IP, C_NO_PORT, C_V4,
+	C_V6, C_MAX
+};
+static const char *const cnames[C_MAX] = {
+	"routed", "no_route", "ttl_expired", "not_ip", "bad_ip", "no_port",
+	"ipv4", "ipv6",
+};
+
+/* A next hop as the packet leaves: port and destination MAC. */
+struct hop {
+	uint16_t port;         /* UINT16_MAX: none */
+	struct rte_ether_addr mac;
+};
+
+struct nh_conf {
+	uint32_t id;
+	uint16_t port;
+	bool has_mac;
+	struct rte_ether_addr mac;
+};
+
+static const char *routes_path;
+static struct nh_conf nh_conf[MAX_NH_CONF];
+static unsigned int n_nh_conf;
+static int default_port = -1;
+static struct routes rt;
+static struct hop *hops;            /* by next-hop index */
+static struct rte_ether_addr port_mac[RTE_MAX_ETHPORTS];
+static int cidx[C_MAX];
+static uint64_t cnt[C_MAX], shown[C_MAX];
+
+/* RFC 1624: HC' = ~(~HC + ~m + m') for the 16-bit word holding the TTL. */
+static inline void
+ttl_dec4(struct rte_ipv4_hdr *ip)
+{
+	uint32_t s = (uint16_t)~rte_be_to_cpu_16(ip->hdr_checksum);
+	uint16_t old = (uint16_t)(ip->time_to_live << 8 | ip->next_proto_id);
+
+	ip->time_to_live--;
+	s += (uint16_t)~old;
+	s += (uint16_t)(ip->time_to_live << 8 | ip->next_proto_id);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)~s);
+}
+
+/* L3 header of an Ethernet (optionally 802.1Q) frame, or NULL. */
+static void *
+l3_of(struct rte_mbuf *m, uint16_t *et)
+{
+	struct rte_ether_hdr *eth;
+	uint32_t off = sizeof(*eth);
+
+	if (rte_pktmbuf_data_len(m) < off)
+		return NULL;
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	*et = rte_be_to_cpu_16(eth->ether_type);
+	if (*et == RTE_ETHER_TYPE_VLAN) {
+		if (rte_pktmbuf_data_len(m) < off + 4)
+			return NULL;
+		*et = rte_be_to_cpu_16(*rte_pktmbuf_mtod_offset(
+			m, uint16_t *, off + 2));
+		off += 4;
+	}
+	return rte_pktmbuf_mtod_offset(m, void *, off);
+}
+
+static inline void
+out(struct rte_mbuf *m, uint32_t idx)
+{
+	const struct hop *h = &hops[idx];
+	struct rte_ether_hdr *eth;
+
+	if (h->port == UINT16_MAX) {
+		cnt[C_NO_PORT]++;
+		zn_pkt_drop(m);
+		return;
+	}
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	eth->dst_addr = h->mac;
+	eth->src_addr = port_mac[h->port];
+	zn_pkt_out(m, h->port);
+	cnt[C_ROUTED]++;
+}
+
+static void
+router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *m4[ZN_BURST];
+	uint32_t dst4[ZN_BURST], nh4[ZN_BURST];
+	unsigned int k4 = 0;
+
+	(void)nf;
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint16_t et = 0;
+		uint8_t *l3 = l3_of(m, &et);
+		uint32_t room = l3 ? (uint32_t)(rte_pktmbuf_mtod(m, uint8_t *) +
+					       rte_pktmbuf_data_len(m) - l3) : 0;
+
+		if (l3 != NULL && et == RTE_ETHER_TYPE_IPV4) {
+			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
+
+			cnt[C_V4]++;
+			if (room < sizeof(*ip) || (ip->version_ihl >> 4) != 4 ||
+			    (ip->version_ihl & 0xf) < 5 ||
+			    rte_be_to_cpu_16(ip->total_length) > room ||
+			    rte_be_to_cpu_16(ip->total_length) <
+				    (ip->version_ihl & 0xf) * 4u) {
+				cnt[C_BAD_IP]++;
+				zn_pkt_drop(m);
+			} else if (ip->time_to_live <= 1) {
+				cnt[C_TTL]++;
+				zn_pkt_drop(m);
+			} else if (rt.v4 == NULL) {
+				cnt[C_NO_ROUTE]++;
+				zn_pkt_drop(m);
+			} else {
+				m4[k4] = m;
+				dst4[k4++] = rte_be_to_cpu_32(ip->dst_addr);
+			}
+		} else if (l3 != NULL && et == RTE_ETHER_TYPE_IPV6) {
+			struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)l3;
+			int32_t idx;
+
+			cnt[C_V6]++;
+			if (room < sizeof(*ip) || (ip->vtc_flow & 0xf0) != 0x60) {
+				cnt[C_BAD_IP]++;
+				zn_pkt_drop(m);
+			} else if (ip->hop_limits <= 1) {
+				cnt[C_TTL]++;
+				zn_pkt_drop(m);
+			} else if (rt.v6 == NULL ||
+				   rte_lpm6_lookup(rt.v6, ip->dst_addr,
+						   (uint32_t *)&idx) != 0) {
+				cnt[C_NO_ROUTE]++;
+				zn_pkt_drop(m);
+			} else {
+				ip->hop_limits--;
+				out(m, (uint32_t)idx);
+			}
+		} else {
+			cnt[C_NOT_IP]++;
+			zn_pkt_drop(m);
+		}
+	}
+	if (k4 == 0)
+		return;
+	rte_lpm_lookup_bulk(rt.v4, dst4, nh4, k4);
+	for (unsigned int j = 0; j < k4; j++) {
+		uint16_t et;
+		struct rte_ipv4_hdr *ip = l3_of(m4[j], &et);
+
+		if (!(nh4[j] & RTE_LPM_LOOKUP_SUCCESS)) {
+			cnt[C_NO_ROUTE]++;
+			zn_pkt_drop(m4[j]);
+			continue;
+		}
+		ttl_dec4(ip);
+		out(m4[j], nh4[j] & 0x00ffffff);
+	}
+}
+
+static void
+router_tick(struct zn_nf *nf, uint64_t now_ns)
+{
+	(void)now_ns;
+	for (int c = 0; c < C_MAX; c++) {
+		zn_nf_counter_add(nf, cidx[c], cnt[c] - shown[c]);
+		shown[c] = cnt[c];
+	}
+}
+
+static int
+router_init(struct zn_nf *nf)
+{
+	uint16_t np = zn_nf_port_count(nf);
+	char err[512], name[32];
+	int rc;
+
+	for (int c = 0; c < C_MAX; c++) {
+		cidx[c] = zn_nf_counter_register(nf, cnames[c]);
+		if (cidx[c] < 0)
+			return cidx[c];
+	}
+	for (uint16_t p = 0; p < np; p++)
+		zn_nf_port_mac(nf, p, port_mac[p].addr_bytes);
+	snprintf(name, sizeof(name), "rt%u", zn_nf_instance_id(nf));
+	rc = routes_load(&rt, routes_path, name, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "router: %s\n", err);
+		return rc;
+	}
+	hops = calloc(RTE_MAX(rt.n_nh, 1u), sizeof(*hops));
+	if (hops == NULL)
+		return -ENOMEM;
+	/* Each next hop: its --next-hop entry, else the port of that number,
+	 * else --default-port; its MAC: the one given, else 02:00 and the
+	 * id (a local address naming the next hop). */
+	for (uint32_t i = 0; i < rt.n_nh; i++) {
+		uint32_t id = rt.nh_id[i];
+		struct hop *h = &hops[i];
+
+		h->port = id < np ? (uint16_t)id :
+			  default_port >= 0 ? (uint16_t)default_port :
+					      UINT16_MAX;
+		h->mac = (struct rte_ether_addr){ { 0x02, 0x00, id >> 24,
+			(id >> 16) & 0xff, (id >> 8) & 0xff, id & 0xff } };
+		for (unsigned int c = 0; c < n_nh_conf; c++) {
+			if (nh_conf[c].id != id)
+				continue;
+			h->port = nh_conf[c].port;
+			if (nh_conf[c].has_mac)
+				h->mac = nh_conf[c].mac;
+		}
+		if (h->port != UINT16_MAX && h->port >= np) {
+			fprintf(stderr, "router: next hop %u: no port %u\n",
+				id, h->port);
+			return -EINVAL;
+		}
+	}
+	fprintf(stderr, "router: %u IPv4 and %u IPv6 routes, %u next hops\n",
+		rt.n_v4, rt.n_v6, rt.n_nh);
+	return 0;
+}
+
+static void
+router_fini(struct zn_nf *nf)
+{
+	router_tick(nf, 0);
+	/* A hugepage free while the manager stops stalls (see nf.h). */
+	if (!zn_nf_manager_stopping(nf))
+		routes_free(&rt);
+	free(hops);
+}
+
+static int
+parse_nh(char *s)
+{
+	struct nh_conf *c = &nh_conf[n_nh_conf];
+	char *eq = strchr(s, '='), *at, *end;
+	unsigned long v;
+
+	if (n_nh_conf == MAX_NH_CONF || eq == NULL)
+		return -EINVAL;
+	*eq = '\0';
+	at = strchr(eq + 1, '@');
+	if (at != NULL) {
+		*at = '\0';
+		if (rte_ether_unformat_addr(at + 1, &c->mac) < 0)
+			return -EINVAL;
+		c->has_mac = true;
+	}
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *s == '\0' || *end != '\0' || v > UINT32_MAX)
+		return -EINVAL;
+	c->id = (uint32_t)v;
+	v = strtoul(eq + 1, &end, 10);
+	if (errno || eq[1] == '\0' || *end != '\0' || v >= RTE_MAX_ETHPORTS)
+		return -EINVAL;
+	c->port = (uint16_t)v;
+	n_nh_conf++;
+	return 0;
+}
+
+static void
+router_usage(FILE *o)
+{
+	fprintf(o,
+		"  -r, --routes FILE         routes, \"PREFIX/LEN NEXT-HOP\" "
+		"per line (IPv4/IPv6)\n"
+		"  -n, --next-hop ID=PORT[@MAC]  next hop ID leaves by PORT "
+		"to MAC (repeatable)\n"
+		"  -d, --default-port P      port of next hops that are "
+		"neither configured\n"
+		"                            nor a port number (default: "
+		"drop, no_port)\n");
+}
+
+static int
+router_parse(struct zn_nf *nf, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "routes", required_argument, NULL, 'r' },
+		{ "next-hop", required_argument, NULL, 'n' },
+		{ "default-port", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	(void)nf;
+	while ((c = getopt_long(argc, argv, "r:n:d:", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r': routes_path = optarg; break;
+		case 'n':
+			if (parse_nh(optarg) < 0)
+				return -EINVAL;
+			break;
+		case 'd':
+			default_port = (int)strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || default_port < 0 ||
+			    default_port >= RTE_MAX_ETHPORTS)
+				return -EINVAL;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return optind == argc && routes_path != NULL ? 0 : -EINVAL;
+}
+
+static const struct zn_nf_ops router_ops = {
+	.sz = sizeof(struct zn_nf_ops),
+	.name = "router",
+	.parse_args = router_parse,
+	.usage = router_usage,
+	.init = router_init,
+	.burst = router_burst,
+	.tick = router_tick,
+	.fini = router_fini,
+};
+
+ZN_NF_REGISTER(router_ops)
