@@ -29,6 +29,9 @@ affects both sides alike. Progress goes to stderr.
          with Ethernet framing, concatenated) classified by the dpi NF on
          ZeroNF (M = zeronf), by the same classifier reading the file with
          libpcap (libpcap) and by ndpiReader 4.2 (ndpireader).
+  router {"bench":"router","prefixes":512621,"mpps":X}: the router NF
+         with the RouteViews table, 64-byte packets to random IPv4
+         destinations (net_pcap replay -> router -> net_null).
   lb     {"bench":"lb","replicas":R,"mpps":X,"max_share":S}: the same
          trace, R = 1, 2, 4 forward replicas of one service (hash mode, no
          RSS); max_share = the busiest replica's share of the packets. The
@@ -338,6 +341,62 @@ def bench_dpi(runs: int) -> None:
               "packets": n, "runs": [round(x, 4) for x in v]})
 
 
+# ---------------------------------------------------------------- router
+def router_inputs() -> tuple[Path, Path, int]:
+    """The RouteViews table as a route file, and a trace of 65536 64-byte
+    UDP packets to uniformly random IPv4 destinations."""
+    import gzip
+    import random
+    import struct
+    from harness import CORPORA
+    routes = TMP / "ipasn.txt"
+    with gzip.open(CORPORA / "routing/ipasn_20140513.dat.gz", "rb") as f:
+        routes.write_bytes(f.read())
+    n = sum(1 for ln in routes.read_text().splitlines()
+            if ln and not ln.startswith(";"))
+    trace = TMP / "random_dst.pcap"
+    rnd = random.Random(20140513)
+    with open(trace, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i in range(65536):
+            ip = struct.pack("!BBHHHBBH4sI", 0x45, 0, 46, 0, 0, 64, 17, 0,
+                             bytes([10, 0, 0, 1]), rnd.getrandbits(32))
+            fr = (b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + ip +
+                  struct.pack("!HHHH", 1024, 80, 26, 0))
+            fr += bytes(60 - len(fr))
+            f.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+    return routes, trace, n
+
+
+def router_once(routes: Path, trace: Path, seconds: float) -> float:
+    """Packets through the router NF per second (routed or dropped as
+    no_route: about 40 % of random addresses have no route)."""
+    m = Manager(TMP, ports=[f"net_pcap0,rx_pcap={trace},infinite_rx=1",
+                            "net_null0,no-rx=1"],
+                chain="1", rx_paused=True,
+                args=["--mem", "1024", "--pool-size", "131071"])
+    try:
+        m.start_nf("router", 1, nf_args=["--routes", str(routes),
+                                         "--default-port", "1"])
+        m.call("rx.set", enabled=True)
+        time.sleep(1.0)
+        a, t0 = m.call("nf.list")["nfs"][0]["rx"], time.monotonic()
+        time.sleep(seconds)
+        b, t1 = m.call("nf.list")["nfs"][0]["rx"], time.monotonic()
+        return (b - a) / (t1 - t0) / 1e6
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def bench_router(runs: int) -> None:
+    routes, trace, n = router_inputs()
+    res = [router_once(routes, trace, 3.0) for _ in range(runs)]
+    log(f"router: {res}")
+    emit({"bench": "router", "prefixes": n, "mpps": median(res),
+          "destinations": "random", "runs": [round(x, 4) for x in res]})
+
+
 # ---------------------------------------------------------------- flowdir, lb
 N_FLOWS = 100_000
 
@@ -465,7 +524,7 @@ def bench_lb(runs: int) -> None:
 
 
 BENCHES = {"chain": bench_chain, "p2p": bench_p2p, "idle": bench_idle,
-           "dpi": bench_dpi,
+           "dpi": bench_dpi, "router": bench_router,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
            "lb": bench_lb}
 

@@ -21,7 +21,7 @@ BUILD = Path(os.environ.get("ZERONF_BUILD", REPO / "build"))
 MGR_BIN = BUILD / "mgr" / "zeronf-mgr"
 NF_BIN = {n: BUILD / "nfs" / f"zeronf-{n}"
           for n in ("forward", "monitor", "speed-tester", "steer", "dpi",
-                    "router")}
+                    "router", "flowmon")}
 CORPORA = Path(os.environ.get("ZERONF_CORPORA",
                               REPO.parent / "shared" / "corpora"))
 DATA = REPO / "data"

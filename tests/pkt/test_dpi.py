@@ -8,7 +8,11 @@ to the same truth."""
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import re
+import socket
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -50,13 +54,119 @@ def differences(expected: Path, actual: Path) -> list:
     return diff
 
 
+L4 = {6: "TCP", 17: "UDP", 1: "ICMP", 58: "ICMPV6", 112: "VRRP", 2: "IGMP"}
+
+
+def endpoint(text: str) -> tuple:
+    """'1.2.3.4:80' or '[2001:db8::1]:80' -> (address, port), canonical."""
+    addr, port = text.rsplit(":", 1)
+    return str(ipaddress.ip_address(addr.strip("[]"))), int(port)
+
+
+def flowmon_flows(records: list[dict]) -> dict:
+    """flowmon records keyed and valued as flows() does for ndpiReader."""
+    out = {}
+    for r in records:
+        key = (L4.get(r["proto"], str(r["proto"])),
+               endpoint(f"[{r['src']}]:{r['sport']}"),
+               endpoint(f"[{r['dst']}]:{r['dport']}"),
+               str(r["vlan"]) if r["vlan"] else "-")
+        out[key] = (r["pkts"][0], r["bytes"][0], r["pkts"][1], r["bytes"][1])
+    return out
+
+
+def truth_counts(expected: Path) -> dict:
+    return {(k[0], endpoint(k[1]), endpoint(k[2]), k[3]): v[3:]
+            for k, v in flows(expected).items()}
+
+
+def ipfix_records(msgs: list[bytes]) -> list[dict]:
+    """Decode IPFIX (RFC 7011) messages: templates, then data records, as
+    flowmon's JSON records (RFC 5103 reverse elements: PEN 29305)."""
+    tmpl, recs = {}, []
+    for msg in msgs:
+        ver, length = struct.unpack_from("!HH", msg)
+        assert ver == 10 and length == len(msg)
+        off = 16
+        while off < length:
+            sid, slen = struct.unpack_from("!HH", msg, off)
+            body, end = off + 4, off + slen
+            if sid == 2:
+                while body < end:
+                    tid, n = struct.unpack_from("!HH", msg, body)
+                    body += 4
+                    fields = []
+                    for _ in range(n):
+                        ie, flen = struct.unpack_from("!HH", msg, body)
+                        body += 4
+                        rev = bool(ie & 0x8000)
+                        if rev:
+                            assert struct.unpack_from("!I", msg, body)[0] \
+                                == 29305
+                            body += 4
+                        fields.append((ie & 0x7FFF, flen, rev))
+                    tmpl[tid] = fields
+            elif sid >= 256:
+                fields = tmpl[sid]
+                size = sum(f[1] for f in fields)
+                while body + size <= end:
+                    v = {}
+                    for ie, flen, rev in fields:
+                        raw = msg[body:body + flen]
+                        body += flen
+                        v[(ie, rev)] = raw if ie in (8, 12, 27, 28) else \
+                            int.from_bytes(raw, "big")
+                    src, dst = (v[(8, False)], v[(12, False)]) \
+                        if (8, False) in v else (v[(27, False)], v[(28, False)])
+                    recs.append({
+                        "src": str(ipaddress.ip_address(src)),
+                        "dst": str(ipaddress.ip_address(dst)),
+                        "sport": v[(7, False)], "dport": v[(11, False)],
+                        "proto": v[(4, False)], "vlan": v[(58, False)],
+                        "first_ms": v[(152, False)], "last_ms": v[(153, False)],
+                        "pkts": [v[(2, False)], v[(2, True)]],
+                        "bytes": [v[(1, False)], v[(1, True)]],
+                        "tcp_flags": [v[(6, False)], v[(6, True)]],
+                        "end": {1: "idle", 3: "closed", 4: "active"}[
+                            v[(136, False)]]})
+            off = end
+    return recs
+
+
 @pytest.mark.skipif(not PCAPS, reason="../shared/corpora not present")
 @pytest.mark.parametrize("pcap", PCAPS, ids=[p.name for p in PCAPS])
-def test_dpi_nf_matches_ndpireader(pcap, tmp_path):
-    out = tmp_path / "flows.out"
-    counters = dpi_report(pcap, out, tmp_path, NDPI / "example")
-    assert counters["packets"] > 0
-    assert differences(NDPI / "result" / f"{pcap.name}.out", out) == []
+def test_dpi_and_flowmon_match_ndpireader(pcap, tmp_path):
+    """The dpi NF's report, and the flow records of flowmon behind it in
+    the chain (as JSON lines and as IPFIX to a UDP collector), against
+    ndpiReader's output."""
+    out, js = tmp_path / "flows.out", tmp_path / "flows.json"
+    coll = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    coll.bind(("127.0.0.1", 0))
+    coll.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+    port = coll.getsockname()[1]
+    c = dpi_report(pcap, out, tmp_path, NDPI / "example", more=[
+        ("flowmon", ["--json", str(js), "--ipfix", f"127.0.0.1:{port}",
+                     "--idle-s", "0"])])
+    truth = NDPI / "result" / f"{pcap.name}.out"
+    assert differences(truth, out) == []
+    records = [json.loads(ln) for ln in js.read_text().splitlines()]
+    assert flowmon_flows(records) == truth_counts(truth)
+    assert c[1]["flows"] == len(records)  # one record per flow, at exit
+    msgs = []
+    coll.setblocking(False)
+    while True:
+        try:
+            msgs.append(coll.recv(65536))
+        except BlockingIOError:
+            break
+    coll.close()
+    ipfix = ipfix_records(msgs)
+    norm = [{**r, "src": str(ipaddress.ip_address(r["src"])),
+             "dst": str(ipaddress.ip_address(r["dst"])),
+             "end": "closed" if r["end"] in ("fin", "rst") else r["end"]}
+            for r in records]
+    key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
+    assert sorted(map(key, ipfix)) == sorted(map(key, norm))
 
 
 @pytest.mark.skipif(not PCAPS, reason="../shared/corpora not present")
