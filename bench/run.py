@@ -32,6 +32,8 @@ affects both sides alike. Progress goes to stderr.
   router {"bench":"router","prefixes":512621,"mpps":X}: the router NF
          with the RouteViews table, 64-byte packets to random IPv4
          destinations (net_pcap replay -> router -> net_null).
+  flowmon {"bench":"flowmon","flows":F,"mpps":X}: 1M 64-byte packets over
+         F = 1k or 1M flows, read from a file by net_pcap, through flowmon.
   lb     {"bench":"lb","replicas":R,"mpps":X,"max_share":S}: the same
          trace, R = 1, 2, 4 forward replicas of one service (hash mode, no
          RSS); max_share = the busiest replica's share of the packets. The
@@ -397,6 +399,62 @@ def bench_router(runs: int) -> None:
           "destinations": "random", "runs": [round(x, 4) for x in res]})
 
 
+# ---------------------------------------------------------------- flowmon
+FLOWMON_PKTS = 1_000_000
+
+
+def flowmon_trace(flows: int) -> Path:
+    """FLOWMON_PKTS 64-byte UDP packets cycling over `flows` flows."""
+    import struct
+    path = TMP / f"flowmon{flows}.pcap"
+    if path.exists():
+        return path
+    head = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00"
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for k in range(FLOWMON_PKTS):
+            i = k % flows
+            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0,
+                             bytes([10, i >> 16 & 255, i >> 8 & 255, i & 255]),
+                             bytes([10, 255, 0, 1]))
+            fr = head + ip + struct.pack("!HHHH", 1024 + i % 7, 53, 26, 0)
+            fr += bytes(60 - len(fr))
+            f.write(struct.pack("<IIII", 1_600_000_000 + k // 1_000_000,
+                                k % 1_000_000, len(fr), len(fr)) + fr)
+    return path
+
+
+def flowmon_once(flows: int) -> float:
+    from harness import wait_for
+    trace = flowmon_trace(flows)
+    m = Manager(TMP, ports=[f"net_pcap0,rx_pcap={trace}", "net_null0,no-rx=1"],
+                chain="1,port:1", rx_paused=True,
+                args=["--rx-timestamp", "--mem", "1024"])
+    try:
+        m.start_nf("flowmon", 1, nf_args=["--capacity", str(1 << 20),
+                                          "--capture-time", "--idle-s", "0"])
+        t0 = time.monotonic()
+        m.call("rx.set", enabled=True)
+        wait_for(lambda: m.call("port.list")["ports"][1]["tx"] ==
+                 FLOWMON_PKTS, 120, "the trace through flowmon",
+                 interval=0.005)
+        return FLOWMON_PKTS / (time.monotonic() - t0) / 1e6
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def bench_flowmon(runs: int) -> None:
+    """1M packets over F flows, replayed once from the file by net_pcap,
+    through flowmon (its table holds up to 1M flows); mpps = packets /
+    time until the last one left."""
+    for flows in (1000, 1_000_000):
+        res = [flowmon_once(flows) for _ in range(runs)]
+        log(f"flowmon {flows}: {res}")
+        emit({"bench": "flowmon", "flows": flows, "mpps": median(res),
+              "packets": FLOWMON_PKTS, "runs": [round(x, 4) for x in res]})
+
+
 # ---------------------------------------------------------------- flowdir, lb
 N_FLOWS = 100_000
 
@@ -525,6 +583,7 @@ def bench_lb(runs: int) -> None:
 
 BENCHES = {"chain": bench_chain, "p2p": bench_p2p, "idle": bench_idle,
            "dpi": bench_dpi, "router": bench_router,
+           "flowmon": bench_flowmon,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
            "lb": bench_lb}
 

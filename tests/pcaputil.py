@@ -22,7 +22,7 @@ def linktype(path: Path) -> int:
         head = f.read(1 << 16)
     if head[:4] != b"\x0a\x0d\x0d\x0a":
         with RawPcapReader(str(path)) as r:
-            return r.linktype
+            return r.linktype & 0x0FFFFFFF  # upper bits: FCS information
     end = "<" if head[8:12] == b"\x4d\x3c\x2b\x1a" else ">"
     off = 0
     while off + 12 <= len(head):

@@ -145,7 +145,7 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			} else if (ip->time_to_live <= 1) {
 				cnt[C_TTL]++;
 				zn_pkt_drop(m);
-			} else if (rt.v4 == NULL) {
+			} else if (rt.v4 == NULL && rt.default_v4 < 0) {
 				cnt[C_NO_ROUTE]++;
 				zn_pkt_drop(m);
 			} else {
@@ -163,9 +163,10 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			} else if (ip->hop_limits <= 1) {
 				cnt[C_TTL]++;
 				zn_pkt_drop(m);
-			} else if (rt.v6 == NULL ||
-				   rte_lpm6_lookup(rt.v6, ip->dst_addr,
-						   (uint32_t *)&idx) != 0) {
+			} else if ((rt.v6 == NULL ||
+				    rte_lpm6_lookup(rt.v6, ip->dst_addr,
+						    (uint32_t *)&idx) != 0) &&
+				   (idx = rt.default_v6) < 0) {
 				cnt[C_NO_ROUTE]++;
 				zn_pkt_drop(m);
 			} else {
@@ -179,18 +180,25 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 	}
 	if (k4 == 0)
 		return;
-	rte_lpm_lookup_bulk(rt.v4, dst4, nh4, k4);
+	if (rt.v4 != NULL)
+		rte_lpm_lookup_bulk(rt.v4, dst4, nh4, k4);
+	else
+		memset(nh4, 0, k4 * sizeof(nh4[0]));
 	for (unsigned int j = 0; j < k4; j++) {
 		uint16_t et;
 		struct rte_ipv4_hdr *ip = l3_of(m4[j], &et);
+		uint32_t idx = nh4[j] & 0x00ffffff;
 
 		if (!(nh4[j] & RTE_LPM_LOOKUP_SUCCESS)) {
-			cnt[C_NO_ROUTE]++;
-			zn_pkt_drop(m4[j]);
-			continue;
+			if (rt.default_v4 < 0) {
+				cnt[C_NO_ROUTE]++;
+				zn_pkt_drop(m4[j]);
+				continue;
+			}
+			idx = (uint32_t)rt.default_v4;
 		}
 		ttl_dec4(ip);
-		out(m4[j], nh4[j] & 0x00ffffff);
+		out(m4[j], idx);
 	}
 }
 

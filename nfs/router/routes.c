@@ -44,7 +44,7 @@ parse_line(char *line, struct route *rt)
 	errno = 0;
 	d = strtoul(slash + 1, &end, 10);
 	if (errno || end == slash + 1 || *end != '\0' ||
-	    d > (rt->v6 ? 128u : 32u) || d == 0)
+	    d > (rt->v6 ? 128u : 32u))
 		return -EINVAL;
 	errno = 0;
 	v = strtoul(nh, &end, 10);
@@ -85,6 +85,7 @@ routes_load(struct routes *r, const char *path, const char *name, char *err,
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
+	r->default_v4 = r->default_v6 = -1;
 	f = fopen(path, "r");
 	if (f == NULL) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -102,7 +103,9 @@ routes_load(struct routes *r, const char *path, const char *name, char *err,
 			rc = -EINVAL;
 			goto out;
 		}
-		if (rt.v6) {
+		if (rt.depth == 0) {
+			continue; /* the default route: no LPM rule */
+		} else if (rt.v6) {
 			n6++;
 			tbl8_6 += rt.depth > 24 ? (rt.depth - 24 + 7) / 8 : 0;
 		} else {
@@ -152,6 +155,9 @@ routes_load(struct routes *r, const char *path, const char *name, char *err,
 		idx = nh_index(r, ids, rt.nh);
 		if (idx < 0) {
 			rc = idx;
+		} else if (rt.depth == 0) {
+			*(rt.v6 ? &r->default_v6 : &r->default_v4) = idx;
+			rc = 0;
 		} else if (rt.v6) {
 			rc = rte_lpm6_add(r->v6, rt.addr, rt.depth,
 					  (uint32_t)idx);
@@ -185,4 +191,5 @@ routes_free(struct routes *r)
 	rte_lpm6_free(r->v6);
 	free(r->nh_id);
 	memset(r, 0, sizeof(*r));
+	r->default_v4 = r->default_v6 = -1;
 }

@@ -19,6 +19,8 @@ struct routes {
 	uint32_t *nh_id;   /* index -> next-hop id */
 	uint32_t n_nh;
 	uint32_t n_v4, n_v6;
+	/* rte_lpm/rte_lpm6 take depths from 1: a /0 route is kept here */
+	int32_t default_v4, default_v6; /* next-hop index, or -1 */
 };
 
 /**
