@@ -142,6 +142,9 @@ main(int argc, char **argv)
 		fflush(stdout);
 		zn_ft_free(ft);
 	}
+	/* --in-memory still creates the (empty) runtime directory */
+	snprintf(prefix, sizeof(prefix), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	rmdir(prefix);
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +64,10 @@ main(int argc, char **argv)
 	const char *in = NULL, *report = NULL;
 	struct dpi_opts o = { .capacity = 1u << 20, .name = "dpi_pcap" };
 	char errbuf[PCAP_ERRBUF_SIZE];
+	char prefix[64], rundir[PATH_MAX];
 	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf",
 			"-m", "1024", "--no-telemetry", "--log-level=error",
-			NULL };
+			prefix, NULL };
 	unsigned long limit = 0, repeat = 0;
 	struct frame *frames = NULL;
 	size_t nframes = 0, cap = 0;
@@ -93,10 +95,13 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	snprintf(prefix, sizeof(prefix), "--file-prefix=zndpipcap%d",
+		 (int)getpid());
 	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0) {
 		fprintf(stderr, "zeronf-dpi-pcap: EAL init failed\n");
 		return 1;
 	}
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	p = access(in, R_OK) == 0 ?
 		    pcap_open_offline_with_tstamp_precision(
 			    in, PCAP_TSTAMP_PRECISION_MICRO, errbuf) :
@@ -198,5 +203,6 @@ out:
 		free((void *)(uintptr_t)frames[i].data);
 	free(frames);
 	rte_eal_cleanup();
+	rmdir(rundir); /* empty, but the EAL leaves it */
 	return rc;
 }
