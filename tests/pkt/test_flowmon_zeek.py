@@ -1,0 +1,155 @@
+"""flowmon against Zeek: for every Zeek trace whose conn.log baseline is
+full (../shared/corpora/zeek), each connection's packets per direction (orig_pkts, resp_pkts) equal flowmon's record of it.
+
+flowmon keeps ndpiReader's flow semantics (README there); the comparison
+applies the deliberate differences, and nothing else:
+- one record per 5-tuple: Zeek's connections of the same 5-tuple (reuse
+  after a close, a new one after a timeout) are summed;
+- ICMP and other protocols without ports: Zeek keys ICMP by type and
+  code, flowmon by the address pair, so Zeek's connections of an address
+  pair are summed;
+- the baselines in EXCLUDED depend on what flowmon deliberately does not
+  do (each says what), and are skipped with that reason."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import sys
+
+import pytest
+
+from harness import CORPORA, REPO
+
+sys.path.insert(0, str(REPO / "scripts"))
+from dpi_report import replay  # noqa: E402
+
+ZEEK = CORPORA / "zeek"
+
+_NO_DECAP = "a tunnel flowmon does not look into (ndpiReader neither): "
+_NO_L2 = "a link layer flowmon does not parse: "
+EXCLUDED = {
+    "core.cisco-fabric-path": _NO_L2 + "Cisco FabricPath",
+    "core.pbb": _NO_L2 + "802.1ah provider backbone bridging",
+    "core.radiotap": _NO_L2 + "802.11 with radiotap (an Ethernet port)",
+    "core.wlanmon": _NO_L2 + "802.11 monitor mode (an Ethernet port)",
+    "core.vntag-in-vlan": _NO_L2 + "VN-Tag",
+    "core.vntag": _NO_L2 + "VN-Tag",
+    "core.erspanI": _NO_DECAP + "ERSPAN (GRE)",
+    "core.erspanII": _NO_DECAP + "ERSPAN (GRE)",
+    "core.erspanIII": _NO_DECAP + "ERSPAN (GRE)",
+    "core.tunnels.geneve": _NO_DECAP + "Geneve",
+    "core.tunnels.vxlan": _NO_DECAP + "VXLAN",
+    "core.skip_analyzer": _NO_DECAP + "GRE",
+    "core.tunnels.gre": _NO_DECAP + "GRE",
+    "core.tunnels.gre-aruba-amsdu": _NO_DECAP + "GRE",
+    "core.tunnels.gre-in-gre": _NO_DECAP + "GRE",
+    "core.tunnels.gre-over-udp": _NO_DECAP + "GRE over UDP",
+    "core.tunnels.gre-pptp": _NO_DECAP + "GRE (PPTP)",
+    "core.tunnels.analyzer-confirmation": _NO_DECAP + "VXLAN",
+    "core.tunnels.vxlan-unknown-internal-packet": _NO_DECAP + "VXLAN",
+    "core.tunnels.geneve-47101": _NO_DECAP + "Geneve",
+    "core.tunnels.geneve-ipv6": _NO_DECAP + "Geneve",
+    "core.tunnels.geneve-many-options": _NO_DECAP + "Geneve",
+    "core.tunnels.geneve-vxlan-truncated": _NO_DECAP + "Geneve, VXLAN",
+    "core.tunnels.ayiya": _NO_DECAP + "AYIYA",
+    "core.tunnels.ayiya-large-identity": _NO_DECAP + "AYIYA",
+    "core.tunnels.teredo": _NO_DECAP + "Teredo",
+    "core.tunnels.teredo_bubble_with_payload": _NO_DECAP + "Teredo",
+    "core.tunnels.gtp.different_dl_and_ul":
+        "Zeek also logs the GTP-U tunnel as a connection; flowmon counts "
+        "tunnelled packets for the inner flow only",
+    "core.tunnels.gtp.inner_ipv6": "Zeek logs the GTP-U tunnel too",
+    "core.tunnels.gtp.inner_teredo": "Zeek logs the GTP-U tunnel too, and "
+        "looks into Teredo",
+    "core.tunnels.gtp.opt_header": "Zeek logs the GTP-U tunnel too",
+    "core.tunnels.gtp.outer_ip_frag": "Zeek reassembles IP fragments; "
+        "flowmon (as ndpiReader) counts first fragments only",
+    "core.pcap.dynamic-filter": "the test script installs a packet filter",
+    "scripts.base.frameworks.netcontrol.packetfilter":
+        "the test script drops packets",
+    "scripts.base.protocols.ftp.gridftp":
+        "the script stops processing the data connection",
+    "scripts.base.protocols.ntp.misordered-ntp":
+        "Zeek flips the connection on misordered packets",
+}
+
+
+def baselines() -> list[tuple[str, str]]:
+    if not (ZEEK / "INDEX.tsv").exists():
+        return []
+    rows = [ln.split("\t") for ln in
+            (ZEEK / "INDEX.tsv").read_text().splitlines()[1:]]
+    return [(r[0], r[2]) for r in rows if r[4] == "full"]
+
+
+def conn_log(path) -> list[dict]:
+    fields, out = None, []
+    for line in path.read_text().splitlines():
+        if line.startswith("#fields"):
+            fields = line.split("\t")[1:]
+        elif not line.startswith("#"):
+            out.append(dict(zip(fields, line.split("\t"))))
+    return out
+
+
+def ep(addr: str, port) -> tuple:
+    return str(ipaddress.ip_address(addr)), int(port)
+
+
+_records: dict = {}
+
+
+def flowmon_records(trace, tmp_path) -> list[dict]:
+    """flowmon's records for a trace (each trace replayed once)."""
+    if trace not in _records:
+        js = tmp_path / "flows.json"
+        replay(ZEEK / "Traces" / trace, tmp_path,
+               [("flowmon", ["--json", str(js), "--idle-s", "0"])])
+        _records[trace] = [json.loads(x) for x in js.read_text().splitlines()]
+    return _records[trace]
+
+
+@pytest.mark.skipif(not baselines(), reason="../shared/corpora not present")
+@pytest.mark.parametrize("base,trace", baselines(),
+                         ids=[b for b, _ in baselines()])
+def test_flowmon_matches_zeek_conn_log(base, trace, tmp_path):
+    if base in EXCLUDED:
+        pytest.skip(EXCLUDED[base])
+    log = conn_log(ZEEK / "Baseline" / base / "conn.log")
+    if not log or "orig_pkts" not in log[0] or "id.orig_h" not in log[0]:
+        pytest.skip("this baseline renames or drops conn.log's columns")
+    # Zeek: per 5-tuple, packets from the first connection's originator
+    # and from its responder, summed over its connections.
+    zeek = {}
+    for c in log:
+        o, r = ep(c["id.orig_h"], c["id.orig_p"]), ep(c["id.resp_h"],
+                                                     c["id.resp_p"])
+        proto = {"tcp": 6, "udp": 17}.get(c["proto"])
+        if proto is None:
+            # ICMP (ports: type and code) and other protocols: flowmon
+            # has one flow per address pair, with ports 0.
+            v6 = ":" in o[0]
+            proto = int(c.get("ip_proto", "-")) if c.get("ip_proto", "-") \
+                != "-" else (58 if v6 else 1) if c["proto"] == "icmp" else None
+            if proto is None:
+                continue
+            o, r = (o[0], 0), (r[0], 0)
+        z = zeek.setdefault((proto, frozenset([o, r])), [o, 0, 0])
+        a, b = int(c["orig_pkts"]), int(c["resp_pkts"])
+        z[1:] = [z[1] + a, z[2] + b] if o == z[0] else [z[1] + b, z[2] + a]
+    ours = {}
+    for x in flowmon_records(trace, tmp_path):
+        s, d = ep(x["src"], x["sport"]), ep(x["dst"], x["dport"])
+        ours[(x["proto"], frozenset([s, d]))] = (s, x["pkts"])
+    diffs = []
+    for key, (orig, op, rp) in zeek.items():
+        if key not in ours:
+            diffs.append(("missing", sorted(key[1]), op, rp))
+            continue
+        src, pk = ours[key]
+        mine = tuple(pk) if src == orig else (pk[1], pk[0])
+        if mine != (op, rp):
+            diffs.append(("differs", orig, (op, rp), mine))
+    assert zeek or not log, "no connection compared"
+    assert diffs == []
