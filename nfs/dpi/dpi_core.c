@@ -37,8 +37,15 @@ struct dflow {
 	char host[80];
 };
 
+struct proto_sum {
+	uint64_t pkts, bytes, flows;
+};
+
+#define N_PROTOS (NDPI_MAX_SUPPORTED_PROTOCOLS + NDPI_MAX_NUM_CUSTOM_PROTOCOLS)
+
 struct dpi {
 	struct ndpi_detection_module_struct *nd;
+	struct proto_sum retired[N_PROTOS]; /* of flows gone (expired) */
 	struct zn_ft *ft;
 	struct dpi_opts o;
 	uint64_t last_ms;
@@ -251,18 +258,43 @@ dpi_finish(struct dpi *d)
 	}
 }
 
+static inline uint16_t
+proto_of(const struct dflow *f)
+{
+	return f->proto.app_protocol ? f->proto.app_protocol :
+				       f->proto.master_protocol;
+}
+
 struct expire_arg {
 	struct dpi *d;
 };
 
+/* A flow leaves: classified (guessing if need be) and kept in the
+ * per-protocol totals of the report. */
 static void
 on_expire(const struct zn_flow_key *key, void *data, void *arg)
 {
 	struct expire_arg *a = arg;
+	struct dflow *f = data;
+	uint16_t p;
 
 	(void)key;
-	release(data);
+	if (!f->done && f->nd != NULL)
+		complete(a->d, f);
+	p = proto_of(f);
+	if (p < N_PROTOS) {
+		a->d->retired[p].pkts += f->pkts[0] + f->pkts[1];
+		a->d->retired[p].bytes += f->bytes[0] + f->bytes[1];
+		a->d->retired[p].flows++;
+	}
+	release(f);
 	a->d->st.expired++;
+}
+
+uint64_t
+dpi_last_ms(const struct dpi *d)
+{
+	return d->last_ms;
 }
 
 int
@@ -367,20 +399,13 @@ by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-struct proto_sum {
-	uint64_t pkts, bytes, flows;
-};
-
 int
 dpi_report(struct dpi *d, FILE *out)
 {
 	uint32_t n = zn_ft_count(d->ft), m = 0, cur = 0, shown = 0;
 	const struct dflow **all = calloc(n ? n : 1, sizeof(*all));
-	struct proto_sum *sum = calloc(NDPI_MAX_SUPPORTED_PROTOCOLS +
-				       NDPI_MAX_NUM_CUSTOM_PROTOCOLS,
-				       sizeof(*sum));
-	uint32_t nproto = NDPI_MAX_SUPPORTED_PROTOCOLS +
-			  NDPI_MAX_NUM_CUSTOM_PROTOCOLS;
+	struct proto_sum *sum = calloc(N_PROTOS, sizeof(*sum));
+	uint32_t nproto = N_PROTOS;
 	uint64_t tcp_dpi = 0, udp_dpi = 0, other_dpi = 0, nt = 0, nu = 0, no = 0;
 	const struct zn_flow_key *k;
 	void *data;
@@ -393,10 +418,10 @@ dpi_report(struct dpi *d, FILE *out)
 	while (m < n && zn_ft_iterate(d->ft, &cur, &k, &data) >= 0)
 		all[m++] = data;
 	qsort(all, m, sizeof(*all), by_id);
+	memcpy(sum, d->retired, sizeof(d->retired));
 	for (uint32_t i = 0; i < m; i++) {
 		const struct dflow *f = all[i];
-		uint16_t p = f->proto.app_protocol ? f->proto.app_protocol :
-						     f->proto.master_protocol;
+		uint16_t p = proto_of(f);
 
 		if (p < nproto) {
 			sum[p].pkts += f->pkts[0] + f->pkts[1];

@@ -172,8 +172,11 @@ static void
 dpi_tick(struct zn_nf *nf, uint64_t now_ns)
 {
 	(void)now_ns;
+	/* Idle time is packet time: the clock, or when replaying with
+	 * capture times, the latest packet's. */
 	if (opts.idle_ms > 0)
-		dpi_expire(dpi, capture_time ? 0 : wall_ms(), 4096);
+		dpi_expire(dpi, capture_time ? dpi_last_ms(dpi) : wall_ms(),
+			   4096);
 	sync_counters(nf);
 	if (report_req) {
 		report_req = 0;
