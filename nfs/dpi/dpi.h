@@ -97,9 +97,6 @@ int dpi_process(struct dpi *d, const uint8_t *frame, uint32_t caplen,
  *  does at the end of a capture. */
 void dpi_finish(struct dpi *d);
 
-/** Time of the latest packet (ms), as dpi_process() saw it. */
-uint64_t dpi_last_ms(const struct dpi *d);
-
 /** Expire flows idle for longer than idle_ms at @p now_ms; budget bounds
  *  the work. Returns flows expired. */
 int dpi_expire(struct dpi *d, uint64_t now_ms, uint32_t budget);

@@ -291,12 +291,6 @@ on_expire(const struct zn_flow_key *key, void *data, void *arg)
 	a->d->st.expired++;
 }
 
-uint64_t
-dpi_last_ms(const struct dpi *d)
-{
-	return d->last_ms;
-}
-
 int
 dpi_expire(struct dpi *d, uint64_t now_ms, uint32_t budget)
 {

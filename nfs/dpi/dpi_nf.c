@@ -21,11 +21,10 @@
 #include <string.h>
 #include <time.h>
 
-#include <rte_mbuf_dyn.h>
-
 #include <zeronf/zeronf.h>
 
 #include "dpi.h"
+#include "frames.h"
 
 #define MAX_RULES 32
 
@@ -47,40 +46,16 @@ static const char *const cnames[C_MAX] = {
 	"steer_failed",
 };
 
-static struct dpi_opts opts = { .capacity = 1u << 16, .idle_ms = 180000,
-				.decode_tunnels = true };
-static const char *report_path;
+static struct frames fr = FRAMES_INIT(1u << 16, 180000);
+static const char *report_path, *proto_dir;
 static char *rule_text[MAX_RULES];
 static unsigned int n_rule_text;
 static struct rule rules[MAX_RULES];
 static unsigned int n_rules;
-static bool capture_time;
-static int dlt = DPI_DLT_EN10MB;
-static int ts_off = -1;
-static uint64_t ts_flag;
 static struct dpi *dpi;
 static int cidx[C_MAX];
 static uint64_t shown[C_MAX];
 static volatile sig_atomic_t report_req;
-
-static uint64_t
-wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* Capture time where the port gives it (net_pcap with --rx-timestamp on
- * the manager: microseconds since the epoch), else now. */
-static uint64_t
-pkt_ms(struct rte_mbuf *m, uint64_t now)
-{
-	if (capture_time && ts_off >= 0 && (m->ol_flags & ts_flag))
-		return *RTE_MBUF_DYNFIELD(m, ts_off, uint64_t *) / 1000;
-	return now;
-}
 
 static void
 steer(struct zn_nf *nf, struct rte_mbuf *m, const struct dpi_verdict *v)
@@ -119,30 +94,23 @@ sync_counters(struct zn_nf *nf)
 	now[C_TRUNCATED] = s.skip[DPI_SKIP_TRUNCATED];
 	now[C_SHORT] = s.skip[DPI_SKIP_SHORT];
 	now[C_BAD_L2] = s.skip[DPI_SKIP_BAD_L2];
-	for (int c = 0; c < C_MAX; c++) {
-		if (c == C_STEERED || c == C_STEER_FAILED)
-			continue; /* counted where they happen */
-		zn_nf_counter_add(nf, cidx[c], now[c] - shown[c]);
-		shown[c] = now[c];
-	}
+	/* steered and steer_failed are counted where they happen */
+	frames_publish(nf, cidx, now, shown, C_STEERED);
 }
 
 static void
 dpi_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
-	static uint8_t linear[UINT16_MAX + 1];
-	uint64_t now = wall_ms();
+	uint64_t now = frames_now_ms();
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m),
-				       (uint32_t)sizeof(linear));
-		/* nDPI reads the frame in one piece: a multi-segment
-		 * (jumbo) frame is copied, a plain one read in place. */
-		const uint8_t *data = rte_pktmbuf_read(m, 0, len, linear);
 		struct dpi_verdict v;
+		uint64_t ts;
+		uint32_t len;
+		const uint8_t *data = frames_get(&fr, m, now, &len, &ts);
 
-		dpi_process(dpi, data, len, dlt, pkt_ms(m, now), &v);
+		dpi_process(dpi, data, len, fr.dlt, ts, &v);
 		if (v.classified_now && n_rules > 0)
 			steer(nf, m, &v);
 	}
@@ -174,9 +142,8 @@ dpi_tick(struct zn_nf *nf, uint64_t now_ns)
 	(void)now_ns;
 	/* Idle time is packet time: the clock, or when replaying with
 	 * capture times, the latest packet's. */
-	if (opts.idle_ms > 0)
-		dpi_expire(dpi, capture_time ? dpi_last_ms(dpi) : wall_ms(),
-			   4096);
+	if (fr.idle_ms > 0)
+		dpi_expire(dpi, frames_expiry_ms(&fr), 4096);
 	sync_counters(nf);
 	if (report_req) {
 		report_req = 0;
@@ -202,8 +169,10 @@ dpi_init(struct zn_nf *nf)
 			return cidx[c];
 	}
 	snprintf(name, sizeof(name), "dpi_%u", zn_nf_instance_id(nf));
-	opts.name = name;
-	dpi = dpi_create(&opts);
+	dpi = dpi_create(&(struct dpi_opts){
+		.proto_dir = proto_dir, .capacity = fr.capacity,
+		.idle_ms = fr.idle_ms, .decode_tunnels = fr.tunnels,
+		.name = name });
 	if (dpi == NULL)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < n_rule_text; i++) {
@@ -226,18 +195,7 @@ dpi_init(struct zn_nf *nf)
 		rules[i].n_steps = (unsigned int)rc;
 		n_rules++;
 	}
-	if (capture_time) {
-		ts_off = rte_mbuf_dynfield_lookup(
-			RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
-		int bit = rte_mbuf_dynflag_lookup(
-			RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
-
-		ts_flag = bit >= 0 ? 1ULL << bit : 0;
-		if (ts_off < 0 || bit < 0)
-			fprintf(stderr, "dpi: no RX timestamps (start the "
-				"manager with --rx-timestamp): using the "
-				"clock\n");
-	}
+	frames_start(&fr, "dpi");
 	signal(SIGUSR1, on_usr1);
 	return 0;
 }
@@ -269,18 +227,8 @@ dpi_usage(FILE *out)
 		"  -s, --steer P=CHAIN   once a flow is classified as P, "
 		"steer it (both\n"
 		"                        directions) along CHAIN "
-		"(svc:S,port:P,drop); repeatable\n"
-		"  -c, --capacity N      flows tracked at most (default "
-		"65536)\n"
-		"  -i, --idle-s N        forget flows idle N s (default 180; "
-		"0 = never)\n"
-		"  -T, --no-tunnels      do not look inside GTP-U/TZSP\n"
-		"  -t, --capture-time    packet time from RX timestamps "
-		"(net_pcap)\n"
-		"  -l, --dlt N           link type of the frames (pcap DLT; "
-		"default 1,\n"
-		"                        Ethernet): a net_pcap port replaying "
-		"another one\n");
+		"(svc:S,port:P,drop); repeatable\n");
+	frames_usage(out, &fr);
 }
 
 static int
@@ -290,48 +238,28 @@ dpi_parse_args(struct zn_nf *nf, int argc, char **argv)
 		{ "report", required_argument, NULL, 'r' },
 		{ "proto-dir", required_argument, NULL, 'd' },
 		{ "steer", required_argument, NULL, 's' },
-		{ "capacity", required_argument, NULL, 'c' },
-		{ "idle-s", required_argument, NULL, 'i' },
-		{ "no-tunnels", no_argument, NULL, 'T' },
-		{ "capture-time", no_argument, NULL, 't' },
-		{ "dlt", required_argument, NULL, 'l' },
+		FRAMES_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long v;
-	char *end;
-	int c;
+	int c, rc;
 
 	(void)nf;
-	while ((c = getopt_long(argc, argv, "r:d:s:c:i:Ttl:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:d:s:" FRAMES_SHORTOPTS, lo,
+				NULL)) != -1) {
 		switch (c) {
 		case 'r': report_path = optarg; break;
-		case 'd': opts.proto_dir = optarg; break;
-		case 'T': opts.decode_tunnels = false; break;
-		case 't': capture_time = true; break;
+		case 'd': proto_dir = optarg; break;
 		case 's':
 			if (n_rule_text == MAX_RULES ||
 			    strchr(optarg, '=') == NULL)
 				return -EINVAL;
 			rule_text[n_rule_text++] = optarg;
 			break;
-		case 'l':
-			dlt = atoi(optarg);
-			break;
-		case 'c':
-		case 'i':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || *optarg == '\0' || *end != '\0' ||
-			    (c == 'c' && (v == 0 || v > (1ul << 26))) ||
-			    v > 86400ul * 365)
-				return -EINVAL;
-			if (c == 'c')
-				opts.capacity = (uint32_t)v;
-			else
-				opts.idle_ms = v * 1000;
-			break;
 		default:
-			return -EINVAL;
+			rc = frames_option(&fr, c, optarg);
+			if (rc != 0)
+				return -EINVAL;
+			break;
 		}
 	}
 	return optind == argc ? 0 : -EINVAL;

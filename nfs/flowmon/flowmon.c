@@ -27,11 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rte_mbuf_dyn.h>
-
 #include <zeronf/zeronf.h>
 
 #include "../dpi/dpi.h"
+#include "../dpi/frames.h"
 
 enum end_reason { END_ACTIVE, END_IDLE, END_FIN, END_RST };
 static const char *const end_names[] = { "active", "idle", "fin", "rst" };
@@ -56,18 +55,14 @@ static const char *const cnames[C_MAX] = {
 	"ipfix_msgs", "ipfix_errors",
 };
 
-static uint32_t capacity = 1u << 16;
-static uint64_t idle_ms = 60000;
-static bool tunnels = true, capture_time;
-static int dlt = DPI_DLT_EN10MB;
+static struct frames fr = FRAMES_INIT(1u << 16, 60000);
 static const char *json_path, *ipfix_addr;
 static FILE *json;
 static int ipfix_fd = -1;
 static uint32_t ipfix_seq, ipfix_odid = 1;
 static uint64_t ipfix_last_tmpl;
 static struct zn_ft *ft;
-static int ts_off = -1;
-static uint64_t ts_flag, last_ms;
+static uint64_t last_ms; /* packet time, never going back */
 static int cidx[C_MAX];
 static uint64_t cnt[C_MAX], shown[C_MAX];
 
@@ -334,7 +329,7 @@ account(const uint8_t *data, uint32_t len, uint64_t ts)
 	if (ts < last_ms)
 		ts = last_ms; /* as ndpiReader: time never goes back */
 	last_ms = ts;
-	if (dpi_parse(data, len, dlt, tunnels, &pkt) != DPI_OK) {
+	if (dpi_parse(data, len, fr.dlt, fr.tunnels, &pkt) != DPI_OK) {
 		cnt[C_NOT_FLOW]++;
 		return;
 	}
@@ -358,31 +353,18 @@ account(const uint8_t *data, uint32_t len, uint64_t ts)
 	r->last_ms = ts;
 }
 
-static uint64_t
-wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void
 fm_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
-	static uint8_t linear[UINT16_MAX + 1];
-	uint64_t now = wall_ms();
+	uint64_t now = frames_now_ms();
 
 	(void)nf;
 	for (uint16_t i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m),
-				       (uint32_t)sizeof(linear));
-		uint64_t ts = now;
+		uint64_t ts;
+		uint32_t len;
+		const uint8_t *data = frames_get(&fr, pkts[i], now, &len, &ts);
 
-		if (capture_time && ts_off >= 0 && (m->ol_flags & ts_flag))
-			ts = *RTE_MBUF_DYNFIELD(m, ts_off, uint64_t *) / 1000;
-		account(rte_pktmbuf_read(m, 0, len, linear), len, ts);
+		account(data, len, ts);
 	}
 }
 
@@ -390,11 +372,7 @@ static void
 sync_counters(struct zn_nf *nf)
 {
 	cnt[C_ACTIVE] = zn_ft_count(ft);
-	for (int c = 0; c < C_MAX; c++) {
-		/* modulo 2^64, so the gauge "active" may go down too */
-		zn_nf_counter_add(nf, cidx[c], cnt[c] - shown[c]);
-		shown[c] = cnt[c];
-	}
+	frames_publish(nf, cidx, cnt, shown, C_MAX);
 }
 
 static void
@@ -403,9 +381,9 @@ fm_tick(struct zn_nf *nf, uint64_t now_ns)
 	(void)now_ns;
 	/* Idle time is measured on packet time: the clock, or the capture
 	 * time of the latest packet when replaying. */
-	if (idle_ms > 0)
-		zn_ft_expire(ft, (capture_time ? last_ms : wall_ms()) * 1000000,
-			     4096, on_expire, NULL);
+	if (fr.idle_ms > 0)
+		zn_ft_expire(ft, frames_expiry_ms(&fr) * 1000000, 4096,
+			     on_expire, NULL);
 	if (ipfix_fd >= 0)
 		ipfix_flush();
 	if (json != NULL)
@@ -417,7 +395,6 @@ static int
 fm_init(struct zn_nf *nf)
 {
 	char name[32];
-	int bit;
 
 	for (int c = 0; c < C_MAX; c++) {
 		cidx[c] = zn_nf_counter_register(nf, cnames[c]);
@@ -438,19 +415,16 @@ fm_init(struct zn_nf *nf)
 	}
 	ipfix_odid = zn_nf_instance_id(nf) + 1u;
 	snprintf(name, sizeof(name), "flowmon_%u", zn_nf_instance_id(nf));
-	ft = zn_ft_create(&ZN_FT_OPTS(.name = name, .capacity = capacity,
+	ft = zn_ft_create(&ZN_FT_OPTS(.name = name, .capacity = fr.capacity,
 				      .data_size = sizeof(struct rec),
-				      .idle_timeout_ns = idle_ms * 1000000,
+				      .idle_timeout_ns = fr.idle_ms * 1000000,
 				      .flags = ZN_FT_F_BIDIR));
 	if (ft == NULL) {
 		fprintf(stderr, "flowmon: cannot create a table of %u flows\n",
-			capacity);
+			fr.capacity);
 		return -ENOMEM;
 	}
-	ts_off = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME,
-					  NULL);
-	bit = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
-	ts_flag = bit >= 0 ? 1ULL << bit : 0;
+	frames_start(&fr, "flowmon");
 	return 0;
 }
 
@@ -480,15 +454,9 @@ static void
 fm_usage(FILE *o)
 {
 	fprintf(o,
-		"  -j, --json FILE        flow records as JSON lines\n"
-		"  -x, --ipfix HOST:PORT  flow records as IPFIX over UDP\n"
-		"  -c, --capacity N       flows at most (default 65536)\n"
-		"  -i, --idle-s N         a flow idle N s ends (default 60; "
-		"0 = at exit)\n"
-		"  -T, --no-tunnels       do not look inside GTP-U/TZSP/CAPWAP\n"
-		"  -t, --capture-time     packet time from RX timestamps "
-		"(net_pcap)\n"
-		"  -l, --dlt N            link type of the frames (pcap DLT)\n");
+		"  -j, --json FILE       flow records as JSON lines\n"
+		"  -x, --ipfix HOST:PORT flow records as IPFIX over UDP\n");
+	frames_usage(o, &fr);
 }
 
 static int
@@ -497,41 +465,20 @@ fm_parse(struct zn_nf *nf, int argc, char **argv)
 	static const struct option lo[] = {
 		{ "json", required_argument, NULL, 'j' },
 		{ "ipfix", required_argument, NULL, 'x' },
-		{ "capacity", required_argument, NULL, 'c' },
-		{ "idle-s", required_argument, NULL, 'i' },
-		{ "no-tunnels", no_argument, NULL, 'T' },
-		{ "capture-time", no_argument, NULL, 't' },
-		{ "dlt", required_argument, NULL, 'l' },
+		FRAMES_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long v;
-	char *end;
 	int c;
 
 	(void)nf;
-	while ((c = getopt_long(argc, argv, "j:x:c:i:Ttl:", lo, NULL)) != -1) {
-		switch (c) {
-		case 'j': json_path = optarg; break;
-		case 'x': ipfix_addr = optarg; break;
-		case 'T': tunnels = false; break;
-		case 't': capture_time = true; break;
-		case 'l': dlt = atoi(optarg); break;
-		case 'c':
-		case 'i':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || *optarg == '\0' || *end != '\0' ||
-			    (c == 'c' && (v == 0 || v > (1ul << 26))) ||
-			    v > 86400ul * 365)
-				return -EINVAL;
-			if (c == 'c')
-				capacity = (uint32_t)v;
-			else
-				idle_ms = v * 1000;
-			break;
-		default:
+	while ((c = getopt_long(argc, argv, "j:x:" FRAMES_SHORTOPTS, lo,
+				NULL)) != -1) {
+		if (c == 'j')
+			json_path = optarg;
+		else if (c == 'x')
+			ipfix_addr = optarg;
+		else if (frames_option(&fr, c, optarg) != 0)
 			return -EINVAL;
-		}
 	}
 	return optind == argc ? 0 : -EINVAL;
 }
