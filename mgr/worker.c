@@ -385,6 +385,25 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 	return moved;
 }
 
+/* Start moving what an NF has committed to its TX ring towards our cache
+ * while we do other work: the slots of the next burst, written on the
+ * NF's core, otherwise arrive one line at a time inside the dequeue
+ * (perf: a quarter of the worker's cycles in p2p). Whole lines of
+ * committed slots only, so that no line the NF still writes moves here.
+ * Reads rte_ring's layout (slots after the header; the ring is created
+ * with 8-byte elements): DPDK has no API for it. */
+static inline void
+prefetch_ring(const struct rte_ring *r)
+{
+	uint32_t head = r->cons.head;
+	uint32_t n = RTE_MIN(__atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED) -
+			     head, ZN_BURST) & ~7u;
+	void *const *slots = (void *const *)&r[1];
+
+	for (uint32_t i = 0; i < n; i += 8)
+		rte_prefetch0(&slots[(head + i) & r->mask]);
+}
+
 /* Packets an NF handed back: route them on. */
 static unsigned int
 drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
@@ -554,9 +573,12 @@ zn_worker_main(void *arg)
 		bool pending;
 
 		w->now = rte_rdtsc();
-		if (w->tx_role)
+		if (w->tx_role) {
 			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
 				work += drain_nf(w, rt, rt->drain[w->id][i]);
+			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
+				prefetch_ring(m->nf_tx[rt->drain[w->id][i]]);
+		}
 		if (w->rx_role)
 			for (unsigned int q = 0; q < w->n_rxq; q++)
 				work += poll_rxq(w, rt, &w->rxq[q]);
