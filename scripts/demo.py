@@ -60,7 +60,10 @@ def main() -> int:
         m.start_nf("monitor", 1, "ingress-mon")
         m.start_nf("forward", 2, "fwd-a")
         m.start_nf("forward", 2, "fwd-b")
-        m.start_nf("monitor", 3, "egress-mon")
+        report = logs / "dpi-flows.out"
+        m.start_nf("dpi", 3, "dpi", nf_args=[
+            "--report", str(report),
+            "--proto-dir", str(REPO / "nfs/dpi/ndpi-4.2")])
         for n in m.call("nf.list")["nfs"]:
             print(f"  instance {n['instance']}: {n['name']:<12} service "
                   f"{n['service']}  pid {n['pid']}")
@@ -99,6 +102,18 @@ def main() -> int:
     except AssertionError as e:
         verdict = f"MISMATCH: {e}"
     print(f"\noutput check ({out_pcap.name}): {verdict}")
+    # The dpi NF wrote its flow report (ndpiReader's -w format) at exit.
+    protos = []
+    if report.exists():
+        for line in report.read_text().splitlines():
+            f = line.split("\t")
+            if len(f) == 4 and f[1].isdigit() and f[3].isdigit():
+                protos.append((int(f[2]), f[0], int(f[1]), int(f[3])))
+    flows = sum(p[3] for p in protos)
+    print(f"dpi (nDPI {len(protos)} protocols over {flows} flows; report: "
+          f"{report.relative_to(REPO)}):")
+    for b, name, pk, fl in sorted(protos, reverse=True)[:8]:
+        print(f"  {name:<16} {fl:>4} flows {pk:>6} packets {b:>9} bytes")
     print(f"manager exit status {rc}; it removed its hugepage files and "
           f"runtime directory: {'yes' if not m.leftovers() else 'NO'}")
     print(f"logs: {logs.relative_to(REPO)}")
