@@ -62,7 +62,6 @@ static int ipfix_fd = -1;
 static uint32_t ipfix_seq, ipfix_odid = 1;
 static uint64_t ipfix_last_tmpl;
 static struct zn_ft *ft;
-static uint64_t last_ms; /* packet time, never going back */
 static int cidx[C_MAX];
 static uint64_t cnt[C_MAX], shown[C_MAX];
 
@@ -171,10 +170,10 @@ static void
 open_msg(void)
 {
 	msg_len = 16;
-	if (last_ms >= ipfix_last_tmpl + 1000 || ipfix_last_tmpl == 0) {
+	if (fr.last_ms >= ipfix_last_tmpl + 1000 || ipfix_last_tmpl == 0) {
 		add_template(TMPL_V4, ies_v4);
 		add_template(TMPL_V6, ies_v6);
-		ipfix_last_tmpl = last_ms ? last_ms : 1;
+		ipfix_last_tmpl = fr.last_ms ? fr.last_ms : 1;
 	}
 }
 
@@ -318,17 +317,17 @@ tcp_flags(const struct dpi_pkt *p)
 }
 
 static void
-account(const uint8_t *data, uint32_t len, uint64_t ts)
+account(const uint8_t *data, uint32_t len)
 {
+	/* as ndpiReader, time never goes back: the latest packet time seen,
+	 * this one's included */
+	uint64_t ts = fr.last_ms;
 	struct dpi_pkt pkt;
 	struct zn_ft_hit hit;
 	struct rec *r;
 	int dir;
 
 	cnt[C_PACKETS]++;
-	if (ts < last_ms)
-		ts = last_ms; /* as ndpiReader: time never goes back */
-	last_ms = ts;
 	if (dpi_parse(data, len, fr.dlt, fr.tunnels, &pkt) != DPI_OK) {
 		cnt[C_NOT_FLOW]++;
 		return;
@@ -364,7 +363,8 @@ fm_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		uint32_t len;
 		const uint8_t *data = frames_get(&fr, pkts[i], now, &len, &ts);
 
-		account(data, len, ts);
+		(void)ts; /* in fr.last_ms */
+		account(data, len);
 	}
 }
 
