@@ -157,7 +157,8 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			int32_t idx;
 
 			cnt[C_V6]++;
-			if (room < sizeof(*ip) || (ip->vtc_flow & 0xf0) != 0x60) {
+			if (room < sizeof(*ip) ||
+			    rte_be_to_cpu_32(ip->vtc_flow) >> 28 != 6) {
 				cnt[C_BAD_IP]++;
 				zn_pkt_drop(m);
 			} else if (ip->hop_limits <= 1) {
