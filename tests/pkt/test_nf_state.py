@@ -95,3 +95,27 @@ def test_dpi_idle_expiry_and_report_on_demand(managers, tmp_path):
              and "3334" in live.read_text(), 10, "report on demand")
     assert nf.proc.alive()
     assert m.shutdown() == 0
+
+
+def test_full_flow_tables_count_and_pass(tmp_path):
+    """More flows than --capacity: the excess is counted (table_full), every
+    packet still passes, the tracked flows are exact."""
+    pkts = [udp(i * 0.001, 3000 + i % 40) for i in range(200)]
+    src = tmp_path / "flows.pcap"
+    wrpcap(str(src), pkts)
+    js, out = tmp_path / "f.json", tmp_path / "d.out"
+    dpi, fm = replay(src, tmp_path, [
+        ("dpi", ["--report", str(out), "--capacity", "16", "--idle-s", "0",
+                 "--proto-dir", str(PROTO_DIR)]),
+        ("flowmon", ["--json", str(js), "--capacity", "16",
+                     "--idle-s", "0"])])
+    assert dpi["packets"] == fm["packets"] == 200
+    # 40 flows of 5 packets, at most 16 (and at least 8: rte_hash
+    # buckets) tracked; the packets of the others are counted.
+    assert 8 <= dpi["flows"] <= 16 and dpi["table_full"] == \
+        200 - 5 * dpi["flows"]
+    assert fm["flows"] == dpi["flows"] and fm["table_full"] == \
+        dpi["table_full"]
+    recs = [json.loads(ln) for ln in js.read_text().splitlines()]
+    assert len(recs) == fm["flows"] and all(r["pkts"] == [5, 0]
+                                            for r in recs)
