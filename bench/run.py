@@ -243,19 +243,31 @@ def bench_flowtable(runs: int) -> None:
             emit(json.loads(line))
 
 
+# ---------------------------------------------------------------- traces
+def udp_frame(src: bytes, dst: bytes, sport: int, dport: int) -> bytes:
+    """A 60-byte Ethernet / IPv4 / UDP frame (checksums left 0)."""
+    import struct
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0, src, dst)
+    fr = (b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + ip +
+          struct.pack("!HHHH", sport, dport, 26, 0))
+    return fr + bytes(60 - len(fr))
+
+
 # ---------------------------------------------------------------- dpi
 def dpi_trace() -> tuple[Path, int]:
     """The nDPI 4.2 test captures with Ethernet framing, one after the
     other in one pcap (times shifted so that each starts 1 s after the
     previous ended): the same packets for every mode."""
-    import struct
     from harness import CORPORA
-    from pcaputil import linktype
+    from pcaputil import linktype, write_pcap
     from scapy.utils import RawPcapReader
-    path = TMP / "dpi.pcap"
-    n = 0
-    with open(path, "wb") as out:
-        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
+
+    def ts(m) -> float:
+        if hasattr(m, "sec"):
+            return m.sec + m.usec / 1e6
+        return ((m.tshigh << 32) | m.tslow) / m.tsresol
+
+    def records():
         t_next = 1_000_000_000.0
         for pc in sorted((CORPORA / "ndpi-4.2/pcap").glob("*")):
             if linktype(pc) != 1:
@@ -264,22 +276,15 @@ def dpi_trace() -> tuple[Path, int]:
                 recs = [(bytes(d), m) for d, m in r]
             if not recs:
                 continue
-
-            def ts(m) -> float:
-                if hasattr(m, "sec"):
-                    return m.sec + m.usec / 1e6
-                return ((m.tshigh << 32) | m.tslow) / m.tsresol
-
-            t0 = ts(recs[0][1])
-            last = t_next
+            t0, last = ts(recs[0][1]), t_next
             for d, m in recs:
-                t = max(last, t_next + ts(m) - t0)  # never backwards
-                sec, usec = int(t), int((t - int(t)) * 1e6)
-                out.write(struct.pack("<IIII", sec, usec, len(d),
-                                      getattr(m, "wirelen", len(d))) + d)
-                last, n = t, n + 1
+                last = max(last, t_next + ts(m) - t0)  # never backwards
+                us = int(last) * 1_000_000 + int((last - int(last)) * 1e6)
+                yield us, d, getattr(m, "wirelen", len(d))
             t_next = last + 1.0
-    return path, n
+
+    path = TMP / "dpi.pcap"
+    return path, write_pcap(path, records())
 
 
 def dpi_zeronf_once(trace: Path, n: int) -> float:
@@ -349,8 +354,8 @@ def router_inputs() -> tuple[Path, Path, int]:
     UDP packets to uniformly random IPv4 destinations."""
     import gzip
     import random
-    import struct
     from harness import CORPORA
+    from pcaputil import write_pcap
     routes = TMP / "ipasn.txt"
     with gzip.open(CORPORA / "routing/ipasn_20140513.dat.gz", "rb") as f:
         routes.write_bytes(f.read())
@@ -358,15 +363,9 @@ def router_inputs() -> tuple[Path, Path, int]:
             if ln and not ln.startswith(";"))
     trace = TMP / "random_dst.pcap"
     rnd = random.Random(20140513)
-    with open(trace, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for i in range(65536):
-            ip = struct.pack("!BBHHHBBH4sI", 0x45, 0, 46, 0, 0, 64, 17, 0,
-                             bytes([10, 0, 0, 1]), rnd.getrandbits(32))
-            fr = (b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + ip +
-                  struct.pack("!HHHH", 1024, 80, 26, 0))
-            fr += bytes(60 - len(fr))
-            f.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+    write_pcap(trace, (udp_frame(bytes([10, 0, 0, 1]),
+                                 rnd.getrandbits(32).to_bytes(4, "big"),
+                                 1024, 80) for _ in range(65536)))
     return routes, trace, n
 
 
@@ -405,22 +404,14 @@ FLOWMON_PKTS = 1_000_000
 
 def flowmon_trace(flows: int) -> Path:
     """FLOWMON_PKTS 64-byte UDP packets cycling over `flows` flows."""
-    import struct
+    from pcaputil import write_pcap
     path = TMP / f"flowmon{flows}.pcap"
-    if path.exists():
-        return path
-    head = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00"
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for k in range(FLOWMON_PKTS):
-            i = k % flows
-            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0,
-                             bytes([10, i >> 16 & 255, i >> 8 & 255, i & 255]),
-                             bytes([10, 255, 0, 1]))
-            fr = head + ip + struct.pack("!HHHH", 1024 + i % 7, 53, 26, 0)
-            fr += bytes(60 - len(fr))
-            f.write(struct.pack("<IIII", 1_600_000_000 + k // 1_000_000,
-                                k % 1_000_000, len(fr), len(fr)) + fr)
+    if not path.exists():
+        # a microsecond apart
+        write_pcap(path, ((1_600_000_000_000_000 + k, udp_frame(
+            bytes([10, k % flows >> 16 & 255, k % flows >> 8 & 255,
+                   k % flows & 255]), bytes([10, 255, 0, 1]),
+            1024 + k % flows % 7, 53)) for k in range(FLOWMON_PKTS)))
     return path
 
 
@@ -461,20 +452,12 @@ N_FLOWS = 100_000
 
 def flows_trace() -> Path:
     """N_FLOWS distinct UDP flows, one 60-byte frame each."""
-    import struct
+    from pcaputil import write_pcap
     path = TMP / "flows100k.pcap"
-    if path.exists():
-        return path
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for i in range(N_FLOWS):
-            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0,
-                             bytes([10, 0, i >> 8 & 255, i & 255]),
-                             bytes([10, 1, 0, 1]))
-            udp = struct.pack("!HHHH", 1024 + i % 50000, 80, 26, 0)
-            fr = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + ip + udp
-            fr += bytes(60 - len(fr))
-            f.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+    if not path.exists():
+        write_pcap(path, (udp_frame(bytes([10, 0, i >> 8 & 255, i & 255]),
+                                    bytes([10, 1, 0, 1]), 1024 + i % 50000,
+                                    80) for i in range(N_FLOWS)))
     return path
 
 

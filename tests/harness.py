@@ -220,6 +220,21 @@ def conserved(st: dict) -> tuple[int, int, int]:
     return rx, tx, sum(st["drops"].values())
 
 
+def tap_in_two_out(managers, tmp_path: Path, tag: str, chain: str):
+    """A manager whose port 0 is a net_tap (frames go in one at a time with
+    the returned AF_PACKET socket's send()) and whose ports 1 and 2 write
+    pcaps. Returns (manager, socket, [port 1's pcap, port 2's pcap])."""
+    import socket
+    outs = [tmp_path / "out1.pcap", tmp_path / "out2.pcap"]
+    tap = f"zn{tag}{tmp_path.name[-6:]}".replace("_", "")[:14]
+    m = managers(ports=[f"net_tap0,iface={tap}",
+                        f"net_pcap1,tx_pcap={outs[0]}",
+                        f"net_pcap2,tx_pcap={outs[1]}"], chain=chain)
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((tap, 0))
+    return m, s, outs
+
+
 def traffic_ports(trace: Path) -> list[str]:
     """Port 0 replays a trace forever (net_pcap infinite_rx); port 1 is a
     sink (net_null without RX)."""

@@ -11,6 +11,22 @@ from scapy.utils import RawPcapReader, RawPcapNgReader  # noqa: F401
 DLT_EN10MB = 1
 
 
+def write_pcap(path: Path, records, dlt: int = DLT_EN10MB) -> int:
+    """Write a classic pcap. records: frames (bytes, time 0), or tuples
+    (time in microseconds, frame[, length on the wire]). Returns how many
+    were written."""
+    n = 0
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, dlt))
+        for r in records:
+            us, data, wire = (0, r, len(r)) if isinstance(r, bytes) else \
+                (r[0], r[1], r[2] if len(r) > 2 else len(r[1]))
+            f.write(struct.pack("<IIII", us // 1_000_000, us % 1_000_000,
+                                len(data), wire) + data)
+            n += 1
+    return n
+
+
 def read_frames(path: Path) -> list[bytes]:
     with RawPcapReader(str(path)) as r:
         return [bytes(data) for data, _meta in r]

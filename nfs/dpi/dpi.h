@@ -62,6 +62,27 @@ struct dpi_pkt {
 enum dpi_skip dpi_parse(const uint8_t *frame, uint32_t caplen, int dlt,
 			bool decode_tunnels, struct dpi_pkt *out);
 
+/* A flow's traffic as ndpiReader counts it: the client is the sender of
+ * its first packet, bytes are whole frames as captured. The first member
+ * of the per-flow data in a BIDIR flow table (dpi, flowmon). */
+struct dpi_counts {
+	struct zn_flow_key first;   /* as its first packet was sent */
+	uint64_t first_ms, last_ms;
+	uint64_t pkts[2], bytes[2]; /* [0] client to server */
+	uint8_t first_rev;          /* the table's reverse flag of packet 1 */
+};
+
+/**
+ * Count a frame of @p len bytes at @p ts_ms for @p p's flow in @p ft (a
+ * BIDIR table whose entries start with struct dpi_counts; a new entry is
+ * created, zeroed by the table). @return the entry's counts, with
+ * hit->created, and *dir (0 client to server, 1 back); NULL when the table
+ * is full.
+ */
+struct dpi_counts *dpi_count(struct zn_ft *ft, const struct dpi_pkt *p,
+			     uint32_t len, uint64_t ts_ms,
+			     struct zn_ft_hit *hit, int *dir);
+
 struct dpi;
 
 struct dpi_opts {

@@ -24,15 +24,12 @@
 #define MAX_UDP_DISSECTED 24
 
 struct dflow {
+	struct dpi_counts c;         /* first: see dpi_count() */
 	struct ndpi_flow_struct *nd; /* while classifying; then freed */
-	struct zn_flow_key first;    /* as its first packet was sent */
-	uint64_t pkts[2], bytes[2];  /* [0] client to server */
-	uint64_t first_ms, last_ms;
 	ndpi_protocol proto;
 	ndpi_confidence_t conf;
 	uint64_t id;                 /* creation order, for the report */
 	uint16_t dpi_pkts;
-	uint8_t first_rev;           /* table's reverse flag of packet 1 */
 	uint8_t done, guessed, tunnel;
 	char host[80];
 };
@@ -179,7 +176,7 @@ dpi_process(struct dpi *d, const uint8_t *frame, uint32_t caplen, int dlt,
 	struct dflow *f;
 	enum dpi_skip r;
 	uint64_t total;
-	int dir, rc;
+	int dir;
 
 	*v = (struct dpi_verdict){ .flow = -1 };
 	d->st.packets++;
@@ -193,30 +190,20 @@ dpi_process(struct dpi *d, const uint8_t *frame, uint32_t caplen, int dlt,
 		d->st.skip[r]++;
 		return r;
 	}
-	rc = zn_ft_add(d->ft, &pkt.key, zn_flow_key_hash(&pkt.key),
-		       ts_ms * 1000000, &hit);
-	if (rc < 0) {
+	f = (struct dflow *)dpi_count(d->ft, &pkt, caplen, ts_ms, &hit, &dir);
+	if (f == NULL) {
 		d->st.table_full++;
-		return rc;
+		return -ENOSPC;
 	}
-	f = hit.data;
 	if (hit.created) {
-		memset(f, 0, sizeof(*f));
-		f->first = pkt.key;
-		f->first_rev = hit.reverse;
-		f->first_ms = ts_ms;
 		f->id = ++d->next_id;
 		f->tunnel = pkt.tunnel;
 		d->st.flows++;
 	}
-	dir = hit.reverse != f->first_rev;
-	f->pkts[dir]++;
-	f->bytes[dir] += caplen;
-	f->last_ms = ts_ms;
 	v->flow = hit.index;
 	v->reverse = dir;
 	if (!f->done) {
-		total = f->pkts[0] + f->pkts[1];
+		total = f->c.pkts[0] + f->c.pkts[1];
 		bool enough = (pkt.key.proto == 17 && total > MAX_UDP_DISSECTED) ||
 			      (pkt.key.proto == 6 && total > MAX_TCP_DISSECTED);
 
@@ -283,8 +270,8 @@ on_expire(const struct zn_flow_key *key, void *data, void *arg)
 		complete(a->d, f);
 	p = proto_of(f);
 	if (p < N_PROTOS) {
-		a->d->retired[p].pkts += f->pkts[0] + f->pkts[1];
-		a->d->retired[p].bytes += f->bytes[0] + f->bytes[1];
+		a->d->retired[p].pkts += f->c.pkts[0] + f->c.pkts[1];
+		a->d->retired[p].bytes += f->c.bytes[0] + f->c.bytes[1];
 		a->d->retired[p].flows++;
 	}
 	release(f);
@@ -358,8 +345,8 @@ static void
 print_flow(struct dpi *d, FILE *out, unsigned int n, const struct dflow *f)
 {
 	char l4[8], s[64], t[64], ids[32], name[64];
-	const struct zn_flow_key *k = &f->first;
-	bool bidir = f->pkts[1] > 0;
+	const struct zn_flow_key *k = &f->c.first;
+	bool bidir = f->c.pkts[1] > 0;
 
 	endpoint(k, true, s, sizeof(s));
 	endpoint(k, false, t, sizeof(t));
@@ -377,8 +364,8 @@ print_flow(struct dpi *d, FILE *out, unsigned int n, const struct dflow *f)
 		ndpi_category_get_name(d->nd, f->proto.category),
 		(unsigned int)f->proto.category);
 	fprintf(out, "[%" PRIu64 " pkts/%" PRIu64 " bytes %s %" PRIu64
-		" pkts/%" PRIu64 " bytes]", f->pkts[0], f->bytes[0],
-		bidir ? "<->" : "->", f->pkts[1], f->bytes[1]);
+		" pkts/%" PRIu64 " bytes]", f->c.pkts[0], f->c.bytes[0],
+		bidir ? "<->" : "->", f->c.pkts[1], f->c.bytes[1]);
 	if (f->host[0] != '\0')
 		fprintf(out, "[Hostname/SNI: %s]", f->host);
 	fputc('\n', out);
@@ -418,13 +405,13 @@ dpi_report(struct dpi *d, FILE *out)
 		uint16_t p = proto_of(f);
 
 		if (p < nproto) {
-			sum[p].pkts += f->pkts[0] + f->pkts[1];
-			sum[p].bytes += f->bytes[0] + f->bytes[1];
+			sum[p].pkts += f->c.pkts[0] + f->c.pkts[1];
+			sum[p].bytes += f->c.bytes[0] + f->c.bytes[1];
 			sum[p].flows++;
 		}
-		if (f->first.proto == 6)
+		if (f->c.first.proto == 6)
 			tcp_dpi += f->dpi_pkts, nt++;
-		else if (f->first.proto == 17)
+		else if (f->c.first.proto == 17)
 			udp_dpi += f->dpi_pkts, nu++;
 		else
 			other_dpi += f->dpi_pkts, no++;

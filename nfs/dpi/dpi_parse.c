@@ -9,7 +9,8 @@
  * LLC/SNAP, IP-in-IP, GTP-U and TZSP tunnels (-t), non-first IPv4
  * fragments ignored, IPv4 datagrams cut by the capture ignored. Where
  * ndpiReader reads past the captured bytes we stop instead: those frames
- * get ports 0 or are skipped (and counted).
+ * get ports 0 or are skipped (and counted). Then its way of counting a
+ * flow's packets (dpi_count).
  */
 
 #include <string.h>
@@ -355,4 +356,26 @@ flow:
 		ports(l4, end, l4len, &out->key);
 	}
 	return DPI_OK;
+}
+
+struct dpi_counts *
+dpi_count(struct zn_ft *ft, const struct dpi_pkt *p, uint32_t len,
+	  uint64_t ts_ms, struct zn_ft_hit *hit, int *dir)
+{
+	struct dpi_counts *c;
+
+	if (zn_ft_add(ft, &p->key, zn_flow_key_hash(&p->key),
+		      ts_ms * 1000000, hit) < 0)
+		return NULL;
+	c = hit->data;
+	if (hit->created) {
+		c->first = p->key;
+		c->first_rev = hit->reverse;
+		c->first_ms = ts_ms;
+	}
+	*dir = hit->reverse != c->first_rev;
+	c->pkts[*dir]++;
+	c->bytes[*dir] += len;
+	c->last_ms = ts_ms;
+	return c;
 }

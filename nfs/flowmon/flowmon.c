@@ -38,12 +38,8 @@ static const char *const end_names[] = { "active", "idle", "fin", "rst" };
 static const uint8_t end_ipfix[] = { 4, 1, 3, 3 };
 
 struct rec {
-	struct zn_flow_key first;   /* as its first packet was sent */
-	uint64_t first_ms, last_ms;
-	uint64_t pkts[2], bytes[2]; /* [0] client to server */
+	struct dpi_counts c;        /* first: see dpi_count() */
 	uint8_t flags[2];           /* TCP flags seen, per direction */
-	uint8_t first_rev;
-	uint8_t pad[5];
 };
 
 enum {
@@ -180,7 +176,7 @@ open_msg(void)
 static void
 ipfix_record(const struct rec *r, enum end_reason why)
 {
-	bool v6 = r->first.ip_version == 6;
+	bool v6 = r->c.first.ip_version == 6;
 	uint16_t tmpl = v6 ? TMPL_V6 : TMPL_V4;
 	/* addresses, ports, proto, vlan, start, end, 3 + 3 counters, reason */
 	size_t rl = (v6 ? 32 : 8) + 2 + 2 + 1 + 2 + 8 + 8 + 8 + 8 + 2 + 8 + 8 +
@@ -199,21 +195,21 @@ ipfix_record(const struct rec *r, enum end_reason why)
 		msg_len += 4;
 	}
 	p = msg + msg_len;
-	memcpy(p, r->first.src, v6 ? 16 : 4);
+	memcpy(p, r->c.first.src, v6 ? 16 : 4);
 	p += v6 ? 16 : 4;
-	memcpy(p, r->first.dst, v6 ? 16 : 4);
+	memcpy(p, r->c.first.dst, v6 ? 16 : 4);
 	p += v6 ? 16 : 4;
-	p = put16(p, r->first.src_port);
-	p = put16(p, r->first.dst_port);
-	*p++ = r->first.proto;
-	p = put16(p, r->first.vlan);
-	p = put64(p, r->first_ms);
-	p = put64(p, r->last_ms);
-	p = put64(p, r->pkts[0]);
-	p = put64(p, r->bytes[0]);
+	p = put16(p, r->c.first.src_port);
+	p = put16(p, r->c.first.dst_port);
+	*p++ = r->c.first.proto;
+	p = put16(p, r->c.first.vlan);
+	p = put64(p, r->c.first_ms);
+	p = put64(p, r->c.last_ms);
+	p = put64(p, r->c.pkts[0]);
+	p = put64(p, r->c.bytes[0]);
 	p = put16(p, r->flags[0]);
-	p = put64(p, r->pkts[1]);
-	p = put64(p, r->bytes[1]);
+	p = put64(p, r->c.pkts[1]);
+	p = put64(p, r->c.bytes[1]);
 	p = put16(p, r->flags[1]);
 	*p++ = end_ipfix[why];
 	msg_len = (size_t)(p - msg);
@@ -250,17 +246,17 @@ static void
 json_record(const struct rec *r, enum end_reason why)
 {
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-	int af = r->first.ip_version == 4 ? AF_INET : AF_INET6;
+	int af = r->c.first.ip_version == 4 ? AF_INET : AF_INET6;
 
-	inet_ntop(af, r->first.src, s, sizeof(s));
-	inet_ntop(af, r->first.dst, d, sizeof(d));
+	inet_ntop(af, r->c.first.src, s, sizeof(s));
+	inet_ntop(af, r->c.first.dst, d, sizeof(d));
 	fprintf(json, "{\"src\":\"%s\",\"sport\":%u,\"dst\":\"%s\","
 		"\"dport\":%u,\"proto\":%u,\"vlan\":%u,\"first_ms\":%" PRIu64
 		",\"last_ms\":%" PRIu64 ",\"pkts\":[%" PRIu64 ",%" PRIu64
 		"],\"bytes\":[%" PRIu64 ",%" PRIu64 "],\"tcp_flags\":[%u,%u],"
-		"\"end\":\"%s\"}\n", s, r->first.src_port, d,
-		r->first.dst_port, r->first.proto, r->first.vlan, r->first_ms,
-		r->last_ms, r->pkts[0], r->pkts[1], r->bytes[0], r->bytes[1],
+		"\"end\":\"%s\"}\n", s, r->c.first.src_port, d,
+		r->c.first.dst_port, r->c.first.proto, r->c.first.vlan, r->c.first_ms,
+		r->c.last_ms, r->c.pkts[0], r->c.pkts[1], r->c.bytes[0], r->c.bytes[1],
 		r->flags[0], r->flags[1], end_names[why]);
 }
 
@@ -332,24 +328,13 @@ account(const uint8_t *data, uint32_t len)
 		cnt[C_NOT_FLOW]++;
 		return;
 	}
-	if (zn_ft_add(ft, &pkt.key, zn_flow_key_hash(&pkt.key), ts * 1000000,
-		      &hit) < 0) {
+	r = (struct rec *)dpi_count(ft, &pkt, len, ts, &hit, &dir);
+	if (r == NULL) {
 		cnt[C_FULL]++;
 		return;
 	}
-	r = hit.data;
-	if (hit.created) {
-		memset(r, 0, sizeof(*r));
-		r->first = pkt.key;
-		r->first_rev = hit.reverse;
-		r->first_ms = ts;
-		cnt[C_FLOWS]++;
-	}
-	dir = hit.reverse != r->first_rev;
-	r->pkts[dir]++;
-	r->bytes[dir] += len;
+	cnt[C_FLOWS] += hit.created;
 	r->flags[dir] |= tcp_flags(&pkt);
-	r->last_ms = ts;
 }
 
 static void

@@ -193,23 +193,15 @@ def test_steering_by_application(managers, tmp_path):
     (its 10th packet, as ndpiReader), the flow director sends the rest of
     it, both directions, straight out of port 2: the NF sees no more of it.
     Frames are injected one at a time through a net_tap port."""
-    import socket
     import time
 
-    from harness import wait_for
+    from harness import tap_in_two_out, wait_for
     from pcaputil import read_frames
 
     frames = read_frames(NDPI / "pcap" / "ssh.pcap")[:40]
-    outs = [tmp_path / "default.pcap", tmp_path / "steered.pcap"]
-    tap = f"znd{tmp_path.name[-6:]}".replace("_", "")[:14]
-    m = managers(ports=[f"net_tap0,iface={tap}",
-                        f"net_pcap1,tx_pcap={outs[0]}",
-                        f"net_pcap2,tx_pcap={outs[1]}"],
-                 chain="1,port:1")
+    m, s, outs = tap_in_two_out(managers, tmp_path, "d", "1,port:1")
     m.start_nf("dpi", 1, nf_args=["--proto-dir", str(NDPI / "example"),
                                   "--steer", "SSH=port:2"])
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    s.bind((tap, 0))
     for f in frames:
         s.send(f)
         time.sleep(0.005)

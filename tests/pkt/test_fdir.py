@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ipaddress
 import random
-import socket
 import struct
 import time
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 from scapy.all import IP, IPv6, TCP, UDP, ICMP, ARP, Ether, Raw, wrpcap
 
-from harness import wait_for
+from harness import tap_in_two_out, wait_for
 from pcaputil import read_frames
 
 PROTO = {"tcp": 6, "udp": 17, "icmp": 1}
@@ -254,15 +253,8 @@ def test_nf_installed_rule_takes_effect_next_packet(managers, tmp_path):
     """The steer NF installs a rule (both directions) at a connection's
     3rd packet; from the 4th on, the connection leaves by port 1.
     Packets are injected one at a time through a net_tap port."""
-    outs = [tmp_path / "def.pcap", tmp_path / "steered.pcap"]
-    tap = f"znt{tmp_path.name[-6:]}".replace("_", "")[:14]
-    m = managers(ports=[f"net_tap0,iface={tap}",
-                        f"net_pcap1,tx_pcap={outs[0]}",
-                        f"net_pcap2,tx_pcap={outs[1]}"],
-                 chain="1,port:1")
+    m, s, outs = tap_in_two_out(managers, tmp_path, "t", "1,port:1")
     m.start_nf("steer", 1, nf_args=["--after", "3", "--chain", "port:2"])
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    s.bind((tap, 0))
     conns = [("10.9.0.1", 4000 + c, "10.9.0.2", 80) for c in range(4)]
     sent = []
     for k in range(8):

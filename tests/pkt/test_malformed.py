@@ -5,14 +5,13 @@ crash, and the output holds exactly the input frames, in order."""
 
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 
 import pytest
 from scapy.utils import RawPcapNgReader, RawPcapReader
 
 from harness import CORPORA, wait_for
-from pcaputil import read_frames
+from pcaputil import read_frames, write_pcap
 
 MAX_FRAME = 9000  # the manager's pool buffers chain up to this via net_pcap
 
@@ -29,11 +28,7 @@ def merged_corpus(dst: Path) -> int:
                 break
             except Exception:  # noqa: BLE001 - a broken file, not a frame
                 continue
-    with open(dst, "wb") as out:
-        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for i, d in enumerate(frames):
-            out.write(struct.pack("<IIII", i, 0, len(d), len(d)) + d)
-    return len(frames)
+    return write_pcap(dst, ((i * 1_000_000, d) for i, d in enumerate(frames)))
 
 
 def test_tcpdump_corpus(managers, tmp_path):

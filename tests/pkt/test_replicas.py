@@ -5,14 +5,13 @@ and every packet of a flow, both directions, goes to one replica."""
 from __future__ import annotations
 
 import re
-import struct
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 from harness import CORPORA, wait_for
-from pcaputil import DLT_EN10MB, linktype, read_frames
+from pcaputil import DLT_EN10MB, linktype, read_frames, write_pcap
 
 KEY = re.compile(r"^(\S+) (\[?[^\]\s]+\]?):(\d+) -> (\[?[^\]\s]+\]?):(\d+)"
                  r"(?: vlan (\d+))?\t(\d+)\t(\d+)$")
@@ -27,11 +26,7 @@ def merged_ndpi_corpus(dst: Path) -> int:
                 frames += read_frames(f)
         except Exception:  # noqa: BLE001 - a file scapy cannot read
             continue
-    with open(dst, "wb") as out:
-        out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for d in frames:
-            out.write(struct.pack("<IIII", 0, 0, len(d), len(d)) + d)
-    return len(frames)
+    return write_pcap(dst, frames)
 
 
 def read_flows(path: Path) -> dict:

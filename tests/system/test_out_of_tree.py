@@ -9,7 +9,7 @@ import struct
 import subprocess
 
 from harness import BUILD, REPO, Proc, wait_for
-from pcaputil import read_frames
+from pcaputil import read_frames, write_pcap
 
 EXAMPLE = REPO / "examples/minimal_nf/ttl_guard.c"
 
@@ -51,10 +51,7 @@ def test_build_and_run_out_of_tree(managers, tmp_path):
 
     frames = [frame(64 if i % 3 else 1, 1000 + i) for i in range(30)]
     pcap, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
-    with open(pcap, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for d in frames:
-            f.write(struct.pack("<IIII", 0, 0, len(d), len(d)) + d)
+    write_pcap(pcap, frames)
     m = managers(ports=[f"net_pcap0,rx_pcap={pcap},tx_pcap={out}"],
                  chain="1,port:0", rx_paused=True)
     libdir = pcs[0].parent.parent

@@ -7,25 +7,16 @@ are not: a fuzz corpus), then per link type the classifiers parse."""
 
 from __future__ import annotations
 
-import struct
 from collections import defaultdict
 
 import pytest
 
 from harness import CORPORA, wait_for
-from pcaputil import linktype, read_frames
+from pcaputil import linktype, read_frames, write_pcap
 
 TCPDUMP = CORPORA / "tcpdump-4.99.3" / "tests"
 CAPS = sorted(TCPDUMP.glob("*.pcap*")) if TCPDUMP.exists() else []
 DPI_REASONS = ("not_ip", "fragment", "truncated", "short", "bad_l2")
-
-
-def write_pcap(path, frames, dlt):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, dlt))
-        for i, fr in enumerate(frames):
-            f.write(struct.pack("<IIII", 1_600_000_000 + i // 1000,
-                                (i % 1000) * 1000, len(fr), len(fr)) + fr)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +29,9 @@ def by_linktype():
 
 def run_chain(managers, tmp_path, frames, dlt):
     src = tmp_path / f"in{dlt}.pcap"
-    write_pcap(src, frames, dlt)
+    # a millisecond apart
+    write_pcap(src, ((1_600_000_000_000_000 + i * 1000, fr)
+                     for i, fr in enumerate(frames)), dlt)
     routes = tmp_path / "routes.txt"
     routes.write_text("0.0.0.0/0 1\n::/0 1\n")
     m = managers(ports=[f"net_pcap0,rx_pcap={src}", "net_null0,no-rx=1"],
