@@ -95,9 +95,7 @@ struct dpi_opts {
 
 /* What dpi_process() found out about a packet's flow. */
 struct dpi_verdict {
-	int32_t flow;           /* flow index, or -1 */
 	bool classified_now;    /* this packet completed the classification */
-	bool reverse;           /* packet goes server -> client */
 	uint16_t master, app;   /* nDPI protocol ids once classified */
 };
 
@@ -107,9 +105,8 @@ struct dpi *dpi_create(const struct dpi_opts *o);
 void dpi_free(struct dpi *d);
 
 /**
- * Account one frame and classify its flow. @p hash: the frame's flow hash
- * if the caller has the same key's hash (0: computed). @p ts_ms: capture
- * time in ms. Returns DPI_OK, a skip reason, or -ENOSPC (table full).
+ * Account one frame and classify its flow. @p ts_ms: packet time in ms.
+ * Returns DPI_OK, a skip reason, or -ENOSPC (table full).
  */
 int dpi_process(struct dpi *d, const uint8_t *frame, uint32_t caplen,
 		int dlt, uint64_t ts_ms, struct dpi_verdict *v);
@@ -125,15 +122,11 @@ int dpi_expire(struct dpi *d, uint64_t now_ms, uint32_t budget);
 /** Write the flow report in ndpiReader's `-w` format. 0 or -errno. */
 int dpi_report(struct dpi *d, FILE *out);
 
-/** Name of a protocol pair ("TLS.Google"); buf of at least 64 bytes. */
-const char *dpi_proto_name(struct dpi *d, uint16_t master, uint16_t app,
-			   char *buf, size_t len);
 /** nDPI protocol id of a name, or -1. */
 int dpi_proto_by_name(struct dpi *d, const char *name);
 
 struct dpi_stats {
-	uint64_t packets, bytes, flows, flows_active, classified, guessed;
-	uint64_t expired, table_full, dpi_packets;
+	uint64_t packets, flows, classified, guessed, expired, table_full;
 	uint64_t skip[DPI_SKIP_MAX];
 };
 void dpi_get_stats(const struct dpi *d, struct dpi_stats *s);

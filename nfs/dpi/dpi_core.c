@@ -178,9 +178,8 @@ dpi_process(struct dpi *d, const uint8_t *frame, uint32_t caplen, int dlt,
 	uint64_t total;
 	int dir;
 
-	*v = (struct dpi_verdict){ .flow = -1 };
+	*v = (struct dpi_verdict){ 0 };
 	d->st.packets++;
-	d->st.bytes += caplen;
 	/* ndpiReader repairs time going backwards the same way */
 	if (ts_ms < d->last_ms)
 		ts_ms = d->last_ms;
@@ -200,8 +199,6 @@ dpi_process(struct dpi *d, const uint8_t *frame, uint32_t caplen, int dlt,
 		f->tunnel = pkt.tunnel;
 		d->st.flows++;
 	}
-	v->flow = hit.index;
-	v->reverse = dir;
 	if (!f->done) {
 		total = f->c.pkts[0] + f->c.pkts[1];
 		bool enough = (pkt.key.proto == 17 && total > MAX_UDP_DISSECTED) ||
@@ -214,7 +211,6 @@ dpi_process(struct dpi *d, const uint8_t *frame, uint32_t caplen, int dlt,
 			memset(f->nd, 0, SIZEOF_FLOW_STRUCT);
 		}
 		f->dpi_pkts++;
-		d->st.dpi_packets++;
 		f->proto = ndpi_detection_process_packet(
 			d->nd, f->nd, pkt.l3,
 			(unsigned short)(pkt.l3_len < 65535u ? pkt.l3_len : 65535u),
@@ -286,15 +282,6 @@ dpi_expire(struct dpi *d, uint64_t now_ms, uint32_t budget)
 	return zn_ft_expire(d->ft, now_ms * 1000000, budget, on_expire, &a);
 }
 
-const char *
-dpi_proto_name(struct dpi *d, uint16_t master, uint16_t app, char *buf,
-	       size_t len)
-{
-	ndpi_protocol p = { .master_protocol = master, .app_protocol = app };
-
-	return ndpi_protocol2name(d->nd, p, buf, (u_int)len);
-}
-
 int
 dpi_proto_by_name(struct dpi *d, const char *name)
 {
@@ -305,7 +292,6 @@ void
 dpi_get_stats(const struct dpi *d, struct dpi_stats *s)
 {
 	*s = d->st;
-	s->flows_active = zn_ft_count(d->ft);
 }
 
 /* ---------------------------------------------------------- report */

@@ -120,6 +120,7 @@ static void
 router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct rte_mbuf *m4[ZN_BURST];
+	struct rte_ipv4_hdr *ip4[ZN_BURST];
 	uint32_t dst4[ZN_BURST], nh4[ZN_BURST];
 	unsigned int k4 = 0;
 
@@ -150,6 +151,7 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 				zn_pkt_drop(m);
 			} else {
 				m4[k4] = m;
+				ip4[k4] = ip;
 				dst4[k4++] = rte_be_to_cpu_32(ip->dst_addr);
 			}
 		} else if (l3 != NULL && et == RTE_ETHER_TYPE_IPV6) {
@@ -186,8 +188,6 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 	else
 		memset(nh4, 0, k4 * sizeof(nh4[0]));
 	for (unsigned int j = 0; j < k4; j++) {
-		uint16_t et;
-		struct rte_ipv4_hdr *ip = l3_of(m4[j], &et);
 		uint32_t idx = nh4[j] & 0x00ffffff;
 
 		if (!(nh4[j] & RTE_LPM_LOOKUP_SUCCESS)) {
@@ -198,7 +198,7 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			}
 			idx = (uint32_t)rt.default_v4;
 		}
-		ttl_dec4(ip);
+		ttl_dec4(ip4[j]);
 		out(m4[j], idx);
 	}
 }
