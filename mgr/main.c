@@ -191,6 +191,7 @@ workers_init(struct zn_mgr *m)
 			.shm = &m->shm->workers[i],
 			.stall_cycles = m->cfg.stall_ms * (rte_get_tsc_hz() /
 							   1000),
+			.lb_decay_cycles = rte_get_tsc_hz() / 1000,
 		};
 		m->workers[i] = w;
 	}

@@ -239,6 +239,11 @@ struct zn_worker {
 	uint64_t now;          /* tsc at the top of the loop */
 	uint64_t now_ns;       /* wall clock, set when the fdir needs it */
 	unsigned int lb_rr;    /* LEAST_LOADED tie-breaking */
+	/* LEAST_LOADED: flows this worker pinned to each slot lately, halved
+	 * every lb_decay_cycles; each counts as one queued packet. */
+	uint64_t lb_decay_cycles;
+	uint64_t lb_decay_at;
+	uint32_t lb_fresh[ZN_MAX_NFS];
 };
 
 int zn_worker_main(void *arg);

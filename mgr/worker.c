@@ -48,8 +48,24 @@ res_drop(enum zn_drop_reason reason)
 	return (struct zn_res){ .type = ZN_RES_DROP, .reason = (uint8_t)reason };
 }
 
+/* Halve the recent-pin counts once per lb_decay_cycles (1 ms). */
+static void
+lb_decay(struct zn_worker *w)
+{
+	if (likely(w->now < w->lb_decay_at))
+		return;
+	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
+		w->lb_fresh[i] >>= 1;
+	w->lb_decay_at = w->now + w->lb_decay_cycles;
+}
+
 /* LEAST_LOADED: the flow's pinned replica, or the replica with the
- * shortest RX ring for a new flow (then pinned; see struct zn_lb_pins). */
+ * shortest RX ring for a new flow (then pinned; see struct zn_lb_pins).
+ * A flow pinned in the last millisecond or so counts as one packet in its
+ * replica's ring: the ring alone says nothing about flows that have just
+ * been given, so a burst of new flows arriving while one replica is off
+ * its core would all pin to the other for good (seen on 2 cores: 1000
+ * flows to one replica, none to the other). */
 static inline uint16_t
 pick_pinned(struct zn_worker *w, const struct zn_route *rt,
 	    const struct zn_svc_entry *e, uint16_t svc, uint32_t hash)
@@ -70,9 +86,11 @@ pick_pinned(struct zn_worker *w, const struct zn_route *rt,
 	}
 	/* Ties (empty rings, typical when a burst brings many new flows
 	 * at once) go round-robin, not all to the first replica. */
+	lb_decay(w);
 	for (unsigned int k = 0, i = w->lb_rr++ % e->n; k < e->n;
 	     k++, i = i + 1 == e->n ? 0 : i + 1) {
-		unsigned int c = rte_ring_count(w->mgr->nf_rx[e->inst[i]]);
+		unsigned int c = rte_ring_count(w->mgr->nf_rx[e->inst[i]]) +
+				 w->lb_fresh[e->inst[i]];
 
 		if (c < best) {
 			best = c;
@@ -92,6 +110,7 @@ pick_pinned(struct zn_worker *w, const struct zn_route *rt,
 		e->pins->w[w->id].moved++; /* its replica left */
 		w->shm->stats.lb_moved++;
 	}
+	w->lb_fresh[pick]++;
 	return pick;
 }
 

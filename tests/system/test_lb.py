@@ -51,8 +51,18 @@ def rx_of(m) -> dict:
 def grow(m, which, timeout=20):
     """Wait until each instance in `which` received more packets."""
     before = rx_of(m)
-    wait_for(lambda: all(rx_of(m).get(i, 0) > before.get(i, 0) + 500
-                         for i in which), timeout, f"{which} receiving")
+
+    gained = {}
+
+    def grown():
+        now = rx_of(m)
+        gained.update({i: now.get(i, 0) - before.get(i, 0) for i in which})
+        return all(g > 500 for g in gained.values())
+
+    try:
+        wait_for(grown, timeout, f"{which} receiving")
+    except TimeoutError as e:
+        raise TimeoutError(f"{e}; packets gained: {gained}") from None
 
 
 def stop(m, base):
