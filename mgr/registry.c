@@ -25,7 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_hash.h>
 #include <rte_lcore.h>
+#include <rte_lpm.h>
+#include <rte_lpm6.h>
+#include <rte_memzone.h>
 #include <rte_ring.h>
 
 #include "mgr.h"
@@ -287,6 +291,81 @@ free_counted(struct zn_mgr *m, struct zn_nf_slot *s, struct rte_mbuf **pkts,
 	s->exit_drops += ok;
 }
 
+/* Free the DPDK objects the NF left in shared memory (zn_nf_obj_track):
+ * each found by its name, and freed only if the name still finds the
+ * object at the address the NF gave, so a stale or bogus entry frees
+ * nothing. The NF has died, or left after ops->fini: nothing uses them. */
+static void
+free_objs(struct zn_mgr *m, struct zn_nf_slot *s)
+{
+	uint32_t n = RTE_MIN(s->objs.n, (uint32_t)ZN_NF_MAX_OBJS);
+	unsigned int freed = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct zn_nf_obj o = s->objs.obj[i];
+		const struct rte_memzone *mz = NULL;
+		const void *found = NULL;
+
+		o.name[sizeof(o.name) - 1] = '\0';
+		switch (o.type) {
+		case ZN_NF_OBJ_HASH:
+			found = rte_hash_find_existing(o.name);
+			break;
+		case ZN_NF_OBJ_LPM:
+			found = rte_lpm_find_existing(o.name);
+			break;
+		case ZN_NF_OBJ_LPM6:
+			found = rte_lpm6_find_existing(o.name);
+			break;
+		case ZN_NF_OBJ_RING:
+			found = rte_ring_lookup(o.name);
+			break;
+		case ZN_NF_OBJ_MEMZONE:
+			found = mz = rte_memzone_lookup(o.name);
+			break;
+		case ZN_NF_OBJ_FT: /* a zn_ft heads its memzone */
+			mz = rte_memzone_lookup(o.name);
+			found = mz != NULL ? mz->addr : NULL;
+			break;
+		default:
+			continue;
+		}
+		if (found == NULL || (uintptr_t)found != o.addr) {
+			ZN_LOG(WARNING, "NF '%s' left object '%s' (type %u), "
+			       "which is gone: not freed", s->ctl.name, o.name,
+			       o.type);
+			continue;
+		}
+		switch (o.type) {
+		case ZN_NF_OBJ_HASH:
+			rte_hash_free((struct rte_hash *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_LPM:
+			rte_lpm_free((struct rte_lpm *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_LPM6:
+			rte_lpm6_free((struct rte_lpm6 *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_RING:
+			rte_ring_free((struct rte_ring *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_MEMZONE:
+			rte_memzone_free(mz);
+			break;
+		case ZN_NF_OBJ_FT:
+			zn_ft_free((struct zn_ft *)(uintptr_t)found);
+			break;
+		}
+		freed++;
+	}
+	memset(&s->objs, 0, sizeof(s->objs));
+	if (freed > 0) {
+		m->shm->mgr.objs_freed += freed;
+		ZN_LOG(INFO, "NF '%s': freed %u DPDK objects it left",
+		       s->ctl.name, freed);
+	}
+}
+
 /* The NF can no longer touch its rings or ledger (it exited or died). */
 static void
 begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
@@ -307,6 +386,10 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 	while ((n = rte_ring_sc_dequeue_burst(m->nf_rx[slot], (void **)pkts,
 					      ZN_BURST, NULL)) > 0)
 		free_counted(m, s, pkts, n);
+	/* When the manager stops, its memory goes with it; a free now would
+	 * only make the other NFs sync their memory maps (see nf.h). */
+	if (!m->shm->mgr.stopping)
+		free_objs(m, s);
 	if (reg->pidfd >= 0) {
 		close(reg->pidfd); /* also leaves the epoll set */
 		reg->pidfd = -1;

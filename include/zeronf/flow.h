@@ -80,7 +80,10 @@ struct rte_rcu_qsbr;
 
 struct zn_ft_opts {
 	size_t sz;              /**< sizeof(struct zn_ft_opts) */
-	const char *name;       /**< unique per process, for rte_hash */
+	const char *name;       /**< unique among the manager's processes
+				 * (DPDK names are shared), <= 20 bytes;
+				 * in an NF the table is tracked for it
+				 * (zn_nf_obj_track) */
 	uint32_t capacity;      /**< flows; adds never fail below it */
 	uint32_t data_size;     /**< bytes of user data per entry */
 	uint64_t idle_timeout_ns; /**< 0: entries never expire */

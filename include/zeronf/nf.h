@@ -49,7 +49,7 @@ extern "C" {
  *  refuses a manager whose ABI version differs. Overridable only so that
  *  tests can build a deliberately incompatible library. */
 #ifndef ZN_ABI_VERSION
-#define ZN_ABI_VERSION 3
+#define ZN_ABI_VERSION 4
 #endif
 
 /** Most packets the library hands to ops->burst at once. */
@@ -138,6 +138,32 @@ void zn_nf_close(struct zn_nf *nf);
  * @return number sent (n), or -ENOTCONN if the manager died meanwhile.
  */
 int zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n);
+
+/** DPDK objects an NF can leave to the manager (zn_nf_obj_track). */
+enum zn_nf_obj_type {
+	ZN_NF_OBJ_HASH = 1,   /* rte_hash: rte_hash_free */
+	ZN_NF_OBJ_LPM = 2,    /* rte_lpm: rte_lpm_free */
+	ZN_NF_OBJ_LPM6 = 3,   /* rte_lpm6: rte_lpm6_free */
+	ZN_NF_OBJ_RING = 4,   /* rte_ring: rte_ring_free */
+	ZN_NF_OBJ_MEMZONE = 5, /* rte_memzone: rte_memzone_free */
+	ZN_NF_OBJ_FT = 6,     /* zn_ft: zn_ft_free (tracked by zn_ft_create) */
+};
+
+/**
+ * What an NF makes in DPDK's shared memory (tables, rings) outlives its
+ * process: if the NF dies, or leaves without freeing it, it is lost to
+ * every later NF. Tracked objects are freed by the manager once the NF
+ * died or left (after ops->fini): untrack an object before freeing it
+ * yourself, and do not use a tracked object after zn_nf_close().
+ * Flow tables (zn_ft_create) made in an NF are tracked already. The
+ * manager finds the object by @p name and frees it only if it is still
+ * at @p obj. A crash between creating an object and tracking it leaks it.
+ * @return 0, -EINVAL (type, name longer than 31 bytes, NULL obj),
+ *   -ENOSPC (16 tracked), -ENOENT (untrack: not tracked).
+ */
+int zn_nf_obj_track(struct zn_nf *nf, enum zn_nf_obj_type type,
+		    const char *name, const void *obj);
+int zn_nf_obj_untrack(struct zn_nf *nf, const void *obj);
 
 /**
  * Register an NF counter, served with the NF's stats (ctl "nf.list",

@@ -12,11 +12,13 @@
  */
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_errno.h>
 #include <rte_hash.h>
 #include <rte_malloc.h>
+#include <rte_memzone.h>
 
 #include <zeronf/flow.h>
 
@@ -25,6 +27,7 @@
 
 struct zn_ft {
 	struct rte_hash *h;
+	const struct rte_memzone *mz; /* this struct and the arrays below */
 	uint8_t *data;          /* data_size bytes per key position */
 	uint64_t *last_seen;    /* per key position */
 	uint32_t *hash;         /* per key position: the hash it was added
@@ -49,11 +52,23 @@ canon(const struct zn_ft *ft, const struct zn_flow_key *key,
 	return tmp;
 }
 
+static int
+ft_mz_name(const char *name, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "ZF_%s", name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 struct zn_ft ZN_API *
 zn_ft_create(const struct zn_ft_opts *opts)
 {
 	struct zn_ft_opts o = { 0 };
 	struct rte_hash_parameters p = { 0 };
+	const struct rte_memzone *mz;
+	char mzname[RTE_MEMZONE_NAMESIZE];
+	size_t slots, off_seen, off_hash, off_data;
+	struct rte_hash *h;
 	struct zn_ft *ft;
 	int32_t max_id;
 
@@ -66,12 +81,10 @@ zn_ft_create(const struct zn_ft_opts *opts)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	ft = rte_zmalloc_socket("zn_ft", sizeof(*ft), RTE_CACHE_LINE_SIZE,
-				o.socket);
-	if (ft == NULL) {
-		rte_errno = ENOMEM;
-		return NULL;
-	}
+	/* The struct and its arrays in one memzone named after the table,
+	 * so that the manager can find and free the table of an NF that died
+	 * (zn_nf_obj_track). Sized for rte_hash's key positions (at most
+	 * entries + 1 with extendable buckets: rte_hash_max_key_id). */
 	p.name = o.name;
 	/* rte_hash needs at least 8 entries and keeps one bucket slot free */
 	p.entries = RTE_MAX(o.capacity, 8u);
@@ -81,9 +94,39 @@ zn_ft_create(const struct zn_ft_opts *opts)
 	p.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
 	if (o.flags & ZN_FT_F_CONCURRENT)
 		p.extra_flag |= RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF;
-	ft->h = rte_hash_create(&p);
-	if (ft->h == NULL)
-		goto fail;
+	h = rte_hash_create(&p);
+	if (h == NULL)
+		return NULL;
+	max_id = rte_hash_max_key_id(h);
+	if (max_id < 0 || ft_mz_name(o.name, mzname, sizeof(mzname)) < 0) {
+		rte_hash_free(h);
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	slots = (size_t)max_id + 1;
+	off_seen = RTE_ALIGN_CEIL(sizeof(*ft), RTE_CACHE_LINE_SIZE);
+	off_hash = off_seen + RTE_ALIGN_CEIL(slots * sizeof(uint64_t),
+					     RTE_CACHE_LINE_SIZE);
+	off_data = off_hash + RTE_ALIGN_CEIL(slots * sizeof(uint32_t),
+					     RTE_CACHE_LINE_SIZE);
+	mz = rte_memzone_reserve_aligned(mzname, off_data + slots * o.data_size,
+					 o.socket, 0, RTE_CACHE_LINE_SIZE);
+	if (mz == NULL) {
+		rte_hash_free(h);
+		rte_errno = rte_errno == EEXIST ? EEXIST : ENOMEM;
+		return NULL;
+	}
+	memset(mz->addr, 0, mz->len); /* memzones come unzeroed */
+	ft = mz->addr;
+	ft->h = h;
+	ft->mz = mz;
+	ft->last_seen = RTE_PTR_ADD(mz->addr, off_seen);
+	ft->hash = RTE_PTR_ADD(mz->addr, off_hash);
+	ft->data = o.data_size > 0 ? RTE_PTR_ADD(mz->addr, off_data) : NULL;
+	ft->slots = (uint32_t)slots;
+	ft->data_size = o.data_size;
+	ft->flags = o.flags;
+	ft->idle_timeout_ns = o.idle_timeout_ns;
 	if (o.flags & ZN_FT_F_CONCURRENT) {
 		/* Deleted slots go to a defer queue, freed once every reader
 		 * reported a quiescent state. */
@@ -93,36 +136,23 @@ zn_ft_create(const struct zn_ft_opts *opts)
 		};
 
 		if (o.rcu == NULL || rte_hash_rcu_qsbr_add(ft->h, &rcfg) != 0) {
+			zn_ft_free(ft);
 			rte_errno = EINVAL;
-			goto fail;
+			return NULL;
+		}
+	} else if (zn_nf_self != NULL) {
+		/* In an NF: left to the manager if the NF dies. Not the
+		 * concurrent kind, whose defer queue holds a function of this
+		 * process that the manager cannot call. */
+		int rc = zn_nf_obj_track(zn_nf_self, ZN_NF_OBJ_FT, mzname, ft);
+
+		if (rc < 0) {
+			zn_ft_free(ft);
+			rte_errno = -rc;
+			return NULL;
 		}
 	}
-	max_id = rte_hash_max_key_id(ft->h);
-	if (max_id < 0)
-		goto fail;
-	ft->slots = (uint32_t)max_id + 1;
-	ft->data_size = o.data_size;
-	ft->flags = o.flags;
-	ft->idle_timeout_ns = o.idle_timeout_ns;
-	ft->last_seen = rte_zmalloc_socket("zn_ft_seen",
-					   (size_t)ft->slots * sizeof(uint64_t),
-					   RTE_CACHE_LINE_SIZE, o.socket);
-	if (o.data_size > 0)
-		ft->data = rte_zmalloc_socket("zn_ft_data",
-					      (size_t)ft->slots * o.data_size,
-					      RTE_CACHE_LINE_SIZE, o.socket);
-	ft->hash = rte_zmalloc_socket("zn_ft_hash",
-				      (size_t)ft->slots * sizeof(uint32_t),
-				      RTE_CACHE_LINE_SIZE, o.socket);
-	if (ft->last_seen == NULL || ft->hash == NULL ||
-	    (o.data_size > 0 && ft->data == NULL)) {
-		rte_errno = ENOMEM;
-		goto fail;
-	}
 	return ft;
-fail:
-	zn_ft_free(ft);
-	return NULL;
 }
 
 void ZN_API
@@ -130,12 +160,12 @@ zn_ft_free(struct zn_ft *ft)
 {
 	if (ft == NULL)
 		return;
+	if (zn_nf_self != NULL)
+		zn_nf_obj_untrack(zn_nf_self, ft);
 	rte_hash_free(ft->h);
-	rte_free(ft->data);
-	rte_free(ft->last_seen);
-	rte_free(ft->hash);
-	rte_free(ft);
+	rte_memzone_free(ft->mz);
 }
+
 
 static inline void
 fill_hit(struct zn_ft *ft, int32_t pos, bool reverse, bool created,

@@ -549,6 +549,7 @@ register_nf(struct zn_nf *nf)
 	memset(&s->stats, 0, sizeof(s->stats));
 	memset(s->counters, 0, sizeof(s->counters));
 	memset(s->counter_names, 0, sizeof(s->counter_names));
+	memset(&s->objs, 0, sizeof(s->objs));
 	zn_proc_start_time(getpid(), &start);
 	s->req.service_id = nf->service_id;
 	s->req.n_counters = 0;
@@ -583,6 +584,7 @@ register_nf(struct zn_nf *nf)
 		return reply;
 	}
 	nf->registered = true;
+	zn_nf_self = nf;
 	snprintf(ring_name, sizeof(ring_name), ZN_NF_RX_RING_FMT, nf->slot);
 	nf->rx = rte_ring_lookup(ring_name);
 	snprintf(ring_name, sizeof(ring_name), ZN_NF_TX_RING_FMT, nf->slot);
@@ -769,6 +771,8 @@ zn_nf_close(struct zn_nf *nf)
 		return;
 	if (nf->init_done && nf->ops.fini != NULL)
 		nf->ops.fini(nf);
+	if (zn_nf_self == nf)
+		zn_nf_self = NULL;
 	if (nf->registered) {
 		/* Whatever state we stop in, tell the manager we are gone so it
 		 * reclaims the slot now rather than when the process exits. */
@@ -843,6 +847,54 @@ zn_nf_port_mac(const struct zn_nf *nf, uint16_t port, uint8_t mac[6])
 		return -ENODEV;
 	memcpy(mac, nf->shm->hdr.port_mac[port], 6);
 	return 0;
+}
+
+struct zn_nf *zn_nf_self;
+
+int ZN_API
+zn_nf_obj_track(struct zn_nf *nf, enum zn_nf_obj_type type, const char *name,
+		const void *obj)
+{
+	struct zn_nf_slot *s;
+	struct zn_nf_obj *o = NULL;
+
+	if (nf == NULL || !nf->registered || obj == NULL || name == NULL ||
+	    name[0] == '\0' || strlen(name) >= ZN_OBJ_NAME_LEN ||
+	    type < ZN_NF_OBJ_HASH || type > ZN_NF_OBJ_FT)
+		return -EINVAL;
+	s = nf->s;
+	for (uint32_t i = 0; i < s->objs.n && o == NULL; i++)
+		if (s->objs.obj[i].type == 0)
+			o = &s->objs.obj[i];
+	if (o == NULL) {
+		if (s->objs.n >= ZN_NF_MAX_OBJS)
+			return -ENOSPC;
+		o = &s->objs.obj[s->objs.n];
+	}
+	zn_strlcpy(o->name, name, sizeof(o->name));
+	o->addr = (uint64_t)(uintptr_t)obj;
+	__atomic_store_n(&o->type, (uint32_t)type, __ATOMIC_RELEASE);
+	if (o == &s->objs.obj[s->objs.n])
+		__atomic_store_n(&s->objs.n, s->objs.n + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int ZN_API
+zn_nf_obj_untrack(struct zn_nf *nf, const void *obj)
+{
+	struct zn_nf_slot *s;
+
+	if (nf == NULL || !nf->registered || obj == NULL)
+		return -EINVAL;
+	s = nf->s;
+	for (uint32_t i = 0; i < s->objs.n; i++)
+		if (s->objs.obj[i].type != 0 &&
+		    s->objs.obj[i].addr == (uint64_t)(uintptr_t)obj) {
+			__atomic_store_n(&s->objs.obj[i].type, 0,
+					 __ATOMIC_RELEASE);
+			return 0;
+		}
+	return -ENOENT;
 }
 
 int ZN_API

@@ -27,6 +27,10 @@
 /* How long zn_nf_flow_steer() waits for the manager's answer. */
 #define ZN_STEER_TIMEOUT_NS (2ULL * 1000 * 1000 * 1000)
 
+/* The NF of this process once registered (one per process), else NULL:
+ * zn_ft_create tracks the tables it makes for it (zn_nf_obj_track). */
+extern struct zn_nf *zn_nf_self;
+
 struct zn_nf {
 	struct zn_nf_ops ops; /* copy, zero-extended to our size */
 	char instance[ZN_NAME_LEN];

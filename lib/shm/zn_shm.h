@@ -51,6 +51,8 @@
 #define ZN_MAX_PORTS RTE_MAX_ETHPORTS
 #define ZN_NF_MAX_COUNTERS 16
 #define ZN_COUNTER_NAME_LEN 24
+#define ZN_NF_MAX_OBJS 16      /* DPDK objects an NF leaves to the manager */
+#define ZN_OBJ_NAME_LEN 32     /* RTE_MEMZONE_NAMESIZE, RTE_HASH_NAMESIZE */
 
 _Static_assert(ZN_NF_LCORE_BASE + ZN_MAX_NFS <= RTE_MAX_LCORE,
 	       "NF lcores must fit in RTE_MAX_LCORE");
@@ -124,6 +126,7 @@ struct zn_shm_mgr {
 	uint64_t nf_exited;      /* NFs that left cleanly */
 	uint64_t nf_died;        /* NFs found dead (crash, kill -9) */
 	uint64_t reclaimed;      /* buffers recovered from dead NFs */
+	uint64_t objs_freed;     /* DPDK objects freed for gone NFs */
 	uint64_t drops[ZN_DROP_MAX]; /* drops counted by the control thread */
 } __rte_cache_aligned;
 
@@ -214,6 +217,22 @@ struct zn_nf_slot {
 	/* writer: the NF, control path (names of NF counters) */
 	char counter_names[ZN_NF_MAX_COUNTERS][ZN_COUNTER_NAME_LEN]
 		__rte_cache_aligned;
+
+	/* writer: the NF, control path (zn_nf_obj_track); read by the
+	 * control thread once the NF left or died. Named DPDK objects the NF
+	 * made in shared memory, which outlive its process: the manager frees
+	 * those still listed. addr: the object's address (the same in every
+	 * process), checked against what the name finds. type 0: unused. */
+	struct {
+		uint32_t n;          /* entries in use or freed: [0, n) */
+		uint32_t pad;
+		struct zn_nf_obj {
+			uint32_t type;   /* enum zn_nf_obj_type, 0: none */
+			uint32_t pad;
+			uint64_t addr;
+			char name[ZN_OBJ_NAME_LEN];
+		} obj[ZN_NF_MAX_OBJS];
+	} objs __rte_cache_aligned;
 
 	/* writer: the NF packet thread */
 	struct zn_ledger ledger;

@@ -228,7 +228,7 @@ router_init(struct zn_nf *nf)
 	for (uint16_t p = 0; p < np; p++)
 		zn_nf_port_mac(nf, p, port_mac[p].addr_bytes);
 	snprintf(name, sizeof(name), "rt%u", zn_nf_instance_id(nf));
-	rc = routes_load(&rt, routes_path, name, err, sizeof(err));
+	rc = routes_load(&rt, routes_path, name, nf, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "router: %s\n", err);
 		return rc;

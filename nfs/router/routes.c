@@ -13,6 +13,8 @@
 #include <rte_lpm.h>
 #include <rte_lpm6.h>
 
+#include <zeronf/nf.h>
+
 #include "routes.h"
 
 #define MAX_NH (1u << 24) /* rte_lpm's next hop is 24 bits */
@@ -73,9 +75,25 @@ nh_index(struct routes *r, struct rte_hash *ids, uint32_t id)
 	return (int)r->n_nh++;
 }
 
+/* With an NF: left to the manager should the NF die (see routes_load). */
+static int
+track(const struct routes *r, enum zn_nf_obj_type type, const char *name,
+      const void *obj)
+{
+	return r->nf == NULL || obj == NULL ? 0 :
+	       zn_nf_obj_track(r->nf, type, name, obj);
+}
+
+static void
+untrack(const struct routes *r, const void *obj)
+{
+	if (r->nf != NULL && obj != NULL)
+		zn_nf_obj_untrack(r->nf, obj);
+}
+
 int
-routes_load(struct routes *r, const char *path, const char *name, char *err,
-	    size_t errlen)
+routes_load(struct routes *r, const char *path, const char *name,
+	    struct zn_nf *nf, char *err, size_t errlen)
 {
 	uint32_t n4 = 0, n6 = 0, long4 = 0, tbl8_6 = 0, lineno = 0;
 	char line[512], nm[64];
@@ -85,6 +103,7 @@ routes_load(struct routes *r, const char *path, const char *name, char *err,
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
+	r->nf = nf;
 	r->default_v4 = r->default_v6 = -1;
 	f = fopen(path, "r");
 	if (f == NULL) {
@@ -118,7 +137,8 @@ routes_load(struct routes *r, const char *path, const char *name, char *err,
 		.name = nm, .entries = RTE_MAX(n4 + n6, 8u), .key_len = 4,
 		.hash_func = rte_hash_crc, .socket_id = SOCKET_ID_ANY });
 	r->nh_id = calloc(RTE_MAX(n4 + n6, 1u), sizeof(uint32_t));
-	if (ids == NULL || r->nh_id == NULL) {
+	if (ids == NULL || r->nh_id == NULL ||
+	    track(r, ZN_NF_OBJ_HASH, nm, ids) < 0) {
 		snprintf(err, errlen, "out of memory for %u routes", n4 + n6);
 		rc = -ENOMEM;
 		goto out;
@@ -128,14 +148,18 @@ routes_load(struct routes *r, const char *path, const char *name, char *err,
 		/* a tbl8 group per prefix longer than /24, at most */
 		r->v4 = rte_lpm_create(nm, SOCKET_ID_ANY, &(struct rte_lpm_config){
 			.max_rules = n4, .number_tbl8s = long4 + 256 });
+		rc = track(r, ZN_NF_OBJ_LPM, nm, r->v4);
 	}
 	if (n6 > 0) {
 		snprintf(nm, sizeof(nm), "%s_v6", name);
 		r->v6 = rte_lpm6_create(nm, SOCKET_ID_ANY,
 					&(struct rte_lpm6_config){
 			.max_rules = n6, .number_tbl8s = tbl8_6 + 256 });
+		if (rc == 0)
+			rc = track(r, ZN_NF_OBJ_LPM6, nm, r->v6);
 	}
-	if ((n4 > 0 && r->v4 == NULL) || (n6 > 0 && r->v6 == NULL)) {
+	if ((n4 > 0 && r->v4 == NULL) || (n6 > 0 && r->v6 == NULL) ||
+	    rc < 0) {
 		snprintf(err, errlen, "cannot create LPM tables for %u IPv4 "
 			 "and %u IPv6 routes (manager --mem?)", n4, n6);
 		rc = -ENOMEM;
@@ -178,6 +202,7 @@ routes_load(struct routes *r, const char *path, const char *name, char *err,
 	}
 out:
 	fclose(f);
+	untrack(r, ids);
 	rte_hash_free(ids);
 	if (rc < 0)
 		routes_free(r);
@@ -187,6 +212,8 @@ out:
 void
 routes_free(struct routes *r)
 {
+	untrack(r, r->v4);
+	untrack(r, r->v6);
 	rte_lpm_free(r->v4);
 	rte_lpm6_free(r->v6);
 	free(r->nh_id);

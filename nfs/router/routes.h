@@ -12,8 +12,10 @@
 
 struct rte_lpm;
 struct rte_lpm6;
+struct zn_nf;
 
 struct routes {
+	struct zn_nf *nf;  /* tables tracked for it (zn_nf_obj_track), or NULL */
 	struct rte_lpm *v4;
 	struct rte_lpm6 *v6;
 	uint32_t *nh_id;   /* index -> next-hop id */
@@ -28,10 +30,12 @@ struct routes {
  * IPv6, whitespace-separated); lines starting with '#' or ';' and blank
  * lines are skipped (pyasn's ipasn .dat files load as they are). A later
  * route for the same prefix replaces the earlier one.
+ * Tables are named after @p name; with @p nf, they are tracked for it so
+ * that the manager frees them if the NF dies (even while loading).
  * @return 0, or -errno with a message naming the line in @p err.
  */
 int routes_load(struct routes *r, const char *path, const char *name,
-		char *err, size_t errlen);
+		struct zn_nf *nf, char *err, size_t errlen);
 void routes_free(struct routes *r);
 
 #endif /* ZN_ROUTES_H */

@@ -164,7 +164,7 @@ ZN_TEST(router_routes_file)
 		"10.1.0.0/16 65003\n"          /* a later one replaces */
 		"0.0.0.0/0 7\n2001:db8::/32 9\n2001:db8:1::/48 4000000000\n");
 	fclose(f);
-	ZT_EQ(routes_load(&r, path, "ut_rt", err, sizeof(err)), 0);
+	ZT_EQ(routes_load(&r, path, "ut_rt", NULL, err, sizeof(err)), 0);
 	ZT_EQ(r.n_v4, 3u);
 	ZT_EQ(r.n_v6, 2u);
 	ZT_CHECK(r.default_v4 >= 0 && r.nh_id[r.default_v4] == 7);
@@ -184,13 +184,13 @@ ZN_TEST(router_routes_file)
 	f = fopen(path, "w");
 	fprintf(f, "10.0.0.0/8 1\n10.0.0.0/33 1\n");
 	fclose(f);
-	ZT_EQ(routes_load(&r, path, "ut_rt2", err, sizeof(err)), -EINVAL);
+	ZT_EQ(routes_load(&r, path, "ut_rt2", NULL, err, sizeof(err)), -EINVAL);
 	ZT_CHECK(strstr(err, ":2:") != NULL);
 	ZT_CHECK(r.v4 == NULL && r.nh_id == NULL);
 	f = fopen(path, "w");
 	fprintf(f, "10.0.0.0/8 x\n");
 	fclose(f);
-	ZT_EQ(routes_load(&r, path, "ut_rt3", err, sizeof(err)), -EINVAL);
+	ZT_EQ(routes_load(&r, path, "ut_rt3", NULL, err, sizeof(err)), -EINVAL);
 	unlink(path);
-	ZT_CHECK(routes_load(&r, path, "ut_rt4", err, sizeof(err)) < 0);
+	ZT_CHECK(routes_load(&r, path, "ut_rt4", NULL, err, sizeof(err)) < 0);
 }

@@ -1,0 +1,73 @@
+"""What an NF makes in DPDK's shared memory (flow tables, LPM tables)
+outlives its process. The manager frees what a dead NF left
+(zn_nf_obj_track), so an NF killed with kill -9 can be restarted again and
+again within the manager's --mem; an NF that leaves normally frees its own
+and the manager frees nothing twice."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from harness import wait_for
+
+# Each of these NFs holds over half of what a 256 MB manager has free
+# (measured: twice the capacity does not fit): if a dead one's table were
+# not freed, the second start would fail.
+BIG = {
+    "dpi": (["-c", "400000"], 1),
+    "flowmon": (["-c", "600000"], 1),
+    "monitor": (["--flow-capacity", "1000000"], 1),
+}
+
+
+def registry(m) -> dict:
+    return m.call("status")["registry"]
+
+
+def kill9(m, nf) -> None:
+    nf.proc.signal(signal.SIGKILL)
+    nf.proc.wait(5)
+    wait_for(lambda: m.nf_by_pid(nf.proc.pid) is None, 5, "dead NF gone")
+
+
+@pytest.mark.parametrize("kind", sorted(BIG))
+def test_killed_nf_tables_are_freed(managers, tmp_path, kind):
+    args, n_objs = BIG[kind]
+    if kind == "monitor":
+        args = args + ["--flows", str(tmp_path / "flows.json")]
+    m = managers(ports=["net_null0,no-rx=1"], chain="1,port:0",
+                 args=["--mem", "256"])
+    for i in range(4):
+        nf = m.start_nf(kind, 1, f"{kind}{i}", nf_args=args)
+        kill9(m, nf)
+    assert registry(m)["objs_freed"] == n_objs * 4
+    # A clean stop: the NF frees its own table, the manager nothing more.
+    nf = m.start_nf(kind, 1, f"{kind}_last", nf_args=args)
+    nf.proc.signal(signal.SIGTERM)
+    assert nf.proc.wait(20) == 0
+    wait_for(lambda: m.nf_by_pid(nf.proc.pid) is None, 5, "NF gone")
+    assert registry(m)["objs_freed"] == n_objs * 4
+    assert registry(m)["died"] == 4
+    assert m.shutdown() == 0
+    assert "which is gone" not in m.proc.output()
+
+
+def test_killed_router_tables_are_freed(managers, tmp_path):
+    """The router's LPM tables (IPv4 and IPv6), tracked by the NF itself."""
+    routes = tmp_path / "routes.txt"
+    routes.write_text("".join(f"10.{i // 256}.{i % 256}.0/24 {i % 7}\n"
+                              for i in range(20000)) +
+                      "".join(f"2001:db8:{i:x}::/48 {i % 5}\n"
+                              for i in range(2000)))
+    m = managers(ports=["net_null0,no-rx=1"], chain="1,port:0",
+                 args=["--mem", "256"])
+    for i in range(3):
+        nf = m.start_nf("router", 1, f"rt{i}",
+                        nf_args=["--routes", str(routes),
+                                 "--default-port", "0"])
+        kill9(m, nf)
+    assert registry(m)["objs_freed"] == 2 * 3
+    assert m.shutdown() == 0
+    assert "which is gone" not in m.proc.output()
