@@ -386,8 +386,7 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 	while ((n = rte_ring_sc_dequeue_burst(m->nf_rx[slot], (void **)pkts,
 					      ZN_BURST, NULL)) > 0)
 		free_counted(m, s, pkts, n);
-	/* When the manager stops, its memory goes with it; a free now would
-	 * only make the other NFs sync their memory maps (see nf.h). */
+	/* When the manager stops, its memory goes with it. */
 	if (!m->shm->mgr.stopping)
 		free_objs(m, s);
 	if (reg->pidfd >= 0) {

@@ -222,9 +222,9 @@ int zn_nf_flow_unsteer(struct zn_nf *nf, const struct zn_flow_key *key,
 /**
  * True once the manager is shutting down. An NF's ops->fini may then skip
  * freeing hugepage memory (rte_free, zn_ft_free): the manager's memory
- * goes away with it, and a free that returns pages to the system needs a
- * multi-process sync with every other NF, which stalls for seconds while
- * they exit at the same time. When the manager keeps running, free it.
+ * goes away with it. When the manager keeps running, free it (or leave
+ * tracked objects to the manager, zn_nf_obj_track). Frees are cheap: the
+ * manager reserves all its memory at start, so none unmaps pages.
  */
 bool zn_nf_manager_stopping(const struct zn_nf *nf);
 

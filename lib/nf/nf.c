@@ -788,10 +788,9 @@ zn_nf_close(struct zn_nf *nf)
 	if (nf->mgr_pidfd >= 0)
 		close(nf->mgr_pidfd);
 	/* rte_eal_cleanup() is deliberately not called. In a secondary it
-	 * frees the memory of the vdevs it attached, which the primary then
-	 * synchronises with every other secondary; when several NFs exit at
-	 * once, one whose multi-process channel is already closed makes the
-	 * others wait 5 s, spinning on the shared memory-hotplug lock. The
+	 * closes the vdevs it attached, which the primary still uses, and
+	 * talks to the primary over a multi-process channel that, when
+	 * several NFs exit at once, may wait 5 s for one already going. The
 	 * kernel releases everything at exit, the EAL cannot be initialised
 	 * twice in a process anyway, and the manager removes this process's
 	 * runtime files once it is gone (zn_registry_poll). */

@@ -208,7 +208,7 @@ dpi_fini(struct zn_nf *nf)
 	dpi_finish(dpi);
 	sync_counters(nf);
 	write_report();
-	/* A hugepage free while the manager stops stalls (see nf.h). */
+	/* Not while the manager stops: its memory goes with it. */
 	if (!zn_nf_manager_stopping(nf))
 		dpi_free(dpi);
 }

@@ -270,7 +270,7 @@ static void
 router_fini(struct zn_nf *nf)
 {
 	router_tick(nf, 0);
-	/* A hugepage free while the manager stops stalls (see nf.h). */
+	/* Not while the manager stops: its memory goes with it. */
 	if (!zn_nf_manager_stopping(nf))
 		routes_free(&rt);
 	free(hops);

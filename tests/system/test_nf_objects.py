@@ -7,6 +7,7 @@ and the manager frees nothing twice."""
 from __future__ import annotations
 
 import signal
+import time
 
 import pytest
 
@@ -71,3 +72,23 @@ def test_killed_router_tables_are_freed(managers, tmp_path):
     assert registry(m)["objs_freed"] == 2 * 3
     assert m.shutdown() == 0
     assert "which is gone" not in m.proc.output()
+
+
+def test_nfs_with_tables_stop_together_at_once(managers):
+    """Four NFs that free their flow tables as they stop, all at the same
+    time: no free returns pages to the system (the manager reserves its
+    memory at start), so none waits for the others over DPDK's
+    multi-process channel (measured before: 5-10 s)."""
+    m = managers(ports=["net_null0,no-rx=1"], chain="1,port:0",
+                 args=["--mem", "512"])
+    nfs = [m.start_nf("dpi", 1, f"d{i}", nf_args=["-c", "100000"])
+           for i in range(4)]
+    t0 = time.monotonic()
+    for nf in nfs:
+        nf.proc.signal(signal.SIGTERM)
+    for nf in nfs:
+        assert nf.proc.wait(20) == 0
+    assert time.monotonic() - t0 < 3.0
+    assert registry(m)["exited"] == 4
+    assert registry(m)["objs_freed"] == 0  # each freed its own
+    assert m.shutdown() == 0
