@@ -44,11 +44,11 @@ struct rec {
 
 enum {
 	C_PACKETS, C_FLOWS, C_EXPORTED, C_ACTIVE, C_FULL, C_NOT_FLOW,
-	C_IPFIX_MSGS, C_IPFIX_ERR, C_MAX
+	C_IPFIX_MSGS, C_IPFIX_ERR, C_DECAP, C_MAX
 };
 static const char *const cnames[C_MAX] = {
 	"packets", "flows", "exported", "active", "table_full", "not_flow",
-	"ipfix_msgs", "ipfix_errors",
+	"ipfix_msgs", "ipfix_errors", "decapsulated",
 };
 
 static struct frames fr = FRAMES_INIT(1u << 16, 60000);
@@ -58,6 +58,7 @@ static int ipfix_fd = -1;
 static uint32_t ipfix_seq, ipfix_odid = 1;
 static uint64_t ipfix_last_tmpl;
 static struct zn_ft *ft;
+static bool decap; /* --decap */
 static int cidx[C_MAX];
 static uint64_t cnt[C_MAX], shown[C_MAX];
 
@@ -312,29 +313,265 @@ tcp_flags(const struct dpi_pkt *p)
 	return l4[13];
 }
 
+/* --decap: what is inside a GRE header (RFC 2784/2890; version 1:
+ * PPTP's, RFC 2637), or NULL for a payload not decoded. */
+static const uint8_t *
+gre_inner(const uint8_t *h, uint32_t left, uint32_t *len, int *dlt)
+{
+	uint16_t flags, type;
+	uint32_t hl = 4;
+
+	if (left < 4)
+		return NULL;
+	flags = (uint16_t)(h[0] << 8 | h[1]);
+	type = (uint16_t)(h[2] << 8 | h[3]);
+	switch (flags & 7) {
+	case 0:
+		hl += (flags & 0x8000 ? 4 : 0) + (flags & 0x2000 ? 4 : 0) +
+		      (flags & 0x1000 ? 4 : 0); /* checksum, key, sequence */
+		break;
+	case 1: /* key (call id) always; sequence, acknowledgment */
+		hl += 4 + (flags & 0x1000 ? 4 : 0) + (flags & 0x0080 ? 4 : 0);
+		break;
+	default:
+		return NULL;
+	}
+	switch (type) {
+	case 0x0800:
+		*dlt = DPI_DLT_IPV4;
+		break;
+	case 0x86dd:
+		*dlt = DPI_DLT_IPV6;
+		break;
+	case 0x6558: /* transparent Ethernet bridging */
+		*dlt = DPI_DLT_EN10MB;
+		break;
+	case 0x88be: /* ERSPAN type II (type I: no sequence, no header) */
+		*dlt = DPI_DLT_EN10MB;
+		hl += flags & 0x1000 ? 8 : 0;
+		break;
+	case 0x22eb: /* ERSPAN type III, and its optional subheader */
+		*dlt = DPI_DLT_EN10MB;
+		if (left < hl + 12)
+			return NULL;
+		hl += 12 + (h[hl + 11] & 1 ? 8 : 0);
+		break;
+	case 0x880b: /* PPP (PPTP): address and control, then protocol */
+		if (left < hl + 4)
+			return NULL;
+		if (h[hl] == 0xff && h[hl + 1] == 0x03)
+			hl += 2;
+		if (h[hl] == 0x21 || h[hl] == 0x57) { /* compressed */
+			*dlt = h[hl] == 0x21 ? DPI_DLT_IPV4 : DPI_DLT_IPV6;
+			hl += 1;
+		} else if (h[hl] == 0 && (h[hl + 1] == 0x21 ||
+					  h[hl + 1] == 0x57)) {
+			*dlt = h[hl + 1] == 0x21 ? DPI_DLT_IPV4 : DPI_DLT_IPV6;
+			hl += 2;
+		} else {
+			return NULL;
+		}
+		break;
+	default:
+		return NULL;
+	}
+	if (left < hl)
+		return NULL;
+	*len = left - hl;
+	return h + hl;
+}
+
+/* The link type of a bare IP packet at @p h, or -1. */
+static int
+ip_dlt(const uint8_t *h, uint32_t left)
+{
+	if (left < 20)
+		return -1;
+	return h[0] >> 4 == 4 ? DPI_DLT_IPV4 :
+	       h[0] >> 4 == 6 && left >= 40 ? DPI_DLT_IPV6 : -1;
+}
+
+/* GTPv1-U (3GPP TS 29.281): a G-PDU's payload, after the optional fields
+ * and the extension headers. */
+static const uint8_t *
+gtp_inner(const uint8_t *h, uint32_t left, uint32_t *len, int *dlt)
+{
+	uint32_t hl = 8;
+
+	if (left < 8 || h[0] >> 5 != 1 || !(h[0] & 0x10) || h[1] != 0xff)
+		return NULL;
+	if (h[0] & 0x07) {
+		hl += 4;
+		if (left < hl)
+			return NULL;
+		/* next extension header type: last byte of the 4 */
+		for (uint8_t next = (h[0] & 0x04) ? h[hl - 1] : 0; next != 0;) {
+			uint32_t el;
+
+			if (left <= hl || (el = (uint32_t)h[hl] * 4) == 0 ||
+			    left < hl + el)
+				return NULL;
+			hl += el;
+			next = h[hl - 1];
+		}
+	}
+	if ((*dlt = ip_dlt(h + hl, left - hl)) < 0)
+		return NULL;
+	*len = left - hl;
+	return h + hl;
+}
+
+/* Teredo (RFC 4380): IPv6 after optional authentication and origin
+ * indication headers; an IPv6 header whose length matches, as Zeek asks.
+ * Off port 3544 (a client talks to its relay from any port), as Zeek's
+ * signature: a header, or an address in the Teredo prefix 2001::/32. */
+static const uint8_t *
+teredo_inner(const uint8_t *h, uint32_t left, bool port, uint32_t *len,
+	     int *dlt)
+{
+	static const uint8_t prefix[4] = { 0x20, 0x01, 0x00, 0x00 };
+	uint32_t hl = 0;
+
+	if (left >= 4 && h[0] == 0 && h[1] == 1)
+		hl += 4u + h[2] + h[3] + 8 + 1;
+	if (left >= hl + 8 && h[hl] == 0 && h[hl + 1] == 0)
+		hl += 8;
+	if (left < hl + 40 || h[hl] >> 4 != 6 ||
+	    (uint32_t)(h[hl + 4] << 8 | h[hl + 5]) + 40 != left - hl)
+		return NULL;
+	if (!port && hl == 0 && memcmp(h + 8, prefix, 4) != 0 &&
+	    memcmp(h + 24, prefix, 4) != 0)
+		return NULL;
+	*dlt = DPI_DLT_IPV6;
+	*len = left - hl;
+	return h + hl;
+}
+
+/* AYIYA (draft-massar-v6ops-ayiya): forwarded IPv4 or IPv6, after the
+ * identity and the signature. */
+static const uint8_t *
+ayiya_inner(const uint8_t *h, uint32_t left, uint32_t *len, int *dlt)
+{
+	uint32_t hl;
+
+	if (left < 8 || (h[2] & 0x0f) != 1 || (h[3] != 4 && h[3] != 41))
+		return NULL;
+	hl = 8 + (1u << (h[0] >> 4)) + (uint32_t)(h[1] >> 4) * 4;
+	if (left < hl || ip_dlt(h + hl, left - hl) < 0)
+		return NULL;
+	*dlt = h[3] == 4 ? DPI_DLT_IPV4 : DPI_DLT_IPV6;
+	*len = left - hl;
+	return h + hl;
+}
+
+/* --decap, as Zeek: the packet inside VXLAN (UDP port 4789), Geneve (6081),
+ * GTP-U (2152), Teredo (3544), AYIYA (5072), GRE (IP protocol 47, or in
+ * UDP 4754) is counted in its own flow; a UDP tunnel is a flow too, a GRE
+ * one is not (*outer = false). NULL: not a tunnel decoded here. IPv6
+ * extension headers are not looked into. */
+static const uint8_t *
+tunnel_inner(const struct dpi_pkt *p, uint32_t *len, int *dlt, bool *outer)
+{
+	const uint8_t *l4, *h;
+	uint32_t off, left, opt;
+	uint16_t type;
+
+	*outer = true;
+	if (p->key.ip_version == 4) {
+		off = (uint32_t)(p->l3[0] & 0xf) * 4;
+	} else {
+		off = 40;
+		if (p->l3_len < 40 || p->l3[6] != p->key.proto)
+			return NULL;
+	}
+	if (off >= p->l3_len)
+		return NULL;
+	l4 = p->l3 + off;
+	left = p->l3_len - off;
+	if (p->key.proto == 47) {
+		*outer = false;
+		return gre_inner(l4, left, len, dlt);
+	}
+	if (p->key.proto != 17 || left < 16)
+		return NULL;
+	h = l4 + 8;
+	left -= 8;
+	switch (p->key.dst_port) {
+	case 4789: /* VXLAN: flags (I: VNI valid), VNI; Ethernet */
+		if (!(h[0] & 0x08))
+			return NULL;
+		*dlt = DPI_DLT_EN10MB;
+		*len = left - 8;
+		return h + 8;
+	case 6081: /* Geneve: options length, protocol type */
+		opt = (uint32_t)(h[0] & 0x3f) * 4;
+		type = (uint16_t)(h[2] << 8 | h[3]);
+		if (left < 8 + opt)
+			return NULL;
+		if (type == 0x6558)
+			*dlt = DPI_DLT_EN10MB;
+		else if (type == 0x0800)
+			*dlt = DPI_DLT_IPV4;
+		else if (type == 0x86dd)
+			*dlt = DPI_DLT_IPV6;
+		else
+			return NULL;
+		*len = left - 8 - opt;
+		return h + 8 + opt;
+	case 4754: /* GRE in UDP (RFC 8086) */
+		return gre_inner(h, left, len, dlt);
+	case 5072:
+		return ayiya_inner(h, left, len, dlt);
+	default:
+		break;
+	}
+	if (p->key.src_port == 2152 || p->key.dst_port == 2152)
+		return gtp_inner(h, left, len, dlt);
+	if (p->key.src_port == 5072)
+		return ayiya_inner(h, left, len, dlt);
+	return teredo_inner(h, left, p->key.src_port == 3544 ||
+			    p->key.dst_port == 3544, len, dlt);
+}
+
+#define DECAP_DEPTH 4 /* tunnels in tunnels, at most */
+
 static void
-account(const uint8_t *data, uint32_t len)
+account(const uint8_t *data, uint32_t len, int dlt, unsigned int depth)
 {
 	/* as ndpiReader, time never goes back: the latest packet time seen,
 	 * this one's included */
 	uint64_t ts = fr.last_ms;
+	const uint8_t *inner = NULL;
+	uint32_t ilen = 0;
+	int idlt = 0;
+	bool outer = true;
 	struct dpi_pkt pkt;
 	struct zn_ft_hit hit;
 	struct rec *r;
 	int dir;
 
-	cnt[C_PACKETS]++;
-	if (dpi_parse(data, len, fr.dlt, fr.tunnels, &pkt) != DPI_OK) {
+	if (depth == 0)
+		cnt[C_PACKETS]++;
+	/* --decap: tunnels as Zeek, not ndpiReader, looks into them */
+	if (dpi_parse(data, len, dlt, fr.tunnels && !decap, &pkt) != DPI_OK) {
 		cnt[C_NOT_FLOW]++;
 		return;
 	}
-	r = (struct rec *)dpi_count(ft, &pkt, len, ts, &hit, &dir);
-	if (r == NULL) {
-		cnt[C_FULL]++;
-		return;
+	if (decap && depth < DECAP_DEPTH)
+		inner = tunnel_inner(&pkt, &ilen, &idlt, &outer);
+	if (outer) {
+		r = (struct rec *)dpi_count(ft, &pkt, len, ts, &hit, &dir);
+		if (r == NULL) {
+			cnt[C_FULL]++;
+		} else {
+			cnt[C_FLOWS] += hit.created;
+			r->flags[dir] |= tcp_flags(&pkt);
+		}
 	}
-	cnt[C_FLOWS] += hit.created;
-	r->flags[dir] |= tcp_flags(&pkt);
+	if (inner != NULL) {
+		cnt[C_DECAP]++;
+		account(inner, ilen, idlt, depth + 1);
+	}
 }
 
 static void
@@ -349,7 +586,7 @@ fm_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		const uint8_t *data = frames_get(&fr, pkts[i], now, &len, &ts);
 
 		(void)ts; /* in fr.last_ms */
-		account(data, len);
+		account(data, len, fr.dlt, 0);
 	}
 }
 
@@ -440,7 +677,9 @@ fm_usage(FILE *o)
 {
 	fprintf(o,
 		"  -j, --json FILE       flow records as JSON lines\n"
-		"  -x, --ipfix HOST:PORT flow records as IPFIX over UDP\n");
+		"  -x, --ipfix HOST:PORT flow records as IPFIX over UDP\n"
+		"  -D, --decap           also a flow for what VXLAN, Geneve and "
+		"GRE carry (Zeek's way)\n");
 	frames_usage(o, &fr);
 }
 
@@ -450,18 +689,21 @@ fm_parse(struct zn_nf *nf, int argc, char **argv)
 	static const struct option lo[] = {
 		{ "json", required_argument, NULL, 'j' },
 		{ "ipfix", required_argument, NULL, 'x' },
+		{ "decap", no_argument, NULL, 'D' },
 		FRAMES_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	(void)nf;
-	while ((c = getopt_long(argc, argv, "j:x:" FRAMES_SHORTOPTS, lo,
+	while ((c = getopt_long(argc, argv, "j:x:D" FRAMES_SHORTOPTS, lo,
 				NULL)) != -1) {
 		if (c == 'j')
 			json_path = optarg;
 		else if (c == 'x')
 			ipfix_addr = optarg;
+		else if (c == 'D')
+			decap = true;
 		else if (frames_option(&fr, c, optarg) != 0)
 			return -EINVAL;
 	}

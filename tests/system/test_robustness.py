@@ -35,7 +35,7 @@ def run_chain(managers, tmp_path, frames, dlt):
     routes = tmp_path / "routes.txt"
     routes.write_text("0.0.0.0/0 1\n::/0 1\n")
     m = managers(ports=[f"net_pcap0,rx_pcap={src}", "net_null0,no-rx=1"],
-                 chain="1,2,3", rx_paused=True,
+                 chain="1,2,4,3", rx_paused=True,
                  args=["--rx-timestamp", "--pool-size", "32767"])
     base = m.pool()["in_use"]
     common = ["--dlt", str(dlt), "--capture-time"]
@@ -43,7 +43,10 @@ def run_chain(managers, tmp_path, frames, dlt):
                                          str(tmp_path / "dpi.out")] + common),
            m.start_nf("flowmon", 2, nf_args=["--json",
                                              str(tmp_path / "f.json")] + common),
-           m.start_nf("router", 3, nf_args=["--routes", str(routes)])]
+           m.start_nf("router", 3, nf_args=["--routes", str(routes)]),
+           # and the tunnel decoders of flowmon --decap on the same frames
+           m.start_nf("flowmon", 4, nf_args=["--decap", "--json", str(
+               tmp_path / "fd.json")] + common)]
     m.call("rx.set", enabled=True)
     n = len(frames)
     wait_for(lambda: m.call("port.list")["ports"][0]["rx"] == n, 60,
@@ -71,7 +74,8 @@ def test_tcpdump_corpus_through_all_three_nfs(managers, tmp_path,
     else:
         frames = by_linktype[dlt]
     assert frames
-    st, (dpi, fm, rt), base = run_chain(managers, tmp_path, frames, dlt)
+    st, (dpi, fm, rt, fmd), base = run_chain(managers, tmp_path, frames,
+                                             dlt)
     n = len(frames)
     # Nothing lost, nothing leaked: in == out + dropped, all by reason.
     assert st["status"]["pool"]["in_use"] == base
@@ -82,5 +86,8 @@ def test_tcpdump_corpus_through_all_three_nfs(managers, tmp_path,
     assert st["drops"]["nf"] == n - rt["routed"]
     # Each classifier saw every frame; those it could not use, by reason.
     assert dpi["packets"] == n and fm["packets"] == n
+    assert fmd["packets"] == n
+    if dlt == 1:  # tcpdump's captures of tunnels: the decoders ran
+        assert fmd["decapsulated"] > 0, fmd
     assert sum(dpi[r] for r in DPI_REASONS) == fm["not_flow"]
     assert dpi["flows"] == fm["flows"]
