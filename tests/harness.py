@@ -22,6 +22,7 @@ MGR_BIN = BUILD / "mgr" / "zeronf-mgr"
 NF_BIN = {n: BUILD / "nfs" / f"zeronf-{n}"
           for n in ("forward", "monitor", "speed-tester", "steer", "dpi",
                     "router", "flowmon")}
+NF_BIN["test-objs"] = BUILD / "tests/unit/zeronf-test-objs"
 CORPORA = Path(os.environ.get("ZERONF_CORPORA",
                               REPO.parent / "shared" / "corpora"))
 DATA = REPO / "data"

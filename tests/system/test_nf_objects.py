@@ -92,3 +92,27 @@ def test_nfs_with_tables_stop_together_at_once(managers):
     assert registry(m)["exited"] == 4
     assert registry(m)["objs_freed"] == 0  # each freed its own
     assert m.shutdown() == 0
+
+
+def test_manager_frees_only_what_the_entry_names(managers):
+    """The slot's object list is written by the NF: the manager frees an
+    object only if its name leads to the recorded address, as the recorded
+    type. A wrong address, a wrong type, a name nothing has: logged, not
+    freed; the real entry next to them is freed."""
+    m = managers(ports=["net_null0,no-rx=1"], chain="1,port:0")
+    nf = m.start_nf("test-objs", 1, "objs", nf_args=[
+        "--make", "objs_real", "--spare", "objs_spare", "--junk"])
+    kill9(m, nf)
+    assert registry(m)["objs_freed"] == 1
+    out = m.proc.output()
+    for name in ("objs_spare", "no_such_lpm"):
+        assert f"left object '{name}'" in out
+    check = m.start_nf("test-objs", 1, "check", nf_args=[
+        "--check", "objs_spare", "--make", "objs_real"])
+    # objs_real was freed (so it can be made again), objs_spare was not.
+    wait_for(lambda: "objs_spare: present" in check.proc.output(), 10,
+             "the check NF's answer")
+    check.proc.signal(signal.SIGTERM)
+    assert check.proc.wait(20) == 0
+    assert registry(m)["objs_freed"] == 2  # objs_real, left at exit
+    assert m.shutdown() == 0
