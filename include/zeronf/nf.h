@@ -158,6 +158,7 @@ enum zn_nf_obj_type {
  * Flow tables (zn_ft_create) made in an NF are tracked already. The
  * manager finds the object by @p name and frees it only if it is still
  * at @p obj. A crash between creating an object and tracking it leaks it.
+ * From one thread at a time (the NF's: init, tick, burst).
  * @return 0, -EINVAL (type, name longer than 31 bytes, NULL obj),
  *   -ENOSPC (16 tracked), -ENOENT (untrack: not tracked).
  */
