@@ -28,6 +28,8 @@ from pcaputil import assert_same_per_flow, read_frames
      "Couldn't open /nonexistent.pcap"),
     (["--huge-dir", "/tmp"], 1, "not a hugetlbfs mount"),
     (["--pool-size", "16000000", "--mem", "64"], 1, "cannot create a pool"),
+    # more hugepage memory than the host has: refused at start, not later
+    (["--mem", "1000000"], 1, "--mem is reserved at start"),
 ])
 def test_bad_config(tmp_path, args, rc, msg):
     name = unique_name()
