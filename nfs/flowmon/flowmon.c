@@ -535,8 +535,37 @@ tunnel_inner(const struct dpi_pkt *p, uint32_t *len, int *dlt, bool *outer)
 
 #define DECAP_DEPTH 4 /* tunnels in tunnels, at most */
 
+/* The IP packet inside a tunnel whose outer packet is a first IPv4
+ * fragment is cut by the fragmentation, not by the capture: its headers
+ * are whole. Zeek reassembles and counts it once; flowmon counts the first
+ * fragment once (ndpiReader's rule), so the inner packet too: from a copy
+ * of its headers whose IP length says what is there. NULL: not such. */
+static const uint8_t *
+uncut(const uint8_t *data, uint32_t *len, int dlt, uint8_t *buf,
+      uint32_t size)
+{
+	uint32_t n = RTE_MIN(*len, size);
+
+	if (dlt == DPI_DLT_IPV4 && n >= 20 &&
+	    (uint32_t)(data[2] << 8 | data[3]) > *len) {
+		memcpy(buf, data, n);
+		buf[2] = (uint8_t)(n >> 8);
+		buf[3] = (uint8_t)n;
+	} else if (dlt == DPI_DLT_IPV6 && n >= 40 &&
+		   (uint32_t)(data[4] << 8 | data[5]) + 40 > *len) {
+		memcpy(buf, data, n);
+		buf[4] = (uint8_t)((n - 40) >> 8);
+		buf[5] = (uint8_t)(n - 40);
+	} else {
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
 static void
-account(const uint8_t *data, uint32_t len, int dlt, unsigned int depth)
+account(const uint8_t *data, uint32_t len, int dlt, unsigned int depth,
+	bool cut)
 {
 	/* as ndpiReader, time never goes back: the latest packet time seen,
 	 * this one's included */
@@ -548,10 +577,16 @@ account(const uint8_t *data, uint32_t len, int dlt, unsigned int depth)
 	struct dpi_pkt pkt;
 	struct zn_ft_hit hit;
 	struct rec *r;
+	uint8_t buf[256];
 	int dir;
 
 	if (depth == 0)
 		cnt[C_PACKETS]++;
+	if (cut) {
+		const uint8_t *u = uncut(data, &len, dlt, buf, sizeof(buf));
+
+		data = u != NULL ? u : data;
+	}
 	/* --decap: tunnels as Zeek, not ndpiReader, looks into them */
 	if (dpi_parse(data, len, dlt, fr.tunnels && !decap, &pkt) != DPI_OK) {
 		cnt[C_NOT_FLOW]++;
@@ -570,7 +605,8 @@ account(const uint8_t *data, uint32_t len, int dlt, unsigned int depth)
 	}
 	if (inner != NULL) {
 		cnt[C_DECAP]++;
-		account(inner, ilen, idlt, depth + 1);
+		account(inner, ilen, idlt, depth + 1,
+			pkt.key.ip_version == 4 && (pkt.l3[6] & 0x20));
 	}
 }
 
@@ -586,7 +622,7 @@ fm_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		const uint8_t *data = frames_get(&fr, pkts[i], now, &len, &ts);
 
 		(void)ts; /* in fr.last_ms */
-		account(data, len, fr.dlt, 0);
+		account(data, len, fr.dlt, 0, false);
 	}
 }
 
