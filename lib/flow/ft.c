@@ -112,8 +112,10 @@ zn_ft_create(const struct zn_ft_opts *opts)
 	mz = rte_memzone_reserve_aligned(mzname, off_data + slots * o.data_size,
 					 o.socket, 0, RTE_CACHE_LINE_SIZE);
 	if (mz == NULL) {
-		rte_hash_free(h);
-		rte_errno = rte_errno == EEXIST ? EEXIST : ENOMEM;
+		int err = rte_errno == EEXIST ? EEXIST : ENOMEM;
+
+		rte_hash_free(h); /* may set rte_errno */
+		rte_errno = err;
 		return NULL;
 	}
 	memset(mz->addr, 0, mz->len); /* memzones come unzeroed */
