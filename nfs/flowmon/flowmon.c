@@ -534,6 +534,56 @@ tunnel_inner(const struct dpi_pkt *p, uint32_t *len, int *dlt, bool *outer)
 }
 
 #define DECAP_DEPTH 4 /* tunnels in tunnels, at most */
+#define L2_BUF 16384   /* strip_l2: frames up to this length */
+
+/* --decap, Zeek's link layers that ndpiReader does not parse: Cisco
+ * FabricPath (a 16-byte header before the frame), 802.1ah PBB (I-TAG,
+ * then the customer's frame) and VN-Tag (802.1Qbh: 6 bytes after the MACs
+ * or a VLAN tag). Returns the frame without them, in @p buf where bytes
+ * must go from its middle (the packet itself is never changed), or NULL
+ * if there are none. */
+static const uint8_t *
+strip_l2(const uint8_t *data, uint32_t *len, uint8_t *buf)
+{
+	const uint8_t *f = data;
+	uint32_t n = *len, off = 12;
+	bool changed = false, in_buf = false;
+
+	for (unsigned int k = 0; k < 8 && off + 2 <= n; k++) {
+		uint16_t t = (uint16_t)(f[off] << 8 | f[off + 1]);
+
+		if (t == 0x8100 || t == 0x88a8 || t == 0x9100) {
+			off += 4;
+		} else if (t == 0x8903 && off == 12 && n >= 16 + 14) {
+			f += 16; /* FabricPath: the classic frame follows */
+			n -= 16;
+			changed = true;
+		} else if (t == 0x88e7 && off + 6 + 14 <= n) {
+			f += off + 6; /* PBB: the customer's MACs follow */
+			n -= off + 6;
+			off = 12;
+			changed = true;
+		} else if (t == 0x8926 && off + 8 <= n && n <= L2_BUF) {
+			if (in_buf) {
+				memmove((uint8_t *)(uintptr_t)f + off,
+					f + off + 6, n - off - 6);
+			} else {
+				memcpy(buf, f, off);
+				memcpy(buf + off, f + off + 6, n - off - 6);
+				f = buf;
+				in_buf = true;
+			}
+			n -= 6;
+			changed = true;
+		} else {
+			break;
+		}
+	}
+	if (!changed)
+		return NULL;
+	*len = n;
+	return f;
+}
 
 /* The IP packet inside a tunnel whose outer packet is a first IPv4
  * fragment is cut by the fragmentation, not by the capture: its headers
@@ -578,17 +628,25 @@ account(const uint8_t *data, uint32_t len, int dlt, unsigned int depth,
 	struct zn_ft_hit hit;
 	struct rec *r;
 	uint8_t buf[256];
+	static uint8_t l2buf[L2_BUF];
+	uint32_t plen = len; /* what is parsed; len: bytes counted */
 	int dir;
 
 	if (depth == 0)
 		cnt[C_PACKETS]++;
 	if (cut) {
-		const uint8_t *u = uncut(data, &len, dlt, buf, sizeof(buf));
+		const uint8_t *u = uncut(data, &plen, dlt, buf, sizeof(buf));
+
+		data = u != NULL ? u : data;
+		len = plen;
+	}
+	if (decap && depth == 0 && dlt == DPI_DLT_EN10MB) {
+		const uint8_t *u = strip_l2(data, &plen, l2buf);
 
 		data = u != NULL ? u : data;
 	}
 	/* --decap: tunnels as Zeek, not ndpiReader, looks into them */
-	if (dpi_parse(data, len, dlt, fr.tunnels && !decap, &pkt) != DPI_OK) {
+	if (dpi_parse(data, plen, dlt, fr.tunnels && !decap, &pkt) != DPI_OK) {
 		cnt[C_NOT_FLOW]++;
 		return;
 	}
