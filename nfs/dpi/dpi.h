@@ -58,6 +58,13 @@ struct dpi_pkt {
 #define DPI_TUN_CAPWAP 2
 #define DPI_TUN_TZSP 3
 
+/** A big-endian 16-bit field (unaligned). */
+static inline uint16_t
+dpi_rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
 /** Parse one captured frame. Returns DPI_OK or the reason it is no flow. */
 enum dpi_skip dpi_parse(const uint8_t *frame, uint32_t caplen, int dlt,
 			bool decode_tunnels, struct dpi_pkt *out);

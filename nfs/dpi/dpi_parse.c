@@ -27,12 +27,6 @@
 #define TZSP_PORT 37008
 #define CAPWAP_DATA_PORT 5247
 
-static inline uint16_t
-rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 static inline uint32_t
 rd32(const uint8_t *p)
 {
@@ -55,7 +49,7 @@ v6_ext(const uint8_t *end, const uint8_t **l4, uint32_t *l4len, uint8_t *nxt)
 			if (*l4len < 8 || *l4 + 8 > end)
 				return -1;
 			*nxt = (*l4)[0];
-			if ((rd16(*l4 + 2) >> 3) != 0)
+			if ((dpi_rd16(*l4 + 2) >> 3) != 0)
 				return -1; /* not the first fragment */
 			*l4len -= 8;
 			*l4 += 8;
@@ -81,8 +75,8 @@ ports(const uint8_t *l4, const uint8_t *end, uint32_t l4len,
 {
 	if (((k->proto == 6 && l4len >= 20) || (k->proto == 17 && l4len >= 8))
 	    && l4 + 4 <= end) {
-		k->src_port = rd16(l4);
-		k->dst_port = rd16(l4 + 2);
+		k->src_port = dpi_rd16(l4);
+		k->dst_port = dpi_rd16(l4 + 2);
 	}
 }
 
@@ -109,16 +103,16 @@ datalink:
 		break;
 	case DPI_DLT_PPP_SERIAL:
 		ip_off = eth_off + 4;
-		type = rd16(p + eth_off + 2);
+		type = dpi_rd16(p + eth_off + 2);
 		break;
 	case DPI_DLT_C_HDLC:
 	case DPI_DLT_PPP:
 		if (p[0] == 0x0f || p[0] == 0x8f) {
 			ip_off = eth_off + 4;
-			type = rd16(p + eth_off + 2);
+			type = dpi_rd16(p + eth_off + 2);
 		} else {
 			ip_off = eth_off + 2;
-			type = rd16(p + eth_off);
+			type = dpi_rd16(p + eth_off);
 		}
 		break;
 	case DPI_DLT_IPV4:
@@ -130,7 +124,7 @@ datalink:
 		ip_off = eth_off;
 		break;
 	case DPI_DLT_EN10MB: {
-		uint16_t check = rd16(p + eth_off + 12);
+		uint16_t check = dpi_rd16(p + eth_off + 12);
 
 		ip_off = eth_off + 14;
 		type = 0;
@@ -140,7 +134,7 @@ datalink:
 			const uint8_t *llc = p + ip_off;
 
 			if (llc[0] == 0xaa || llc[1] == 0xaa) { /* SNAP */
-				type = rd16(llc + 6);
+				type = dpi_rd16(llc + 6);
 				ip_off += 8;
 			} else {
 				return DPI_SKIP_NOT_IP; /* STP, other LLC */
@@ -149,7 +143,7 @@ datalink:
 		break;
 	}
 	case DPI_DLT_LINUX_SLL:
-		type = rd16(p + eth_off + 14);
+		type = dpi_rd16(p + eth_off + 14);
 		ip_off = eth_off + 16;
 		break;
 	case DPI_DLT_RAW:
@@ -166,8 +160,8 @@ datalink:
 			if (ip_off + 4 >= caplen)
 				return DPI_SKIP_SHORT;
 			do {
-				vlan = rd16(p + ip_off) & 0xfff;
-				type = rd16(p + ip_off + 2);
+				vlan = dpi_rd16(p + ip_off) & 0xfff;
+				type = dpi_rd16(p + ip_off + 2);
 				ip_off += 4;
 			} while (type == ET_VLAN && ip_off + 4 < caplen);
 		} else if (type == ET_MPLS_UNI || type == ET_MPLS_MULTI) {
@@ -195,7 +189,7 @@ iph_check:
 		return DPI_SKIP_SHORT;
 	ip = p + ip_off;
 	if (type == ET_IP) {
-		frag_off = rd16(ip + 6);
+		frag_off = dpi_rd16(ip + 6);
 		proto = ip[9];
 	}
 	if ((ip[0] >> 4) == 4) {
@@ -210,7 +204,7 @@ iph_check:
 			return DPI_SKIP_FRAGMENT;
 	} else if ((ip[0] >> 4) == 6) {
 		const uint8_t *l4 = ip + 40;
-		uint32_t l4len = rd16(ip + 4);
+		uint32_t l4len = dpi_rd16(ip + 4);
 		uint8_t nxt = ip[6];
 
 		if (ip_off + 40 > caplen)
@@ -238,8 +232,8 @@ iph_check:
 
 		if (off + 8 > caplen)
 			return DPI_SKIP_SHORT;
-		sp = rd16(p + off);
-		dp = rd16(p + off + 2);
+		sp = dpi_rd16(p + off);
+		dp = dpi_rd16(p + off + 2);
 		off += 8;
 		if ((sp == GTP_U_PORT || dp == GTP_U_PORT) && off + 8 < caplen) {
 			uint8_t flags = p[off], mtype = p[off + 1];
@@ -284,7 +278,7 @@ iph_check:
 				return DPI_SKIP_SHORT;
 			tunnel = DPI_TUN_TZSP;
 			if (p[off] == 1 && p[off + 1] == 0 &&
-			    rd16(p + off + 2) == 1) {
+			    dpi_rd16(p + off + 2) == 1) {
 				uint32_t tl;
 
 				off += 4;
@@ -310,7 +304,7 @@ iph_check:
 				off += (uint32_t)(p[off + 1] & 0xf8) >> 1;
 				if (off + 32 < caplen && p[off + 1] == 0x08) {
 					off += 24;
-					type = rd16(p + off + 6);
+					type = dpi_rd16(p + off + 6);
 					ip_off = off + 8;
 					tunnel = DPI_TUN_CAPWAP;
 					goto iph_check;
@@ -330,7 +324,7 @@ flow:
 	out->key.vlan = vlan;
 	if (!is_v6) {
 		uint32_t ihl = (uint32_t)(ip[0] & 0xf) * 4;
-		uint16_t tot = rd16(ip + 2);
+		uint16_t tot = dpi_rd16(ip + 2);
 		uint32_t l4len = (uint16_t)(tot - ihl); /* wraps as theirs */
 
 		if (out->l3_len < 20)
@@ -344,7 +338,7 @@ flow:
 		ports(ip + ihl, end, l4len, &out->key);
 	} else {
 		const uint8_t *l4 = ip + 40;
-		uint32_t l4len = rd16(ip + 4);
+		uint32_t l4len = dpi_rd16(ip + 4);
 		uint8_t nxt = ip[6];
 
 		if (v6_ext(end, &l4, &l4len, &nxt) < 0)

@@ -313,6 +313,23 @@ tcp_flags(const struct dpi_pkt *p)
 	return l4[13];
 }
 
+/* The link type of what an EtherType names in a tunnel (GRE, Geneve):
+ * IPv4, IPv6 or Ethernet (transparent bridging), else -1. */
+static int
+etype_dlt(uint16_t type)
+{
+	switch (type) {
+	case 0x0800:
+		return DPI_DLT_IPV4;
+	case 0x86dd:
+		return DPI_DLT_IPV6;
+	case 0x6558:
+		return DPI_DLT_EN10MB;
+	default:
+		return -1;
+	}
+}
+
 /* --decap: what is inside a GRE header (RFC 2784/2890; version 1:
  * PPTP's, RFC 2637), or NULL for a payload not decoded. */
 static const uint8_t *
@@ -323,8 +340,8 @@ gre_inner(const uint8_t *h, uint32_t left, uint32_t *len, int *dlt)
 
 	if (left < 4)
 		return NULL;
-	flags = (uint16_t)(h[0] << 8 | h[1]);
-	type = (uint16_t)(h[2] << 8 | h[3]);
+	flags = dpi_rd16(h);
+	type = dpi_rd16(h + 2);
 	switch (flags & 7) {
 	case 0:
 		hl += (flags & 0x8000 ? 4 : 0) + (flags & 0x2000 ? 4 : 0) +
@@ -338,13 +355,9 @@ gre_inner(const uint8_t *h, uint32_t left, uint32_t *len, int *dlt)
 	}
 	switch (type) {
 	case 0x0800:
-		*dlt = DPI_DLT_IPV4;
-		break;
 	case 0x86dd:
-		*dlt = DPI_DLT_IPV6;
-		break;
-	case 0x6558: /* transparent Ethernet bridging */
-		*dlt = DPI_DLT_EN10MB;
+	case 0x6558:
+		*dlt = etype_dlt(type);
 		break;
 	case 0x88be: /* ERSPAN type II (type I: no sequence, no header) */
 		*dlt = DPI_DLT_EN10MB;
@@ -437,7 +450,7 @@ teredo_inner(const uint8_t *h, uint32_t left, bool port, uint32_t *len,
 	if (left >= hl + 8 && h[hl] == 0 && h[hl + 1] == 0)
 		hl += 8;
 	if (left < hl + 40 || h[hl] >> 4 != 6 ||
-	    (uint32_t)(h[hl + 4] << 8 | h[hl + 5]) + 40 != left - hl)
+	    (uint32_t)dpi_rd16(h + hl + 4) + 40 != left - hl)
 		return NULL;
 	if (!port && hl == 0 && memcmp(h + 8, prefix, 4) != 0 &&
 	    memcmp(h + 24, prefix, 4) != 0)
@@ -505,16 +518,8 @@ tunnel_inner(const struct dpi_pkt *p, uint32_t *len, int *dlt, bool *outer)
 		return h + 8;
 	case 6081: /* Geneve: options length, protocol type */
 		opt = (uint32_t)(h[0] & 0x3f) * 4;
-		type = (uint16_t)(h[2] << 8 | h[3]);
-		if (left < 8 + opt)
-			return NULL;
-		if (type == 0x6558)
-			*dlt = DPI_DLT_EN10MB;
-		else if (type == 0x0800)
-			*dlt = DPI_DLT_IPV4;
-		else if (type == 0x86dd)
-			*dlt = DPI_DLT_IPV6;
-		else
+		type = dpi_rd16(h + 2);
+		if (left < 8 + opt || (*dlt = etype_dlt(type)) < 0)
 			return NULL;
 		*len = left - 8 - opt;
 		return h + 8 + opt;
@@ -550,7 +555,7 @@ strip_l2(const uint8_t *data, uint32_t *len, uint8_t *buf)
 	bool changed = false, in_buf = false;
 
 	for (unsigned int k = 0; k < 8 && off + 2 <= n; k++) {
-		uint16_t t = (uint16_t)(f[off] << 8 | f[off + 1]);
+		uint16_t t = dpi_rd16(f + off);
 
 		if (t == 0x8100 || t == 0x88a8 || t == 0x9100) {
 			off += 4;
@@ -597,12 +602,12 @@ uncut(const uint8_t *data, uint32_t *len, int dlt, uint8_t *buf,
 	uint32_t n = RTE_MIN(*len, size);
 
 	if (dlt == DPI_DLT_IPV4 && n >= 20 &&
-	    (uint32_t)(data[2] << 8 | data[3]) > *len) {
+	    (uint32_t)dpi_rd16(data + 2) > *len) {
 		memcpy(buf, data, n);
 		buf[2] = (uint8_t)(n >> 8);
 		buf[3] = (uint8_t)n;
 	} else if (dlt == DPI_DLT_IPV6 && n >= 40 &&
-		   (uint32_t)(data[4] << 8 | data[5]) + 40 > *len) {
+		   (uint32_t)dpi_rd16(data + 4) + 40 > *len) {
 		memcpy(buf, data, n);
 		buf[4] = (uint8_t)((n - 40) >> 8);
 		buf[5] = (uint8_t)(n - 40);
