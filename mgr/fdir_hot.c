@@ -28,12 +28,12 @@ exact_hash(const struct zn_route *rt, struct rte_mbuf *m,
 	const struct zn_pkt_meta *meta = zn_pkt_meta(m);
 
 	if (rt->rehash_every_hop || (meta->flags & ZN_PKT_F_HASH_RSS))
-		return zn_flow_key_hash(key);
+		return zn_flow_hash_key(key);
 	if (meta->flags & ZN_PKT_F_HASH_VALID)
 		return meta->flow_hash;
 	/* First use of the hash: compute it from the key we already have
 	 * and keep it for every later hop. */
-	uint32_t h = zn_flow_key_hash(key);
+	uint32_t h = zn_flow_hash_key(key);
 
 	zn_pkt_set_flow_hash(m, h);
 	return h;
@@ -53,7 +53,8 @@ classify_chunk(struct zn_worker *w, const struct zn_route *rt,
 
 	for (unsigned int i = 0; i < n; i++) {
 		zn_pkt_meta(pkts[i])->chain = 0;
-		if (zn_flow_key_from_pkt(pkts[i], &keys[nk]) < 0)
+		if (zn_flow_parse(rte_pktmbuf_mtod(pkts[i], const uint8_t *),
+				  rte_pktmbuf_data_len(pkts[i]), &keys[nk]) < 0)
 			continue; /* not IP: the default chain */
 		kp[nk] = &keys[nk];
 		hashes[nk] = exact_hash(rt, pkts[i], &keys[nk]);

@@ -19,6 +19,11 @@
  */
 int zn_flow_parse(const uint8_t *p, uint32_t len, struct zn_flow_key *key);
 
+/** zn_flow_parse() without its fast path for plain IPv4 TCP/UDP: the same
+ *  result, always by the general walk (for tests). */
+int zn_flow_parse_walk(const uint8_t *p, uint32_t len,
+		       struct zn_flow_key *key);
+
 /** Symmetric hash of a key (both directions alike). */
 uint32_t zn_flow_hash_key(const struct zn_flow_key *key);
 

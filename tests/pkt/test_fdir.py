@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from scapy.all import IP, IPv6, TCP, UDP, ICMP, ARP, Ether, Raw, wrpcap
 
-from harness import tap_in_two_out, wait_for
+from harness import tap_in_two_out, traffic_ports, wait_for
 from pcaputil import read_frames
 
 PROTO = {"tcp": 6, "udp": 17, "icmp": 1}
@@ -217,6 +217,37 @@ def test_rule_table_changes(managers, tmp_path):
     assert lst["count"] == 2 and lst["flows"][0]["chain"] == ["drop"]
     assert m.call("flow.del", flows=[{"flow": f, "both": True}]) == \
         {"deleted": 2, "missing": 0}
+
+
+def test_exact_rules_expire_when_idle(managers, tmp_path):
+    """--flow-idle-s 1: the rule of a flow without packets goes after one
+    to about 1.1 s (expiry passes 16 times per timeout) and is counted;
+    the rule of a flow whose packets keep coming stays."""
+    busy = {"proto": "udp", "src": "10.0.0.1", "dst": "10.0.0.2",
+            "sport": 1000, "dport": 80}
+    idle = dict(busy, sport=1001)
+    pcap = tmp_path / "busy.pcap"
+    wrpcap(str(pcap), [Ether(**ETH) / IP(src=busy["src"], dst=busy["dst"]) /
+                       UDP(sport=busy["sport"], dport=busy["dport"])])
+    m = managers(ports=traffic_ports(pcap), chain="port:1", rx_paused=True,
+                 args=["--flow-idle-s", "1"])
+    t0 = time.monotonic()
+    m.call("flow.add", flows=[{"flow": f, "chain": ["port:1"]}
+                              for f in (busy, idle)])
+    m.call("rx.set", enabled=True)
+
+    def flows():
+        return {(f["flow"]["sport"]) for f in m.call("flow.list")["flows"]}
+
+    time.sleep(0.6)
+    assert flows() == {1000, 1001}             # not before its time
+    wait_for(lambda: flows() == {1000}, 3, "the idle flow's rule expired")
+    gone = time.monotonic() - t0
+    assert 0.9 <= gone <= 2.5, gone
+    time.sleep(1.5)                            # > the timeout again
+    fd = m.call("stats")["fdir"]
+    assert flows() == {1000} and fd["flows_expired"] == 1, fd
+    assert fd["exact_hits"] > 0 and fd["misses"] == 0, fd
 
 
 def test_sixteen_hop_per_flow_chain(managers, tmp_path):
