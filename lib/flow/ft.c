@@ -19,7 +19,6 @@
 #include <rte_hash.h>
 #include <rte_malloc.h>
 #include <rte_memzone.h>
-#include <rte_prefetch.h>
 
 #include <zeronf/flow.h>
 
@@ -220,17 +219,6 @@ zn_ft_lookup_burst(struct zn_ft *ft, const struct zn_flow_key **keys,
 		k[i] = canon(ft, keys[i], &tmp[i], &rev[i]);
 	rte_hash_lookup_with_hash_bulk(ft->h, k, (hash_sig_t *)(uintptr_t)hashes,
 				       n, pos);
-	/* Ask for the hits' last-use times and data together: a big table's
-	 * are not in cache, and fill_hit and the caller would otherwise miss
-	 * on them one at a time. */
-	for (unsigned int i = 0; i < n; i++) {
-		if (pos[i] < 0)
-			continue;
-		if (now_ns != 0)
-			rte_prefetch0(&ft->last_seen[pos[i]]);
-		if (ft->data != NULL)
-			rte_prefetch0(ft->data + (size_t)pos[i] * ft->data_size);
-	}
 	for (unsigned int i = 0; i < n; i++) {
 		if (pos[i] < 0) {
 			hits[i] = (struct zn_ft_hit){ .index = -ENOENT };
