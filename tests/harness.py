@@ -23,6 +23,7 @@ NF_BIN = {n: BUILD / "nfs" / f"zeronf-{n}"
           for n in ("forward", "monitor", "speed-tester", "steer", "dpi",
                     "router", "flowmon")}
 NF_BIN["test-objs"] = BUILD / "tests/unit/zeronf-test-objs"
+NF_BIN["test-chaos"] = BUILD / "tests/unit/zeronf-test-chaos"
 CORPORA = Path(os.environ.get("ZERONF_CORPORA",
                               REPO.parent / "shared" / "corpora"))
 DATA = REPO / "data"

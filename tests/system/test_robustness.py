@@ -3,7 +3,8 @@ malformed on purpose) through a chain of the three NFs of issue 4, dpi ->
 flowmon -> router: no crash, no buffer leaked, every frame accounted for
 (routed or dropped under a reason), every frame the classifiers could not
 use counted under a reason. Once with all frames taken as Ethernet (most
-are not: a fuzz corpus), then per link type the classifiers parse."""
+are not: a fuzz corpus), then per link type the classifiers parse. And
+an NF that writes random metadata on every packet."""
 
 from __future__ import annotations
 
@@ -91,3 +92,42 @@ def test_tcpdump_corpus_through_all_three_nfs(managers, tmp_path,
         assert fmd["decapsulated"] > 0, fmd
     assert sum(dpi[r] for r in DPI_REASONS) == fm["not_flow"]
     assert dpi["flows"] == fm["flows"]
+
+
+def test_nf_writing_random_metadata(managers, tmp_path):
+    """A buggy NF (tests/unit/nf_chaos.c) overwrites every packet's whole
+    metadata with random bytes: unknown actions, chains, positions, hop
+    counts, services, ports. The manager routes what still makes sense
+    (to services with and without instances, back to the chaos NF, out of
+    either port) and drops the rest under named reasons: every packet in
+    is accounted for (out of a port or dropped), nothing leaks, nothing
+    crashes."""
+    from scapy.all import IP, UDP, Ether, wrpcap
+    n = 20000
+    src = tmp_path / "in.pcap"
+    wrpcap(str(src), [Ether(src="02:00:00:00:00:02",
+                            dst="02:00:00:00:00:01") /
+                      IP(src=f"10.0.{i >> 8 & 255}.{i & 255}",
+                         dst="10.1.0.1") / UDP(sport=1000 + i, dport=53)
+                      for i in range(n)])
+    m = managers(ports=[f"net_pcap0,rx_pcap={src},tx_pcap=/dev/null",
+                        "net_null0,no-rx=1"],
+                 chain="1,2,port:1", rx_paused=True)
+    chaos = [m.start_nf("test-chaos", 1, f"c{i}", nf_args=["--seed", str(i)])
+             for i in range(2)]
+    fwd = m.start_nf("forward", 2)   # service 3 has no instance
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][0]["rx"] == n, 60,
+             f"{n} frames in")
+    st = m.wait_idle()
+    out = sum(p["tx"] for p in st["ports"])
+    drops = st["drops"]
+    assert out + sum(drops.values()) == n, (out, drops)
+    # The manager's own reasons for what it could not route, each seen.
+    for reason in ("nf", "chain_end", "bad_action", "no_instance",
+                   "hop_limit"):
+        assert drops[reason] > 0, drops
+    assert out > 0 and st["status"]["pool"]["in_use"] == 0
+    for nf in chaos + [fwd]:
+        assert nf.proc.alive(), nf.proc.output()
+    assert m.shutdown() == 0
