@@ -189,6 +189,9 @@ struct zn_step {
 	uint16_t id;
 };
 
+/** Most steps in a chain (the default chain, a rule's, a steered flow's). */
+#define ZN_MAX_CHAIN_HOPS 32
+
 /** zn_nf_flow_steer() / zn_nf_flow_unsteer(): the reverse direction too. */
 #define ZN_STEER_F_BOTH 0x1
 

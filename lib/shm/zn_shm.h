@@ -46,7 +46,7 @@
 #define ZN_MAX_WORKERS 16
 #define ZN_MAX_SERVICES 256 /* service ids 1..255 */
 #define ZN_MAX_REPLICAS 16
-#define ZN_MAX_CHAIN_HOPS 32
+/* ZN_MAX_CHAIN_HOPS (32): public, in zeronf/nf.h */
 #define ZN_MAX_CHAINS 256 /* chain ids 0..255 (0: the default chain) */
 #define ZN_MAX_PORTS RTE_MAX_ETHPORTS
 #define ZN_NF_MAX_COUNTERS 16

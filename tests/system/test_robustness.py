@@ -101,19 +101,22 @@ def test_nf_writing_random_metadata(managers, tmp_path):
     (to services with and without instances, back to the chaos NF, out of
     either port) and drops the rest under named reasons: every packet in
     is accounted for (out of a port or dropped), nothing leaks, nothing
-    crashes."""
+    crashes. The NF also steers flows with random steps (bad step types,
+    services, ports, counts, flags, IP versions), some of which the manager
+    installs: later packets of those flows take them."""
     from scapy.all import IP, UDP, Ether, wrpcap
     n = 20000
     src = tmp_path / "in.pcap"
     wrpcap(str(src), [Ether(src="02:00:00:00:00:02",
                             dst="02:00:00:00:00:01") /
-                      IP(src=f"10.0.{i >> 8 & 255}.{i & 255}",
-                         dst="10.1.0.1") / UDP(sport=1000 + i, dport=53)
+                      IP(src=f"10.0.0.{i % 200}", dst="10.1.0.1") /
+                      UDP(sport=1000 + i % 200, dport=53)   # 200 flows
                       for i in range(n)])
     m = managers(ports=[f"net_pcap0,rx_pcap={src},tx_pcap=/dev/null",
                         "net_null0,no-rx=1"],
                  chain="1,2,port:1", rx_paused=True)
-    chaos = [m.start_nf("test-chaos", 1, f"c{i}", nf_args=["--seed", str(i)])
+    chaos = [m.start_nf("test-chaos", 1, f"c{i}",
+                        nf_args=["--seed", str(i), "--steer", "50"])
              for i in range(2)]
     fwd = m.start_nf("forward", 2)   # service 3 has no instance
     m.call("rx.set", enabled=True)
@@ -125,9 +128,17 @@ def test_nf_writing_random_metadata(managers, tmp_path):
     assert out + sum(drops.values()) == n, (out, drops)
     # The manager's own reasons for what it could not route, each seen.
     for reason in ("nf", "chain_end", "bad_action", "no_instance",
-                   "hop_limit"):
+                   "hop_limit", "chain"):     # chain: a steered "drop"
         assert drops[reason] > 0, drops
+    assert st["fdir"]["exact_hits"] > 0, st["fdir"]
     assert out > 0 and st["status"]["pool"]["in_use"] == 0
+    # Random steering: installed or refused with an errno, never more.
+    for nf in chaos:
+        c = m.nf_by_pid(nf.proc.pid)["counters"]
+        assert c["steer_ok"] > 0 and c["steer_refused"] > 0, c
+        assert c["steer_bad"] == 0, c
+    assert m.call("flow.list", limit=0)["count"] == \
+        m.call("stats")["fdir"]["flows"] > 0
     for nf in chaos + [fwd]:
         assert nf.proc.alive(), nf.proc.output()
     assert m.shutdown() == 0
