@@ -590,6 +590,49 @@ strip_l2(const uint8_t *data, uint32_t *len, uint8_t *buf)
 	return f;
 }
 
+#define DLT_IEEE802_11 105
+#define DLT_IEEE802_11_RADIO 127
+
+/* --decap: 802.11 data frames (link type 105, or 127: behind a radiotap
+ * header), parsed as Zeek parses them: data frames only, not the subtypes
+ * without data; the fourth address when both DS bits are set; the QoS
+ * field (A-MSDU aggregates skipped); protected frames skipped; then
+ * LLC/SNAP. Returns what SNAP carries and sets its link type, or NULL. */
+static const uint8_t *
+wifi_inner(const uint8_t *p, uint32_t *len, int *dlt)
+{
+	uint32_t n = *len, off = 0, h = 24;
+	const uint8_t *w;
+	int d;
+
+	if (*dlt == DLT_IEEE802_11_RADIO) {
+		if (n < 4)
+			return NULL;
+		off = (uint32_t)p[2] | (uint32_t)p[3] << 8; /* little endian */
+	}
+	if (n < off + h)
+		return NULL;
+	w = p + off;
+	if (!((w[0] >> 2) & 0x02) || ((w[0] >> 4) & 0x04))
+		return NULL; /* management, control; null-data subtypes */
+	if ((w[1] & 0x03) == 0x03)
+		h += 6;
+	if ((w[0] >> 4) & 0x08) { /* QoS data */
+		if (n < off + h + 2 || (w[h] & 0x80))
+			return NULL;
+		h += 2;
+	}
+	if ((w[1] & 0x40) || n < off + h + 8 || w[h] != 0xaa ||
+	    w[h + 1] != 0xaa)
+		return NULL; /* encrypted; not SNAP */
+	d = etype_dlt(dpi_rd16(w + h + 6));
+	if (d < 0)
+		return NULL;
+	*dlt = d;
+	*len = n - off - h - 8;
+	return w + h + 8;
+}
+
 /* The IP packet inside a tunnel whose outer packet is a first IPv4
  * fragment is cut by the fragmentation, not by the capture: its headers
  * are whole. Zeek reassembles and counts it once; flowmon counts the first
@@ -649,6 +692,13 @@ account(const uint8_t *data, uint32_t len, int dlt, unsigned int depth,
 		const uint8_t *u = strip_l2(data, &plen, l2buf);
 
 		data = u != NULL ? u : data;
+	} else if (decap && depth == 0 && (dlt == DLT_IEEE802_11 ||
+					   dlt == DLT_IEEE802_11_RADIO)) {
+		data = wifi_inner(data, &plen, &dlt);
+		if (data == NULL) {
+			cnt[C_NOT_FLOW]++;
+			return;
+		}
 	}
 	/* --decap: tunnels as Zeek, not ndpiReader, looks into them */
 	if (dpi_parse(data, plen, dlt, fr.tunnels && !decap, &pkt) != DPI_OK) {

@@ -30,13 +30,10 @@ from dpi_report import replay  # noqa: E402
 ZEEK = CORPORA / "zeek"
 
 _NO_DECAP = "a tunnel flowmon --decap does not look into: "
-_NO_L2 = "a link layer flowmon does not parse: "
 EXCLUDED = {
     "core.vntag-in-vlan": "the capture cuts its one packet (snap length): "
         "Zeek logs a connection of no packets, flowmon (as ndpiReader) no "
         "flow",
-    "core.radiotap": _NO_L2 + "802.11 with radiotap (an Ethernet port)",
-    "core.wlanmon": _NO_L2 + "802.11 monitor mode (an Ethernet port)",
     "core.tunnels.geneve-vxlan-truncated":
         "the capture cuts the datagrams (snap length 176); flowmon, as "
         "ndpiReader, counts no flow for a cut datagram",

@@ -67,7 +67,7 @@ def run_chain(managers, tmp_path, frames, dlt):
 
 
 @pytest.mark.skipif(not CAPS, reason="../shared/corpora not present")
-@pytest.mark.parametrize("dlt", ["all-as-ethernet", 1, 113, 0, 9, 104])
+@pytest.mark.parametrize("dlt", ["all-as-ethernet", 1, 113, 0, 9, 104, 127])
 def test_tcpdump_corpus_through_all_three_nfs(managers, tmp_path,
                                               by_linktype, dlt):
     if dlt == "all-as-ethernet":
@@ -90,6 +90,8 @@ def test_tcpdump_corpus_through_all_three_nfs(managers, tmp_path,
     assert fmd["packets"] == n
     if dlt == 1:  # tcpdump's captures of tunnels: the decoders ran
         assert fmd["decapsulated"] > 0, fmd
+    if dlt == 127:  # 802.11 behind radiotap: only --decap parses it
+        assert fm["flows"] == 0 and fm["not_flow"] == n, fm
     assert sum(dpi[r] for r in DPI_REASONS) == fm["not_flow"]
     assert dpi["flows"] == fm["flows"]
 
