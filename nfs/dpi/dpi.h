@@ -49,7 +49,8 @@ enum dpi_skip {
 /* A frame parsed the way ndpiReader does it. */
 struct dpi_pkt {
 	struct zn_flow_key key; /* addresses/ports as sent; vlan = innermost */
-	const uint8_t *l3;      /* IP header handed to nDPI */
+	const uint8_t *l3;      /* IP header handed to nDPI; also set for
+				 * DPI_SKIP_FRAGMENT of a later IPv4 fragment */
 	uint32_t l3_len;        /* caplen - L3 offset */
 	uint8_t tunnel;         /* 0, or DPI_TUN_* it was found inside */
 };

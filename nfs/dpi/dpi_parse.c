@@ -200,8 +200,11 @@ iph_check:
 			if (ip_len > 0)
 				goto iph_check;
 		}
-		if ((frag_off & 0x1fff) != 0)
+		if ((frag_off & 0x1fff) != 0) {
+			out->l3 = ip; /* for who tracks fragments (flowmon) */
+			out->l3_len = caplen - ip_off;
 			return DPI_SKIP_FRAGMENT;
+		}
 	} else if ((ip[0] >> 4) == 6) {
 		const uint8_t *l4 = ip + 40;
 		uint32_t l4len = dpi_rd16(ip + 4);

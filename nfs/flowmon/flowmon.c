@@ -44,11 +44,11 @@ struct rec {
 
 enum {
 	C_PACKETS, C_FLOWS, C_EXPORTED, C_ACTIVE, C_FULL, C_NOT_FLOW,
-	C_IPFIX_MSGS, C_IPFIX_ERR, C_DECAP, C_MAX
+	C_IPFIX_MSGS, C_IPFIX_ERR, C_DECAP, C_FRAG_LOST, C_MAX
 };
 static const char *const cnames[C_MAX] = {
 	"packets", "flows", "exported", "active", "table_full", "not_flow",
-	"ipfix_msgs", "ipfix_errors", "decapsulated",
+	"ipfix_msgs", "ipfix_errors", "decapsulated", "fragments_lost",
 };
 
 static struct frames fr = FRAMES_INIT(1u << 16, 60000);
@@ -661,24 +661,138 @@ uncut(const uint8_t *data, uint32_t *len, int dlt, uint8_t *buf,
 	return buf;
 }
 
+static void account_ip(const uint8_t *data, uint32_t plen, uint32_t len,
+		       int dlt, unsigned int depth, bool tracked);
+
+/*
+ * --decap: fragmented IPv4 datagrams as Zeek counts them. Zeek reassembles
+ * and counts a datagram once, when its last missing fragment arrives; one
+ * that never completes it never sees. Here the first fragment (what the
+ * datagram's flow and any tunnel inside are parsed from) waits in a small
+ * table until the datagram's other fragments are in, then counts as the
+ * datagram. Datagrams still incomplete when the table is full go, oldest
+ * first, uncounted ("fragments_lost"). Without --decap, or for a first
+ * fragment too big to keep, the first fragment counts at once
+ * (ndpiReader's rule). IPv6 fragments are not tracked.
+ */
+#define FRAG_SLOTS 64
+#define FRAG_KEEP 2048 /* a first fragment up to this size waits */
+#define FRAG_PIECES 48
+
+struct frag {
+	uint64_t age;        /* 0: free */
+	uint8_t addrs[8];    /* source, destination */
+	uint16_t id;
+	uint8_t proto;
+	bool have_first;
+	uint32_t total;      /* payload bytes; 0 until the last fragment */
+	uint32_t got;        /* payload bytes of distinct fragments */
+	uint16_t offs[FRAG_PIECES];
+	uint16_t n_offs;
+	/* the first fragment, as account_ip() is to see it */
+	int dlt;
+	unsigned int depth;
+	uint32_t plen, len;
+	uint8_t data[FRAG_KEEP];
+};
+
+static struct frag frags[FRAG_SLOTS];
+static uint64_t frag_age;
+
+static struct frag *
+frag_find(const uint8_t *ip)
+{
+	struct frag *f, *free_slot = NULL, *oldest = &frags[0];
+
+	for (f = frags; f < frags + FRAG_SLOTS; f++) {
+		if (f->age == 0) {
+			free_slot = free_slot ? free_slot : f;
+			continue;
+		}
+		if (f->id == dpi_rd16(ip + 4) && f->proto == ip[9] &&
+		    memcmp(f->addrs, ip + 12, 8) == 0)
+			return f;
+		if (f->age < oldest->age)
+			oldest = f;
+	}
+	if (free_slot == NULL) {
+		if (oldest->have_first)
+			cnt[C_FRAG_LOST]++; /* a datagram that never completed */
+		free_slot = oldest;
+	}
+	f = free_slot;
+	memset(f, 0, offsetof(struct frag, data));
+	f->age = ++frag_age;
+	memcpy(f->addrs, ip + 12, 8);
+	f->id = dpi_rd16(ip + 4);
+	f->proto = ip[9];
+	return f;
+}
+
+/* Note a fragment (IPv4 header @p ip); true once the datagram is whole. */
+static bool
+frag_piece(struct frag *f, const uint8_t *ip)
+{
+	uint16_t fo = dpi_rd16(ip + 6);
+	uint32_t off = (uint32_t)(fo & 0x1fff) * 8;
+	uint32_t ihl = (uint32_t)(ip[0] & 0xf) * 4, tot = dpi_rd16(ip + 2);
+	uint32_t n = tot > ihl ? tot - ihl : 0;
+	bool dup = false;
+
+	for (unsigned int i = 0; i < f->n_offs; i++)
+		dup |= f->offs[i] == (fo & 0x1fff);
+	if (!dup && f->n_offs < FRAG_PIECES) {
+		f->offs[f->n_offs++] = (uint16_t)(fo & 0x1fff);
+		f->got += n;
+	}
+	if (!(fo & 0x2000))
+		f->total = off + n; /* the last fragment */
+	return f->have_first && f->total != 0 && f->got >= f->total;
+}
+
+/* A fragment seen by account_ip(): true if it was taken care of here
+ * (held, or counted with its datagram). */
+static bool
+frag_track(const uint8_t *data, uint32_t plen, uint32_t len, int dlt,
+	   unsigned int depth, enum dpi_skip rc, const struct dpi_pkt *pkt)
+{
+	const uint8_t *ip = pkt->l3;
+	struct frag *f;
+
+	if (ip == NULL || pkt->l3_len < 20 || (ip[0] >> 4) != 4 ||
+	    (dpi_rd16(ip + 6) & 0x3fff) == 0 || (rc == DPI_OK && plen >
+						   FRAG_KEEP))
+		return false; /* not a fragment we track */
+	if (rc != DPI_OK && rc != DPI_SKIP_FRAGMENT)
+		return false;
+	f = frag_find(ip);
+	if (rc == DPI_OK) { /* the first fragment: keep it */
+		memcpy(f->data, data, plen);
+		f->plen = plen;
+		f->len = len;
+		f->dlt = dlt;
+		f->depth = depth;
+		f->have_first = true;
+	} else {
+		cnt[C_NOT_FLOW]++; /* as a later fragment always was */
+	}
+	if (frag_piece(f, ip)) {
+		/* Kept (never the oldest) while a fragment inside it may look
+		 * for a slot, then free. */
+		f->age = UINT64_MAX;
+		account_ip(f->data, f->plen, f->len, f->dlt, f->depth, true);
+		f->age = 0;
+	}
+	return true;
+}
+
 static void
 account(const uint8_t *data, uint32_t len, int dlt, unsigned int depth,
 	bool cut)
 {
-	/* as ndpiReader, time never goes back: the latest packet time seen,
-	 * this one's included */
-	uint64_t ts = fr.last_ms;
-	const uint8_t *inner = NULL;
-	uint32_t ilen = 0;
-	int idlt = 0;
-	bool outer = true;
-	struct dpi_pkt pkt;
-	struct zn_ft_hit hit;
-	struct rec *r;
 	uint8_t buf[256];
 	static uint8_t l2buf[L2_BUF];
 	uint32_t plen = len; /* what is parsed; len: bytes counted */
-	int dir;
 
 	if (depth == 0)
 		cnt[C_PACKETS]++;
@@ -700,8 +814,34 @@ account(const uint8_t *data, uint32_t len, int dlt, unsigned int depth,
 			return;
 		}
 	}
+	account_ip(data, plen, len, dlt, depth, false);
+}
+
+/* A frame past its link-layer extras: @p plen bytes to parse, @p len
+ * bytes to count. @p tracked: a first fragment whose datagram is whole. */
+static void
+account_ip(const uint8_t *data, uint32_t plen, uint32_t len, int dlt,
+	   unsigned int depth, bool tracked)
+{
+	/* as ndpiReader, time never goes back: the latest packet time seen,
+	 * this one's included */
+	uint64_t ts = fr.last_ms;
+	const uint8_t *inner = NULL;
+	uint32_t ilen = 0;
+	int idlt = 0;
+	bool outer = true;
+	struct dpi_pkt pkt;
+	struct zn_ft_hit hit;
+	struct rec *r;
+	enum dpi_skip rc;
+	int dir;
+
 	/* --decap: tunnels as Zeek, not ndpiReader, looks into them */
-	if (dpi_parse(data, plen, dlt, fr.tunnels && !decap, &pkt) != DPI_OK) {
+	rc = dpi_parse(data, plen, dlt, fr.tunnels && !decap, &pkt);
+	if (decap && !tracked &&
+	    frag_track(data, plen, len, dlt, depth, rc, &pkt))
+		return;
+	if (rc != DPI_OK) {
 		cnt[C_NOT_FLOW]++;
 		return;
 	}

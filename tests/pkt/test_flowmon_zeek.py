@@ -42,10 +42,6 @@ EXCLUDED = {
     "core.tunnels.vxlan-unknown-internal-packet":
         "Zeek counts no packet for a VXLAN connection whose inner packet "
         "it cannot parse (IGMP); flowmon counts the outer packets",
-    "core.tunnels.gtp.outer_ip_frag":
-        "4 fragmented datagrams miss their last fragment in the capture: "
-        "Zeek, which reassembles, counts them not; flowmon counts every "
-        "first fragment (ndpiReader's rule)",
     "core.pcap.dynamic-filter": "the test script installs a packet filter",
     "scripts.base.frameworks.netcontrol.packetfilter":
         "the test script drops packets",
@@ -137,3 +133,49 @@ def test_flowmon_matches_zeek_conn_log(base, trace, tmp_path):
             diffs.append(("differs", orig, (op, rp), mine))
     assert zeek or not log, "no connection compared"
     assert diffs == [], diffs
+
+
+def test_decap_counts_whole_datagrams(tmp_path):
+    """flowmon --decap counts a fragmented IPv4 datagram once, when its
+    fragments are all in (Zeek's count): in order, first fragment last,
+    with a duplicate fragment; never one missing a fragment; and 70
+    incomplete datagrams overflow its 64-datagram table (the oldest go,
+    counted as fragments_lost). Without --decap every first fragment
+    counts (ndpiReader's rule)."""
+    from scapy.all import IP, UDP, Ether, Raw, fragment, wrpcap
+    eth = dict(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
+
+    def frags(sport, ident):
+        d = IP(src="10.0.0.1", dst="10.0.0.2", id=ident) / \
+            UDP(sport=sport, dport=9) / Raw(bytes(3000))
+        return [Ether(**eth) / f for f in fragment(d, fragsize=1200)]
+
+    pkts = []
+    a = frags(1001, 1)                        # in order
+    b = frags(1002, 2)                        # first fragment last
+    c = frags(1003, 3)                        # a duplicate in the middle
+    d = frags(1004, 4)                        # the last one never comes
+    assert len(a) == 3
+    pkts += a + b[1:] + b[:1] + c[:2] + c[1:2] + c[2:] + d[:2]
+    for k in range(70):                       # only first fragments
+        pkts += frags(2000 + k, 100 + k)[:1]
+    pkts += frags(1005, 5)                    # complete, after all that
+    pcap = tmp_path / "frags.pcap"
+    wrpcap(str(pcap), pkts)
+
+    def run(args):
+        js = tmp_path / "f.json"
+        counters = replay(pcap, tmp_path, [("flowmon", ["--json", str(js),
+                                                        "--idle-s", "0"] +
+                                            args)])[0]
+        recs = {x["sport"]: x["pkts"] for x in
+                (json.loads(ln) for ln in js.read_text().splitlines())}
+        return recs, counters
+
+    recs, cn = run(["--decap"])
+    assert recs == {1001: [1, 0], 1002: [1, 0], 1003: [1, 0],
+                    1005: [1, 0]}, recs
+    assert cn["fragments_lost"] == 8, cn     # 72 held in turn, 64 slots
+    recs, cn = run([])
+    assert len(recs) == 75 and all(p == [1, 0] for p in recs.values())
+    assert cn["fragments_lost"] == 0
