@@ -330,6 +330,9 @@ etype_dlt(uint16_t type)
 	}
 }
 
+#define DLT_IEEE802_11 105
+#define DLT_IEEE802_11_RADIO 127
+
 /* --decap: what is inside a GRE header (RFC 2784/2890; version 1:
  * PPTP's, RFC 2637), or NULL for a payload not decoded. */
 static const uint8_t *
@@ -386,7 +389,10 @@ gre_inner(const uint8_t *h, uint32_t left, uint32_t *len, int *dlt)
 		}
 		break;
 	default:
-		return NULL;
+		if (type < 0x8200 || type > 0x8300)
+			return NULL;
+		*dlt = DLT_IEEE802_11; /* Aruba's WLAN GRE: 802.11 frames */
+		break;
 	}
 	if (left < hl)
 		return NULL;
@@ -590,47 +596,71 @@ strip_l2(const uint8_t *data, uint32_t *len, uint8_t *buf)
 	return f;
 }
 
-#define DLT_IEEE802_11 105
-#define DLT_IEEE802_11_RADIO 127
+static void account_ip(const uint8_t *data, uint32_t plen, uint32_t len,
+		       int dlt, unsigned int depth, bool tracked);
 
-/* --decap: 802.11 data frames (link type 105, or 127: behind a radiotap
- * header), parsed as Zeek parses them: data frames only, not the subtypes
- * without data; the fourth address when both DS bits are set; the QoS
- * field (A-MSDU aggregates skipped); protected frames skipped; then
- * LLC/SNAP. Returns what SNAP carries and sets its link type, or NULL. */
-static const uint8_t *
-wifi_inner(const uint8_t *p, uint32_t *len, int *dlt)
+/* What LLC/SNAP at @p p (@p n bytes) carries, to account_ip(); false if
+ * it is not SNAP or carries no IP. */
+static bool
+snap_account(const uint8_t *p, uint32_t n, uint32_t len, unsigned int depth)
 {
-	uint32_t n = *len, off = 0, h = 24;
-	const uint8_t *w;
 	int d;
 
-	if (*dlt == DLT_IEEE802_11_RADIO) {
+	if (n < 8 || p[0] != 0xaa || p[1] != 0xaa ||
+	    (d = etype_dlt(dpi_rd16(p + 6))) < 0)
+		return false;
+	account_ip(p + 8, n - 8, len, d, depth, false);
+	return true;
+}
+
+/* --decap: 802.11 data frames (link type 105, or 127: behind a radiotap
+ * header; Aruba's GRE carries them too), parsed as Zeek parses them: data
+ * frames only, not the subtypes without data; the fourth address when both
+ * DS bits are set; the QoS field; protected frames skipped; then LLC/SNAP,
+ * or with the QoS field's A-MSDU bit each subframe's (DA, SA, length,
+ * LLC/SNAP, padding to 4 bytes): one packet each, as Zeek counts them.
+ * Returns false if no packet was found in the frame. */
+static bool
+wifi_account(const uint8_t *p, uint32_t n, uint32_t len, int dlt,
+	     unsigned int depth)
+{
+	uint32_t off = 0, h = 24, i;
+	const uint8_t *w;
+	bool amsdu = false, any = false;
+
+	if (dlt == DLT_IEEE802_11_RADIO) {
 		if (n < 4)
-			return NULL;
+			return false;
 		off = (uint32_t)p[2] | (uint32_t)p[3] << 8; /* little endian */
 	}
 	if (n < off + h)
-		return NULL;
+		return false;
 	w = p + off;
+	n -= off;
 	if (!((w[0] >> 2) & 0x02) || ((w[0] >> 4) & 0x04))
-		return NULL; /* management, control; null-data subtypes */
+		return false; /* management, control; null-data subtypes */
 	if ((w[1] & 0x03) == 0x03)
 		h += 6;
 	if ((w[0] >> 4) & 0x08) { /* QoS data */
-		if (n < off + h + 2 || (w[h] & 0x80))
-			return NULL;
+		if (n < h + 2)
+			return false;
+		amsdu = (w[h] & 0x80) != 0;
 		h += 2;
 	}
-	if ((w[1] & 0x40) || n < off + h + 8 || w[h] != 0xaa ||
-	    w[h + 1] != 0xaa)
-		return NULL; /* encrypted; not SNAP */
-	d = etype_dlt(dpi_rd16(w + h + 6));
-	if (d < 0)
-		return NULL;
-	*dlt = d;
-	*len = n - off - h - 8;
-	return w + h + 8;
+	if ((w[1] & 0x40) || n < h)
+		return false; /* encrypted */
+	if (!amsdu)
+		return snap_account(w + h, n - h, len, depth);
+	for (i = h; i + 14 <= n;) {
+		uint32_t m = dpi_rd16(w + i + 12);
+
+		i += 14;
+		if (m > n - i)
+			break;
+		any |= snap_account(w + i, m, m, depth);
+		i += m + (4 - (14 + m) % 4) % 4;
+	}
+	return any;
 }
 
 /* The IP packet inside a tunnel whose outer packet is a first IPv4
@@ -660,9 +690,6 @@ uncut(const uint8_t *data, uint32_t *len, int dlt, uint8_t *buf,
 	*len = n;
 	return buf;
 }
-
-static void account_ip(const uint8_t *data, uint32_t plen, uint32_t len,
-		       int dlt, unsigned int depth, bool tracked);
 
 /*
  * --decap: fragmented IPv4 datagrams as Zeek counts them. Zeek reassembles
@@ -806,13 +833,11 @@ account(const uint8_t *data, uint32_t len, int dlt, unsigned int depth,
 		const uint8_t *u = strip_l2(data, &plen, l2buf);
 
 		data = u != NULL ? u : data;
-	} else if (decap && depth == 0 && (dlt == DLT_IEEE802_11 ||
-					   dlt == DLT_IEEE802_11_RADIO)) {
-		data = wifi_inner(data, &plen, &dlt);
-		if (data == NULL) {
+	} else if (decap && (dlt == DLT_IEEE802_11 ||
+			     dlt == DLT_IEEE802_11_RADIO)) {
+		if (!wifi_account(data, plen, len, dlt, depth))
 			cnt[C_NOT_FLOW]++;
-			return;
-		}
+		return;
 	}
 	account_ip(data, plen, len, dlt, depth, false);
 }

@@ -29,7 +29,6 @@ from dpi_report import replay  # noqa: E402
 
 ZEEK = CORPORA / "zeek"
 
-_NO_DECAP = "a tunnel flowmon --decap does not look into: "
 EXCLUDED = {
     "core.vntag-in-vlan": "the capture cuts its one packet (snap length): "
         "Zeek logs a connection of no packets, flowmon (as ndpiReader) no "
@@ -37,8 +36,6 @@ EXCLUDED = {
     "core.tunnels.geneve-vxlan-truncated":
         "the capture cuts the datagrams (snap length 176); flowmon, as "
         "ndpiReader, counts no flow for a cut datagram",
-    "core.tunnels.gre-aruba-amsdu": _NO_DECAP + "Aruba's GRE (802.11 "
-        "A-MSDU frames)",
     "core.tunnels.vxlan-unknown-internal-packet":
         "Zeek counts no packet for a VXLAN connection whose inner packet "
         "it cannot parse (IGMP); flowmon counts the outer packets",
