@@ -45,6 +45,7 @@ affects both sides alike. Progress goes to stderr.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -213,7 +214,8 @@ def idle_once(seconds: float, flows: int = 0) -> float:
     m = Manager(TMP, ports=["net_null0,no-rx=1"], chain="1,2,3,4,port:0")
     try:
         nfs = [m.start_nf("forward", s) for s in range(1, 5)]
-        items = list(flow_items(["svc:1", "port:0"]))[:flows]
+        items = list(itertools.islice(flow_items(["svc:1", "port:0"]),
+                                      flows))
         with m.client() as c:
             for i in range(0, len(items), 300):
                 c.call("flow.add", flows=items[i:i + 300])
