@@ -345,9 +345,12 @@ main(int argc, char **argv)
 	rc = zn_instance_acquire(m);
 	if (rc < 0)
 		return 1;
+	zn_ports_private_early();
 	rc = eal_init(m, argv[0]);
 	if (rc < 0)
 		goto fail_instance;
+	if (zn_ports_private_late() < 0)
+		goto fail_eal;
 	if (rte_lcore_count() < m->n_workers + 1) {
 		ZN_LOG(ERR, "EAL gave %u lcores, %u needed", rte_lcore_count(),
 		       m->n_workers + 1);

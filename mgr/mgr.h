@@ -330,6 +330,12 @@ int zn_find_huge_dir(char *buf, size_t len);
 /* port.c */
 int zn_ports_init(struct zn_mgr *m);
 void zn_ports_close(struct zn_mgr *m);
+/* port_private.c: secondaries never probe the manager's ports. _early()
+ * before rte_eal_init(), _late() after it; scans_refused counts the
+ * secondaries' scans answered with no device. */
+void zn_ports_private_early(void);
+int zn_ports_private_late(void);
+uint64_t zn_ports_scans_refused(void);
 
 /* route.c */
 int zn_route_init(struct zn_mgr *m);

@@ -229,7 +229,7 @@ zn_stats_status(struct zn_mgr *m)
 
 	return json_pack("{s:s, s:i, s:s, s:s, s:I, s:b, s:b, s:i, s:i, s:i, "
 			 "s:o, s:s, s:b, s:{s:i, s:i, s:i}, s:{s:I, s:I, s:I, "
-			 "s:I, s:I, s:I}, s:{s:I, s:I}}",
+			 "s:I, s:I, s:I, s:I}, s:{s:I, s:I}}",
 			 "instance", m->cfg.instance, "pid", (int)m->pid,
 			 "build", zn_build_id, "dpdk", rte_version(),
 			 "uptime_ms",
@@ -247,7 +247,9 @@ zn_stats_status(struct zn_mgr *m)
 			 (json_int_t)g->nf_exited, "died",
 			 (json_int_t)g->nf_died, "reclaimed",
 			 (json_int_t)g->reclaimed, "objs_freed",
-			 (json_int_t)g->objs_freed, "control", "requests",
+			 (json_int_t)g->objs_freed, "port_scans_refused",
+			 (json_int_t)zn_ports_scans_refused(), "control",
+			 "requests",
 			 (json_int_t)m->ctl_requests, "errors",
 			 (json_int_t)m->ctl_errors);
 }

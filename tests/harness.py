@@ -51,14 +51,15 @@ def wait_for(pred, timeout: float, what: str, interval: float = 0.02):
 class Proc:
     """A child process with its output in a log file."""
 
-    def __init__(self, argv: list[str], log: Path, env: dict | None = None):
+    def __init__(self, argv: list[str], log: Path, env: dict | None = None,
+                 cwd: Path | None = None):
         self.argv = [str(a) for a in argv]
         self.log = log
         self._logf = open(log, "wb")
         self.p = subprocess.Popen(self.argv, stdout=self._logf,
                                   stderr=subprocess.STDOUT,
                                   env={**os.environ, **(env or {})},
-                                  start_new_session=True)
+                                  cwd=cwd, start_new_session=True)
 
     @property
     def pid(self) -> int:
@@ -92,9 +93,10 @@ class Manager:
     def __init__(self, tmp: Path, ports: list[str] | None = None,
                  chain: str | None = None, name: str | None = None,
                  args: list[str] | None = None, rx_paused: bool = False,
-                 wait: bool = True):
+                 wait: bool = True, cwd: Path | None = None):
         self.name = name or unique_name("m")
         self.tmp = tmp
+        self.cwd = cwd  # the manager's and its NFs' (relative devargs)
         argv = [MGR_BIN, "-i", self.name, "--log-level", "info"]
         for p in ports or []:
             argv += ["-p", p]
@@ -103,7 +105,7 @@ class Manager:
         if rx_paused:
             argv.append("--rx-paused")
         argv += args or []
-        self.proc = Proc(argv, tmp / f"{self.name}.log")
+        self.proc = Proc(argv, tmp / f"{self.name}.log", cwd=cwd)
         self.nfs: list[NF] = []
         if wait:
             self.wait_ready()
@@ -256,7 +258,7 @@ class NF:
         if nf_args:
             argv += ["--"] + nf_args
         self.proc = Proc(argv, mgr.tmp / f"{mgr.name}-{self.name}-"
-                         f"{next(_seq)}.log")
+                         f"{next(_seq)}.log", cwd=mgr.cwd)
         self.instance: int | None = None
 
     def wait_registered(self, timeout: float = 20.0) -> dict:

@@ -19,6 +19,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mbuf_dyn.h>
@@ -246,42 +247,6 @@ claim_slot(struct zn_nf *nf)
 	return -EBUSY;
 }
 
-/* A secondary probes the primary's vdevs too. An NF never touches ports,
- * and some PMDs (net_pcap) cannot attach in a secondary: their failure is
- * harmless but alarming, so those two lines are filtered out of the EAL's
- * start-up log; everything else is passed through. */
-static int
-eal_init_filtered(int argc, char **argv)
-{
-	static const char *const benign[] = {
-		"vdev_probe(): failed to initialize",
-		"EAL: Bus (vdev) probe failed.",
-	};
-	FILE *orig = rte_log_get_stream();
-	char *buf = NULL, *line, *save = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	int rc;
-
-	if (mem == NULL)
-		return rte_eal_init(argc, argv);
-	rte_openlog_stream(mem);
-	rc = rte_eal_init(argc, argv);
-	rte_openlog_stream(orig);
-	fclose(mem);
-	for (line = strtok_r(buf, "\n", &save); line != NULL;
-	     line = strtok_r(NULL, "\n", &save)) {
-		bool skip = false;
-
-		for (size_t i = 0; i < RTE_DIM(benign); i++)
-			skip |= strstr(line, benign[i]) != NULL;
-		if (!skip)
-			fprintf(stderr, "%s\n", line);
-	}
-	free(buf);
-	return rc;
-}
-
 static int
 eal_init(struct zn_nf *nf, const char *prog)
 {
@@ -310,12 +275,22 @@ eal_init(struct zn_nf *nf, const char *prog)
 	eal_argv[eal_argc++] = loglvl;
 	eal_argv[eal_argc] = NULL;
 
-	rc = eal_init_filtered(eal_argc, eal_argv);
+	rc = rte_eal_init(eal_argc, eal_argv);
 	if (rc < 0) {
 		rc = rte_errno ? -rte_errno : -EIO;
 		ZN_LOG(ERR, "EAL init (secondary of '%s') failed: %s",
 		       nf->instance, rte_strerror(-rc));
 		return rc;
+	}
+	/* The manager answers our device scan with nothing (its ports are
+	 * its own: mgr/port_private.c); a port here means something opened
+	 * a device it must not touch. */
+	if (rte_eth_dev_count_total() != 0) {
+		ZN_LOG(ERR, "EAL attached %u port(s) of manager '%s' in this "
+		       "NF: manager too old?", rte_eth_dev_count_total(),
+		       nf->instance);
+		nf->eal_ready = true;
+		return -EPROTO;
 	}
 	nf->eal_ready = true;
 	return 0;
