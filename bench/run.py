@@ -33,6 +33,11 @@ affects both sides alike. Progress goes to stderr.
   router {"bench":"router","prefixes":512621,"mpps":X}: the router NF
          with the RouteViews table, 64-byte packets to random IPv4
          destinations (net_pcap replay -> router -> net_null).
+  route_load {"bench":"route_load","prefixes":N,"load_s":X,
+         "lookup_mpps":Y,"lpm_lookup_mpps":Z}: the router's route tables
+         (rte_fib) loading the RouteViews table and a synthetic 1M-prefix
+         one; lookups in bursts of 32 on a 5000-address sample, against
+         rte_lpm (the router's tables before) in the same run.
   flowmon {"bench":"flowmon","flows":F,"mpps":X}: 1M 64-byte packets over
          F = 1k or 1M flows, read from a file by net_pcap, through flowmon.
   lb     {"bench":"lb","replicas":R,"mpps":X,"max_share":S}: the same
@@ -411,6 +416,86 @@ def bench_router(runs: int) -> None:
           "destinations": "random", "runs": [round(x, 4) for x in res]})
 
 
+# ---------------------------------------------------------------- route_load
+def synth_table(path: Path, n: int, seed: int = 2026) -> None:
+    """n distinct IPv4 prefixes shaped like today's BGP table (about 60 %
+    /24, then /22, /23, /21, /20 ...; a few shorter than /16), origin AS
+    numbers of a 75,000-AS pool as next hops."""
+    import random
+    rnd = random.Random(seed)
+    depths = [24] * 60 + [22] * 10 + [23] * 9 + [21] * 5 + [20] * 5 + \
+        [19] * 3 + [16] * 2 + [18] * 2 + [17] * 2 + [15, 14, 13, 12]
+    seen: set[tuple[int, int]] = set()
+    with open(path, "w") as f:
+        f.write("; synthetic table for the route_load bench\n")
+        while len(seen) < n:
+            d = rnd.choice(depths)
+            a = rnd.randrange(1 << 24, 224 << 24) & (~0 << (32 - d))
+            if (a, d) in seen:
+                continue
+            seen.add((a, d))
+            f.write(f"{a >> 24}.{a >> 16 & 255}.{a >> 8 & 255}.{a & 255}"
+                    f"/{d}\t{rnd.randrange(1, 75000)}\n")
+
+
+def table_sample(routes: Path, path: Path, n: int = 5000) -> None:
+    """n addresses: four in five inside a prefix of the table, the rest
+    uniformly random."""
+    import ipaddress
+    import random
+    rnd = random.Random(5000)
+    pfx = [ln.split()[0] for ln in routes.read_text().splitlines()
+           if ln and ln[0] not in "#;" and ":" not in ln]
+    out = []
+    for i in range(n):
+        if i % 5:
+            net = ipaddress.IPv4Network(rnd.choice(pfx), strict=False)
+            out.append(str(net.network_address +
+                           rnd.randrange(net.num_addresses)))
+        else:
+            out.append(str(ipaddress.IPv4Address(rnd.getrandbits(32))))
+    path.write_text("\n".join(out) + "\n")
+
+
+def bench_route_load(runs: int) -> None:
+    """The router's tables loading the RouteViews table (512,621 prefixes,
+    looked up on the independent 5000-address sample) and a synthetic
+    1M-prefix table; lookups against rte_lpm in the same run
+    (bench/route_bench.c: medians of 5 loads and 5 lookup rounds)."""
+    import gzip
+    from harness import BUILD, CORPORA
+    del runs  # the C program takes its own medians
+    tables = []
+    rv = CORPORA / "routing"
+    if rv.exists():
+        routes = TMP / "ipasn.txt"
+        with gzip.open(rv / "ipasn_20140513.dat.gz", "rb") as f:
+            routes.write_bytes(f.read())
+        sample = TMP / "rv_sample.txt"
+        sample.write_text("\n".join(
+            ln.split("\t")[0] for ln in
+            (rv / "lpm_sample_5000_ipasn_20140513.tsv").read_text()
+            .splitlines()[1:]) + "\n")
+        tables.append((routes, sample))
+    else:
+        log("route_load: no ../shared/corpora/routing: RouteViews skipped")
+    synth = TMP / "synth_1m.txt"
+    synth_table(synth, 1_000_000)
+    sample = TMP / "synth_sample.txt"
+    table_sample(synth, sample)
+    tables.append((synth, sample))
+    for routes, sample in tables:
+        r = subprocess.run([str(BUILD / "bench/zn-route-bench"),
+                            str(routes), str(sample)], capture_output=True,
+                           text=True, timeout=1200)
+        log(r.stderr.strip())
+        if r.returncode != 0:
+            raise RuntimeError(f"zn-route-bench failed: {r.stderr}")
+        for line in r.stdout.splitlines():
+            if line.startswith("{"):
+                emit(json.loads(line))
+
+
 # ---------------------------------------------------------------- flowmon
 FLOWMON_PKTS = 1_000_000
 
@@ -583,6 +668,7 @@ def bench_lb(runs: int) -> None:
 
 BENCHES = {"chain": bench_chain, "p2p": bench_p2p, "idle": bench_idle,
            "dpi": bench_dpi, "router": bench_router,
+           "route_load": bench_route_load,
            "flowmon": bench_flowmon,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
            "lb": bench_lb}

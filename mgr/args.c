@@ -118,18 +118,27 @@ int
 zn_chain_parse(const char *s, struct zn_hop *hops, unsigned int max,
 	       char *err, size_t errlen)
 {
-	char buf[1024], *save = NULL, *tok;
+	char buf[1024], *p, *tok;
 	unsigned int n = 0;
 
 	if (strlen(s) >= sizeof(buf)) {
 		snprintf(err, errlen, "chain too long");
 		return -EINVAL;
 	}
+	if (*s == '\0') {
+		snprintf(err, errlen, "empty chain");
+		return -EINVAL;
+	}
 	zn_strlcpy(buf, s, sizeof(buf));
-	for (tok = strtok_r(buf, ",", &save); tok != NULL;
-	     tok = strtok_r(NULL, ",", &save)) {
+	/* strsep, not strtok: "1,,2" and "1," have an empty hop, refused
+	 * here as chain.set refuses it. */
+	for (p = buf; (tok = strsep(&p, ",")) != NULL;) {
 		if (n >= max) {
 			snprintf(err, errlen, "more than %u hops", max);
+			return -EINVAL;
+		}
+		if (*tok == '\0') {
+			snprintf(err, errlen, "empty hop (hop %u)", n + 1);
 			return -EINVAL;
 		}
 		if (zn_hop_parse(tok, &hops[n]) < 0) {
@@ -139,10 +148,6 @@ zn_chain_parse(const char *s, struct zn_hop *hops, unsigned int max,
 			return -EINVAL;
 		}
 		n++;
-	}
-	if (n == 0) {
-		snprintf(err, errlen, "empty chain");
-		return -EINVAL;
 	}
 	return (int)n;
 }

@@ -29,7 +29,10 @@
 #include <rte_lcore.h>
 #include <rte_lpm.h>
 #include <rte_lpm6.h>
+#include <rte_fib.h>
+#include <rte_fib6.h>
 #include <rte_memzone.h>
+#include <rte_mempool.h>
 #include <rte_ring.h>
 
 #include "mgr.h"
@@ -295,6 +298,43 @@ free_counted(struct zn_mgr *m, struct zn_nf_slot *s, struct rte_mbuf **pkts,
  * each found by its name, and freed only if the name still finds the
  * object at the address the NF gave, so a stale or bogus entry frees
  * nothing. The NF has died, or left after ops->fini: nothing uses them. */
+/* A mempool's memory chunks carry the free callback of the process that
+ * populated it (rte_mempool_memchunk_mz_free, at that process's address:
+ * calling it here jumps into nothing). rte_mempool_create() backs every
+ * chunk with a memzone, the chunk's opaque: free that here instead. */
+static void
+chunk_mz_free(struct rte_mempool_memhdr *memhdr, void *opaque)
+{
+	(void)memhdr;
+	rte_memzone_free(opaque);
+}
+
+static void
+adopt_chunk(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
+	    unsigned int idx)
+{
+	(void)mp, (void)arg, (void)idx;
+	if (mh->free_cb != NULL)
+		mh->free_cb = chunk_mz_free;
+}
+
+/* The mempool of the rte_rib(6) under the rte_fib(6) named @p name
+ * (DPDK 22.11: the rib has the fib's name, its node pool "MP_" + name),
+ * made ours to free. @return false if it is not there. */
+static bool
+adopt_fib_pool(const char *name)
+{
+	char pn[RTE_MEMPOOL_NAMESIZE + 16];
+	struct rte_mempool *mp;
+
+	snprintf(pn, sizeof(pn), "MP_%s", name);
+	mp = rte_mempool_lookup(pn);
+	if (mp == NULL)
+		return false;
+	rte_mempool_mem_iter(mp, adopt_chunk, NULL);
+	return true;
+}
+
 static void
 free_objs(struct zn_mgr *m, struct zn_nf_slot *s)
 {
@@ -327,6 +367,16 @@ free_objs(struct zn_mgr *m, struct zn_nf_slot *s)
 			mz = rte_memzone_lookup(o.name);
 			found = mz != NULL ? mz->addr : NULL;
 			break;
+		case ZN_NF_OBJ_FIB:
+			found = rte_fib_find_existing(o.name);
+			if (found != NULL && !adopt_fib_pool(o.name))
+				found = NULL;
+			break;
+		case ZN_NF_OBJ_FIB6:
+			found = rte_fib6_find_existing(o.name);
+			if (found != NULL && !adopt_fib_pool(o.name))
+				found = NULL;
+			break;
 		default:
 			continue;
 		}
@@ -354,6 +404,12 @@ free_objs(struct zn_mgr *m, struct zn_nf_slot *s)
 			break;
 		case ZN_NF_OBJ_FT:
 			zn_ft_free((struct zn_ft *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_FIB:
+			rte_fib_free((struct rte_fib *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_FIB6:
+			rte_fib6_free((struct rte_fib6 *)(uintptr_t)found);
 			break;
 		}
 		freed++;

@@ -308,7 +308,7 @@ zn_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	if (s == NULL || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, 10); /* decimal only: "010" is ten */
 	if (errno != 0 || *end != '\0' || v < min || v > max)
 		return -EINVAL;
 	*out = v;

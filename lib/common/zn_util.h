@@ -84,7 +84,8 @@ int zn_format_cpulist(const cpu_set_t *set, char *buf, size_t len);
 /** Copy with truncation, always NUL-terminated. */
 void zn_strlcpy(char *dst, const char *src, size_t size);
 
-/** Parse an unsigned integer in [min, max]. @return 0 or -EINVAL. */
+/** Parse an unsigned decimal integer in [min, max] (leading zeros are
+ * decimal: "010" is 10; no hex, no sign, no spaces). @return 0 or -EINVAL. */
 int zn_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /** Write all of @p buf to a file descriptor. @return 0 or -errno. */

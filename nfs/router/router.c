@@ -19,10 +19,11 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_cycles.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
-#include <rte_lpm.h>
-#include <rte_lpm6.h>
+#include <rte_fib.h>
+#include <rte_fib6.h>
 
 #include <zeronf/zeronf.h>
 
@@ -56,6 +57,8 @@ static const char *routes_path;
 static struct nh_conf nh_conf[MAX_NH_CONF];
 static unsigned int n_nh_conf;
 static int default_port = -1;
+static uint32_t route_room = 16384;  /* --route-room */
+static uint16_t n_ports;
 static struct routes rt;
 static struct hop *hops;            /* by next-hop index */
 static struct rte_ether_addr port_mac[RTE_MAX_ETHPORTS];
@@ -119,10 +122,13 @@ out(struct rte_mbuf *m, uint32_t idx)
 static void
 router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mbuf *m4[ZN_BURST];
+	struct rte_mbuf *m4[ZN_BURST], *m6[ZN_BURST];
 	struct rte_ipv4_hdr *ip4[ZN_BURST];
-	uint32_t dst4[ZN_BURST], nh4[ZN_BURST];
-	unsigned int k4 = 0;
+	struct rte_ipv6_hdr *ip6[ZN_BURST];
+	uint32_t dst4[ZN_BURST];
+	uint8_t dst6[ZN_BURST][RTE_FIB6_IPV6_ADDR_SIZE];
+	uint64_t nh[ZN_BURST];
+	unsigned int k4 = 0, k6 = 0;
 
 	(void)nf;
 	for (uint16_t i = 0; i < n; i++) {
@@ -146,9 +152,6 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			} else if (ip->time_to_live <= 1) {
 				cnt[C_TTL]++;
 				zn_pkt_drop(m);
-			} else if (rt.v4 == NULL && rt.default_v4 < 0) {
-				cnt[C_NO_ROUTE]++;
-				zn_pkt_drop(m);
 			} else {
 				m4[k4] = m;
 				ip4[k4] = ip;
@@ -156,7 +159,6 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			}
 		} else if (l3 != NULL && et == RTE_ETHER_TYPE_IPV6) {
 			struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)l3;
-			int32_t idx;
 
 			cnt[C_V6]++;
 			if (room < sizeof(*ip) ||
@@ -166,40 +168,41 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			} else if (ip->hop_limits <= 1) {
 				cnt[C_TTL]++;
 				zn_pkt_drop(m);
-			} else if ((rt.v6 == NULL ||
-				    rte_lpm6_lookup(rt.v6, ip->dst_addr,
-						    (uint32_t *)&idx) != 0) &&
-				   (idx = rt.default_v6) < 0) {
-				cnt[C_NO_ROUTE]++;
-				zn_pkt_drop(m);
 			} else {
-				ip->hop_limits--;
-				out(m, (uint32_t)idx);
+				m6[k6] = m;
+				ip6[k6] = ip;
+				memcpy(dst6[k6++], ip->dst_addr, 16);
 			}
 		} else {
 			cnt[C_NOT_IP]++;
 			zn_pkt_drop(m);
 		}
 	}
-	if (k4 == 0)
-		return;
-	if (rt.v4 != NULL)
-		rte_lpm_lookup_bulk(rt.v4, dst4, nh4, k4);
-	else
-		memset(nh4, 0, k4 * sizeof(nh4[0]));
-	for (unsigned int j = 0; j < k4; j++) {
-		uint32_t idx = nh4[j] & 0x00ffffff;
-
-		if (!(nh4[j] & RTE_LPM_LOOKUP_SUCCESS)) {
-			if (rt.default_v4 < 0) {
+	if (k4 > 0) {
+		if (rt.v4 != NULL)
+			rte_fib_lookup_bulk(rt.v4, dst4, nh, (int)k4);
+		for (unsigned int j = 0; j < k4; j++) {
+			if (rt.v4 == NULL || nh[j] == ROUTES_NONE) {
 				cnt[C_NO_ROUTE]++;
 				zn_pkt_drop(m4[j]);
 				continue;
 			}
-			idx = (uint32_t)rt.default_v4;
+			ttl_dec4(ip4[j]);
+			out(m4[j], (uint32_t)nh[j]);
 		}
-		ttl_dec4(ip4[j]);
-		out(m4[j], idx);
+	}
+	if (k6 > 0) {
+		if (rt.v6 != NULL)
+			rte_fib6_lookup_bulk(rt.v6, dst6, nh, (int)k6);
+		for (unsigned int j = 0; j < k6; j++) {
+			if (rt.v6 == NULL || nh[j] == ROUTES_NONE) {
+				cnt[C_NO_ROUTE]++;
+				zn_pkt_drop(m6[j]);
+				continue;
+			}
+			ip6[j]->hop_limits--;
+			out(m6[j], (uint32_t)nh[j]);
+		}
 	}
 }
 
@@ -213,37 +216,17 @@ router_tick(struct zn_nf *nf, uint64_t now_ns)
 	}
 }
 
+/* Next hops [from, rt.n_nh) as packets leave by them: the --next-hop
+ * entry, else the port of that number, else --default-port; the MAC
+ * given, else 02:00 and the id (a local address naming the next hop). */
 static int
-router_init(struct zn_nf *nf)
+hops_update(uint32_t from)
 {
-	uint16_t np = zn_nf_port_count(nf);
-	char err[512], name[32];
-	int rc;
-
-	for (int c = 0; c < C_MAX; c++) {
-		cidx[c] = zn_nf_counter_register(nf, cnames[c]);
-		if (cidx[c] < 0)
-			return cidx[c];
-	}
-	for (uint16_t p = 0; p < np; p++)
-		zn_nf_port_mac(nf, p, port_mac[p].addr_bytes);
-	snprintf(name, sizeof(name), "rt%u", zn_nf_instance_id(nf));
-	rc = routes_load(&rt, routes_path, name, nf, err, sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "router: %s\n", err);
-		return rc;
-	}
-	hops = calloc(RTE_MAX(rt.n_nh, 1u), sizeof(*hops));
-	if (hops == NULL)
-		return -ENOMEM;
-	/* Each next hop: its --next-hop entry, else the port of that number,
-	 * else --default-port; its MAC: the one given, else 02:00 and the
-	 * id (a local address naming the next hop). */
-	for (uint32_t i = 0; i < rt.n_nh; i++) {
+	for (uint32_t i = from; i < rt.n_nh; i++) {
 		uint32_t id = rt.nh_id[i];
 		struct hop *h = &hops[i];
 
-		h->port = id < np ? (uint16_t)id :
+		h->port = id < n_ports ? (uint16_t)id :
 			  default_port >= 0 ? (uint16_t)default_port :
 					      UINT16_MAX;
 		h->mac = (struct rte_ether_addr){ { 0x02, 0x00, id >> 24,
@@ -255,14 +238,46 @@ router_init(struct zn_nf *nf)
 			if (nh_conf[c].has_mac)
 				h->mac = nh_conf[c].mac;
 		}
-		if (h->port != UINT16_MAX && h->port >= np) {
+		if (h->port != UINT16_MAX && h->port >= n_ports) {
 			fprintf(stderr, "router: next hop %u: no port %u\n",
 				id, h->port);
 			return -EINVAL;
 		}
 	}
-	fprintf(stderr, "router: %u IPv4 and %u IPv6 routes, %u next hops\n",
-		rt.n_v4, rt.n_v6, rt.n_nh);
+	return 0;
+}
+
+static int
+router_init(struct zn_nf *nf)
+{
+	char err[512], name[32];
+	uint64_t t0 = rte_get_tsc_cycles();
+	int rc;
+
+	n_ports = zn_nf_port_count(nf);
+	for (int c = 0; c < C_MAX; c++) {
+		cidx[c] = zn_nf_counter_register(nf, cnames[c]);
+		if (cidx[c] < 0)
+			return cidx[c];
+	}
+	for (uint16_t p = 0; p < n_ports; p++)
+		zn_nf_port_mac(nf, p, port_mac[p].addr_bytes);
+	snprintf(name, sizeof(name), "rt%u", zn_nf_instance_id(nf));
+	rc = routes_load(&rt, routes_path, name, route_room, nf, err,
+			 sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "router: %s\n", err);
+		return rc;
+	}
+	hops = calloc(RTE_MAX(rt.cap_nh, 1u), sizeof(*hops));
+	if (hops == NULL)
+		return -ENOMEM;
+	rc = hops_update(0);
+	if (rc < 0)
+		return rc;
+	fprintf(stderr, "router: %u IPv4 and %u IPv6 routes, %u next hops, "
+		"loaded in %.2f s\n", rt.n_v4, rt.n_v6, rt.n_nh,
+		(double)(rte_get_tsc_cycles() - t0) / (double)rte_get_tsc_hz());
 	return 0;
 }
 
@@ -280,30 +295,36 @@ static int
 parse_nh(char *s)
 {
 	struct nh_conf *c = &nh_conf[n_nh_conf];
-	char *eq = strchr(s, '='), *at, *end;
-	unsigned long v;
+	char *eq = strchr(s, '='), *at;
+	uint64_t v;
 
-	if (n_nh_conf == MAX_NH_CONF || eq == NULL)
+	if (n_nh_conf == MAX_NH_CONF) {
+		fprintf(stderr, "router: at most %u --next-hop\n",
+			MAX_NH_CONF);
 		return -EINVAL;
+	}
+	if (eq == NULL)
+		goto bad;
 	*eq = '\0';
 	at = strchr(eq + 1, '@');
 	if (at != NULL) {
 		*at = '\0';
 		if (rte_ether_unformat_addr(at + 1, &c->mac) < 0)
-			return -EINVAL;
+			goto bad;
 		c->has_mac = true;
 	}
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *s == '\0' || *end != '\0' || v > UINT32_MAX)
-		return -EINVAL;
+	if (routes_parse_dec(s, UINT32_MAX, &v) < 0)
+		goto bad;
 	c->id = (uint32_t)v;
-	v = strtoul(eq + 1, &end, 10);
-	if (errno || eq[1] == '\0' || *end != '\0' || v >= RTE_MAX_ETHPORTS)
-		return -EINVAL;
+	if (routes_parse_dec(eq + 1, RTE_MAX_ETHPORTS - 1, &v) < 0)
+		goto bad;
 	c->port = (uint16_t)v;
 	n_nh_conf++;
 	return 0;
+bad:
+	fprintf(stderr, "router: --next-hop wants ID=PORT[@MAC] (decimal ID "
+		"and port 0..%d)\n", RTE_MAX_ETHPORTS - 1);
+	return -EINVAL;
 }
 
 static void
@@ -317,7 +338,10 @@ router_usage(FILE *o)
 		"  -d, --default-port P      port of next hops that are "
 		"neither configured\n"
 		"                            nor a port number (default: "
-		"drop, no_port)\n");
+		"drop, no_port)\n"
+		"      --route-room N        room for N routes added live, "
+		"per IP version\n"
+		"                            (default 16384)\n");
 }
 
 static int
@@ -327,9 +351,10 @@ router_parse(struct zn_nf *nf, int argc, char **argv)
 		{ "routes", required_argument, NULL, 'r' },
 		{ "next-hop", required_argument, NULL, 'n' },
 		{ "default-port", required_argument, NULL, 'd' },
+		{ "route-room", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	uint64_t v;
 	int c;
 
 	(void)nf;
@@ -341,16 +366,37 @@ router_parse(struct zn_nf *nf, int argc, char **argv)
 				return -EINVAL;
 			break;
 		case 'd':
-			default_port = (int)strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || default_port < 0 ||
-			    default_port >= RTE_MAX_ETHPORTS)
+			if (routes_parse_dec(optarg, RTE_MAX_ETHPORTS - 1,
+					     &v) < 0) {
+				fprintf(stderr, "router: --default-port must "
+					"be 0..%d, not '%s'\n",
+					RTE_MAX_ETHPORTS - 1, optarg);
 				return -EINVAL;
+			}
+			default_port = (int)v;
+			break;
+		case 'R':
+			if (routes_parse_dec(optarg, 1u << 26, &v) < 0) {
+				fprintf(stderr, "router: --route-room must be "
+					"0..%u, not '%s'\n", 1u << 26, optarg);
+				return -EINVAL;
+			}
+			route_room = (uint32_t)v;
 			break;
 		default:
-			return -EINVAL;
+			return -EINVAL; /* getopt said why */
 		}
 	}
-	return optind == argc && routes_path != NULL ? 0 : -EINVAL;
+	if (optind < argc) {
+		fprintf(stderr, "router: unexpected argument '%s'\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	if (routes_path == NULL) {
+		fprintf(stderr, "router: --routes FILE is required\n");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static const struct zn_nf_ops router_ops = {

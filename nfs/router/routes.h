@@ -2,40 +2,79 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 
-/* Route tables of the router NF: IPv4 on rte_lpm, IPv6 on rte_lpm6.
- * Routes map a prefix to a next-hop id (any 32-bit number: a port, an AS
- * number); the LPM tables hold an index into the table of distinct ids. */
+/* Route tables of the router NF: IPv4 on rte_fib (DIR-24-8 over rte_rib),
+ * IPv6 on rte_fib6 (a trie over rte_rib6). Routes map a prefix to a
+ * next-hop id (any 32-bit number: a port, an AS number); the tables hold
+ * an index into the table of distinct ids. rte_fib over rte_lpm: a full
+ * BGP table loads in a fraction of the time (rte_lpm_add rescans its rule
+ * table on every add: 27.7 s for 512K prefixes, see docs/benchmarks.md)
+ * and routes can be added and removed live. */
 #ifndef ZN_ROUTES_H
 #define ZN_ROUTES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-struct rte_lpm;
-struct rte_lpm6;
+struct rte_fib;
+struct rte_fib6;
+struct rte_hash;
 struct zn_nf;
+
+/* What a lookup returns where no route matches (the tables' default). */
+#define ROUTES_NONE 0x7fffffffu
 
 struct routes {
 	struct zn_nf *nf;  /* tables tracked for it (zn_nf_obj_track), or NULL */
-	struct rte_lpm *v4;
-	struct rte_lpm6 *v6;
-	uint32_t *nh_id;   /* index -> next-hop id */
-	uint32_t n_nh;
-	uint32_t n_v4, n_v6;
-	/* rte_lpm/rte_lpm6 take depths from 1: a /0 route is kept here */
-	int32_t default_v4, default_v6; /* next-hop index, or -1 */
+	struct rte_fib *v4;
+	struct rte_fib6 *v6;
+	struct rte_hash *ids; /* next-hop id -> index */
+	uint32_t *nh_id;      /* index -> next-hop id */
+	uint32_t n_nh, cap_nh;
+	uint32_t n_v4, n_v6;  /* routes in the tables */
+	uint32_t cap_v4, cap_v6;
+	/* IPv4 routes of /8 and shorter, kept here and installed in v4 as
+	 * the /8s they cover (see routes.c): next-hop index + 1, 0 = none;
+	 * short4 by position (1 << depth) - 1 + prefix, depth 0..7. */
+	uint32_t short4[255];
+	uint32_t slash8[256];
+	uint32_t installed8[256]; /* what v4 holds at each /8, the same way */
 };
 
 /**
  * Load a route file: one route per line, "PREFIX/LEN NEXT-HOP" (IPv4 or
- * IPv6, whitespace-separated); lines starting with '#' or ';' and blank
- * lines are skipped (pyasn's ipasn .dat files load as they are). A later
- * route for the same prefix replaces the earlier one.
- * Tables are named after @p name; with @p nf, they are tracked for it so
- * that the manager frees them if the NF dies (even while loading).
+ * IPv6, whitespace-separated, decimal numbers); lines starting with '#'
+ * or ';' and blank lines are skipped (pyasn's ipasn .dat files load as
+ * they are). A later route for the same prefix replaces the earlier one.
+ * The tables have room for @p extra more routes of each IP version (live
+ * routes_add). Tables are named after @p name (at most 14 characters);
+ * with @p nf, they are tracked for it so that the manager frees them if
+ * the NF dies (even while loading). @p path NULL: empty tables.
  * @return 0, or -errno with a message naming the line in @p err.
  */
 int routes_load(struct routes *r, const char *path, const char *name,
-		struct zn_nf *nf, char *err, size_t errlen);
+		uint32_t extra, struct zn_nf *nf, char *err, size_t errlen);
+
+/**
+ * Add (or replace) a route, "PREFIX/LEN" to next-hop @p nh. From the
+ * thread that looks up (the tables are not safe for concurrent writes).
+ * @return 1 added, 0 replaced, -EINVAL bad prefix, -ENOSPC table or
+ *   next-hop table full (@p err says which).
+ */
+int routes_add(struct routes *r, const char *prefix, uint32_t nh,
+	       char *err, size_t errlen);
+
+/** Remove a route. @return 0, -EINVAL bad prefix, -ENOENT no such route. */
+int routes_del(struct routes *r, const char *prefix, char *err,
+	       size_t errlen);
+
+/** The next-hop index for an IPv4 destination (host order), or
+ * ROUTES_NONE: one lookup, for tests and the control path. */
+uint32_t routes_lookup4(const struct routes *r, uint32_t ip);
+
 void routes_free(struct routes *r);
+
+/** A decimal number in [0, max]: digits only (no sign, no hex, no
+ * spaces; leading zeros are decimal). @return 0 or -EINVAL. */
+int routes_parse_dec(const char *s, uint64_t max, uint64_t *out);
 
 #endif /* ZN_ROUTES_H */

@@ -32,6 +32,15 @@ ZN_TEST(util_parse)
 	ZT_EQ(zn_parse_uint("101", 1, 100, &v), -EINVAL);
 	ZT_EQ(zn_parse_uint("-1", 0, 100, &v), -EINVAL);
 	ZT_EQ(zn_parse_uint("4x", 0, 100, &v), -EINVAL);
+	/* decimal only, leading zeros included (strtoull base 0 read "010"
+	 * as 8 and "0x10" as 16) */
+	ZT_EQ(zn_parse_uint("010", 0, 100, &v), 0);
+	ZT_EQ(v, 10);
+	ZT_EQ(zn_parse_uint("09", 0, 100, &v), 0);
+	ZT_EQ(v, 9);
+	ZT_EQ(zn_parse_uint("0x10", 0, 100, &v), -EINVAL);
+	ZT_EQ(zn_parse_uint("00", 0, 100, &v), 0);
+	ZT_EQ(v, 0);
 	ZT_CHECK(zn_instance_name_valid("zn-test_1"));
 	ZT_CHECK(!zn_instance_name_valid(""));
 	ZT_CHECK(!zn_instance_name_valid("a/b"));

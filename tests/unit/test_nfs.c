@@ -5,12 +5,14 @@
 /* The NFs' own modules: ndpiReader-compatible frame parsing (dpi,
  * flowmon) and route files (router). */
 
+#include <arpa/inet.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <rte_lpm.h>
-#include <rte_lpm6.h>
+#include <rte_fib.h>
+#include <rte_fib6.h>
 
 #include "zn_test.h"
 #include "../../nfs/dpi/dpi.h"
@@ -150,11 +152,29 @@ ZN_TEST(dpi_parse_ip_rules)
 	ZT_EQ(pk.key.src_port, 0x1234);
 }
 
+static uint32_t
+nh6(const struct routes *r, const uint8_t a[16])
+{
+	uint8_t ips[1][RTE_FIB6_IPV6_ADDR_SIZE];
+	uint64_t nh = ROUTES_NONE;
+
+	memcpy(ips[0], a, 16);
+	rte_fib6_lookup_bulk(r->v6, ips, &nh, 1);
+	return nh == ROUTES_NONE ? ROUTES_NONE : r->nh_id[nh];
+}
+
+static uint32_t
+nh4(const struct routes *r, uint32_t ip)
+{
+	uint32_t idx = routes_lookup4(r, ip);
+
+	return idx == ROUTES_NONE ? ROUTES_NONE : r->nh_id[idx];
+}
+
 ZN_TEST(router_routes_file)
 {
 	char path[] = "/tmp/zn-routes-XXXXXX", err[256];
 	struct routes r;
-	uint32_t nh;
 	uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1 };
 	int fd = mkstemp(path);
 	FILE *f = fdopen(fd, "w");
@@ -162,35 +182,214 @@ ZN_TEST(router_routes_file)
 	fprintf(f, "; pyasn style comment\n# another\n\n"
 		"10.0.0.0/8\t65001\n10.1.0.0/16 65002\n"
 		"10.1.0.0/16 65003\n"          /* a later one replaces */
-		"0.0.0.0/0 7\n2001:db8::/32 9\n2001:db8:1::/48 4000000000\n");
+		"0.0.0.0/0 7\n2001:db8::/32 9\n2001:db8:1::/48 4000000000\n"
+		"192.168.0.0/24 010\n");        /* decimal: ten */
 	fclose(f);
-	ZT_EQ(routes_load(&r, path, "ut_rt", NULL, err, sizeof(err)), 0);
-	ZT_EQ(r.n_v4, 3u);
+	ZT_EQ(routes_load(&r, path, "ut_rt", 16, NULL, err, sizeof(err)), 0);
+	ZT_EQ(r.n_v4, 4u);
 	ZT_EQ(r.n_v6, 2u);
-	ZT_CHECK(r.default_v4 >= 0 && r.nh_id[r.default_v4] == 7);
-	ZT_EQ(r.default_v6, -1);
-	ZT_EQ(rte_lpm_lookup(r.v4, 0x0a010203, &nh), 0);
-	ZT_EQ(r.nh_id[nh], 65003u);
-	ZT_EQ(rte_lpm_lookup(r.v4, 0x0a020304, &nh), 0);
-	ZT_EQ(r.nh_id[nh], 65001u);
-	ZT_CHECK(rte_lpm_lookup(r.v4, 0x0b000001, &nh) != 0); /* /0 apart */
-	ZT_EQ(rte_lpm6_lookup(r.v6, a6, &nh), 0);
-	ZT_EQ(r.nh_id[nh], 4000000000u);  /* any 32-bit id */
+	ZT_EQ(nh4(&r, 0x0a010203), 65003u);
+	ZT_EQ(nh4(&r, 0x0a020304), 65001u);
+	ZT_EQ(nh4(&r, 0x0b000001), 7u);          /* the /0 */
+	ZT_EQ(nh4(&r, 0xc0a80001), 10u);
+	ZT_EQ(nh6(&r, a6), 4000000000u);         /* any 32-bit id */
 	a6[5] = 2;
-	ZT_EQ(rte_lpm6_lookup(r.v6, a6, &nh), 0);
-	ZT_EQ(r.nh_id[nh], 9u);
+	ZT_EQ(nh6(&r, a6), 9u);
+	a6[3] = 0xb9;
+	ZT_EQ(nh6(&r, a6), ROUTES_NONE);         /* no IPv6 default */
+	/* live: add, replace, remove, and the room they have */
+	ZT_EQ(routes_add(&r, "11.0.0.0/8", 99, err, sizeof(err)), 1);
+	ZT_EQ(nh4(&r, 0x0b000001), 99u);
+	ZT_EQ(routes_add(&r, "11.0.0.0/8", 98, err, sizeof(err)), 0);
+	ZT_EQ(nh4(&r, 0x0b000001), 98u);
+	ZT_EQ(routes_del(&r, "11.0.0.0/8", err, sizeof(err)), 0);
+	ZT_EQ(nh4(&r, 0x0b000001), 7u);
+	ZT_EQ(routes_del(&r, "11.0.0.0/8", err, sizeof(err)), -ENOENT);
+	ZT_EQ(routes_del(&r, "0.0.0.0/0", err, sizeof(err)), 0);
+	ZT_EQ(nh4(&r, 0x0b000001), ROUTES_NONE);
+	ZT_EQ(routes_add(&r, "11.0.0.0/33", 1, err, sizeof(err)), -EINVAL);
+	ZT_EQ(routes_add(&r, "011.0.0.0/8", 1, err, sizeof(err)), -EINVAL);
+	ZT_EQ(routes_add(&r, "11.0.0.0/+8", 1, err, sizeof(err)), -EINVAL);
+	ZT_EQ(routes_add(&r, "2001:db8:5::/48", 5, err, sizeof(err)), 1);
+	ZT_EQ(r.cap_v4, 5u + 16u); /* the file's 5 IPv4 lines + 16 */
+	for (int i = 0; r.n_v4 < r.cap_v4; i++) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "12.%d.0.0/16", i);
+		ZT_EQ(routes_add(&r, p, 1, err, sizeof(err)), 1);
+	}
+	ZT_EQ(routes_add(&r, "13.0.0.0/8", 1, err, sizeof(err)), -ENOSPC);
+	ZT_CHECK(strstr(err, "no room") != NULL);
 	routes_free(&r);
 	/* A bad line is named, and nothing is kept */
 	f = fopen(path, "w");
 	fprintf(f, "10.0.0.0/8 1\n10.0.0.0/33 1\n");
 	fclose(f);
-	ZT_EQ(routes_load(&r, path, "ut_rt2", NULL, err, sizeof(err)), -EINVAL);
+	ZT_EQ(routes_load(&r, path, "ut_rt2", 0, NULL, err, sizeof(err)),
+	      -EINVAL);
 	ZT_CHECK(strstr(err, ":2:") != NULL);
 	ZT_CHECK(r.v4 == NULL && r.nh_id == NULL);
-	f = fopen(path, "w");
-	fprintf(f, "10.0.0.0/8 x\n");
-	fclose(f);
-	ZT_EQ(routes_load(&r, path, "ut_rt3", NULL, err, sizeof(err)), -EINVAL);
+	for (const char *bad = "10.0.0.0/8 x\0" "10.0.0.0/8 0x10\0"
+			       "10.0.0.0/8 -1\0" "10.0.0.0/8 +1\0"
+			       "10.0.0.0/08x 1\0" "10.0.0.0 1\0"
+			       "10.0.0.0/8 4294967296\0" "10.0.0.0/8 1 2\0";
+	     *bad != '\0'; bad += strlen(bad) + 1) {
+		f = fopen(path, "w");
+		fprintf(f, "%s\n", bad);
+		fclose(f);
+		ZT_EQ(routes_load(&r, path, "ut_rt3", 0, NULL, err,
+				  sizeof(err)), -EINVAL);
+	}
 	unlink(path);
-	ZT_CHECK(routes_load(&r, path, "ut_rt4", NULL, err, sizeof(err)) < 0);
+	ZT_CHECK(routes_load(&r, path, "ut_rt4", 0, NULL, err,
+			     sizeof(err)) < 0);
+}
+
+/* rte_fib against a reference LPM (a scan of every route) over random
+ * prefixes, /0 to /32, with live adds, replacements and removals. */
+ZN_TEST(router_fib_vs_reference)
+{
+	enum { N = 3000 };
+	static uint32_t pfx[N], nh[N];
+	static uint8_t dep[N], live[N];
+	char err[256], buf[32];
+	struct routes r;
+	uint32_t seed = 12345;
+
+	ZT_EQ(routes_load(&r, NULL, "ut_fib", N, NULL, err, sizeof(err)), 0);
+	for (int step = 0; step < 3 * N; step++) {
+		int i = (int)((seed = seed * 1103515245 + 12345) >> 8) % N;
+		uint32_t rnd = (seed = seed * 1103515245 + 12345);
+
+		if (!live[i] || (rnd & 3) == 0) { /* add or replace */
+			if (!live[i]) {
+				dep[i] = (uint8_t)(rnd % 33);
+				pfx[i] = (seed = seed * 1103515245 + 12345) &
+					 (dep[i] ? ~0u << (32 - dep[i]) : 0);
+				/* one route per prefix: skip duplicates */
+				for (int j = 0; j < N; j++)
+					if (j != i && live[j] &&
+					    dep[j] == dep[i] && pfx[j] == pfx[i])
+						goto next;
+			}
+			nh[i] = rnd >> 4;
+			snprintf(buf, sizeof(buf), "%u.%u.%u.%u/%u",
+				 pfx[i] >> 24, (pfx[i] >> 16) & 255,
+				 (pfx[i] >> 8) & 255, pfx[i] & 255, dep[i]);
+			ZT_EQ(routes_add(&r, buf, nh[i], err, sizeof(err)),
+			      live[i] ? 0 : 1);
+			live[i] = 1;
+		} else {
+			snprintf(buf, sizeof(buf), "%u.%u.%u.%u/%u",
+				 pfx[i] >> 24, (pfx[i] >> 16) & 255,
+				 (pfx[i] >> 8) & 255, pfx[i] & 255, dep[i]);
+			ZT_EQ(routes_del(&r, buf, err, sizeof(err)), 0);
+			live[i] = 0;
+		}
+		if (step % 300 != 0)
+			continue;
+		for (int k = 0; k < 2000; k++) {
+			uint32_t ip = (seed = seed * 1103515245 + 12345);
+			int best = -1;
+
+			if (k & 1) { /* near a live prefix */
+				int j = (int)(ip >> 8) % N;
+
+				if (live[j])
+					ip = pfx[j] | (ip & (dep[j] ?
+						~(~0u << (32 - dep[j])) : ~0u));
+			}
+			for (int j = 0; j < N; j++)
+				if (live[j] && (best < 0 || dep[j] > dep[best]) &&
+				    (dep[j] == 0 || (ip ^ pfx[j]) >>
+						    (32 - dep[j]) == 0))
+					best = j;
+			ZT_EQ(nh4(&r, ip), best < 0 ? ROUTES_NONE : nh[best]);
+		}
+next:;
+	}
+	routes_free(&r);
+}
+
+static bool
+match6(const uint8_t *a, const uint8_t *p, unsigned int depth)
+{
+	for (unsigned int b = 0; b < depth; b++)
+		if (((a[b / 8] ^ p[b / 8]) >> (7 - b % 8)) & 1)
+			return false;
+	return true;
+}
+
+/* The same for IPv6 (rte_fib6's trie): prefixes /0 to /128 that share
+ * their first bits, so they nest. */
+ZN_TEST(router_fib6_vs_reference)
+{
+	enum { N = 1500 };
+	static uint8_t pfx[N][16], dep[N], live[N];
+	static uint32_t nh[N];
+	char err[256], buf[64];
+	struct routes r;
+	uint32_t seed = 777;
+
+#define RND() (seed = seed * 1103515245 + 12345)
+	ZT_EQ(routes_load(&r, NULL, "ut_fib6", 16 * N, NULL, err,
+			  sizeof(err)), 0);
+	for (int step = 0; step < 3 * N; step++) {
+		int i = (int)(RND() >> 8) % N;
+
+		if (!live[i] || (RND() & 3) == 0) {
+			if (!live[i]) {
+				/* BGP-like: /0 to /64, and one in 8 up to /128 */
+				uint32_t wide = RND() & 7;
+
+				dep[i] = (uint8_t)(RND() % (wide ? 65 : 129));
+				for (int b = 0; b < 16; b++)
+					pfx[i][b] = b < 2 ? 0x20 :
+						    (uint8_t)(RND() >> 16) &
+						    (b < 4 ? 0x3 : 0xff);
+				for (int b = 0; b < 128; b++)
+					if (b >= dep[i])
+						pfx[i][b / 8] &=
+							(uint8_t)~(0x80 >> (b % 8));
+				for (int j = 0; j < N; j++)
+					if (j != i && live[j] && dep[j] == dep[i] &&
+					    memcmp(pfx[j], pfx[i], 16) == 0)
+						goto next;
+			}
+			nh[i] = RND() >> 4;
+			inet_ntop(AF_INET6, pfx[i], buf, sizeof(buf));
+			snprintf(buf + strlen(buf), 8, "/%u", dep[i]);
+			ZT_EQ(routes_add(&r, buf, nh[i], err, sizeof(err)),
+			      live[i] ? 0 : 1);
+			live[i] = 1;
+		} else {
+			inet_ntop(AF_INET6, pfx[i], buf, sizeof(buf));
+			snprintf(buf + strlen(buf), 8, "/%u", dep[i]);
+			ZT_EQ(routes_del(&r, buf, err, sizeof(err)), 0);
+			live[i] = 0;
+		}
+		if (step % 300 != 0)
+			continue;
+		for (int k = 0; k < 500; k++) {
+			uint8_t a[16];
+			int best = -1, j = (int)(RND() >> 8) % N;
+
+			for (int b = 0; b < 16; b++)
+				a[b] = b < 2 ? 0x20 : (uint8_t)(RND() >> 16) &
+					   (b < 4 ? 0x3 : 0xff);
+			if (live[j]) /* inside a live prefix */
+				for (int b = 0; b < dep[j]; b++)
+					a[b / 8] = (uint8_t)((a[b / 8] &
+						~(0x80 >> (b % 8))) |
+						(pfx[j][b / 8] & (0x80 >> (b % 8))));
+			for (j = 0; j < N; j++)
+				if (live[j] && (best < 0 || dep[j] > dep[best]) &&
+				    match6(a, pfx[j], dep[j]))
+					best = j;
+			ZT_EQ(nh6(&r, a), best < 0 ? ROUTES_NONE : nh[best]);
+		}
+next:;
+	}
+#undef RND
+	routes_free(&r);
 }

@@ -30,13 +30,22 @@ ZN_TEST(chain_parse)
 	zn_hop_format(&h[2], buf, sizeof(buf));
 	ZT_CHECK(strcmp(buf, "port:0") == 0);
 	for (const char *bad = "0\0" "256\0" "svc:\0" "port:x\0" "1,,2x\0"
-			       "-1\0" "port:99\0" "x\0";
+			       "-1\0" "port:99\0" "x\0" "svc:1,,port:0\0"
+			       "1,\0" ",1\0" ",\0" "0x10\0" "svc:0x1\0"
+			       "port:0x1\0" " 1\0" "+1\0";
 	     *bad != '\0'; bad += strlen(bad) + 1)
 		ZT_EQ(zn_chain_parse(bad, h, ZN_MAX_CHAIN_HOPS, err,
 				     sizeof(err)), -EINVAL);
 	ZT_EQ(zn_chain_parse("", h, ZN_MAX_CHAIN_HOPS, err, sizeof(err)),
 	      -EINVAL);
 	ZT_EQ(zn_chain_parse("1,2,3", h, 2, err, sizeof(err)), -EINVAL);
+	/* Leading zeros are decimal (not octal): svc:010 is service 10. */
+	ZT_EQ(zn_chain_parse("010,svc:08,port:01", h, ZN_MAX_CHAIN_HOPS, err,
+			     sizeof(err)), 3);
+	ZT_EQ(h[0].id, 10);
+	ZT_EQ(h[1].id, 8);
+	ZT_EQ(h[2].type, ZN_HOP_PORT);
+	ZT_EQ(h[2].id, 1);
 	/* 32 hops is the limit and works. */
 	ZT_EQ(zn_chain_parse("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,"
 			     "19,20,21,22,23,24,25,26,27,28,29,30,31,32", h,
