@@ -40,6 +40,7 @@
 #include "../lib/common/zn_util.h"
 
 #define MAX_CLIENTS 64
+#define MAX_DEFERRED 64
 #define MAX_REQUEST (64 * 1024)
 #define MAX_PENDING_OUT (16 * 1024 * 1024)
 
@@ -55,9 +56,20 @@ struct client {
 	bool closing;  /* stop reading requests; close once flushed */
 	bool draining; /* reply sent and write side shut: discard input */
 	size_t drained;
+	uint64_t serial; /* which connection: a deferred reply finds it */
 };
 
 static struct client clients[MAX_CLIENTS];
+static uint64_t client_serial;
+
+/* Requests answered later (zn_ctl_req.poll). */
+static struct deferred {
+	bool used;
+	int client;
+	uint64_t serial;
+	json_t *id;
+	struct zn_ctl_req req;
+} deferred[MAX_DEFERRED];
 
 static inline uint64_t
 ev_data(enum ev_kind kind, uint32_t idx)
@@ -226,8 +238,12 @@ zn_ctl_error_reply(json_t *id, int code, const char *msg)
 }
 
 /* One request line -> one reply object. */
+static bool defer_request(struct client *c, json_t *id,
+			  const struct zn_ctl_req *req);
+
 static json_t *
-handle_request(struct zn_mgr *m, const char *line, size_t len)
+handle_request(struct zn_mgr *m, struct client *c, const char *line,
+	       size_t len)
 {
 	struct zn_ctl_req req = { .mgr = m };
 	json_error_t jerr;
@@ -318,6 +334,18 @@ handle_request(struct zn_mgr *m, const char *line, size_t len)
 		rc = cmd->fn(&req);
 	if (rc < 0)
 		goto error;
+	req.params = NULL;
+	if (req.poll != NULL) {
+		if (defer_request(c, id, &req)) {
+			json_decref(msg);
+			return NULL; /* answered from zn_ctl_step */
+		}
+		free(req.poll_arg);
+		rc = -EBUSY;
+		snprintf(req.err, sizeof(req.err), "too many requests waiting "
+			 "for an answer");
+		goto error;
+	}
 	reply = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
 			  id ? id : json_null(), "result",
 			  req.result ? req.result : json_object());
@@ -373,7 +401,7 @@ client_read(struct zn_mgr *m, struct client *c)
 			json_t *reply = NULL;
 
 			if (len > 0 && !(len == 1 && c->in[0] == '\r'))
-				reply = handle_request(m, c->in, len);
+				reply = handle_request(m, c, c->in, len);
 			memmove(c->in, nl + 1, c->in_len - len - 1);
 			c->in_len -= len + 1;
 			if (reply != NULL) {
@@ -419,7 +447,8 @@ accept_clients(struct zn_mgr *m)
 			close(fd);
 			continue;
 		}
-		clients[i] = (struct client){ .fd = fd };
+		clients[i] = (struct client){ .fd = fd,
+					      .serial = ++client_serial };
 		if (ep_add(m, fd, EPOLLIN, ev_data(EV_CLIENT, (uint32_t)i)) <
 		    0) {
 			close(fd);
@@ -464,6 +493,70 @@ handle_event(struct zn_mgr *m, const struct epoll_event *ev)
 	}
 }
 
+static bool
+defer_request(struct client *c, json_t *id, const struct zn_ctl_req *req)
+{
+	for (int i = 0; i < MAX_DEFERRED; i++) {
+		struct deferred *d = &deferred[i];
+
+		if (d->used)
+			continue;
+		*d = (struct deferred){ .used = true,
+					.client = (int)(c - clients),
+					.serial = c->serial,
+					.id = id ? json_incref(id) : NULL,
+					.req = *req };
+		return true;
+	}
+	return false;
+}
+
+/* Answer the deferred requests that are done, failed or overdue; with
+ * @p all, every one (-ECANCELED: the manager stops). */
+static void
+poll_deferred(struct zn_mgr *m, bool all)
+{
+	uint64_t now = zn_now_ns();
+
+	for (int i = 0; i < MAX_DEFERRED; i++) {
+		struct deferred *d = &deferred[i];
+		struct client *c;
+		json_t *reply;
+		int rc;
+
+		if (!d->used)
+			continue;
+		rc = all ? -ECANCELED : d->req.poll(&d->req);
+		if (rc == -EAGAIN && now >= d->req.deadline_ns) {
+			rc = -ETIMEDOUT;
+			snprintf(d->req.err, sizeof(d->req.err), "no answer in "
+				 "time");
+		}
+		if (rc == -EAGAIN)
+			continue;
+		if (rc < 0) {
+			m->ctl_errors++;
+			json_decref(d->req.result);
+			if (d->req.err[0] == '\0')
+				snprintf(d->req.err, sizeof(d->req.err), "%s",
+					 strerror(-rc));
+			reply = zn_ctl_error_reply(d->id, rc, d->req.err);
+		} else {
+			reply = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
+					  "id", d->id ? d->id : json_null(),
+					  "result", d->req.result ?
+					  d->req.result : json_object());
+		}
+		c = &clients[d->client];
+		if (reply != NULL && c->fd >= 0 && c->serial == d->serial)
+			client_send(m, c, reply);
+		json_decref(reply);
+		json_decref(d->id);
+		free(d->req.poll_arg);
+		*d = (struct deferred){ 0 };
+	}
+}
+
 void
 zn_ctl_step(struct zn_mgr *m, int timeout_ms)
 {
@@ -473,6 +566,7 @@ zn_ctl_step(struct zn_mgr *m, int timeout_ms)
 	for (int i = 0; i < n; i++)
 		handle_event(m, &evs[i]);
 	zn_registry_poll(m);
+	poll_deferred(m, false);
 }
 
 static void
@@ -518,6 +612,7 @@ zn_ctl_run(struct zn_mgr *m)
 void
 zn_ctl_flush_all(struct zn_mgr *m)
 {
+	poll_deferred(m, true);
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		if (clients[i].fd >= 0 && clients[i].out_len > 0)
 			client_flush(m, &clients[i]);

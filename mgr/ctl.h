@@ -18,9 +18,17 @@
 
 struct zn_ctl_req {
 	struct zn_mgr *mgr;
-	json_t *params;   /* object or NULL; borrowed */
+	json_t *params;   /* object or NULL; borrowed, only during fn */
 	json_t *result;   /* set by the command; owned */
 	char err[256];    /* message for an error reply */
+	/* A command that answers later (nf.call waits for an NF) returns 0
+	 * with poll set: the control loop calls poll until it returns other
+	 * than -EAGAIN (0: result set; -errno: err set), or the deadline
+	 * passes (-ETIMEDOUT), and replies then. poll_arg is free()d after;
+	 * the client's other requests are answered meanwhile. */
+	int (*poll)(struct zn_ctl_req *req);
+	void *poll_arg;
+	uint64_t deadline_ns;
 };
 
 /* Parameter type: a jansson json_type, or ZN_CTL_BOOL (true or false). */
@@ -57,6 +65,9 @@ int zn_cmd_rule_add(struct zn_ctl_req *req);
 int zn_cmd_rule_del(struct zn_ctl_req *req);
 int zn_cmd_rule_list(struct zn_ctl_req *req);
 int zn_cmd_service_set(struct zn_ctl_req *req);
+
+/* ctl_nf.c: commands NFs serve (nf.call) */
+int zn_cmd_nf_call(struct zn_ctl_req *req);
 /** Reject unknown, missing or mistyped parameters. 0 or -EINVAL. */
 int zn_ctl_check_params(struct zn_ctl_req *req, const struct zn_ctl_cmd *cmd);
 json_t *zn_ctl_error_reply(json_t *id, int code, const char *msg);

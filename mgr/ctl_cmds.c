@@ -146,6 +146,11 @@ static const struct zn_ctl_cmd cmds[] = {
 	  { { "hops", JSON_ARRAY, true } }, cmd_chain_set },
 	{ "nf.stop", "stop an NF: it drains its packets and exits",
 	  { { "instance", JSON_INTEGER, true } }, cmd_nf_stop },
+	{ "nf.call", "call a command an NF serves (nf.list: commands); "
+	  "its answer is the result",
+	  { { "instance", JSON_INTEGER, true },
+	    { "command", JSON_STRING, true },
+	    { "args", JSON_OBJECT, false } }, zn_cmd_nf_call },
 	{ "rx.set", "enable or pause reading from all ports",
 	  { { "enabled", ZN_CTL_BOOL, true } }, cmd_rx_set },
 	{ "shutdown", "stop every NF and the manager", { { 0 } },

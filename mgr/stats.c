@@ -63,7 +63,7 @@ static json_t *
 nf_json(struct zn_mgr *m, unsigned int slot)
 {
 	const struct zn_nf_slot *s = &m->shm->nfs[slot];
-	json_t *acts = json_object(), *ctrs = json_object(), *o;
+	json_t *acts = json_object(), *ctrs = json_object(), *cmds, *o;
 	unsigned int nc = s->req.n_counters;
 
 	for (int a = 0; a < ZN_ACT_MAX; a++)
@@ -81,9 +81,16 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 			json_object_set_new(ctrs, name,
 					    json_integer((json_int_t)s->counters[i]));
 	}
+	cmds = json_array();
+	for (unsigned int i = 0; i < s->cmds.n && i < ZN_NF_MAX_CMDS; i++) {
+		json_t *c = jstr(s->cmds.name[i], ZN_CMD_NAME_LEN);
+
+		if (c != NULL)
+			json_array_append_new(cmds, c);
+	}
 	o = json_pack("{s:i, s:i, s:o, s:I, s:s, s:i, s:I, s:I, s:I, s:o, "
 		      "s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, s:I, "
-		      "s:o}",
+		      "s:o, s:o}",
 		      "instance", (int)slot, "service", s->ctl.service_id,
 		      "name", jstr(s->ctl.name, ZN_NAME_LEN), "pid",
 		      (json_int_t)s->ctl.pid, "state",
@@ -100,7 +107,8 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      ring_json(m->nf_rx[slot]), "tx_ring",
 		      ring_json(m->nf_tx[slot]), "sleeps",
 		      (json_int_t)s->db.sleeps, "wakeups",
-		      (json_int_t)s->db.wakeups, "counters", ctrs);
+		      (json_int_t)s->db.wakeups, "counters", ctrs, "commands",
+		      cmds);
 	return o;
 }
 

@@ -49,7 +49,7 @@ extern "C" {
  *  refuses a manager whose ABI version differs. Overridable only so that
  *  tests can build a deliberately incompatible library. */
 #ifndef ZN_ABI_VERSION
-#define ZN_ABI_VERSION 4
+#define ZN_ABI_VERSION 5
 #endif
 
 /** Most packets the library hands to ops->burst at once. */
@@ -177,6 +177,26 @@ int zn_nf_counter_register(struct zn_nf *nf, const char *name);
 
 /** Add @p v to NF counter @p idx (hot path, no checks beyond the index). */
 void zn_nf_counter_add(struct zn_nf *nf, int idx, uint64_t v);
+
+/**
+ * A command the NF serves, called through the manager's control method
+ * nf.call {"instance": N, "command": NAME, "args": {...}}. @p args is the
+ * call's args as JSON text ("{}" when it had none). The handler writes
+ * the result, JSON text, into @p reply (at most @p len bytes with the
+ * NUL; an empty reply is the result {}), or returns -errno with a
+ * one-line message in @p reply. It runs on the NF's packet thread
+ * between two bursts, so it may change what ops->burst reads without
+ * locks; a call that takes long holds the NF's packets meanwhile.
+ */
+typedef int (*zn_nf_cmd_fn)(struct zn_nf *nf, const char *args, char *reply,
+			    size_t len);
+
+/**
+ * Serve command @p name (1..31 characters of [a-z0-9._-]) with @p fn.
+ * Only from ops->init or before.
+ * @return 0, -EINVAL (name), -EEXIST, -ENOSPC (16 commands).
+ */
+int zn_nf_cmd_register(struct zn_nf *nf, const char *name, zn_nf_cmd_fn fn);
 
 /** One step of a service chain. */
 enum zn_step_type {

@@ -363,8 +363,8 @@ check_compat(struct zn_nf *nf)
 	return 0;
 }
 
-static void
-kick_manager(struct zn_nf *nf)
+void
+zn_nf_kick_manager(struct zn_nf *nf)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char c = 'k';
@@ -386,7 +386,7 @@ post_msg(struct zn_nf *nf, uint16_t type)
 
 	if (rte_ring_mp_enqueue_elem(nf->msgq, &msg, sizeof(msg)) < 0)
 		return -ENOBUFS;
-	kick_manager(nf);
+	zn_nf_kick_manager(nf);
 	return 0;
 }
 
@@ -525,6 +525,7 @@ register_nf(struct zn_nf *nf)
 	memset(s->counters, 0, sizeof(s->counters));
 	memset(s->counter_names, 0, sizeof(s->counter_names));
 	memset(&s->objs, 0, sizeof(s->objs));
+	zn_nf_cmd_reset(nf);
 	zn_proc_start_time(getpid(), &start);
 	s->req.service_id = nf->service_id;
 	s->req.n_counters = 0;
@@ -754,7 +755,7 @@ zn_nf_close(struct zn_nf *nf)
 		if (!nf->leave_sent && zn_nf_mgr_alive(nf))
 			zn_nf_send_leave(nf);
 		__atomic_store_n(&nf->s->req.exited, 1, __ATOMIC_RELEASE);
-		kick_manager(nf);
+		zn_nf_kick_manager(nf);
 	}
 	if (nf->slot_lock_fd >= 0)
 		close(nf->slot_lock_fd);

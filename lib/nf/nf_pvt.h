@@ -63,11 +63,27 @@ struct zn_nf {
 	bool init_done;
 	bool joined;      /* READY sent: the manager routes to us */
 	void *priv;
+	uint32_t cmd_gen;  /* the last command answered (nf_cmd.c) */
+	zn_nf_cmd_fn cmd_fn[ZN_NF_MAX_CMDS];
 };
 
 /* Control path helpers used by the packet loop (nf.c). */
 int zn_nf_send_leave(struct zn_nf *nf);
 bool zn_nf_mgr_alive(struct zn_nf *nf);
 int zn_nf_join(struct zn_nf *nf);
+void zn_nf_kick_manager(struct zn_nf *nf);
+
+/* nf_cmd.c: commands (nf.call). _reset at registration; _serve answers
+ * an open command, if any, from the packet thread. */
+void zn_nf_cmd_reset(struct zn_nf *nf);
+void zn_nf_cmd_serve(struct zn_nf *nf);
+
+/* A command is open: the manager moved cmd.gen past what we answered. */
+static inline bool
+zn_nf_cmd_open(const struct zn_nf *nf)
+{
+	return __atomic_load_n(&nf->s->cmd.gen, __ATOMIC_ACQUIRE) !=
+	       nf->cmd_gen;
+}
 
 #endif /* ZN_NF_PVT_H */

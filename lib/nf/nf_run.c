@@ -32,7 +32,8 @@ rx_ready(void *arg)
 	struct zn_nf *nf = arg;
 
 	return rte_ring_count(nf->rx) > 0 || nf->stop_req ||
-	       __atomic_load_n(&nf->s->ctl.stop, __ATOMIC_ACQUIRE);
+	       __atomic_load_n(&nf->s->ctl.stop, __ATOMIC_ACQUIRE) ||
+	       zn_nf_cmd_open(nf);
 }
 
 static bool
@@ -225,6 +226,9 @@ zn_nf_run(struct zn_nf *nf)
 			if (!idle_wait(nf, &st))
 				next_check = 0; /* slept and timed out: check now */
 		}
+		/* One load of a line the manager writes once per command. */
+		if (unlikely(zn_nf_cmd_open(nf)))
+			zn_nf_cmd_serve(nf);
 		if (rte_rdtsc() >= next_check) {
 			rc = periodic(nf, zn_now_ns());
 			if (rc < 0)

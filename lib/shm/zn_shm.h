@@ -53,6 +53,9 @@
 #define ZN_COUNTER_NAME_LEN 24
 #define ZN_NF_MAX_OBJS 16      /* DPDK objects an NF leaves to the manager */
 #define ZN_OBJ_NAME_LEN 32     /* RTE_MEMZONE_NAMESIZE, RTE_HASH_NAMESIZE */
+#define ZN_NF_MAX_CMDS 16      /* commands an NF serves (nf.call) */
+#define ZN_CMD_NAME_LEN 32
+#define ZN_CMD_TEXT_LEN 8192   /* a command's args, its reply: JSON text */
 
 _Static_assert(ZN_NF_LCORE_BASE + ZN_MAX_NFS <= RTE_MAX_LCORE,
 	       "NF lcores must fit in RTE_MAX_LCORE");
@@ -279,6 +282,36 @@ struct zn_nf_slot {
 		uint32_t gen;
 		int32_t rc;
 	} steer_reply __rte_cache_aligned;
+
+	/* writer: the NF, control path (zn_nf_cmd_register): the commands
+	 * it serves, for nf.call; reset by the NF when it registers */
+	struct {
+		uint32_t n;
+		uint32_t pad;
+		char name[ZN_NF_MAX_CMDS][ZN_CMD_NAME_LEN];
+	} cmds __rte_cache_aligned;
+
+	/* writer: manager control thread (nf.call): a command for the NF.
+	 * name, len and text are written first, then gen moves (release);
+	 * only while cmd_reply.gen == gen (the NF answered the last one). */
+	struct {
+		uint32_t gen;
+		uint32_t len;       /* bytes of text */
+		char name[ZN_CMD_NAME_LEN];
+		char text[ZN_CMD_TEXT_LEN]; /* args, a JSON object */
+	} cmd __rte_cache_aligned;
+
+	/* writer: the NF packet thread: the answer to cmd.gen. rc, len and
+	 * text first, then gen = cmd.gen (release); then it kicks the
+	 * manager. At registration the NF sets gen = cmd.gen (none open). */
+	struct {
+		uint32_t gen;
+		int32_t rc;         /* 0: text is the result (JSON); -errno:
+				     * text is a message */
+		uint32_t len;
+		uint32_t pad;
+		char text[ZN_CMD_TEXT_LEN];
+	} cmd_reply __rte_cache_aligned;
 
 	struct zn_doorbell db; /* the NF sleeps here; workers ring it */
 } __rte_cache_aligned;

@@ -12,6 +12,7 @@
  * a next hop without a port. See README.md.
  */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@
 #include <rte_ip.h>
 #include <rte_fib.h>
 #include <rte_fib6.h>
+
+#include <jansson.h>
 
 #include <zeronf/zeronf.h>
 
@@ -247,6 +250,149 @@ hops_update(uint32_t from)
 	return 0;
 }
 
+/* Commands (nf.call), on the packet thread between bursts: the tables
+ * change with no lookup running. */
+
+/* route.add {"routes": [{"prefix": "10.0.0.0/8", "next_hop": 7}, ...]}:
+ * all checked first, then added in order; a route that does not fit stops
+ * there (the reply says how many went in). */
+static int
+cmd_route_add(struct zn_nf *nf, const char *args, char *reply, size_t len)
+{
+	json_t *a = json_loads(args, 0, NULL), *routes, *r;
+	uint32_t nh_before = rt.n_nh, added = 0, replaced = 0;
+	char err[256];
+	size_t i;
+	int rc = 0;
+
+	(void)nf;
+	routes = json_object_get(a, "routes");
+	if (!json_is_array(routes) || json_array_size(routes) == 0) {
+		snprintf(reply, len, "route.add wants {\"routes\": [{\"prefix\""
+			 ": P, \"next_hop\": N}, ...]}");
+		json_decref(a);
+		return -EINVAL;
+	}
+	json_array_foreach(routes, i, r) {
+		json_t *p = json_object_get(r, "prefix");
+		json_t *h = json_object_get(r, "next_hop");
+
+		if (!json_is_string(p) || !json_is_integer(h) ||
+		    json_integer_value(h) < 0 ||
+		    json_integer_value(h) > UINT32_MAX ||
+		    json_object_size(r) != 2) {
+			snprintf(reply, len, "routes[%zu]: want {\"prefix\": "
+				 "string, \"next_hop\": 0..4294967295}", i);
+			json_decref(a);
+			return -EINVAL;
+		}
+	}
+	json_array_foreach(routes, i, r) {
+		rc = routes_add(&rt, json_string_value(json_object_get(
+					     r, "prefix")),
+				(uint32_t)json_integer_value(json_object_get(
+					r, "next_hop")), err, sizeof(err));
+		if (rc < 0)
+			break;
+		added += rc == 1;
+		replaced += rc == 0;
+	}
+	/* Next hops first seen here: their port and MAC. */
+	if (rt.n_nh > nh_before && hops_update(nh_before) < 0 && rc >= 0) {
+		snprintf(err, sizeof(err), "a new next hop has no port");
+		rc = -EINVAL;
+	}
+	if (rc < 0)
+		snprintf(reply, len, "routes[%zu]: %s (%u added, %u replaced "
+			 "before it)", i, err, added, replaced);
+	else
+		snprintf(reply, len, "{\"added\": %u, \"replaced\": %u, "
+			 "\"ipv4\": %u, \"ipv6\": %u}", added, replaced,
+			 rt.n_v4, rt.n_v6);
+	json_decref(a);
+	return rc < 0 ? rc : 0;
+}
+
+/* route.del {"prefixes": ["10.0.0.0/8", ...]}: all removed, or none
+ * where one is bad or absent (checked first). */
+static int
+cmd_route_del(struct zn_nf *nf, const char *args, char *reply, size_t len)
+{
+	json_t *a = json_loads(args, 0, NULL), *pfx, *p;
+	uint32_t removed = 0;
+	char err[256];
+	size_t i;
+	int rc = 0;
+
+	(void)nf;
+	pfx = json_object_get(a, "prefixes");
+	if (!json_is_array(pfx) || json_array_size(pfx) == 0) {
+		snprintf(reply, len, "route.del wants {\"prefixes\": [P, "
+			 "...]}");
+		json_decref(a);
+		return -EINVAL;
+	}
+	json_array_foreach(pfx, i, p)
+		if (!json_is_string(p)) {
+			snprintf(reply, len, "prefixes[%zu]: not a string", i);
+			json_decref(a);
+			return -EINVAL;
+		}
+	json_array_foreach(pfx, i, p) {
+		rc = routes_del(&rt, json_string_value(p), err, sizeof(err));
+		if (rc < 0)
+			break;
+		removed++;
+	}
+	if (rc < 0)
+		snprintf(reply, len, "prefixes[%zu]: %s (%u removed before "
+			 "it)", i, err, removed);
+	else
+		snprintf(reply, len, "{\"removed\": %u, \"ipv4\": %u, "
+			 "\"ipv6\": %u}", removed, rt.n_v4, rt.n_v6);
+	json_decref(a);
+	return rc;
+}
+
+/* route.lookup {"address": "192.0.2.1"}: the next hop a packet to it
+ * takes now (IPv4 or IPv6). */
+static int
+cmd_route_lookup(struct zn_nf *nf, const char *args, char *reply,
+		 size_t len)
+{
+	json_t *a = json_loads(args, 0, NULL);
+	const char *addr = json_string_value(json_object_get(a, "address"));
+	uint8_t ip[16];
+	uint64_t idx = ROUTES_NONE;
+
+	(void)nf;
+	if (addr != NULL && inet_pton(AF_INET, addr, ip) == 1) {
+		uint32_t v4;
+
+		memcpy(&v4, ip, 4);
+		idx = routes_lookup4(&rt, rte_be_to_cpu_32(v4));
+	} else if (addr != NULL && inet_pton(AF_INET6, addr, ip) == 1) {
+		uint8_t ips[1][RTE_FIB6_IPV6_ADDR_SIZE];
+
+		memcpy(ips[0], ip, 16);
+		if (rt.v6 != NULL)
+			rte_fib6_lookup_bulk(rt.v6, ips, &idx, 1);
+	} else {
+		snprintf(reply, len, "route.lookup wants {\"address\": an "
+			 "IPv4 or IPv6 address}");
+		json_decref(a);
+		return -EINVAL;
+	}
+	if (idx == ROUTES_NONE)
+		snprintf(reply, len, "{\"next_hop\": null}");
+	else
+		snprintf(reply, len, "{\"next_hop\": %u, \"port\": %d}",
+			 rt.nh_id[idx], hops[idx].port == UINT16_MAX ? -1 :
+			 hops[idx].port);
+	json_decref(a);
+	return 0;
+}
+
 static int
 router_init(struct zn_nf *nf)
 {
@@ -273,6 +419,12 @@ router_init(struct zn_nf *nf)
 	if (hops == NULL)
 		return -ENOMEM;
 	rc = hops_update(0);
+	if (rc == 0)
+		rc = zn_nf_cmd_register(nf, "route.add", cmd_route_add);
+	if (rc == 0)
+		rc = zn_nf_cmd_register(nf, "route.del", cmd_route_del);
+	if (rc == 0)
+		rc = zn_nf_cmd_register(nf, "route.lookup", cmd_route_lookup);
 	if (rc < 0)
 		return rc;
 	fprintf(stderr, "router: %u IPv4 and %u IPv6 routes, %u next hops, "

@@ -36,10 +36,33 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("instance_id", type=int)
     p = sub.add_parser("rx", help="enable or pause port RX")
     p.add_argument("state", choices=["on", "off"])
+    p = sub.add_parser("nf-call", help="a command an NF serves, e.g. "
+                       "nf-call 0 route.add '{\"routes\": [...]}'")
+    p.add_argument("instance_id", type=int)
+    p.add_argument("command")
+    p.add_argument("args", nargs="?", help="a JSON object")
     p = sub.add_parser("call", help="any method, params as JSON")
     p.add_argument("method")
     p.add_argument("params", nargs="?", default="{}")
     a = ap.parse_args(argv)
+
+    # JSON arguments are checked before anything is sent: a clear line,
+    # not a traceback.
+    params = None
+    for what in ("params", "args"):
+        text = getattr(a, what, None)
+        if text is None:
+            continue
+        try:
+            params = json.loads(text)
+        except ValueError as e:
+            print(f"zeronf: {a.cmd}: {what} is not JSON ({e}): {text}",
+                  file=sys.stderr)
+            return 2
+        if not isinstance(params, dict):
+            print(f"zeronf: {a.cmd}: {what} must be a JSON object, not "
+                  f"{text}", file=sys.stderr)
+            return 2
 
     try:
         with Client(a.instance) as c:
@@ -65,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
             elif a.cmd == "rx":
                 res = c.rx_set(a.state == "on")
             elif a.cmd == "call":
-                res = c.call(a.method, **json.loads(a.params))
+                res = c.call(a.method, **params)
+            elif a.cmd == "nf-call":
+                res = c.nf_call(a.instance_id, a.command, params)
             else:
                 res = c.call(a.cmd.replace("-", "."))
     except ZeroNFError as e:

@@ -131,6 +131,15 @@ class Client:
     def nf_stop(self, instance: int) -> dict:
         return self.call("nf.stop", instance=instance)
 
+    def nf_call(self, instance: int, command: str,
+                args: dict | None = None) -> Any:
+        """A command the NF serves (nf.list shows them), e.g. the
+        router's route.add."""
+        if args is None:
+            return self.call("nf.call", instance=instance, command=command)
+        return self.call("nf.call", instance=instance, command=command,
+                         args=args)
+
     def rx_set(self, enabled: bool) -> dict:
         return self.call("rx.set", enabled=enabled)
 

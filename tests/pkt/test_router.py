@@ -10,11 +10,12 @@ from __future__ import annotations
 import gzip
 import ipaddress
 import struct
+import time
 
 import pytest
 from scapy.all import ARP, IP, UDP, Ether, IPv6, wrpcap
 
-from harness import CORPORA, wait_for
+from harness import CORPORA, conserved, wait_for
 from pcaputil import read_frames
 
 ROUTING = CORPORA / "routing"
@@ -132,3 +133,100 @@ def test_bad_route_file_is_refused(managers, tmp_path):
     assert nf.proc.wait(20) != 0
     assert "bad.txt:2" in nf.proc.output()
     assert m.call("status")["registry"]["registered"] == 1  # then left
+
+
+def test_live_route_changes_while_traffic_flows(managers, tmp_path):
+    """Routes added and removed through the control socket (nf.call to the
+    router's route.add / route.del / route.lookup) while packets to a
+    routed and an unrouted /8 flow: each change takes effect at once
+    (the commands run between bursts), nothing is lost uncounted."""
+    from zeronf import ZeroNFError
+    routes = tmp_path / "routes.txt"
+    routes.write_text("10.0.0.0/8 1\n")
+    pkts = []
+    for i in range(1000):
+        dst = "10.1.1.1" if i % 2 else "20.1.1.1"
+        pkts.append(Ether(**ETH) / IP(src="10.0.0.1", dst=dst, ttl=64) /
+                    UDP(sport=1000 + i, dport=53) / (b"x" * 18))
+    src = tmp_path / "in.pcap"
+    wrpcap(str(src), pkts)
+    m = managers(ports=[f"net_pcap0,rx_pcap={src},infinite_rx=1",
+                        "net_null1,no-rx=1"],
+                 chain="1", rx_paused=True, args=["--mem", "512"])
+    base = m.pool()["in_use"]
+    nf = m.start_nf("router", 1, nf_args=["--routes", str(routes)])
+    fwd = m.start_nf("forward", 2)
+    me = nf.instance
+    info = m.nf_by_pid(nf.proc.pid)
+    assert sorted(info["commands"]) == ["route.add", "route.del",
+                                        "route.lookup"]
+    assert m.nf_by_pid(fwd.proc.pid)["commands"] == []
+
+    def counters():
+        return m.nf_by_pid(nf.proc.pid)["counters"]
+
+    def settle():  # counters reach nf.list once per tick (~100 ms)
+        time.sleep(0.35)
+        return counters()
+
+    def call(cmd, **args):
+        return m.call("nf.call", instance=me, command=cmd, args=args)
+
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: counters()["no_route"] > 20000, 30, "traffic")
+    assert call("route.lookup", address="20.1.1.1") == {"next_hop": None}
+    r = call("route.add", routes=[{"prefix": "20.0.0.0/8",
+                                   "next_hop": 1}])
+    assert r == {"added": 1, "replaced": 0, "ipv4": 2, "ipv6": 0}
+    assert call("route.lookup", address="20.1.1.1") == {"next_hop": 1,
+                                                        "port": 1}
+    c1 = settle()
+    c2 = settle()
+    assert c2["no_route"] == c1["no_route"]          # all routed now
+    assert c2["routed"] > c1["routed"] + 1000
+    # replace, then remove: unrouted again
+    r = call("route.add", routes=[{"prefix": "20.0.0.0/8", "next_hop": 1},
+                                  {"prefix": "2001:db8::/32",
+                                   "next_hop": 1}])
+    assert (r["added"], r["replaced"], r["ipv6"]) == (1, 1, 1)
+    assert call("route.lookup", address="2001:db8::1")["next_hop"] == 1
+    assert call("route.del", prefixes=["20.0.0.0/8"]) == {
+        "removed": 1, "ipv4": 1, "ipv6": 1}
+    c3 = settle()
+    c4 = settle()
+    assert c4["no_route"] > c3["no_route"] + 1000
+    # bad input: a clear error, the tables unchanged
+    for cmd, args, code, text in [
+            ("route.add", {"routes": [{"prefix": "20.0.0.0/33",
+                                       "next_hop": 1}]}, -22, "routes[0]"),
+            ("route.add", {"routes": [{"prefix": "020.0.0.0/8",
+                                       "next_hop": 1}]}, -22, "bad prefix"),
+            ("route.add", {"routes": [{"prefix": "20.0.0.0/8"}]}, -22,
+             "next_hop"),
+            ("route.add", {}, -22, "route.add wants"),
+            ("route.del", {"prefixes": ["30.0.0.0/8"]}, -2, "no route"),
+            ("route.lookup", {"address": "nope"}, -22, "address"),
+            ("route.flush", {}, -95, "no command"),
+    ]:
+        with pytest.raises(ZeroNFError) as e:
+            call(cmd, **args)
+        assert e.value.code == code and text in str(e.value), (cmd, e.value)
+    with pytest.raises(ZeroNFError) as e:
+        m.call("nf.call", instance=fwd.instance, command="route.add")
+    assert e.value.code == -95
+    with pytest.raises(ZeroNFError) as e:
+        m.call("nf.call", instance=95, command="route.add")
+    assert e.value.code == -3
+    with pytest.raises(ZeroNFError) as e:
+        call("route.add", routes=[{"prefix": "1.0.0.0/8",
+                                   "next_hop": 1}] * 400)
+    assert e.value.code == -7  # more than the 8 KiB a command carries
+    assert call("route.lookup", address="10.9.9.9")["next_hop"] == 1
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    c = counters()
+    rx, tx, dropped = conserved(st)
+    assert dropped == st["drops"]["nf"] == c["no_route"]
+    assert c["routed"] + c["no_route"] == m.nf_by_pid(nf.proc.pid)["rx"]
+    # the NF answers while idle (asleep on its doorbell)
+    assert call("route.lookup", address="20.1.1.1") == {"next_hop": None}

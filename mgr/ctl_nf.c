@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* nf.call: a command an NF serves (zn_nf_cmd_register), e.g. the router's
+ * route.add. The manager checks the NF serves it, writes the command into
+ * the NF's slot (cmd), rings the NF's doorbell and answers the client
+ * once the NF has (cmd_reply, polled from the control loop, which the NF
+ * wakes with a kick). One command at a time per NF: a second caller gets
+ * -EBUSY until the first is answered. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgr.h"
+#include "ctl.h"
+#include "../lib/common/zn_doorbell.h"
+#include "../lib/common/zn_util.h"
+
+#define NF_CALL_TIMEOUT_NS (5ULL * 1000 * 1000 * 1000) /* < the CLI's 10 s */
+
+struct nf_call {
+	unsigned int slot;
+	uint32_t reg_gen;  /* the NF's registration: another NF in the slot
+			    * is not the one asked */
+	uint32_t cmd_gen;
+};
+
+static int
+nf_call_poll(struct zn_ctl_req *req)
+{
+	const struct nf_call *nc = req->poll_arg;
+	struct zn_nf_slot *s = &req->mgr->shm->nfs[nc->slot];
+	json_error_t jerr;
+	char text[ZN_CMD_TEXT_LEN];
+	uint32_t state = __atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE);
+	int32_t rc;
+
+	if (__atomic_load_n(&s->cmd_reply.gen, __ATOMIC_ACQUIRE) !=
+	    nc->cmd_gen) {
+		if (s->ctl.gen != nc->reg_gen ||
+		    (state != ZN_NF_RUNNING && state != ZN_NF_STARTING &&
+		     state != ZN_NF_STOPPING)) {
+			snprintf(req->err, sizeof(req->err), "NF %u exited "
+				 "before it answered", nc->slot);
+			return -ESRCH;
+		}
+		return -EAGAIN;
+	}
+	/* The NF wrote these before the gen we read (acquire). A copy,
+	 * bounded whatever the NF wrote. */
+	rc = s->cmd_reply.rc;
+	memcpy(text, s->cmd_reply.text, sizeof(text));
+	text[sizeof(text) - 1] = '\0';
+	if (rc < 0) {
+		if (rc < -4095)
+			rc = -EPROTO;
+		snprintf(req->err, sizeof(req->err), "%s",
+			 text[0] ? text : strerror(-rc));
+		return rc;
+	}
+	if (text[0] == '\0') {
+		req->result = json_object();
+		return 0;
+	}
+	req->result = json_loads(text, JSON_DECODE_ANY, &jerr);
+	if (req->result == NULL) {
+		snprintf(req->err, sizeof(req->err), "NF %u answered with "
+			 "bad JSON: %s", nc->slot, jerr.text);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int
+zn_cmd_nf_call(struct zn_ctl_req *req)
+{
+	struct zn_mgr *m = req->mgr;
+	json_int_t id = json_integer_value(json_object_get(req->params,
+							   "instance"));
+	const char *name = json_string_value(json_object_get(req->params,
+							     "command"));
+	json_t *args = json_object_get(req->params, "args");
+	struct zn_nf_slot *s;
+	struct nf_call *nc;
+	uint32_t state, n;
+	char *text;
+	size_t len;
+	bool served = false;
+
+	if (id < 0 || id >= ZN_MAX_NFS) {
+		snprintf(req->err, sizeof(req->err), "instance: 0..%d",
+			 ZN_MAX_NFS - 1);
+		return -EINVAL;
+	}
+	s = &m->shm->nfs[id];
+	state = __atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE);
+	if (state != ZN_NF_RUNNING) {
+		snprintf(req->err, sizeof(req->err), "no running NF with "
+			 "instance id %lld", (long long)id);
+		return -ESRCH;
+	}
+	n = RTE_MIN(__atomic_load_n(&s->cmds.n, __ATOMIC_ACQUIRE),
+		    (uint32_t)ZN_NF_MAX_CMDS);
+	for (uint32_t i = 0; i < n && !served; i++)
+		served = strncmp(s->cmds.name[i], name, ZN_CMD_NAME_LEN) == 0;
+	if (!served) {
+		snprintf(req->err, sizeof(req->err), "NF %lld ('%s') has no "
+			 "command '%.64s' (nf.list shows its commands)",
+			 (long long)id, s->ctl.name, name);
+		return -EOPNOTSUPP;
+	}
+	if (__atomic_load_n(&s->cmd_reply.gen, __ATOMIC_ACQUIRE) !=
+	    s->cmd.gen) {
+		snprintf(req->err, sizeof(req->err), "NF %lld is still on "
+			 "the previous command", (long long)id);
+		return -EBUSY;
+	}
+	text = args != NULL ? json_dumps(args, JSON_COMPACT) :
+			      strdup("{}");
+	if (text == NULL)
+		return -ENOMEM;
+	len = strlen(text);
+	if (len >= ZN_CMD_TEXT_LEN) {
+		free(text);
+		snprintf(req->err, sizeof(req->err), "args: %zu bytes of "
+			 "JSON, at most %d", len, ZN_CMD_TEXT_LEN - 1);
+		return -E2BIG;
+	}
+	nc = malloc(sizeof(*nc));
+	if (nc == NULL) {
+		free(text);
+		return -ENOMEM;
+	}
+	zn_strlcpy(s->cmd.name, name, sizeof(s->cmd.name));
+	memcpy(s->cmd.text, text, len + 1);
+	s->cmd.len = (uint32_t)len;
+	free(text);
+	*nc = (struct nf_call){ .slot = (unsigned int)id,
+				.reg_gen = s->ctl.gen,
+				.cmd_gen = s->cmd.gen + 1 };
+	__atomic_store_n(&s->cmd.gen, nc->cmd_gen, __ATOMIC_RELEASE);
+	zn_db_ring(&s->db);
+	req->poll = nf_call_poll;
+	req->poll_arg = nc;
+	req->deadline_ns = zn_now_ns() + NF_CALL_TIMEOUT_NS;
+	return 0;
+}
