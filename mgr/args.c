@@ -56,6 +56,10 @@ usage(const char *prog, FILE *out)
 		"      --rx-paused         start with port RX paused (enable "
 		"it with the\n"
 		"                          control method rx.set)\n"
+		"      --rx-when-ready     start with port RX paused until every "
+		"service of\n"
+		"                          --chain has a running NF (then "
+		"enabled, once)\n"
 		"      --flow-capacity N   exact flow rules at most (default "
 		"262144; 1M needs\n"
 		"                          about 100 MB more --mem)\n"
@@ -174,7 +178,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 	enum {
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
-		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS,
+		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -193,6 +197,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "huge-dir", required_argument, NULL, O_HUGE },
 		{ "log-level", required_argument, NULL, O_LOG },
 		{ "rx-paused", no_argument, NULL, O_RXPAUSED },
+		{ "rx-when-ready", no_argument, NULL, O_RXREADY },
 		{ "flow-capacity", required_argument, NULL, O_FLOWCAP },
 		{ "flow-idle-s", required_argument, NULL, O_FLOWIDLE },
 		{ "lb-idle-s", required_argument, NULL, O_LBIDLE },
@@ -272,8 +277,14 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			break;
 		case O_CPUS:
 			if (zn_parse_cpulist(optarg, &cfg->cpus) < 0) {
-				fprintf(stderr, "%s: bad CPU list '%s'\n", prog,
-					optarg);
+				fprintf(stderr, "%s: bad CPU list '%s' (e.g. "
+					"0-3,6)\n", prog, optarg);
+				return -EINVAL;
+			}
+			if (zn_cpulist_allowed(&cfg->cpus, err,
+					       sizeof(err)) < 0) {
+				fprintf(stderr, "%s: --cpus %s: %s\n", prog,
+					optarg, err);
 				return -EINVAL;
 			}
 			cfg->cpus_set = true;
@@ -350,17 +361,29 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 				   sizeof(cfg->huge_dir));
 			break;
 		case O_LOG:
+			if (!zn_log_level_valid(optarg) ||
+			    strlen(optarg) >= sizeof(cfg->log_level)) {
+				fprintf(stderr, "%s: --log-level: '%s' is not a "
+					"level (emerg, alert, crit, err, "
+					"warning, notice, info, debug or 1..8)"
+					"\n", prog, optarg);
+				return -EINVAL;
+			}
 			zn_strlcpy(cfg->log_level, optarg,
 				   sizeof(cfg->log_level));
 			break;
 		case O_RXPAUSED:
 			cfg->rx_paused = true;
 			break;
+		case O_RXREADY:
+			cfg->rx_when_ready = true;
+			break;
 		case 'h':
 			usage(prog, stdout);
 			return -ECANCELED;
-		default:
-			usage(prog, stderr);
+		default: /* getopt said what */
+			fprintf(stderr, "%s: --help lists the options\n",
+				prog);
 			return -EINVAL;
 		}
 	}
@@ -369,6 +392,21 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			argv[optind]);
 		return -EINVAL;
 	}
+	for (unsigned int i = 0; i < cfg->n_devargs; i++)
+		for (unsigned int j = 0; j < i; j++) {
+			size_t a = strcspn(cfg->devargs[i], ","),
+			       b = strcspn(cfg->devargs[j], ",");
+
+			if (a == b && strncmp(cfg->devargs[i],
+					      cfg->devargs[j], a) == 0) {
+				fprintf(stderr, "%s: port %u and port %u are "
+					"both device '%.*s' (give each -p a "
+					"name of its own: net_null0, "
+					"net_null1, ...)\n", prog, j, i,
+					(int)a, cfg->devargs[i]);
+				return -EINVAL;
+			}
+		}
 	if (cfg->rx_threads + cfg->tx_threads > ZN_MAX_WORKERS) {
 		fprintf(stderr, "%s: at most %d threads in all\n", prog,
 			ZN_MAX_WORKERS);

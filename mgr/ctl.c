@@ -567,6 +567,7 @@ zn_ctl_step(struct zn_mgr *m, int timeout_ms)
 		handle_event(m, &evs[i]);
 	zn_registry_poll(m);
 	poll_deferred(m, false);
+	zn_telemetry_serve(m);
 }
 
 static void
@@ -594,6 +595,7 @@ zn_ctl_run(struct zn_mgr *m)
 			busy |= m->shm->nfs[s].ctl.state == ZN_NF_RECLAIMING ||
 				m->reg[s].pending;
 		zn_ctl_step(m, busy ? 10 : 100);
+		zn_registry_rx_when_ready(m);
 		now = zn_now_ns();
 		zn_fdir_tick(m, now);
 		if (now >= next_epoch) {

@@ -116,6 +116,7 @@ cmd_rx_set(struct zn_ctl_req *req)
 	bool on = json_is_true(json_object_get(req->params, "enabled"));
 
 	req->mgr->rx_enabled = on;
+	req->mgr->rx_waiting = false; /* the operator decides now */
 	ZN_LOG(NOTICE, "port RX %s", on ? "enabled" : "paused");
 	req->result = json_pack("{s:b}", "enabled", on);
 	return 0;

@@ -562,6 +562,16 @@ zn_cmd_service_set(struct zn_ctl_req *req)
 			return -EINVAL;
 		}
 		weights[inst] = (uint16_t)json_integer_value(v);
+		/* A weight for an instance that is not of this service would
+		 * be kept and silently never used. */
+		if (!zn_registry_serves(req->mgr, (unsigned int)inst,
+					(uint16_t)svc)) {
+			snprintf(req->err, sizeof(req->err), "weights: "
+				 "instance %llu is not a running NF of "
+				 "service %lld", (unsigned long long)inst,
+				 (long long)svc);
+			return -EINVAL;
+		}
 	}
 	rc = zn_lb_set(req->mgr, (uint16_t)svc, (enum zn_lb_mode)mode,
 		       wo ? weights : NULL, req->err, sizeof(req->err));

@@ -218,7 +218,7 @@ acl_republish(struct zn_mgr *m)
 {
 	struct zn_fdir *fd = m->fdir;
 	struct rte_acl_ctx *ctx[2], *old[2] = { fd->acl[0], fd->acl[1] };
-	int err, rc;
+	int err;
 
 	for (int v6 = 0; v6 < 2; v6++) {
 		ctx[v6] = acl_build(fd, v6, &err);
@@ -230,14 +230,7 @@ acl_republish(struct zn_mgr *m)
 	}
 	fd->acl[0] = ctx[0];
 	fd->acl[1] = ctx[1];
-	rc = zn_route_publish(m); /* waits until no worker sees the old ones */
-	if (rc < 0) {
-		fd->acl[0] = old[0];
-		fd->acl[1] = old[1];
-		rte_acl_free(ctx[0]);
-		rte_acl_free(ctx[1]);
-		return rc;
-	}
+	zn_route_publish(m); /* waits until no worker sees the old ones */
 	rte_acl_free(old[0]);
 	rte_acl_free(old[1]);
 	return 0;
@@ -339,7 +332,8 @@ zn_chain_set(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
 	memcpy(c->hops, hops, n * sizeof(*hops));
 	c->len = (uint16_t)n;
 	pthread_mutex_unlock(&m->cfg_lock);
-	return zn_route_publish(m);
+	zn_route_publish(m);
+	return 0;
 }
 
 unsigned int
@@ -495,10 +489,8 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		return chain;
 	}
 	/* Workers must know the chain before any entry names it. */
-	if (created && (rc = zn_route_publish(m)) < 0) {
-		chain_put(fd, (unsigned int)chain);
-		return rc;
-	}
+	if (created)
+		zn_route_publish(m);
 	rc = zn_ft_add(fd->exact, key, zn_flow_key_hash(key), zn_now_ns(),
 		       &hit);
 	if (rc < 0) {

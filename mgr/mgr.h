@@ -78,6 +78,7 @@ struct zn_mgr_cfg {
 	bool fdir_rehash;           /* naive per-hop rehash (benchmark) */
 	bool rx_timestamp;          /* RX timestamp offload where offered */
 	bool rx_paused;
+	bool rx_when_ready;         /* RX once --chain's services are up */
 	char huge_dir[PATH_MAX];
 	char log_level[64];
 	int eal_argc;    /* extra EAL args after "--" */
@@ -284,7 +285,8 @@ struct zn_mgr {
 
 	/* Routing: the live snapshot (workers), and what it is built from
 	 * (control thread; cfg_lock also held by telemetry readers). */
-	struct zn_route *route;
+	struct zn_route *route;       /* published: read by workers */
+	struct zn_route *route_spare; /* the next to publish (route.c) */
 	struct rte_rcu_qsbr *qsbr;
 	pthread_mutex_t cfg_lock;
 	uint64_t route_version;
@@ -295,6 +297,7 @@ struct zn_mgr {
 	struct zn_worker *workers[ZN_MAX_WORKERS];
 	unsigned int n_workers;
 	volatile int rx_enabled; /* 0 during shutdown: stop polling ports */
+	bool rx_waiting;         /* --rx-when-ready, not yet enabled */
 	volatile int quit;       /* workers exit */
 
 	struct zn_nf_reg reg[ZN_MAX_NFS];
@@ -321,6 +324,11 @@ struct zn_mgr {
 int zn_instance_acquire(struct zn_mgr *m);
 void zn_instance_set_ready(struct zn_mgr *m);
 void zn_instance_release(struct zn_mgr *m);
+/** --rx-when-ready: enable port RX once every service of --chain has a
+ *  running NF (once; rx.set decides from then on). Control thread. */
+void zn_registry_rx_when_ready(struct zn_mgr *m);
+/** NF @p slot is starting or running, of service @p svc. */
+bool zn_registry_serves(struct zn_mgr *m, unsigned int slot, uint16_t svc);
 /** Unlink the files of @p dir whose name @p match accepts. @return count */
 unsigned int zn_unlink_matching(const char *dir,
 				bool (*match)(const char *name, const void *arg),
@@ -341,7 +349,7 @@ uint64_t zn_ports_scans_refused(void);
 int zn_route_init(struct zn_mgr *m);
 /** Rebuild the snapshot from the registry and chain, publish it and wait
  *  until no worker can still see the old one. Control thread only. */
-int zn_route_publish(struct zn_mgr *m);
+void zn_route_publish(struct zn_mgr *m);
 void zn_route_fini(struct zn_mgr *m);
 
 /* fdir.c: flow director rules (control thread) */
@@ -402,6 +410,8 @@ struct json_t *zn_stats_fdir(struct zn_mgr *m);
 struct json_t *zn_chain_json(struct zn_mgr *m);
 struct json_t *zn_hops_json(const struct zn_hop *hops, unsigned int n);
 int zn_telemetry_init(struct zn_mgr *m);
+/** Control thread: build the view the telemetry thread waits for. */
+void zn_telemetry_serve(struct zn_mgr *m);
 const char *zn_nf_state_name(uint32_t state);
 
 #endif /* ZN_MGR_H */

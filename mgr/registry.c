@@ -649,3 +649,41 @@ zn_registry_active(const struct zn_mgr *m)
 			n++;
 	return n;
 }
+
+void
+zn_registry_rx_when_ready(struct zn_mgr *m)
+{
+	bool up[ZN_MAX_SERVICES] = { false };
+
+	if (!m->rx_waiting)
+		return;
+	for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
+		const struct zn_nf_slot *s = &m->shm->nfs[i];
+
+		if (__atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE) ==
+		    ZN_NF_RUNNING && s->ctl.service_id < ZN_MAX_SERVICES)
+			up[s->ctl.service_id] = true;
+	}
+	for (unsigned int h = 0; h < m->cfg.chain_len; h++)
+		if (m->cfg.chain[h].type == ZN_HOP_SERVICE &&
+		    !up[m->cfg.chain[h].id])
+			return;
+	m->rx_waiting = false;
+	m->rx_enabled = 1;
+	ZN_LOG(NOTICE, "every service of the chain has a running NF: port "
+	       "RX enabled (--rx-when-ready)");
+}
+
+bool
+zn_registry_serves(struct zn_mgr *m, unsigned int slot, uint16_t svc)
+{
+	const struct zn_nf_slot *s;
+	uint32_t state;
+
+	if (slot >= ZN_MAX_NFS)
+		return false;
+	s = &m->shm->nfs[slot];
+	state = __atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE);
+	return (state == ZN_NF_RUNNING || state == ZN_NF_STARTING) &&
+	       s->ctl.service_id == svc;
+}

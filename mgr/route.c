@@ -20,15 +20,10 @@
 #include "mgr.h"
 #include "../lib/common/zn_util.h"
 
-static struct zn_route *
-build(struct zn_mgr *m)
+/* Fill @p rt, the snapshot no worker can see, from the control state. */
+static void
+build(struct zn_mgr *m, struct zn_route *rt)
 {
-	struct zn_route *rt = aligned_alloc(RTE_CACHE_LINE_SIZE,
-					    RTE_ALIGN_CEIL(sizeof(*rt),
-							   RTE_CACHE_LINE_SIZE));
-
-	if (rt == NULL)
-		return NULL;
 	memset(rt, 0, sizeof(*rt));
 	rt->version = ++m->route_version;
 	rt->n_ports = m->n_ports;
@@ -54,22 +49,24 @@ build(struct zn_mgr *m)
 			rt->drain[w][rt->n_drain[w]++] = (uint16_t)s;
 	}
 	zn_lb_fill(m, rt);
-	return rt;
 }
 
-int
+/* Two snapshots, made at start: the published one and the spare, built
+ * and published next; once every worker passed a quiescent state the old
+ * one is the spare. Publishing allocates nothing, so it cannot fail (a
+ * failing ~180 KB allocation used to leave callers half done). Only the
+ * control thread publishes, and only workers read snapshots. */
+void
 zn_route_publish(struct zn_mgr *m)
 {
-	struct zn_route *rt = build(m), *old;
+	struct zn_route *rt = m->route_spare;
 
-	if (rt == NULL)
-		return -ENOMEM;
-	old = __atomic_exchange_n(&m->route, rt, __ATOMIC_ACQ_REL);
+	build(m, rt);
+	m->route_spare = __atomic_exchange_n(&m->route, rt,
+					     __ATOMIC_ACQ_REL);
 	/* After this no worker holds a reference to the old snapshot, nor
 	 * sends to an NF the new one no longer accepts. */
 	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
-	free(old);
-	return 0;
 }
 
 int
@@ -83,11 +80,23 @@ zn_route_init(struct zn_mgr *m)
 		return -ENOMEM;
 	if (rte_rcu_qsbr_init(m->qsbr, ZN_MAX_WORKERS) < 0)
 		return -EINVAL;
+	for (int i = 0; i < 2; i++) {
+		struct zn_route *rt = aligned_alloc(RTE_CACHE_LINE_SIZE,
+			RTE_ALIGN_CEIL(sizeof(*rt), RTE_CACHE_LINE_SIZE));
+
+		if (rt == NULL)
+			return -ENOMEM;
+		memset(rt, 0, sizeof(*rt));
+		if (i == 0)
+			m->route_spare = rt;
+		else
+			m->route = rt;
+	}
 	rc = zn_lb_init(m);
 	if (rc == 0)
 		rc = zn_fdir_init(m);
 	if (rc == 0)
-		rc = zn_route_publish(m);
+		zn_route_publish(m);
 	return rc;
 }
 
@@ -95,7 +104,8 @@ void
 zn_route_fini(struct zn_mgr *m)
 {
 	free(m->route);
-	m->route = NULL;
+	free(m->route_spare);
+	m->route = m->route_spare = NULL;
 	zn_fdir_fini(m);
 	zn_lb_fini(m);
 	rte_free(m->qsbr);

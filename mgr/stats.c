@@ -4,10 +4,11 @@
 
 /*
  * Stats: one JSON view of the shared counters, served by the control
- * socket and, converted, by DPDK telemetry (/zeronf/... commands on the
- * instance's dpdk_telemetry.v2 socket). Everything here only reads shared
- * memory and start-time state, so the telemetry thread may call it while
- * the control thread and workers run. Counters are summed over workers.
+ * socket and, converted, by DPDK telemetry (telemetry.c). Control thread
+ * only: the views read the control thread's own state too (the LB pin
+ * tables service.set frees, the flow director's chains); the telemetry
+ * thread asks the control thread for them. Counters are summed over
+ * workers.
  */
 
 #include <stdio.h>
@@ -16,7 +17,6 @@
 
 #include <jansson.h>
 #include <rte_ethdev.h>
-#include <rte_telemetry.h>
 #include <rte_version.h>
 
 #include "mgr.h"
@@ -236,7 +236,7 @@ zn_stats_status(struct zn_mgr *m)
 	const struct zn_shm_mgr *g = &m->shm->mgr;
 
 	return json_pack("{s:s, s:i, s:s, s:s, s:I, s:b, s:b, s:i, s:i, s:i, "
-			 "s:o, s:s, s:b, s:{s:i, s:i, s:i}, s:{s:I, s:I, s:I, "
+			 "s:o, s:s, s:b, s:b, s:{s:i, s:i, s:i}, s:{s:I, s:I, s:I, "
 			 "s:I, s:I, s:I, s:I}, s:{s:I, s:I}}",
 			 "instance", m->cfg.instance, "pid", (int)m->pid,
 			 "build", zn_build_id, "dpdk", rte_version(),
@@ -248,7 +248,8 @@ zn_stats_status(struct zn_mgr *m)
 			 zn_chain_json(m), "ingress",
 			 m->cfg.ingress == ZN_INGRESS_DROP ? "drop" :
 							     "backpressure",
-			 "rx_enabled", m->rx_enabled != 0, "pool", "size", (int)size, "available", (int)avail,
+			 "rx_enabled", m->rx_enabled != 0,
+			 "rx_waiting", m->rx_waiting, "pool", "size", (int)size, "available", (int)avail,
 			 "in_use", (int)(size - avail), "registry",
 			 "registered", (json_int_t)g->nf_registered,
 			 "rejected", (json_int_t)g->nf_rejected, "exited",
@@ -326,161 +327,4 @@ zn_stats_fdir(struct zn_mgr *m)
 			 "chains", (int)c.chains, "exact_hits",
 			 (json_int_t)hit[0], "rule_hits", (json_int_t)hit[1],
 			 "misses", (json_int_t)hit[2]);
-}
-
-/* ---------------------------------------------------------------------- */
-/* DPDK telemetry: the same views, flattened: nested objects become
- * "a/b" keys (telemetry names allow only [A-Za-z0-9_/]) and arrays JSON
- * strings (rte_tel_data nests one level). */
-
-static struct zn_mgr *tel_mgr;
-
-static void
-tel_add(struct rte_tel_data *d, const char *prefix, json_t *v)
-{
-	char key[RTE_TEL_MAX_STRING_LEN];
-	const char *k;
-	json_t *x;
-
-	if (json_is_object(v)) {
-		json_object_foreach(v, k, x) {
-			snprintf(key, sizeof(key), "%s%s%s", prefix,
-				 prefix[0] ? "/" : "", k);
-			tel_add(d, key, x);
-		}
-	} else if (json_is_integer(v)) {
-		rte_tel_data_add_dict_u64(d, prefix,
-					  (uint64_t)json_integer_value(v));
-	} else if (json_is_string(v)) {
-		rte_tel_data_add_dict_string(d, prefix, json_string_value(v));
-	} else if (json_is_boolean(v)) {
-		rte_tel_data_add_dict_int(d, prefix, json_is_true(v));
-	} else if (json_is_array(v)) {
-		char *s = json_dumps(v, JSON_COMPACT);
-
-		if (s != NULL)
-			rte_tel_data_add_dict_string(d, prefix, s);
-		free(s);
-	}
-}
-
-static int
-tel_reply(json_t *v, struct rte_tel_data *d)
-{
-	if (v == NULL)
-		return -1;
-	rte_tel_data_start_dict(d);
-	tel_add(d, "", v);
-	json_decref(v);
-	return 0;
-}
-
-static int
-tel_status(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	(void)cmd;
-	(void)params;
-	return tel_reply(zn_stats_status(tel_mgr), d);
-}
-
-static int
-tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	json_t *all = zn_stats_all(tel_mgr), *drops;
-
-	(void)cmd;
-	(void)params;
-	if (all == NULL)
-		return -1;
-	drops = json_incref(json_object_get(all, "drops"));
-	json_decref(all);
-	return tel_reply(json_pack("{s:o}", "drops", drops), d);
-}
-
-static int
-tel_list(struct rte_tel_data *d, json_t *arr, const char *idkey)
-{
-	json_t *x;
-	size_t i;
-
-	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
-	json_array_foreach(arr, i, x)
-		rte_tel_data_add_array_int(
-			d, (int)json_integer_value(json_object_get(x, idkey)));
-	json_decref(arr);
-	return 0;
-}
-
-static int
-tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	(void)cmd;
-	(void)params;
-	return tel_list(d, zn_stats_nfs(tel_mgr), "instance");
-}
-
-static int
-tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	(void)cmd;
-	(void)params;
-	return tel_list(d, zn_stats_ports(tel_mgr), "port");
-}
-
-static int
-tel_one(json_t *arr, const char *idkey, const char *params,
-	struct rte_tel_data *d)
-{
-	uint64_t id;
-	json_t *x;
-	size_t i;
-
-	if (params == NULL || zn_parse_uint(params, 0, 65535, &id) < 0) {
-		json_decref(arr);
-		return -1;
-	}
-	json_array_foreach(arr, i, x)
-		if ((uint64_t)json_integer_value(json_object_get(x, idkey)) ==
-		    id) {
-			json_incref(x);
-			json_decref(arr);
-			return tel_reply(x, d);
-		}
-	json_decref(arr);
-	return -1;
-}
-
-static int
-tel_nf(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	(void)cmd;
-	return tel_one(zn_stats_nfs(tel_mgr), "instance", params, d);
-}
-
-static int
-tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	(void)cmd;
-	return tel_one(zn_stats_ports(tel_mgr), "port", params, d);
-}
-
-int
-zn_telemetry_init(struct zn_mgr *m)
-{
-	tel_mgr = m;
-	if (rte_telemetry_register_cmd("/zeronf/status", tel_status,
-				       "Instance summary") < 0 ||
-	    rte_telemetry_register_cmd("/zeronf/stats", tel_stats,
-				       "Drops by reason, all sources") < 0 ||
-	    rte_telemetry_register_cmd("/zeronf/nfs", tel_nfs,
-				       "NF instance ids") < 0 ||
-	    rte_telemetry_register_cmd("/zeronf/nf", tel_nf,
-				       "One NF. Parameters: int instance") <
-		    0 ||
-	    rte_telemetry_register_cmd("/zeronf/ports", tel_ports,
-				       "Port ids") < 0 ||
-	    rte_telemetry_register_cmd("/zeronf/port", tel_port,
-				       "One port. Parameters: int port") < 0)
-		return -EINVAL;
-	return 0;
 }

@@ -7,9 +7,11 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -254,6 +256,50 @@ zn_parse_cpulist(const char *s, cpu_set_t *set)
 			return -EINVAL;
 	}
 	return 0;
+}
+
+int
+zn_cpulist_allowed(const cpu_set_t *set, char *bad, size_t len)
+{
+	cpu_set_t allowed;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		return -errno;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, set) && !CPU_ISSET(c, &allowed)) {
+			char avail[256] = "";
+
+			zn_format_cpulist(&allowed, avail, sizeof(avail));
+			snprintf(bad, len, "CPU %d is not available (this "
+				 "process may use %s)", c, avail);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+bool
+zn_log_level_valid(const char *s)
+{
+	static const char *const names[] = {
+		"emerg", "alert", "crit", "critical", "err", "error",
+		"warning", "notice", "info", "debug",
+	};
+	const char *lvl = strrchr(s, ':');
+	uint64_t v;
+
+	/* EAL's forms: LEVEL, or PATTERN:LEVEL / REGEX,LEVEL for some log
+	 * types; a level is a name or 1..8. */
+	if (lvl == NULL)
+		lvl = strrchr(s, ',');
+	lvl = lvl != NULL ? lvl + 1 : s;
+	if (lvl != s && lvl - 1 == s) /* ":info": no pattern */
+		return false;
+	if (zn_parse_uint(lvl, 1, 8, &v) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcasecmp(lvl, names[i]) == 0)
+			return true;
+	return false;
 }
 
 int

@@ -78,6 +78,14 @@ int zn_mgr_probe(const char *name, struct zn_mgr_lock_info *info);
 /** Parse a CPU list such as "0-3,6". @return 0 or -EINVAL. */
 int zn_parse_cpulist(const char *s, cpu_set_t *set);
 
+/** Every CPU of @p set is one this process may run on; else -EINVAL with
+ *  a message naming the first that is not in @p bad. */
+int zn_cpulist_allowed(const cpu_set_t *set, char *bad, size_t len);
+
+/** A log level EAL's --log-level takes: a name (err, info, ...) or 1..8,
+ *  optionally after "PATTERN:" or "REGEX,". */
+bool zn_log_level_valid(const char *s);
+
 /** Format @p set as "0-3,6" for EAL --lcores. @return 0 or -ENOSPC. */
 int zn_format_cpulist(const cpu_set_t *set, char *buf, size_t len);
 

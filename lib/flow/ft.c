@@ -37,6 +37,10 @@ struct zn_ft {
 	uint32_t flags;
 	uint64_t idle_timeout_ns;
 	uint32_t expire_cursor;
+	/* Keys in the table (the writer's count): rte_hash_count also counts
+	 * deleted keys whose slots wait in the RCU defer queue, which 22.11
+	 * reclaims only on later adds and deletes. */
+	uint32_t n_keys;
 };
 
 /* BIDIR tables store the endpoint-sorted key. */
@@ -250,6 +254,7 @@ zn_ft_add(struct zn_ft *ft, const struct zn_flow_key *key, uint32_t hash,
 			memset(ft->data + (size_t)pos * ft->data_size, 0,
 			       ft->data_size);
 		created = true;
+		ft->n_keys++;
 	}
 	fill_hit(ft, pos, rev, created, now_ns, hit);
 	return pos;
@@ -266,7 +271,10 @@ zn_ft_del(struct zn_ft *ft, const struct zn_flow_key *key, uint32_t hash)
 	/* With lock-free readers, rte_hash's RCU defer queue frees the slot
 	 * once they are done with it. */
 	pos = rte_hash_del_key_with_hash(ft->h, key, hash);
-	return pos < 0 ? -ENOENT : 0;
+	if (pos < 0)
+		return -ENOENT;
+	ft->n_keys--;
+	return 0;
 }
 
 int ZN_API
@@ -312,8 +320,10 @@ zn_ft_expire(struct zn_ft *ft, uint64_t now_ns, uint32_t budget,
 			cb(&key, ft->data ? ft->data +
 				       (size_t)pos * ft->data_size : NULL, arg);
 		/* The stored key is canonical already. */
-		if (rte_hash_del_key_with_hash(ft->h, &key, ft->hash[pos]) >= 0)
+		if (rte_hash_del_key_with_hash(ft->h, &key, ft->hash[pos]) >= 0) {
 			removed++;
+			ft->n_keys--;
+		}
 	}
 	return removed;
 }
@@ -321,9 +331,7 @@ zn_ft_expire(struct zn_ft *ft, uint64_t now_ns, uint32_t budget,
 uint32_t ZN_API
 zn_ft_count(const struct zn_ft *ft)
 {
-	int32_t n = rte_hash_count(ft->h);
-
-	return n < 0 ? 0 : (uint32_t)n;
+	return ft->n_keys;
 }
 
 uint64_t ZN_API

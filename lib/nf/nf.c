@@ -132,15 +132,32 @@ parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 			}
 			zn_strlcpy(nf->name, optarg, sizeof(nf->name));
 			break;
-		case 'c':
+		case 'c': {
+			char why[300];
+
 			if (zn_parse_cpulist(optarg, &nf->cpus) < 0) {
-				fprintf(stderr, "%s: bad CPU list '%s'\n", prog,
-					optarg);
+				fprintf(stderr, "%s: bad CPU list '%s' (e.g. "
+					"0-3,6)\n", prog, optarg);
+				return -EINVAL;
+			}
+			if (zn_cpulist_allowed(&nf->cpus, why,
+					       sizeof(why)) < 0) {
+				fprintf(stderr, "%s: --cpus %s: %s\n", prog,
+					optarg, why);
 				return -EINVAL;
 			}
 			nf->cpus_set = true;
 			break;
+		}
 		case 'l':
+			if (!zn_log_level_valid(optarg) ||
+			    strlen(optarg) >= sizeof(nf->log_level)) {
+				fprintf(stderr, "%s: --log-level: '%s' is not a "
+					"level (emerg, alert, crit, err, "
+					"warning, notice, info, debug or 1..8)"
+					"\n", prog, optarg);
+				return -EINVAL;
+			}
 			zn_strlcpy(nf->log_level, optarg,
 				   sizeof(nf->log_level));
 			break;
@@ -155,8 +172,9 @@ parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 		case 'h':
 			lib_usage(nf, prog, stdout);
 			return -ECANCELED;
-		default:
-			lib_usage(nf, prog, stderr);
+		default: /* getopt said what */
+			fprintf(stderr, "%s: --help lists the options\n",
+				prog);
 			return -EINVAL;
 		}
 	}
@@ -675,12 +693,25 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 		goto fail;
 	if (nf->ops.parse_args != NULL) {
 		optind = 0;
+		optarg = NULL;
 		rc = nf->ops.parse_args(nf, nf_argc, nf_argv);
 		if (rc < 0) {
-			if (rc != -ECANCELED && nf->ops.usage != NULL) {
-				fprintf(stderr, "NF options (after --):\n");
-				nf->ops.usage(stderr);
-			}
+			/* One line, no usage dump: getopt names an unknown
+			 * option, a value getopt took is named here. */
+			const char *val = optarg, *opt = NULL;
+
+			if (val != NULL && optind >= 2 && optind <= nf_argc)
+				opt = nf_argv[optind - 1] == val ?
+				      nf_argv[optind - 2] : nf_argv[optind - 1];
+			if (rc == -ECANCELED)
+				;
+			else if (opt != NULL && opt != val)
+				fprintf(stderr, "%s: bad value '%s' for %s "
+					"(--help lists the options)\n",
+					nf->ops.name, val, opt);
+			else
+				fprintf(stderr, "%s: bad NF options (--help "
+					"lists them)\n", nf->ops.name);
 			goto fail;
 		}
 	} else if (nf_argc > 1) {

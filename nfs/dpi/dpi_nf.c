@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <zeronf/zeronf.h>
@@ -248,7 +249,19 @@ dpi_parse_args(struct zn_nf *nf, int argc, char **argv)
 				NULL)) != -1) {
 		switch (c) {
 		case 'r': report_path = optarg; break;
-		case 'd': proto_dir = optarg; break;
+		case 'd': {
+			struct stat st;
+
+			errno = 0;
+			if (stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode)) {
+				fprintf(stderr, "dpi: --proto-dir %s: %s\n",
+					optarg, errno ? strerror(errno) :
+					"not a directory");
+				return -EINVAL;
+			}
+			proto_dir = optarg;
+			break;
+		}
 		case 's':
 			if (n_rule_text == MAX_RULES ||
 			    strchr(optarg, '=') == NULL)

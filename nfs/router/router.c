@@ -60,7 +60,7 @@ static const char *routes_path;
 static struct nh_conf nh_conf[MAX_NH_CONF];
 static unsigned int n_nh_conf;
 static int default_port = -1;
-static uint32_t route_room = 16384;  /* --route-room */
+static uint32_t route_room = 4096;   /* --route-room */
 static uint16_t n_ports;
 static struct routes rt;
 static struct hop *hops;            /* by next-hop index */
@@ -493,7 +493,7 @@ router_usage(FILE *o)
 		"drop, no_port)\n"
 		"      --route-room N        room for N routes added live, "
 		"per IP version\n"
-		"                            (default 16384)\n");
+		"                            (default 4096)\n");
 }
 
 static int

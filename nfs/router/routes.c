@@ -29,7 +29,7 @@
  * (fewer where they share their first bits); beyond the loaded routes,
  * this many, plus one per 2 (IPv4) or 4 (IPv6) routes of room for live
  * adds: a live add that finds none left fails with -ENOSPC. */
-#define TBL8_SPARE 1024u
+#define TBL8_SPARE 256u
 
 struct route {
 	uint8_t v6;

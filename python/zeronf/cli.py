@@ -20,6 +20,43 @@ def _table(rows: list[dict], cols: list[str]) -> str:
     return "\n".join(out)
 
 
+def _wait(instance: str, idle: bool, timeout: float) -> dict:
+    """Wait until the manager answers and is ready; with idle, also until
+    port RX is on and nothing moves any more (port counters unchanged for
+    half a second, NF rings empty): all that came in went through."""
+    import time
+    deadline = time.monotonic() + timeout
+    last_err: ZeroNFError | None = None
+    key = None
+    while time.monotonic() < deadline:
+        try:
+            with Client(instance) as c:
+                st = c.stats()
+        except ZeroNFError as e:
+            last_err, key = e, None
+            time.sleep(0.1)
+            continue
+        status = st["status"]
+        if status["ready"] and not idle:
+            return status
+        moving = [[p["rx"], p["tx"]] for p in st["ports"]]
+        queued = sum((n["rx_ring"] or {}).get("count", 0) +
+                     (n["tx_ring"] or {}).get("count", 0) + n["staged"]
+                     for n in st["nfs"])
+        now = (moving, status["rx_enabled"])
+        if (status["ready"] and status["rx_enabled"] and queued == 0
+                and now == key):
+            return {"ports": [{k: p[k] for k in ("port", "name", "rx",
+                                                 "tx")}
+                              for p in st["ports"]],
+                    "drops": {k: v for k, v in st["drops"].items() if v}}
+        key = now
+        time.sleep(0.5)
+    raise ZeroNFError(-110, f"not {'idle' if idle else 'ready'} after "
+                            f"{timeout:g} s" +
+                      (f" ({last_err.message})" if last_err else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="zeronf", description=__doc__)
     ap.add_argument("-i", "--instance",
@@ -41,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("instance_id", type=int)
     p.add_argument("command")
     p.add_argument("args", nargs="?", help="a JSON object")
+    p = sub.add_parser("wait", help="wait for the manager to be ready "
+                       "(--idle: and for its traffic to go through)")
+    p.add_argument("--idle", action="store_true")
+    p.add_argument("--timeout", type=float, default=30.0)
     p = sub.add_parser("call", help="any method, params as JSON")
     p.add_argument("method")
     p.add_argument("params", nargs="?", default="{}")
@@ -63,6 +104,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"zeronf: {a.cmd}: {what} must be a JSON object, not "
                   f"{text}", file=sys.stderr)
             return 2
+
+    if a.cmd == "wait":
+        try:
+            res = _wait(a.instance, a.idle, a.timeout)
+        except ZeroNFError as e:
+            print(f"zeronf: wait: {e.message}", file=sys.stderr)
+            return 1
+        print(json.dumps(res, indent=2))
+        return 0
 
     try:
         with Client(a.instance) as c:
