@@ -2,8 +2,13 @@
 BUILD ?= build
 PY := .venv/bin/python
 BENCH ?=
+FUZZ_S ?= 60
+FUZZ_BUILD ?= build-fuzz
+ASAN_BUILD ?= build-asan
+FUZZ_TARGETS := flow_parse dpi_parse flowmon routes ctl_json
 
-.PHONY: all setup build demo test unit pytest bench dpi-report clean
+.PHONY: all setup build demo test unit pytest bench dpi-report clean fuzz \
+	sanitize
 
 all: build
 
@@ -28,6 +33,26 @@ pytest: build
 test: build
 	meson test -C $(BUILD) --print-errorlogs
 	ZERONF_BUILD=$(abspath $(BUILD)) $(PY) -m pytest -q -ra tests
+	$(MAKE) --no-print-directory sanitize
+	$(MAKE) --no-print-directory fuzz FUZZ_S=5
+
+# libFuzzer targets (fuzz/), clang with AddressSanitizer and UBSan, each
+# for FUZZ_S seconds on a corpus seeded from real traffic (fuzz/run.py).
+fuzz: setup
+	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang meson setup $(FUZZ_BUILD) \
+	    -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+	    -Dbuildtype=debugoptimized
+	ninja -C $(FUZZ_BUILD) $(addprefix fuzz/zn-fuzz-,$(FUZZ_TARGETS))
+	$(PY) fuzz/run.py --build $(abspath $(FUZZ_BUILD)) --seconds $(FUZZ_S)
+
+# The C unit tests and a packet/system subset on an ASan+UBSan build
+# (tests/sanitize.sh says how DPDK processes run under it).
+sanitize: setup
+	@test -f $(ASAN_BUILD)/build.ninja || meson setup $(ASAN_BUILD) \
+	    -Db_sanitize=address,undefined -Db_lundef=false \
+	    -Dbuildtype=debugoptimized
+	ninja -C $(ASAN_BUILD)
+	tests/sanitize.sh $(abspath $(ASAN_BUILD))
 
 bench: build
 	ZERONF_BUILD=$(abspath $(BUILD)) $(PY) bench/run.py $(if $(BENCH),--only $(BENCH))

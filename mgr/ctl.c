@@ -246,98 +246,24 @@ handle_request(struct zn_mgr *m, struct client *c, const char *line,
 	       size_t len)
 {
 	struct zn_ctl_req req = { .mgr = m };
-	json_error_t jerr;
-	json_t *msg, *id, *method, *params, *reply;
-	const struct zn_ctl_cmd *cmd;
-	const char *key;
-	json_t *val;
+	struct zn_ctl_call call;
+	json_t *reply;
 	int rc;
 
 	m->ctl_requests++;
-	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-			 &jerr);
-	if (msg == NULL) {
-		snprintf(req.err, sizeof(req.err), "parse error: %s",
-			 jerr.text);
-		m->ctl_errors++;
-		return zn_ctl_error_reply(NULL, -EBADMSG, req.err);
-	}
-	id = json_object_get(msg, "id");
-	if (!json_is_object(msg)) {
-		rc = -EINVAL;
-		snprintf(req.err, sizeof(req.err), "request is not an object");
-		id = NULL;
+	rc = zn_ctl_rpc_parse(line, len, &call, req.err, sizeof(req.err));
+	if (rc < 0)
 		goto error;
-	}
-	if (id != NULL && !json_is_string(id) && !json_is_integer(id) &&
-	    !json_is_null(id)) {
-		rc = -EINVAL;
-		snprintf(req.err, sizeof(req.err),
-			 "id must be a string, an integer or null");
-		id = NULL;
-		goto error;
-	}
-	json_object_foreach(msg, key, val) {
-		if (strcmp(key, "jsonrpc") == 0) {
-			if (!json_is_string(val) ||
-			    strcmp(json_string_value(val), "2.0") != 0) {
-				rc = -EINVAL;
-				snprintf(req.err, sizeof(req.err),
-					 "jsonrpc must be \"2.0\"");
-				goto error;
-			}
-		} else if (strcmp(key, "version") == 0) {
-			/* Optional protocol version the client speaks. */
-			if (!json_is_string(val) ||
-			    strtol(json_string_value(val), NULL, 10) !=
-				    ZN_CTL_MAJOR) {
-				rc = -EPROTONOSUPPORT;
-				snprintf(req.err, sizeof(req.err),
-					 "protocol version %s not supported "
-					 "(server speaks %d.%d)",
-					 json_is_string(val) ?
-						 json_string_value(val) : "?",
-					 ZN_CTL_MAJOR, ZN_CTL_MINOR);
-				goto error;
-			}
-		} else if (strcmp(key, "id") != 0 &&
-			   strcmp(key, "method") != 0 &&
-			   strcmp(key, "params") != 0) {
-			rc = -EINVAL;
-			snprintf(req.err, sizeof(req.err),
-				 "unknown member '%s'", key);
-			goto error;
-		}
-	}
-	method = json_object_get(msg, "method");
-	if (!json_is_string(method)) {
-		rc = -EINVAL;
-		snprintf(req.err, sizeof(req.err), "method must be a string");
-		goto error;
-	}
-	params = json_object_get(msg, "params");
-	if (params != NULL && !json_is_object(params)) {
-		rc = -EINVAL;
-		snprintf(req.err, sizeof(req.err), "params must be an object");
-		goto error;
-	}
-	cmd = zn_ctl_find(json_string_value(method));
-	if (cmd == NULL) {
-		rc = -EOPNOTSUPP;
-		snprintf(req.err, sizeof(req.err), "unknown method '%s'",
-			 json_string_value(method));
-		goto error;
-	}
-	req.params = params;
-	rc = zn_ctl_check_params(&req, cmd);
+	req.params = call.params;
+	rc = zn_ctl_check_params(&req, call.cmd);
 	if (rc == 0)
-		rc = cmd->fn(&req);
+		rc = call.cmd->fn(&req);
 	if (rc < 0)
 		goto error;
 	req.params = NULL;
 	if (req.poll != NULL) {
-		if (defer_request(c, id, &req)) {
-			json_decref(msg);
+		if (defer_request(c, call.id, &req)) {
+			json_decref(call.msg);
 			return NULL; /* answered from zn_ctl_step */
 		}
 		free(req.poll_arg);
@@ -347,17 +273,17 @@ handle_request(struct zn_mgr *m, struct client *c, const char *line,
 		goto error;
 	}
 	reply = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
-			  id ? id : json_null(), "result",
+			  call.id ? call.id : json_null(), "result",
 			  req.result ? req.result : json_object());
-	json_decref(msg);
+	json_decref(call.msg);
 	return reply;
 error:
 	m->ctl_errors++;
 	json_decref(req.result);
 	if (req.err[0] == '\0')
 		snprintf(req.err, sizeof(req.err), "%s", strerror(-rc));
-	reply = zn_ctl_error_reply(id, rc, req.err);
-	json_decref(msg);
+	reply = zn_ctl_error_reply(call.id, rc, req.err);
+	json_decref(call.msg);
 	return reply;
 }
 

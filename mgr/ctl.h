@@ -53,11 +53,32 @@ struct zn_ctl_cmd {
 
 const struct zn_ctl_cmd *zn_ctl_find(const char *method);
 
+/* ctl_rpc.c: one request line's JSON-RPC envelope. */
+struct zn_ctl_call {
+	json_t *msg;                 /* the request (owned: json_decref) */
+	json_t *id;                  /* borrowed from msg; NULL: none */
+	const struct zn_ctl_cmd *cmd;
+	json_t *params;              /* borrowed from msg; NULL: none */
+};
+/** Parse and check a request: 0 with call->cmd set, or -errno with a
+ *  message in @p err (call->id set once it was read; msg always to be
+ *  released). No manager state is touched. */
+int zn_ctl_rpc_parse(const char *line, size_t len, struct zn_ctl_call *call,
+		     char *err, size_t errlen);
+
 /* ctl_fdir.c: flow director and load balancing commands */
 /** Parse a JSON array of hops ("svc:ID", "port:P", "drop") named @p name
  *  in messages. @return hop count, or -EINVAL (err set). */
 int zn_ctl_parse_hops(json_t *a, const char *name, struct zn_hop *hops,
 		      char *err, size_t errlen);
+struct zn_flow_key;
+struct zn_fdir_rule;
+/** flow.add's "flow" object, rule.add's "match" object (fuzzed too).
+ *  0 or -EINVAL with a message in @p err. */
+int zn_ctl_parse_flow(json_t *o, struct zn_flow_key *key, char *err,
+		      size_t errlen);
+int zn_ctl_parse_match(json_t *o, struct zn_fdir_rule *r, char *err,
+		       size_t errlen);
 int zn_cmd_flow_add(struct zn_ctl_req *req);
 int zn_cmd_flow_del(struct zn_ctl_req *req);
 int zn_cmd_flow_list(struct zn_ctl_req *req);

@@ -171,8 +171,9 @@ check_keys(json_t *o, const char *const *allowed, const char *what,
 }
 
 /* An exact flow: every member but vlan is required. */
-static int
-parse_flow(json_t *o, struct zn_flow_key *key, char *err, size_t errlen)
+int
+zn_ctl_parse_flow(json_t *o, struct zn_flow_key *key, char *err,
+		  size_t errlen)
 {
 	static const char *const keys[] = { "proto", "src", "dst", "sport",
 					     "dport", "vlan", NULL };
@@ -256,7 +257,7 @@ parse_flows(struct zn_ctl_req *req, bool want_chain, size_t *count)
 
 		if (check_keys(it, want_chain ? add_keys : del_keys, "item", e,
 			       sizeof(e)) < 0 ||
-		    parse_flow(json_object_get(it, "flow"), &items[i].key, e,
+		    zn_ctl_parse_flow(json_object_get(it, "flow"), &items[i].key, e,
 			       sizeof(e)) < 0)
 			goto bad;
 		if (both != NULL && !json_is_boolean(both)) {
@@ -340,7 +341,7 @@ zn_cmd_flow_del(struct zn_ctl_req *req)
 int
 zn_cmd_flow_list(struct zn_ctl_req *req)
 {
-	json_t *lim = json_object_get(req->params, "limit"), *a = json_array();
+	json_t *lim = json_object_get(req->params, "limit"), *a;
 	json_int_t limit = lim ? json_integer_value(lim) : 1000;
 	const struct zn_flow_key *key;
 	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
@@ -352,6 +353,7 @@ zn_cmd_flow_list(struct zn_ctl_req *req)
 		snprintf(req->err, sizeof(req->err), "limit must be >= 0");
 		return -EINVAL;
 	}
+	a = json_array();
 	while ((json_int_t)json_array_size(a) < limit &&
 	       zn_fdir_flow_iterate(req->mgr, &cursor, &key, &chain) >= 0)
 		json_array_append_new(a, json_pack(
@@ -365,8 +367,9 @@ zn_cmd_flow_list(struct zn_ctl_req *req)
 	return 0;
 }
 
-static int
-parse_match(json_t *o, struct zn_fdir_rule *r, char *err, size_t errlen)
+int
+zn_ctl_parse_match(json_t *o, struct zn_fdir_rule *r, char *err,
+		   size_t errlen)
 {
 	static const char *const keys[] = { "proto", "src", "dst", "sport",
 					     "dport", "ip", NULL };
@@ -435,7 +438,7 @@ zn_cmd_rule_add(struct zn_ctl_req *req)
 	json_int_t p;
 	int n, id;
 
-	if (parse_match(json_object_get(req->params, "match"), &r, req->err,
+	if (zn_ctl_parse_match(json_object_get(req->params, "match"), &r, req->err,
 			sizeof(req->err)) < 0)
 		return -EINVAL;
 	n = zn_ctl_parse_hops(json_object_get(req->params, "chain"), "chain",

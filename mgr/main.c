@@ -45,6 +45,20 @@ is_pci_addr(const char *s)
 	       sscanf(s, "%x:%x.%x%c", &a, &b, &c, &rest) >= 3;
 }
 
+/* 32 TiB: above the heap and below ASan's allocator (0x6000...). */
+#define ZN_BASE_VIRTADDR "0x200000000000"
+
+static bool
+eal_arg_given(const struct zn_mgr *m, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (int i = 0; i < m->cfg.eal_argc; i++)
+		if (strncmp(m->cfg.eal_argv[i], opt, n) == 0)
+			return true;
+	return false;
+}
+
 /* EAL arguments: instance = file prefix, one floating lcore per thread
  * (the kernel schedules them over --cpus), ports as --vdev / -a. */
 static int
@@ -98,6 +112,16 @@ eal_init(struct zn_mgr *m, const char *prog)
 	}
 	if (!any_pci)
 		argv[argc++] = (char *)(uintptr_t)"--no-pci";
+	/* Secondaries map the primary's memory at the primary's addresses.
+	 * Left to the kernel, those lie among every process's own mappings
+	 * (0x7f...), where an NF may already have something: seen with
+	 * AddressSanitizer builds, whose NFs failed to start one time in
+	 * three. A base far from where mmap, the heap, the stacks and ASan's
+	 * allocator place things keeps the range free in every process.
+	 * Given after "--", the operator's --base-virtaddr wins. */
+	if (!eal_arg_given(m, "--base-virtaddr"))
+		argv[argc++] = (char *)(uintptr_t)
+			"--base-virtaddr=" ZN_BASE_VIRTADDR;
 	for (int i = 0; i < m->cfg.eal_argc && argc < (int)RTE_DIM(argv) - 1;
 	     i++)
 		argv[argc++] = m->cfg.eal_argv[i];

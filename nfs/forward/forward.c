@@ -4,7 +4,9 @@
 
 /* forward: pass every packet on - to the next hop of its chain (default),
  * to a service, out of a port, or cross-connected (out of the other port
- * of its pair: 0<->1, 2<->3, ...), which makes a two-port bridge. */
+ * of its pair: 0<->1, 2<->3, ...), which makes a two-port bridge. With
+ * --cost-ns it spends that long on each packet: a heavier NF, to overload
+ * a chain on purpose (tests, benchmarks). */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -12,16 +14,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <rte_cycles.h>
+#include <rte_pause.h>
+
 #include <zeronf/zeronf.h>
 
 static enum zn_action action = ZN_ACT_NEXT;
 static uint16_t dest;
 static bool cross;
+static uint64_t cost_ns, cost_cycles; /* --cost-ns */
 
 static void
 fwd_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
 	(void)nf;
+	if (cost_cycles != 0) {
+		uint64_t end = rte_get_tsc_cycles() + cost_cycles * n;
+
+		while (rte_get_tsc_cycles() < end)
+			rte_pause();
+	}
 	/* NEXT is every packet's default: do not even touch the metadata
 	 * (it stays in the manager's cache). */
 	if (action == ZN_ACT_NEXT && !cross)
@@ -60,6 +72,7 @@ fwd_parse(struct zn_nf *nf, int argc, char **argv)
 		{ "to-service", required_argument, NULL, 's' },
 		{ "out-port", required_argument, NULL, 'p' },
 		{ "cross-connect", no_argument, NULL, 'x' },
+		{ "cost-ns", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -80,6 +93,15 @@ fwd_parse(struct zn_nf *nf, int argc, char **argv)
 		case 'x':
 			cross = true;
 			break;
+		case 'c': {
+			char *end;
+
+			cost_ns = strtoull(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
+			    cost_ns > 1000000000ull)
+				return -EINVAL;
+			break;
+		}
 		default:
 			return -EINVAL;
 		}
@@ -90,6 +112,7 @@ fwd_parse(struct zn_nf *nf, int argc, char **argv)
 static int
 fwd_init(struct zn_nf *nf)
 {
+	cost_cycles = cost_ns * rte_get_tsc_hz() / 1000000000ull;
 	if (action == ZN_ACT_OUT && dest >= zn_nf_port_count(nf)) {
 		fprintf(stderr, "forward: no port %u (the manager has %u)\n",
 			dest, zn_nf_port_count(nf));
@@ -105,7 +128,9 @@ fwd_usage(FILE *out)
 		     "  -p, --out-port P      send every packet out of port P\n"
 		     "  -x, --cross-connect   out of the other port of the pair "
 		     "(0<->1, 2<->3...)\n"
-		     "  (default: next hop of the packet's chain)\n");
+		     "  (default: next hop of the packet's chain)\n"
+		     "      --cost-ns N       spend N ns on each packet (a "
+		     "heavier NF)\n");
 }
 
 static const struct zn_nf_ops forward_ops = {

@@ -185,26 +185,32 @@ router_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		if (rt.v4 != NULL)
 			rte_fib_lookup_bulk(rt.v4, dst4, nh, (int)k4);
 		for (unsigned int j = 0; j < k4; j++) {
-			if (rt.v4 == NULL || nh[j] == ROUTES_NONE) {
+			uint32_t idx = routes_or_default4(&rt, rt.v4 != NULL ?
+							  nh[j] : ROUTES_NONE);
+
+			if (idx == ROUTES_NONE) {
 				cnt[C_NO_ROUTE]++;
 				zn_pkt_drop(m4[j]);
 				continue;
 			}
 			ttl_dec4(ip4[j]);
-			out(m4[j], (uint32_t)nh[j]);
+			out(m4[j], idx);
 		}
 	}
 	if (k6 > 0) {
 		if (rt.v6 != NULL)
 			rte_fib6_lookup_bulk(rt.v6, dst6, nh, (int)k6);
 		for (unsigned int j = 0; j < k6; j++) {
-			if (rt.v6 == NULL || nh[j] == ROUTES_NONE) {
+			uint32_t idx = routes_or_default6(&rt, rt.v6 != NULL ?
+							  nh[j] : ROUTES_NONE);
+
+			if (idx == ROUTES_NONE) {
 				cnt[C_NO_ROUTE]++;
 				zn_pkt_drop(m6[j]);
 				continue;
 			}
 			ip6[j]->hop_limits--;
-			out(m6[j], (uint32_t)nh[j]);
+			out(m6[j], idx);
 		}
 	}
 }
@@ -372,11 +378,7 @@ cmd_route_lookup(struct zn_nf *nf, const char *args, char *reply,
 		memcpy(&v4, ip, 4);
 		idx = routes_lookup4(&rt, rte_be_to_cpu_32(v4));
 	} else if (addr != NULL && inet_pton(AF_INET6, addr, ip) == 1) {
-		uint8_t ips[1][RTE_FIB6_IPV6_ADDR_SIZE];
-
-		memcpy(ips[0], ip, 16);
-		if (rt.v6 != NULL)
-			rte_fib6_lookup_bulk(rt.v6, ips, &idx, 1);
+		idx = routes_lookup6(&rt, ip);
 	} else {
 		snprintf(reply, len, "route.lookup wants {\"address\": an "
 			 "IPv4 or IPv6 address}");

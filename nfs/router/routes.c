@@ -144,12 +144,14 @@ v4_host(const struct route *rt)
 }
 
 /*
- * IPv4 routes of /8 and shorter. DPDK 22.11's rte_fib (DIR-24-8) installs
- * routes shorter than /4 wrongly: lookups far outside them return their
- * next hop (found by the differential unit test router_fib_vs_reference;
- * /4 and longer agree with the reference). So the table only ever sees
- * /8 and longer: each /8 holds the best of a real /8 route and the
- * shorter routes covering it, kept here (at most 255 + 256 of them).
+ * IPv4 routes of /1 to /8. DPDK 22.11's rte_fib (DIR-24-8) installs routes
+ * shorter than /4 wrongly: lookups far outside them return their next hop
+ * (found by the differential unit test router_fib_vs_reference; /4 and
+ * longer agree with the reference). So the table only ever sees /8 and
+ * longer: each /8 holds the best of a real /8 route and the shorter routes
+ * covering it, kept here (at most 255 + 256 of them). /0 routes are kept
+ * apart (default_v4, default_v6): a table that would hold nothing but a
+ * default is never made (128 MB saved), and its lookups fall back to it.
  */
 static int
 install8(struct routes *r, uint32_t slot)
@@ -157,7 +159,7 @@ install8(struct routes *r, uint32_t slot)
 	uint32_t want = r->slash8[slot];
 	int rc = 0;
 
-	for (int d = 7; d >= 0 && want == 0; d--)
+	for (int d = 7; d >= 1 && want == 0; d--)
 		want = r->short4[(1u << d) - 1 + (slot >> (8 - d))];
 	if (want == r->installed8[slot])
 		return 0;
@@ -170,21 +172,20 @@ install8(struct routes *r, uint32_t slot)
 	return rc;
 }
 
-/* Set (idx + 1) or clear (0) a route of /8 or shorter. @return 1 added,
- * 0 replaced or removed, -ENOENT removing none, or -errno. */
+/* Set (idx + 1) or clear (0) a route of /1 to /8. @return 1 added, 0
+ * replaced or removed, -ENOENT removing none, or -errno. */
 static int
 set_short4(struct routes *r, uint32_t ip, uint8_t depth, uint32_t val)
 {
 	uint32_t *cell = depth == 8 ? &r->slash8[ip >> 24] :
-			 &r->short4[(1u << depth) - 1 +
-				    (depth ? ip >> (32 - depth) : 0)];
-	uint32_t old = *cell, first = depth ? ip >> 24 : 0;
+			 &r->short4[(1u << depth) - 1 + (ip >> (32 - depth))];
+	uint32_t old = *cell, first = ip >> 24 & ~((1u << (8 - depth)) - 1);
 	uint32_t n = 1u << (8 - depth);
 	int rc = 0;
 
 	if (val == 0 && old == 0)
 		return -ENOENT;
-	if (val != 0 && old == 0 && r->n_v4 >= r->cap_v4)
+	if (val != 0 && old == 0 && r->t4 >= r->cap_v4)
 		return -ENOSPC;
 	*cell = val;
 	for (uint32_t s = first; s < first + n && rc == 0; s++)
@@ -196,10 +197,58 @@ set_short4(struct routes *r, uint32_t ip, uint8_t depth, uint32_t val)
 		return rc;
 	}
 	if (val != 0 && old == 0)
-		r->n_v4++;
+		r->t4++;
 	else if (val == 0)
-		r->n_v4--;
+		r->t4--;
 	return val != 0 && old == 0;
+}
+
+/* A table for one IP version, with room for @p n routes (and @p tbl8
+ * groups) beyond r->room: at load, or at the first route of that version
+ * added live (from the packet thread: it takes a moment to make). */
+static int
+create_v4(struct routes *r, uint32_t n, uint32_t tbl8)
+{
+	char nm[64];
+
+	snprintf(nm, sizeof(nm), "%s_v4", r->name);
+	r->cap_v4 = n + r->room;
+	r->v4 = rte_fib_create(nm, SOCKET_ID_ANY, &(struct rte_fib_conf){
+		.type = RTE_FIB_DIR24_8, .default_nh = ROUTES_NONE,
+		.max_routes = (int)r->cap_v4 + 256,
+		.dir24_8 = { .nh_sz = RTE_FIB_DIR24_8_4B,
+			     .num_tbl8 = tbl8 + TBL8_SPARE + r->room / 2 } });
+	if (r->v4 == NULL) {
+		r->cap_v4 = 0;
+		return -ENOMEM;
+	}
+	return track(r, ZN_NF_OBJ_FIB, nm, r->v4);
+}
+
+static int
+create_v6(struct routes *r, uint32_t n, uint32_t tbl8)
+{
+	char nm[64];
+
+	snprintf(nm, sizeof(nm), "%s_v6", r->name);
+	r->cap_v6 = n + r->room;
+	r->v6 = rte_fib6_create(nm, SOCKET_ID_ANY, &(struct rte_fib6_conf){
+		.type = RTE_FIB6_TRIE, .default_nh = ROUTES_NONE,
+		.max_routes = (int)r->cap_v6,
+		.trie = { .nh_sz = RTE_FIB6_TRIE_4B,
+			  .num_tbl8 = tbl8 + TBL8_SPARE + r->room / 4 } });
+	if (r->v6 == NULL) {
+		r->cap_v6 = 0;
+		return -ENOMEM;
+	}
+	return track(r, ZN_NF_OBJ_FIB6, nm, r->v6);
+}
+
+static void
+count(struct routes *r)
+{
+	r->n_v4 = r->t4 + (r->default_v4 != 0);
+	r->n_v6 = r->t6 + (r->default_v6 != 0);
 }
 
 /* Add one parsed route. @return 1 added, 0 replaced, or -errno. */
@@ -211,81 +260,42 @@ add_route(struct routes *r, const struct route *rt)
 
 	if (idx < 0)
 		return idx;
+	if (rt->depth == 0) {
+		uint32_t *d = rt->v6 ? &r->default_v6 : &r->default_v4;
+
+		exists = *d != 0;
+		*d = (uint32_t)idx + 1;
+		count(r);
+		return !exists;
+	}
 	if (rt->v6) {
-		if (r->v6 == NULL)
-			return -ENOSPC;
+		if (r->v6 == NULL && (rc = create_v6(r, 0, 0)) < 0)
+			return rc;
 		exists = rte_rib6_lookup_exact(rte_fib6_get_rib(r->v6),
 					       rt->addr, rt->depth) != NULL;
-		if (!exists && r->n_v6 >= r->cap_v6)
+		if (!exists && r->t6 >= r->cap_v6)
 			return -ENOSPC;
 		rc = rte_fib6_add(r->v6, rt->addr, rt->depth, (uint64_t)idx);
-		r->n_v6 += rc == 0 && !exists;
+		r->t6 += rc == 0 && !exists;
 	} else {
 		uint32_t ip = v4_host(rt);
 
-		if (r->v4 == NULL)
-			return -ENOSPC;
-		if (rt->depth <= 8)
-			return set_short4(r, ip, rt->depth, (uint32_t)idx + 1);
+		if (r->v4 == NULL && (rc = create_v4(r, 0, 0)) < 0)
+			return rc;
+		if (rt->depth <= 8) {
+			rc = set_short4(r, ip, rt->depth, (uint32_t)idx + 1);
+			count(r);
+			return rc;
+		}
 		exists = rte_rib_lookup_exact(rte_fib_get_rib(r->v4), ip,
 					      rt->depth) != NULL;
-		if (!exists && r->n_v4 >= r->cap_v4)
+		if (!exists && r->t4 >= r->cap_v4)
 			return -ENOSPC;
 		rc = rte_fib_add(r->v4, ip, rt->depth, (uint64_t)idx);
-		r->n_v4 += rc == 0 && !exists;
+		r->t4 += rc == 0 && !exists;
 	}
+	count(r);
 	return rc < 0 ? rc : !exists;
-}
-
-static int
-create_tables(struct routes *r, const char *name, uint32_t n4, uint32_t n6,
-	      uint32_t long4, uint32_t tbl8_6, uint32_t extra)
-{
-	char nm[64];
-	int rc;
-
-	r->cap_v4 = n4 + extra;
-	r->cap_v6 = n6 + extra;
-	r->cap_nh = (uint32_t)RTE_MIN((uint64_t)r->cap_v4 + r->cap_v6 + 1,
-				      (uint64_t)MAX_NH);
-	snprintf(nm, sizeof(nm), "%s_nh", name);
-	r->ids = rte_hash_create(&(struct rte_hash_parameters){
-		.name = nm, .entries = RTE_MAX(r->cap_nh, 8u), .key_len = 4,
-		.hash_func = rte_hash_crc, .socket_id = SOCKET_ID_ANY });
-	r->nh_id = calloc(r->cap_nh, sizeof(uint32_t));
-	if (r->ids == NULL || r->nh_id == NULL)
-		return -ENOMEM;
-	rc = track(r, ZN_NF_OBJ_HASH, nm, r->ids);
-	if (rc < 0)
-		return rc;
-	if (r->cap_v4 > 0) {
-		snprintf(nm, sizeof(nm), "%s_v4", name);
-		r->v4 = rte_fib_create(nm, SOCKET_ID_ANY, &(struct rte_fib_conf){
-			.type = RTE_FIB_DIR24_8, .default_nh = ROUTES_NONE,
-			.max_routes = (int)r->cap_v4 + 256,
-			.dir24_8 = { .nh_sz = RTE_FIB_DIR24_8_4B,
-				     .num_tbl8 = long4 + TBL8_SPARE +
-						 extra / 2 } });
-		if (r->v4 == NULL)
-			return -ENOMEM;
-		rc = track(r, ZN_NF_OBJ_FIB, nm, r->v4);
-		if (rc < 0)
-			return rc;
-	}
-	if (r->cap_v6 > 0) {
-		snprintf(nm, sizeof(nm), "%s_v6", name);
-		r->v6 = rte_fib6_create(nm, SOCKET_ID_ANY,
-					&(struct rte_fib6_conf){
-			.type = RTE_FIB6_TRIE, .default_nh = ROUTES_NONE,
-			.max_routes = (int)r->cap_v6,
-			.trie = { .nh_sz = RTE_FIB6_TRIE_4B,
-				  .num_tbl8 = tbl8_6 + TBL8_SPARE +
-					      extra / 4 } });
-		if (r->v6 == NULL)
-			return -ENOMEM;
-		rc = track(r, ZN_NF_OBJ_FIB6, nm, r->v6);
-	}
-	return rc;
 }
 
 int
@@ -293,7 +303,7 @@ routes_load(struct routes *r, const char *path, const char *name,
 	    uint32_t extra, struct zn_nf *nf, char *err, size_t errlen)
 {
 	uint32_t n4 = 0, n6 = 0, long4 = 0, tbl8_6 = 0, lineno = 0;
-	char line[512];
+	char line[512], nm[64];
 	struct route rt;
 	FILE *f = NULL;
 	int rc = 0;
@@ -304,6 +314,8 @@ routes_load(struct routes *r, const char *path, const char *name,
 		snprintf(err, errlen, "table name '%s' too long", name);
 		return -EINVAL;
 	}
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->room = extra;
 	if (path != NULL) {
 		f = fopen(path, "r");
 		if (f == NULL) {
@@ -329,6 +341,8 @@ routes_load(struct routes *r, const char *path, const char *name,
 			rc = -EINVAL;
 			goto out;
 		}
+		if (rt.depth == 0)
+			continue; /* kept apart: no table */
 		if (rt.v6) {
 			n6++;
 			tbl8_6 += rt.depth > 24 ? (rt.depth - 24 + 7) / 8 : 0;
@@ -337,12 +351,25 @@ routes_load(struct routes *r, const char *path, const char *name,
 			long4 += rt.depth > 24;
 		}
 	}
-	if ((uint64_t)n4 + n6 + 2ull * extra > INT32_MAX) {
+	if ((uint64_t)n4 + n6 + 2ull * extra + 2 > INT32_MAX) {
 		snprintf(err, errlen, "too many routes");
 		rc = -E2BIG;
 		goto out;
 	}
-	rc = create_tables(r, name, n4, n6, long4, tbl8_6, extra);
+	/* Next hops: one per route at most, live ones included. */
+	r->cap_nh = (uint32_t)RTE_MIN((uint64_t)n4 + n6 + 2ull * extra + 2,
+				      (uint64_t)MAX_NH);
+	snprintf(nm, sizeof(nm), "%s_nh", name);
+	r->ids = rte_hash_create(&(struct rte_hash_parameters){
+		.name = nm, .entries = RTE_MAX(r->cap_nh, 8u), .key_len = 4,
+		.hash_func = rte_hash_crc, .socket_id = SOCKET_ID_ANY });
+	r->nh_id = calloc(r->cap_nh, sizeof(uint32_t));
+	rc = r->ids == NULL || r->nh_id == NULL ? -ENOMEM :
+	     track(r, ZN_NF_OBJ_HASH, nm, r->ids);
+	if (rc == 0 && n4 > 0)
+		rc = create_v4(r, n4, long4);
+	if (rc == 0 && n6 > 0)
+		rc = create_v6(r, n6, tbl8_6);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot create route tables for %u IPv4 "
 			 "and %u IPv6 routes: %s (manager --mem?)", n4, n6,
@@ -402,8 +429,8 @@ routes_add(struct routes *r, const char *prefix, uint32_t nh, char *err,
 	rc = add_route(r, &rt);
 	if (rc == -ENOSPC)
 		snprintf(err, errlen, "no room for the route (%u IPv4, %u IPv6, "
-			 "%u next hops in tables of %u, %u, %u)", r->n_v4,
-			 r->n_v6, r->n_nh, r->cap_v4, r->cap_v6, r->cap_nh);
+			 "%u next hops in tables of %u, %u, %u; --route-room)",
+			 r->t4, r->t6, r->n_nh, r->cap_v4, r->cap_v6, r->cap_nh);
 	else if (rc < 0)
 		snprintf(err, errlen, "cannot add the route: %s",
 			 strerror(-rc));
@@ -422,19 +449,25 @@ routes_del(struct routes *r, const char *prefix, char *err, size_t errlen)
 		snprintf(err, errlen, "bad prefix '%s'", prefix);
 		return -EINVAL;
 	}
-	if (rt.v6 && r->v6 != NULL &&
-	    rte_rib6_lookup_exact(rte_fib6_get_rib(r->v6), rt.addr,
-				  rt.depth) != NULL) {
+	if (rt.depth == 0) {
+		uint32_t *d = rt.v6 ? &r->default_v6 : &r->default_v4;
+
+		rc = *d != 0 ? 0 : -ENOENT;
+		*d = 0;
+	} else if (rt.v6 && r->v6 != NULL &&
+		   rte_rib6_lookup_exact(rte_fib6_get_rib(r->v6), rt.addr,
+					 rt.depth) != NULL) {
 		rc = rte_fib6_delete(r->v6, rt.addr, rt.depth);
-		r->n_v6 -= rc == 0;
+		r->t6 -= rc == 0;
 	} else if (!rt.v6 && r->v4 != NULL && rt.depth <= 8) {
 		rc = set_short4(r, v4_host(&rt), rt.depth, 0);
 	} else if (!rt.v6 && r->v4 != NULL &&
 		   rte_rib_lookup_exact(rte_fib_get_rib(r->v4), v4_host(&rt),
 					rt.depth) != NULL) {
 		rc = rte_fib_delete(r->v4, v4_host(&rt), rt.depth);
-		r->n_v4 -= rc == 0;
+		r->t4 -= rc == 0;
 	}
+	count(r);
 	if (rc < 0)
 		snprintf(err, errlen, rc == -ENOENT ? "no route %s" :
 			 "cannot remove %s", prefix);
@@ -448,7 +481,19 @@ routes_lookup4(const struct routes *r, uint32_t ip)
 
 	if (r->v4 != NULL)
 		rte_fib_lookup_bulk(r->v4, &ip, &nh, 1);
-	return (uint32_t)nh;
+	return routes_or_default4(r, nh);
+}
+
+uint32_t
+routes_lookup6(const struct routes *r, const uint8_t ip[16])
+{
+	uint8_t ips[1][RTE_FIB6_IPV6_ADDR_SIZE];
+	uint64_t nh = ROUTES_NONE;
+
+	memcpy(ips[0], ip, 16);
+	if (r->v6 != NULL)
+		rte_fib6_lookup_bulk(r->v6, ips, &nh, 1);
+	return routes_or_default6(r, nh);
 }
 
 void

@@ -25,13 +25,17 @@ struct zn_nf;
 
 struct routes {
 	struct zn_nf *nf;  /* tables tracked for it (zn_nf_obj_track), or NULL */
-	struct rte_fib *v4;
+	char name[16];
+	uint32_t room;        /* routes of each version beyond those loaded */
+	struct rte_fib *v4;   /* NULL until a route other than /0 needs it */
 	struct rte_fib6 *v6;
 	struct rte_hash *ids; /* next-hop id -> index */
 	uint32_t *nh_id;      /* index -> next-hop id */
 	uint32_t n_nh, cap_nh;
-	uint32_t n_v4, n_v6;  /* routes in the tables */
-	uint32_t cap_v4, cap_v6;
+	uint32_t n_v4, n_v6;  /* routes, /0 included */
+	uint32_t t4, t6;      /* routes in the tables (not /0) */
+	uint32_t cap_v4, cap_v6; /* what the tables hold (0: none yet) */
+	uint32_t default_v4, default_v6; /* /0: index + 1; 0: none */
 	/* IPv4 routes of /8 and shorter, kept here and installed in v4 as
 	 * the /8s they cover (see routes.c): next-hop index + 1, 0 = none;
 	 * short4 by position (1 << depth) - 1 + prefix, depth 0..7. */
@@ -46,7 +50,9 @@ struct routes {
  * or ';' and blank lines are skipped (pyasn's ipasn .dat files load as
  * they are). A later route for the same prefix replaces the earlier one.
  * The tables have room for @p extra more routes of each IP version (live
- * routes_add). Tables are named after @p name (at most 14 characters);
+ * routes_add); a version with no route but /0 gets its table (64 MB) only
+ * when a route is added live. Tables are named after @p name (at most 14
+ * characters);
  * with @p nf, they are tracked for it so that the manager frees them if
  * the NF dies (even while loading). @p path NULL: empty tables.
  * @return 0, or -errno with a message naming the line in @p err.
@@ -67,9 +73,26 @@ int routes_add(struct routes *r, const char *prefix, uint32_t nh,
 int routes_del(struct routes *r, const char *prefix, char *err,
 	       size_t errlen);
 
-/** The next-hop index for an IPv4 destination (host order), or
- * ROUTES_NONE: one lookup, for tests and the control path. */
+/** A table lookup's result (ROUTES_NONE: no route) with the /0 route as
+ *  the fallback: a next-hop index, or ROUTES_NONE. */
+static inline uint32_t
+routes_or_default4(const struct routes *r, uint64_t nh)
+{
+	return nh != ROUTES_NONE ? (uint32_t)nh :
+	       r->default_v4 ? r->default_v4 - 1 : ROUTES_NONE;
+}
+
+static inline uint32_t
+routes_or_default6(const struct routes *r, uint64_t nh)
+{
+	return nh != ROUTES_NONE ? (uint32_t)nh :
+	       r->default_v6 ? r->default_v6 - 1 : ROUTES_NONE;
+}
+
+/** The next-hop index for an IPv4 destination (host order) or an IPv6
+ * one, or ROUTES_NONE: one lookup, for tests and the control path. */
 uint32_t routes_lookup4(const struct routes *r, uint32_t ip);
+uint32_t routes_lookup6(const struct routes *r, const uint8_t ip[16]);
 
 void routes_free(struct routes *r);
 

@@ -21,7 +21,7 @@ from pcaputil import assert_same_per_flow, read_frames
     (["--rx-threads", "9", "--tx-threads", "9"], 2, "at most 16 threads"),
     (["--ingress", "maybe"], 2, "backpressure or drop"),
     (["-i", "a/b"], 2, "bad instance name"),
-    (["--bogus"], 2, "Usage"),
+    (["--bogus"], 2, "unrecognized option '--bogus'"),
     (["stray"], 2, "unexpected argument"),
     (["-p", "net_nosuchdriver0"], 1, "EAL init failed"),
     (["-p", "net_pcap0,rx_pcap=/nonexistent.pcap"], 1,

@@ -155,12 +155,9 @@ ZN_TEST(dpi_parse_ip_rules)
 static uint32_t
 nh6(const struct routes *r, const uint8_t a[16])
 {
-	uint8_t ips[1][RTE_FIB6_IPV6_ADDR_SIZE];
-	uint64_t nh = ROUTES_NONE;
+	uint32_t idx = routes_lookup6(r, a);
 
-	memcpy(ips[0], a, 16);
-	rte_fib6_lookup_bulk(r->v6, ips, &nh, 1);
-	return nh == ROUTES_NONE ? ROUTES_NONE : r->nh_id[nh];
+	return idx == ROUTES_NONE ? ROUTES_NONE : r->nh_id[idx];
 }
 
 static uint32_t
@@ -211,8 +208,10 @@ ZN_TEST(router_routes_file)
 	ZT_EQ(routes_add(&r, "011.0.0.0/8", 1, err, sizeof(err)), -EINVAL);
 	ZT_EQ(routes_add(&r, "11.0.0.0/+8", 1, err, sizeof(err)), -EINVAL);
 	ZT_EQ(routes_add(&r, "2001:db8:5::/48", 5, err, sizeof(err)), 1);
-	ZT_EQ(r.cap_v4, 5u + 16u); /* the file's 5 IPv4 lines + 16 */
-	for (int i = 0; r.n_v4 < r.cap_v4; i++) {
+	/* the file's 4 IPv4 lines but /0 (kept apart), + 16 */
+	ZT_EQ(r.cap_v4, 4u + 16u);
+	ZT_EQ(r.t4, 3u);  /* 11/8 and the /0 went; 10/8, 10.1/16, 192.168/24 */
+	for (int i = 0; i < 17; i++) {
 		char p[32];
 
 		snprintf(p, sizeof(p), "12.%d.0.0/16", i);
@@ -220,6 +219,21 @@ ZN_TEST(router_routes_file)
 	}
 	ZT_EQ(routes_add(&r, "13.0.0.0/8", 1, err, sizeof(err)), -ENOSPC);
 	ZT_CHECK(strstr(err, "no room") != NULL);
+	ZT_EQ(routes_add(&r, "0.0.0.0/0", 3, err, sizeof(err)), 1); /* apart */
+	ZT_EQ(r.n_v4, 21u);
+	routes_free(&r);
+	/* Defaults only: no table (64 MB each) until a route needs one */
+	f = fopen(path, "w");
+	fprintf(f, "0.0.0.0/0 1\n::/0 2\n");
+	fclose(f);
+	ZT_EQ(routes_load(&r, path, "ut_rt5", 8, NULL, err, sizeof(err)), 0);
+	ZT_CHECK(r.v4 == NULL && r.v6 == NULL);
+	ZT_EQ(nh4(&r, 0x01020304), 1u);
+	ZT_EQ(nh6(&r, a6), 2u);
+	ZT_EQ(routes_add(&r, "1.0.0.0/8", 5, err, sizeof(err)), 1);
+	ZT_CHECK(r.v4 != NULL && r.v6 == NULL);
+	ZT_EQ(nh4(&r, 0x01020304), 5u);
+	ZT_EQ(nh4(&r, 0x02020304), 1u);
 	routes_free(&r);
 	/* A bad line is named, and nothing is kept */
 	f = fopen(path, "w");

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+/* flowmon's decoders with --decap (tunnels, 802.11, radiotap, A-MSDU,
+ * FabricPath, PBB, VN-Tag, fragment tracking) on any frame, in its real
+ * flow table: the NF's own code, its file included so that its static
+ * functions are reached (its main() left out). The first byte picks the
+ * link type, the second whether the frame was cut by the capture. */
+#include <zeronf/nf.h>
+#undef ZN_NF_REGISTER
+#define ZN_NF_REGISTER(ops) /* no main(): the fuzzer's */
+
+#include "../nfs/flowmon/flowmon.c"
+#include "fuzz_eal.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const int fz_dlts[] = {
+	DPI_DLT_EN10MB, DPI_DLT_RAW, DPI_DLT_LINUX_SLL, DPI_DLT_NULL,
+	DPI_DLT_IPV4, DPI_DLT_IPV6, 105 /* 802.11 */, 127 /* radiotap */,
+};
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	fuzz_eal_init((*argv)[0]);
+	decap = true;
+	/* a small table: filling it up is a path to reach too */
+	ft = zn_ft_create(&ZN_FT_OPTS(.name = "fz_flowmon", .capacity = 1024,
+				      .data_size = sizeof(struct rec),
+				      .idle_timeout_ns = 60000000000ull,
+				      .flags = ZN_FT_F_BIDIR));
+	return ft == NULL ? -1 : 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 2 || size > 65535)
+		return 0;
+	account(data + 2, (uint32_t)(size - 2),
+		fz_dlts[data[0] % (sizeof(fz_dlts) / sizeof(fz_dlts[0]))],
+		0, data[1] & 1);
+	return 0;
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""make fuzz FUZZ_S=N: every libFuzzer target (fuzz/) for N seconds, on a
+corpus seeded from real traffic and real input files, then a summary line
+per target (JSON): executions, coverage, corpus size, crashes. Exits 1 if
+any target crashed (its crash input is kept in build-fuzz/crashes/).
+
+Seeds: frames of tcpdump's test captures (many malformed on purpose),
+nDPI's and Zeek's traces (shared/corpora), each prefixed with the two
+selector bytes the packet targets read (link type, flags); the first 300
+lines of the RouteViews table and of its IPv6 one, and hand-written route
+files; one request per control method from schema/control.json."""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+from pcaputil import linktype, read_frames  # noqa: E402
+
+CORPORA = REPO.parent / "shared" / "corpora"
+TARGETS = ["flow_parse", "dpi_parse", "flowmon", "routes", "ctl_json"]
+# the link types the packet targets index by their first byte
+DPI_DLTS = [0, 1, 12, 14, 104, 113, 9, 50, 228, 229, 105, 127, 276, 999]
+FLOWMON_DLTS = [1, 12, 113, 0, 228, 229, 105, 127]
+MAX_SEEDS = 4000
+
+
+def pcaps() -> list[Path]:
+    out = []
+    for d, glob in (("tcpdump-4.99.3/tests", "*.pcap*"),
+                    ("ndpi-4.2/pcap", "*.pcap*"), ("zeek", "**/*.pcap*"),
+                    ("zeek", "**/*.trace")):
+        out += sorted((CORPORA / d).glob(glob)) if (CORPORA / d).exists() \
+            else []
+    out.append(REPO / "data/pcap/wikipedia.pcap")
+    return out
+
+
+def packet_seeds(dirs: dict[str, Path]) -> None:
+    n = 0
+    for cap in pcaps():
+        try:
+            lt, frames = linktype(cap), read_frames(cap)[:8]
+        except Exception:  # noqa: BLE001 - not a pcap we read: skip
+            continue
+        for i, fr in enumerate(frames):
+            if n >= MAX_SEEDS:
+                return
+            name = f"{n:05d}"
+            if lt == 1:
+                (dirs["flow_parse"] / name).write_bytes(fr)
+            if lt in DPI_DLTS:
+                (dirs["dpi_parse"] / name).write_bytes(
+                    bytes([DPI_DLTS.index(lt), 1]) + fr)
+            if lt in FLOWMON_DLTS:
+                (dirs["flowmon"] / name).write_bytes(
+                    bytes([FLOWMON_DLTS.index(lt), i & 1]) + fr)
+            n += 1
+
+
+def route_seeds(d: Path) -> None:
+    (d / "a").write_text("10.0.0.0/8 1\n10.1.0.0/16 2\n0.0.0.0/0 3\n"
+                         "2001:db8::/32 4\n::/0 5\n")
+    (d / "b").write_text("; comment\n# comment\n\n192.0.2.0/24\t64496\n")
+    for f in ("ipasn_20140513.dat.gz", "ipasn6_20151101.dat.gz"):
+        p = CORPORA / "routing" / f
+        if p.exists():
+            with gzip.open(p, "rt") as g:
+                (d / f).write_text("".join(g.readline()
+                                           for _ in range(300)))
+
+
+def ctl_seeds(d: Path) -> None:
+    schema = json.loads((REPO / "schema/control.json").read_text())
+    examples = {"integer": 1, "string": "svc:1", "boolean": True,
+                "object": {}, "array": ["svc:1", "port:0"]}
+    for i, (method, m) in enumerate(sorted(schema["methods"].items())):
+        params = {k: examples.get(v.get("type"), 1)
+                  for k, v in m.get("params", {}).items()}
+        req = {"jsonrpc": "2.0", "id": i, "method": method,
+               "params": params}
+        (d / f"m{i:03d}").write_text(json.dumps(req))
+    (d / "flow").write_text(json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "flow.add", "params": {
+            "flows": [{"flow": {"proto": "tcp", "src": "10.0.0.1",
+                                "dst": "10.0.0.2", "sport": 1, "dport": 2},
+                       "chain": ["svc:1", "port:0"], "both": True}]}}))
+    (d / "rule").write_text(json.dumps({
+        "jsonrpc": "2.0", "id": 2, "method": "rule.add", "params": {
+            "match": {"proto": "udp", "src": "10.0.0.0/8",
+                      "dport": "1000-2000"}, "chain": ["drop"],
+            "priority": 5}}))
+
+
+def run(build: Path, seconds: int) -> int:
+    work = build / "fuzz-work"
+    shutil.rmtree(work, ignore_errors=True)
+    seeds = {t: work / "seeds" / t for t in TARGETS}
+    for p in seeds.values():
+        p.mkdir(parents=True)
+    packet_seeds(seeds)
+    route_seeds(seeds["routes"])
+    ctl_seeds(seeds["ctl_json"])
+    crashes = build / "crashes"
+    crashes.mkdir(exist_ok=True)
+    failed = 0
+    for t in TARGETS:
+        corpus = build / "corpus" / t  # kept between runs
+        corpus.mkdir(parents=True, exist_ok=True)
+        exe = build / "fuzz" / f"zn-fuzz-{t}"
+        cmd = [str(exe), f"-max_total_time={seconds}",
+               f"-artifact_prefix={crashes}/{t}-", "-print_final_stats=1",
+               "-max_len=4096", "-timeout=10", "-rss_limit_mb=4096",
+               str(corpus), str(seeds[t])]
+        r = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=seconds + 300)
+        out = r.stdout + r.stderr
+        done = re.findall(r"#(\d+)\s+DONE\s+cov: (\d+) ft: (\d+) corp: "
+                          r"(\d+)/", out)
+        execs = re.findall(r"stat::number_of_executed_units: (\d+)", out)
+        line = {"fuzz": t, "seconds": seconds,
+                "execs": int(execs[-1]) if execs else None,
+                "cov": int(done[-1][1]) if done else None,
+                "features": int(done[-1][2]) if done else None,
+                "corpus": int(done[-1][3]) if done else None,
+                "crashed": r.returncode != 0}
+        print(json.dumps(line), flush=True)
+        if r.returncode != 0:
+            failed += 1
+            tail = "\n".join(out.splitlines()[-40:])
+            print(f"fuzz {t} failed (exit {r.returncode}):\n{tail}",
+                  file=sys.stderr)
+    return 1 if failed else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--build", default=str(REPO / "build-fuzz"))
+    ap.add_argument("--seconds", type=int, default=30)
+    a = ap.parse_args()
+    return run(Path(a.build), a.seconds)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
