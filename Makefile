@@ -3,6 +3,7 @@ BUILD ?= build
 PY := .venv/bin/python
 BENCH ?=
 FUZZ_S ?= 60
+SOAK_S ?= 600
 FUZZ_BUILD ?= build-fuzz
 ASAN_BUILD ?= build-asan
 FUZZ_TARGETS := flow_parse dpi_parse flowmon routes ctl_json
@@ -55,7 +56,7 @@ sanitize: setup
 	tests/sanitize.sh $(abspath $(ASAN_BUILD))
 
 bench: build
-	ZERONF_BUILD=$(abspath $(BUILD)) $(PY) bench/run.py $(if $(BENCH),--only $(BENCH))
+	ZERONF_BUILD=$(abspath $(BUILD)) SOAK_S=$(SOAK_S) $(PY) bench/run.py $(if $(BENCH),--only $(BENCH))
 
 # make dpi-report PCAP=in.pcap OUT=flows.out: the capture through a manager
 # and the dpi NF; its flow report in ndpiReader's -w format.

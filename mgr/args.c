@@ -84,21 +84,24 @@ zn_hop_parse(const char *s, struct zn_hop *hop)
 {
 	uint64_t v;
 
+	memset(hop, 0, sizeof(*hop)); /* the padding too: hops are compared */
 	if (strcmp(s, "drop") == 0) {
-		*hop = (struct zn_hop){ .type = ZN_HOP_DROP };
+		hop->type = ZN_HOP_DROP;
 		return 0;
 	}
 	if (strncmp(s, "port:", 5) == 0) {
 		if (zn_parse_uint(s + 5, 0, ZN_MAX_PORTS - 1, &v))
 			return -EINVAL;
-		*hop = (struct zn_hop){ .type = ZN_HOP_PORT, .id = (uint16_t)v };
+		hop->type = ZN_HOP_PORT;
+		hop->id = (uint16_t)v;
 		return 0;
 	}
 	if (strncmp(s, "svc:", 4) == 0)
 		s += 4;
 	if (zn_parse_uint(s, 1, ZN_MAX_SERVICES - 1, &v))
 		return -EINVAL;
-	*hop = (struct zn_hop){ .type = ZN_HOP_SERVICE, .id = (uint16_t)v };
+	hop->type = ZN_HOP_SERVICE;
+	hop->id = (uint16_t)v;
 	return 0;
 }
 

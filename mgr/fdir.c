@@ -278,6 +278,17 @@ validate_hops(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
  * @return chain id (1..255), or -ENOSPC. *created tells whether the
  * snapshot must be republished for workers to see it.
  */
+/* Field by field: a hop has a padding byte, which memcmp would compare
+ * (two "port:0" chains parsed on the stack were two chains). */
+static bool
+hops_equal(const struct zn_hop *a, const struct zn_hop *b, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (a[i].type != b[i].type || a[i].id != b[i].id)
+			return false;
+	return true;
+}
+
 static int
 chain_get(struct zn_fdir *fd, const struct zn_hop *hops, unsigned int n,
 	  bool *created)
@@ -288,7 +299,7 @@ chain_get(struct zn_fdir *fd, const struct zn_hop *hops, unsigned int n,
 	for (int id = 1; id < ZN_MAX_CHAINS; id++) {
 		struct fdir_chain *c = &fd->chains[id];
 
-		if (c->len == n && memcmp(c->hops, hops, n * sizeof(*hops)) == 0) {
+		if (c->len == n && hops_equal(c->hops, hops, n)) {
 			if (c->refs++ == 0)
 				c->freed_seq = 0;
 			return id;

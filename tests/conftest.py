@@ -10,13 +10,46 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 from harness import MGR_BIN, NF_BIN, Manager  # noqa: E402
 
 
+def measure_start(tmp: Path) -> float:
+    """Seconds for a manager and an NF to come up here (best of two)."""
+    import time
+    best = None
+    for _ in range(2):
+        t0 = time.monotonic()
+        m = Manager(tmp, ports=["net_null0,no-rx=1"], chain="1,port:0")
+        try:
+            m.start_nf("forward", 1)
+            took = time.monotonic() - t0
+        finally:
+            m.shutdown()
+            m.close()
+        best = took if best is None else min(best, took)
+    return best
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session):
+    import os
+    import tempfile
     missing = [str(p) for p in [MGR_BIN, *NF_BIN.values()] if not p.exists()]
     if missing:
         raise pytest.UsageError(f"not built: {missing} (run make build)")
+    if "ZERONF_TIME_SCALE" not in os.environ:
+        with tempfile.TemporaryDirectory(prefix="zeronf-calib-") as d:
+            took = measure_start(Path(d))
+        harness.TIME_SCALE = max(1.0, took / harness.START_REFERENCE_S)
+        session.config._zeronf_start = took
+
+
+def pytest_report_header(config):
+    took = getattr(config, "_zeronf_start", None)
+    return (f"zeronf: a manager and an NF start in {took:.2f} s here; "
+            f"start-up deadlines x{harness.TIME_SCALE:.1f}"
+            if took is not None else None)
 
 
 @pytest.fixture
