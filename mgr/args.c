@@ -279,17 +279,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 				return -EINVAL;
 			break;
 		case O_CPUS:
-			if (zn_parse_cpulist(optarg, &cfg->cpus) < 0) {
-				fprintf(stderr, "%s: bad CPU list '%s' (e.g. "
-					"0-3,6)\n", prog, optarg);
+			if (zn_cpus_option(prog, optarg, &cfg->cpus) < 0)
 				return -EINVAL;
-			}
-			if (zn_cpulist_allowed(&cfg->cpus, err,
-					       sizeof(err)) < 0) {
-				fprintf(stderr, "%s: --cpus %s: %s\n", prog,
-					optarg, err);
-				return -EINVAL;
-			}
 			cfg->cpus_set = true;
 			break;
 		case O_POOL:
@@ -364,16 +355,9 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 				   sizeof(cfg->huge_dir));
 			break;
 		case O_LOG:
-			if (!zn_log_level_valid(optarg) ||
-			    strlen(optarg) >= sizeof(cfg->log_level)) {
-				fprintf(stderr, "%s: --log-level: '%s' is not a "
-					"level (emerg, alert, crit, err, "
-					"warning, notice, info, debug or 1..8)"
-					"\n", prog, optarg);
+			if (zn_log_level_option(prog, optarg, cfg->log_level,
+						sizeof(cfg->log_level)) < 0)
 				return -EINVAL;
-			}
-			zn_strlcpy(cfg->log_level, optarg,
-				   sizeof(cfg->log_level));
 			break;
 		case O_RXPAUSED:
 			cfg->rx_paused = true;

@@ -277,6 +277,37 @@ zn_cpulist_allowed(const cpu_set_t *set, char *bad, size_t len)
 	return 0;
 }
 
+int
+zn_cpus_option(const char *prog, const char *arg, cpu_set_t *set)
+{
+	char why[300];
+
+	if (zn_parse_cpulist(arg, set) < 0) {
+		fprintf(stderr, "%s: bad CPU list '%s' (e.g. 0-3,6)\n", prog,
+			arg);
+		return -EINVAL;
+	}
+	if (zn_cpulist_allowed(set, why, sizeof(why)) < 0) {
+		fprintf(stderr, "%s: --cpus %s: %s\n", prog, arg, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+zn_log_level_option(const char *prog, const char *arg, char *out,
+		    size_t len)
+{
+	if (!zn_log_level_valid(arg) || strlen(arg) >= len) {
+		fprintf(stderr, "%s: --log-level: '%s' is not a level (emerg, "
+			"alert, crit, err, warning, notice, info, debug or "
+			"1..8)\n", prog, arg);
+		return -EINVAL;
+	}
+	zn_strlcpy(out, arg, len);
+	return 0;
+}
+
 bool
 zn_log_level_valid(const char *s)
 {

@@ -86,6 +86,12 @@ int zn_cpulist_allowed(const cpu_set_t *set, char *bad, size_t len);
  *  optionally after "PATTERN:" or "REGEX,". */
 bool zn_log_level_valid(const char *s);
 
+/** The --cpus and --log-level options of the manager and of NFs: parsed
+ *  and checked, or one line on stderr saying why not. 0 or -EINVAL. */
+int zn_cpus_option(const char *prog, const char *arg, cpu_set_t *set);
+int zn_log_level_option(const char *prog, const char *arg, char *out,
+			size_t len);
+
 /** Format @p set as "0-3,6" for EAL --lcores. @return 0 or -ENOSPC. */
 int zn_format_cpulist(const cpu_set_t *set, char *buf, size_t len);
 

@@ -133,34 +133,15 @@ parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 			}
 			zn_strlcpy(nf->name, optarg, sizeof(nf->name));
 			break;
-		case 'c': {
-			char why[300];
-
-			if (zn_parse_cpulist(optarg, &nf->cpus) < 0) {
-				fprintf(stderr, "%s: bad CPU list '%s' (e.g. "
-					"0-3,6)\n", prog, optarg);
+		case 'c':
+			if (zn_cpus_option(prog, optarg, &nf->cpus) < 0)
 				return -EINVAL;
-			}
-			if (zn_cpulist_allowed(&nf->cpus, why,
-					       sizeof(why)) < 0) {
-				fprintf(stderr, "%s: --cpus %s: %s\n", prog,
-					optarg, why);
-				return -EINVAL;
-			}
 			nf->cpus_set = true;
 			break;
-		}
 		case 'l':
-			if (!zn_log_level_valid(optarg) ||
-			    strlen(optarg) >= sizeof(nf->log_level)) {
-				fprintf(stderr, "%s: --log-level: '%s' is not a "
-					"level (emerg, alert, crit, err, "
-					"warning, notice, info, debug or 1..8)"
-					"\n", prog, optarg);
+			if (zn_log_level_option(prog, optarg, nf->log_level,
+						sizeof(nf->log_level)) < 0)
 				return -EINVAL;
-			}
-			zn_strlcpy(nf->log_level, optarg,
-				   sizeof(nf->log_level));
 			break;
 		case 'w':
 			if (zn_parse_uint(optarg, 0, 3600, &v)) {
