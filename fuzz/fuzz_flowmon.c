@@ -2,10 +2,13 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 /* flowmon's decoders with --decap (tunnels, 802.11, radiotap, A-MSDU,
- * FabricPath, PBB, VN-Tag, fragment tracking) on any frame, in its real
+ * FabricPath, PBB, VN-Tag, fragment tracking) on any frames, in its real
  * flow table: the NF's own code, its file included so that its static
- * functions are reached (its main() left out). The first byte picks the
- * link type, the second whether the frame was cut by the capture. */
+ * functions are reached (its main() left out). An input is a sequence of
+ * frames, each: a byte picking the link type, a byte saying whether the
+ * capture cut it, a 16-bit big-endian length, the frame. The fragment
+ * table starts empty with each input, so an input replays alone
+ * (fuzz/regress/flowmon/ keeps the ones that found bugs). */
 #include <zeronf/nf.h>
 #undef ZN_NF_REGISTER
 #define ZN_NF_REGISTER(ops) /* no main(): the fuzzer's */
@@ -38,10 +41,18 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size < 2 || size > 65535)
-		return 0;
-	account(data + 2, (uint32_t)(size - 2),
-		fz_dlts[data[0] % (sizeof(fz_dlts) / sizeof(fz_dlts[0]))],
-		0, data[1] & 1);
+	memset(frags, 0, sizeof(frags));
+	frag_age = 0;
+	while (size >= 4) {
+		uint32_t n = (uint32_t)data[2] << 8 | data[3];
+
+		if (n > size - 4)
+			n = (uint32_t)(size - 4);
+		account(data + 4, n,
+			fz_dlts[data[0] % (sizeof(fz_dlts) / sizeof(fz_dlts[0]))],
+			0, data[1] & 1);
+		data += 4 + n;
+		size -= 4 + n;
+	}
 	return 0;
 }

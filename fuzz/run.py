@@ -60,9 +60,10 @@ def packet_seeds(dirs: dict[str, Path]) -> None:
             if lt in DPI_DLTS:
                 (dirs["dpi_parse"] / name).write_bytes(
                     bytes([DPI_DLTS.index(lt), 1]) + fr)
-            if lt in FLOWMON_DLTS:
+            if lt in FLOWMON_DLTS:  # one frame per input: [dlt, cut, len]
                 (dirs["flowmon"] / name).write_bytes(
-                    bytes([FLOWMON_DLTS.index(lt), i & 1]) + fr)
+                    bytes([FLOWMON_DLTS.index(lt), i & 1]) +
+                    min(len(fr), 65535).to_bytes(2, "big") + fr)
             n += 1
 
 
@@ -116,6 +117,16 @@ def run(build: Path, seconds: int) -> int:
         corpus = build / "corpus" / t  # kept between runs
         corpus.mkdir(parents=True, exist_ok=True)
         exe = build / "fuzz" / f"zn-fuzz-{t}"
+        # first the inputs that found bugs: each must pass alone
+        regress = sorted((REPO / "fuzz" / "regress" / t).glob("*"))
+        if regress:
+            r = subprocess.run([str(exe), *map(str, regress)],
+                               capture_output=True, text=True, timeout=300)
+            if r.returncode != 0:
+                print(f"fuzz {t}: a regression input fails:\n"
+                      f"{r.stderr[-3000:]}", file=sys.stderr)
+                failed += 1
+                continue
         cmd = [str(exe), f"-max_total_time={seconds}",
                f"-artifact_prefix={crashes}/{t}-", "-print_final_stats=1",
                "-max_len=4096", "-timeout=10", "-rss_limit_mb=4096",

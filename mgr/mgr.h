@@ -264,6 +264,8 @@ struct zn_nf_reg {
 	uint32_t pending_gen;
 	bool stop_sent;        /* ctl.stop set */
 	uint64_t stop_asked_ns; /* when; 0 once the slow stop was logged */
+	int reclaim_lock;      /* the slot's lock file, held while the slot
+				* is reclaimed (-1: not held) */
 };
 
 /* ------------------------------------------------------------------ */

@@ -21,6 +21,7 @@
  */
 
 #include <errno.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,6 +92,7 @@ zn_registry_init(struct zn_mgr *m)
 
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
 		m->reg[slot].pidfd = -1;
+		m->reg[slot].reclaim_lock = -1;
 		snprintf(name, sizeof(name), ZN_NF_RX_RING_FMT, slot);
 		/* Workers enqueue (MP); the NF alone dequeues, with the peek
 		 * API, which needs a single-consumer ring. */
@@ -220,7 +222,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	}
 	memset(&s->mstats, 0, sizeof(s->mstats));
 	s->exit_drops = 0;
-	*reg = (struct zn_nf_reg){ .pidfd = pidfd };
+	*reg = (struct zn_nf_reg){ .pidfd = pidfd, .reclaim_lock = -1 };
 
 	s->ctl.service_id = svc;
 	s->ctl.worker = pick_worker(m);
@@ -449,6 +451,17 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 		close(reg->pidfd); /* also leaves the epoll set */
 		reg->pidfd = -1;
 	}
+	/* The NF's lock on the slot went with it. Hold it until the slot is
+	 * free, so that an NF starting meanwhile takes another slot instead
+	 * of waiting for this one (the wait ran past 5 s under churn). */
+	if (reg->reclaim_lock < 0) {
+		char path[PATH_MAX], file[32];
+
+		snprintf(file, sizeof(file), ZN_SLOT_LOCK_FMT, slot);
+		if (zn_runtime_path(m->cfg.instance, file, path,
+				    sizeof(path)) == 0)
+			reg->reclaim_lock = zn_lock_file(path, LOCK_EX);
+	}
 	m->exiting[slot].pid = (pid_t)s->ctl.pid;
 	m->exiting[slot].start = s->ctl.start_time;
 	if (died) {
@@ -484,7 +497,9 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	cache = rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + slot);
 	if (cache != NULL)
 		rte_mempool_cache_flush(cache, m->pool);
-	m->reg[slot] = (struct zn_nf_reg){ .pidfd = -1 };
+	if (m->reg[slot].reclaim_lock >= 0)
+		close(m->reg[slot].reclaim_lock);
+	m->reg[slot] = (struct zn_nf_reg){ .pidfd = -1, .reclaim_lock = -1 };
 }
 
 static void

@@ -793,6 +793,16 @@ frag_track(const uint8_t *data, uint32_t plen, uint32_t len, int dlt,
 	if (rc != DPI_OK && rc != DPI_SKIP_FRAGMENT)
 		return false;
 	f = frag_find(ip);
+	if (data >= f->data && data < f->data + sizeof(f->data)) {
+		/* A fragment inside the kept datagram it would be kept in (the
+		 * same ID, protocol and addresses, nested in a tunnel): only a
+		 * crafted packet. Not tracked: it overwrote what was being read
+		 * (memcpy onto itself), or completed its own datagram again and
+		 * again (a stack overflow). Both found by fuzzing; the input is
+		 * fuzz/regress/flowmon/fragment-inside-its-own-datagram. */
+		cnt[C_NOT_FLOW]++;
+		return true;
+	}
 	if (rc == DPI_OK) { /* the first fragment: keep it */
 		memcpy(f->data, data, plen);
 		f->plen = plen;
