@@ -43,6 +43,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	memset(frags, 0, sizeof(frags));
 	frag_age = 0;
+	frag_replaying = false;
 	while (size >= 4) {
 		uint32_t n = (uint32_t)data[2] << 8 | data[3];
 

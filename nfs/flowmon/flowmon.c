@@ -725,6 +725,7 @@ struct frag {
 
 static struct frag frags[FRAG_SLOTS];
 static uint64_t frag_age;
+static bool frag_replaying; /* counting a kept datagram: see frag_track */
 
 static struct frag *
 frag_find(const uint8_t *ip)
@@ -792,17 +793,18 @@ frag_track(const uint8_t *data, uint32_t plen, uint32_t len, int dlt,
 		return false; /* not a fragment we track */
 	if (rc != DPI_OK && rc != DPI_SKIP_FRAGMENT)
 		return false;
-	f = frag_find(ip);
-	if (data >= f->data && data < f->data + sizeof(f->data)) {
-		/* A fragment inside the kept datagram it would be kept in (the
-		 * same ID, protocol and addresses, nested in a tunnel): only a
-		 * crafted packet. Not tracked: it overwrote what was being read
-		 * (memcpy onto itself), or completed its own datagram again and
-		 * again (a stack overflow). Both found by fuzzing; the input is
-		 * fuzz/regress/flowmon/fragment-inside-its-own-datagram. */
+	if (frag_replaying) {
+		/* A fragment inside a datagram being counted from its kept
+		 * first fragment (nested in a tunnel): only a crafted packet
+		 * does that. Not tracked: kept in its own slot it overwrote
+		 * what was being read (memcpy onto itself), or completed its
+		 * datagram again and again (a stack overflow), and two such
+		 * datagrams could do it to each other. Found by fuzzing; the
+		 * input is fuzz/regress/flowmon/fragment-inside-its-own-datagram. */
 		cnt[C_NOT_FLOW]++;
 		return true;
 	}
+	f = frag_find(ip);
 	if (rc == DPI_OK) { /* the first fragment: keep it */
 		memcpy(f->data, data, plen);
 		f->plen = plen;
@@ -817,7 +819,9 @@ frag_track(const uint8_t *data, uint32_t plen, uint32_t len, int dlt,
 		/* Kept (never the oldest) while a fragment inside it may look
 		 * for a slot, then free. */
 		f->age = UINT64_MAX;
+		frag_replaying = true;
 		account_ip(f->data, f->plen, f->len, f->dlt, f->depth, true);
+		frag_replaying = false;
 		f->age = 0;
 	}
 	return true;
