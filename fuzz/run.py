@@ -106,7 +106,7 @@ def ctl_seeds(d: Path) -> None:
             "priority": 5}}))
 
 
-def run(build: Path, seconds: int) -> int:
+def run(build: Path, seconds: int, only: list[str] | None = None) -> int:
     work = build / "fuzz-work"
     shutil.rmtree(work, ignore_errors=True)
     seeds = {t: work / "seeds" / t for t in TARGETS}
@@ -118,7 +118,7 @@ def run(build: Path, seconds: int) -> int:
     crashes = build / "crashes"
     crashes.mkdir(exist_ok=True)
     failed = 0
-    for t in TARGETS:
+    for t in only or TARGETS:
         corpus = build / "corpus" / t  # kept between runs
         corpus.mkdir(parents=True, exist_ok=True)
         exe = build / "fuzz" / f"zn-fuzz-{t}"
@@ -163,8 +163,10 @@ def main() -> int:
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--build", default=str(REPO / "build-fuzz"))
     ap.add_argument("--seconds", type=int, default=30)
+    ap.add_argument("--only", action="append", choices=TARGETS,
+                    help="this target (repeatable); default: all")
     a = ap.parse_args()
-    return run(Path(a.build), a.seconds)
+    return run(Path(a.build), a.seconds, a.only)
 
 
 if __name__ == "__main__":
