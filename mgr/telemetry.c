@@ -42,7 +42,6 @@ static struct {
 	enum tel_view view;      /* asked, not yet served */
 	uint64_t asked, served;
 	json_t *result;
-	struct zn_mgr *m;
 	int kick_fd;
 	struct sockaddr_un kick;
 } tel = {
@@ -263,7 +262,6 @@ zn_telemetry_init(struct zn_mgr *m)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&tel.cv, &ca);
 	pthread_condattr_destroy(&ca);
-	tel.m = m;
 	tel.kick.sun_family = AF_UNIX;
 	if (zn_runtime_path(m->cfg.instance, ZN_KICK_SOCK, tel.kick.sun_path,
 			    sizeof(tel.kick.sun_path)) < 0)
