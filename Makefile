@@ -9,7 +9,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_TARGETS := flow_parse dpi_parse flowmon routes ctl_json
 
 .PHONY: all setup build demo test unit pytest bench dpi-report clean fuzz \
-	sanitize
+	sanitize schema
 
 all: build
 
@@ -21,6 +21,11 @@ $(BUILD)/build.ninja:
 
 build: setup $(BUILD)/build.ninja
 	ninja -C $(BUILD)
+
+# schema/control.json and the method reference of docs/control-protocol.md,
+# generated from the manager's command registry (a test checks them).
+schema: build
+	$(PY) scripts/gen_schema.py --build $(BUILD)
 
 demo: build
 	$(PY) scripts/demo.py --build $(BUILD)

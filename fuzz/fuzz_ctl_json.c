@@ -2,13 +2,15 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 /* The control protocol on any request line: the JSON-RPC envelope
- * (mgr/ctl_rpc.c), each method's parameter checks, and the parsers of
+ * (mgr/ctl_rpc.c), each method's parameter checks (the command registry,
+ * mgr/cmd.c, filled by the commands' constructors), and the parsers of
  * flow.add's flows, rule.add's match and chains' hops. Handlers that
  * change a manager are run by the system tests against a real one
  * (tests/system/test_control_fuzz.py); this reaches what comes before. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../mgr/cmd.h"
 #include "../mgr/ctl.h"
 #include "../mgr/fdir.h"
 
@@ -17,9 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct zn_ctl_req req;
+	struct zn_cmd_req req;
 	struct zn_ctl_call call;
-	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 	char err[256];
 	json_t *p, *x;
 	size_t i;
@@ -33,28 +35,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	req.params = call.params;
-	if (zn_ctl_check_params(&req, call.cmd) == 0 && call.params) {
+	if (zn_cmd_check(call.cmd, call.params, err, sizeof(err)) == 0 && call.params) {
 		p = call.params;
 		json_array_foreach(json_object_get(p, "flows"), i, x) {
 			struct zn_flow_key key;
 
-			(void)zn_ctl_parse_flow(json_object_get(x, "flow"),
+			(void)zn_fdir_parse_flow(json_object_get(x, "flow"),
 						&key, err, sizeof(err));
-			(void)zn_ctl_parse_hops(json_object_get(x, "chain"),
+			(void)zn_cmd_parse_steps(json_object_get(x, "chain"),
 						"chain", hops, err, sizeof(err));
 		}
 		if (json_object_get(p, "match") != NULL) {
 			struct zn_fdir_rule r;
 
 			memset(&r, 0, sizeof(r));
-			(void)zn_ctl_parse_match(json_object_get(p, "match"),
+			(void)zn_fdir_parse_match(json_object_get(p, "match"),
 						 &r, err, sizeof(err));
 		}
 		x = json_object_get(p, "hops");
 		if (x == NULL)
 			x = json_object_get(p, "chain");
 		if (x != NULL)
-			(void)zn_ctl_parse_hops(x, "hops", hops, err,
+			(void)zn_cmd_parse_steps(x, "hops", hops, err,
 						sizeof(err));
 	}
 	json_decref(req.result);

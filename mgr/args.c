@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 
-/* Manager command line and chain syntax. */
+/* The manager command line. Chains use the one step parser (zeronf/step.h). */
 
 #include <errno.h>
 #include <getopt.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mgr.h"
+#include "args.h"
 #include "../lib/common/zn_util.h"
 
 static void
@@ -75,88 +75,10 @@ usage(const char *prog, FILE *out)
 		"      --fdir-rehash       benchmark baseline: parse, hash and "
 		"look up every packet\n"
 		"                          at every hop (as OpenNetVM does)\n"
+		"      --schema            print the control protocol's schema "
+		"(JSON) and exit\n"
 		"  -h, --help              this help\n",
 		prog, ZN_MAX_CHAIN_HOPS);
-}
-
-int
-zn_hop_parse(const char *s, struct zn_hop *hop)
-{
-	uint64_t v;
-
-	memset(hop, 0, sizeof(*hop)); /* the padding too: hops are compared */
-	if (strcmp(s, "drop") == 0) {
-		hop->type = ZN_HOP_DROP;
-		return 0;
-	}
-	if (strncmp(s, "port:", 5) == 0) {
-		if (zn_parse_uint(s + 5, 0, ZN_MAX_PORTS - 1, &v))
-			return -EINVAL;
-		hop->type = ZN_HOP_PORT;
-		hop->id = (uint16_t)v;
-		return 0;
-	}
-	if (strncmp(s, "svc:", 4) == 0)
-		s += 4;
-	if (zn_parse_uint(s, 1, ZN_MAX_SERVICES - 1, &v))
-		return -EINVAL;
-	hop->type = ZN_HOP_SERVICE;
-	hop->id = (uint16_t)v;
-	return 0;
-}
-
-void
-zn_hop_format(const struct zn_hop *hop, char *buf, size_t len)
-{
-	switch (hop->type) {
-	case ZN_HOP_SERVICE:
-		snprintf(buf, len, "svc:%u", hop->id);
-		break;
-	case ZN_HOP_PORT:
-		snprintf(buf, len, "port:%u", hop->id);
-		break;
-	default:
-		snprintf(buf, len, "drop");
-		break;
-	}
-}
-
-int
-zn_chain_parse(const char *s, struct zn_hop *hops, unsigned int max,
-	       char *err, size_t errlen)
-{
-	char buf[1024], *p, *tok;
-	unsigned int n = 0;
-
-	if (strlen(s) >= sizeof(buf)) {
-		snprintf(err, errlen, "chain too long");
-		return -EINVAL;
-	}
-	if (*s == '\0') {
-		snprintf(err, errlen, "empty chain");
-		return -EINVAL;
-	}
-	zn_strlcpy(buf, s, sizeof(buf));
-	/* strsep, not strtok: "1,,2" and "1," have an empty hop, refused
-	 * here as chain.set refuses it. */
-	for (p = buf; (tok = strsep(&p, ",")) != NULL;) {
-		if (n >= max) {
-			snprintf(err, errlen, "more than %u hops", max);
-			return -EINVAL;
-		}
-		if (*tok == '\0') {
-			snprintf(err, errlen, "empty hop (hop %u)", n + 1);
-			return -EINVAL;
-		}
-		if (zn_hop_parse(tok, &hops[n]) < 0) {
-			snprintf(err, errlen, "bad hop '%s' (want 1..%u, "
-				 "svc:ID, port:P or drop)", tok,
-				 ZN_MAX_SERVICES - 1);
-			return -EINVAL;
-		}
-		n++;
-	}
-	return (int)n;
 }
 
 static int
@@ -181,7 +103,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 	enum {
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
-		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY,
+		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -206,6 +128,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "lb-idle-s", required_argument, NULL, O_LBIDLE },
 		{ "fdir-rehash", no_argument, NULL, O_REHASH },
 		{ "rx-timestamp", no_argument, NULL, O_RXTS },
+		{ "schema", no_argument, NULL, O_SCHEMA },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -260,7 +183,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 				   ZN_DEVARGS_LEN);
 			break;
 		case 'c':
-			rc = zn_chain_parse(optarg, cfg->chain,
+			rc = zn_steps_parse_err(optarg, cfg->chain,
 					    ZN_MAX_CHAIN_HOPS, err, sizeof(err));
 			if (rc < 0) {
 				fprintf(stderr, "%s: --chain: %s\n", prog, err);
@@ -347,6 +270,9 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		case O_RXTS:
 			cfg->rx_timestamp = true;
 			break;
+		case O_SCHEMA:
+			cfg->print_schema = true;
+			break;
 		case O_REHASH:
 			cfg->fdir_rehash = true;
 			break;
@@ -400,7 +326,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		return -EINVAL;
 	}
 	for (unsigned int i = 0; i < cfg->chain_len; i++)
-		if (cfg->chain[i].type == ZN_HOP_PORT &&
+		if (cfg->chain[i].type == ZN_STEP_PORT &&
 		    cfg->chain[i].id >= cfg->n_devargs) {
 			fprintf(stderr, "%s: --chain names port %u but only %u "
 				"port(s) are given\n", prog, cfg->chain[i].id,

@@ -3,13 +3,10 @@
  */
 
 /*
- * The control thread's event loop and the control socket.
- *
- * One epoll set holds: the signalfd (SIGINT/SIGTERM), the control socket
- * and its clients, the "kick" datagram socket NFs poke after posting a
- * message, and one pidfd per NF (readable the instant the NF dies). The
- * thread sleeps in epoll_wait; the registry is polled after each wake-up
- * and at least every 100 ms.
+ * The control socket: a transport for the command registry (cmd.h),
+ * served from the manager's event loop (loop.h): the listening socket and
+ * each client are watched fds; deferred replies are polled after every
+ * wake-up.
  *
  * Control protocol: JSON-RPC 2.0 objects, one per line, over a Unix stream
  * socket at <runtime dir>/zeronf.sock; see docs/control-protocol.md. Error
@@ -27,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -35,8 +31,10 @@
 
 #include <jansson.h>
 
-#include "mgr.h"
+#include "cmd.h"
 #include "ctl.h"
+#include "loop.h"
+#include "mgr.h"
 #include "../lib/common/zn_util.h"
 
 #define MAX_CLIENTS 64
@@ -44,10 +42,9 @@
 #define MAX_REQUEST (64 * 1024)
 #define MAX_PENDING_OUT (16 * 1024 * 1024)
 
-enum ev_kind { EV_SIGNAL = 1, EV_LISTEN, EV_KICK, EV_CLIENT, EV_PIDFD };
-
 struct client {
 	int fd;
+	struct zn_mgr *mgr;
 	char *in;
 	size_t in_len;
 	char *out;
@@ -61,6 +58,7 @@ struct client {
 
 static struct client clients[MAX_CLIENTS];
 static uint64_t client_serial;
+static int listen_fd = -1;
 
 /* Requests answered later (zn_ctl_req.poll). */
 static struct deferred {
@@ -68,99 +66,43 @@ static struct deferred {
 	int client;
 	uint64_t serial;
 	json_t *id;
-	struct zn_ctl_req req;
+	struct zn_cmd_req req;
 } deferred[MAX_DEFERRED];
 
-static inline uint64_t
-ev_data(enum ev_kind kind, uint32_t idx)
+static void accept_clients(void *arg, uint32_t events);
+static void poll_deferred(struct zn_mgr *m, bool all);
+
+static void
+on_wake(void *arg)
 {
-	return ((uint64_t)kind << 32) | idx;
-}
-
-static int
-ep_add(struct zn_mgr *m, int fd, uint32_t events, uint64_t data)
-{
-	struct epoll_event ev = { .events = events, .data.u64 = data };
-
-	return epoll_ctl(m->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
-}
-
-int
-zn_ctl_watch_pidfd(struct zn_mgr *m, int fd, unsigned int slot)
-{
-	return ep_add(m, fd, EPOLLIN, ev_data(EV_PIDFD, slot));
-}
-
-static int
-bind_unix(const char *path, int type)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	zn_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
-	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0600) < 0 ||
-	    (type == SOCK_STREAM && listen(fd, SOMAXCONN) < 0)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
+	poll_deferred(arg, false);
 }
 
 int
 zn_ctl_init(struct zn_mgr *m)
 {
 	char path[PATH_MAX + 32];
-	sigset_t set;
 	int rc;
 
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		clients[i].fd = -1;
-	m->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (m->epfd < 0)
-		return -errno;
-
-	/* SIGINT/SIGTERM were blocked in main() before the EAL made threads. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	m->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (m->sigfd < 0)
-		return -errno;
-	rc = ep_add(m, m->sigfd, EPOLLIN, ev_data(EV_SIGNAL, 0));
-	if (rc < 0)
-		return rc;
-
 	snprintf(path, sizeof(path), "%s/%s", m->rundir, ZN_CTL_SOCK);
-	m->ctl_fd = bind_unix(path, SOCK_STREAM);
-	if (m->ctl_fd < 0) {
+	listen_fd = zn_unix_bind(path, SOCK_STREAM);
+	if (listen_fd < 0) {
 		ZN_LOG(ERR, "control socket %s: %s", path,
-		       strerror(-m->ctl_fd));
-		return m->ctl_fd;
+		       strerror(-listen_fd));
+		return listen_fd;
 	}
-	rc = ep_add(m, m->ctl_fd, EPOLLIN, ev_data(EV_LISTEN, 0));
-	if (rc < 0)
-		return rc;
-
-	snprintf(path, sizeof(path), "%s/%s", m->rundir, ZN_KICK_SOCK);
-	m->kick_fd = bind_unix(path, SOCK_DGRAM);
-	if (m->kick_fd < 0)
-		return m->kick_fd;
-	return ep_add(m, m->kick_fd, EPOLLIN, ev_data(EV_KICK, 0));
+	rc = zn_loop_watch(m->loop, listen_fd, EPOLLIN, accept_clients, m);
+	if (rc == 0)
+		rc = zn_loop_on_wake(m->loop, on_wake, m);
+	return rc;
 }
 
 static void
 client_close(struct zn_mgr *m, struct client *c)
 {
-	epoll_ctl(m->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	zn_loop_unwatch(m->loop, c->fd);
 	close(c->fd);
 	free(c->in);
 	free(c->out);
@@ -170,8 +112,6 @@ client_close(struct zn_mgr *m, struct client *c)
 static void
 client_flush(struct zn_mgr *m, struct client *c)
 {
-	struct epoll_event ev;
-
 	while (c->out_off < c->out_len) {
 		ssize_t n = send(c->fd, c->out + c->out_off,
 				 c->out_len - c->out_off, MSG_NOSIGNAL);
@@ -196,9 +136,7 @@ client_flush(struct zn_mgr *m, struct client *c)
 			c->draining = true;
 		}
 	}
-	ev.events = EPOLLIN | (c->out_len ? EPOLLOUT : 0);
-	ev.data.u64 = ev_data(EV_CLIENT, (uint32_t)(c - clients));
-	epoll_ctl(m->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	zn_loop_rearm(m->loop, c->fd, EPOLLIN | (c->out_len ? EPOLLOUT : 0));
 }
 
 static void
@@ -229,23 +167,15 @@ client_send(struct zn_mgr *m, struct client *c, json_t *reply)
 	client_flush(m, c);
 }
 
-json_t *
-zn_ctl_error_reply(json_t *id, int code, const char *msg)
-{
-	return json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-			 id ? id : json_null(), "error", "code", code,
-			 "message", msg);
-}
-
 /* One request line -> one reply object. */
 static bool defer_request(struct client *c, json_t *id,
-			  const struct zn_ctl_req *req);
+			  const struct zn_cmd_req *req);
 
 static json_t *
 handle_request(struct zn_mgr *m, struct client *c, const char *line,
 	       size_t len)
 {
-	struct zn_ctl_req req = { .mgr = m };
+	struct zn_cmd_req req = { .mgr = m };
 	struct zn_ctl_call call;
 	json_t *reply;
 	int rc;
@@ -255,9 +185,7 @@ handle_request(struct zn_mgr *m, struct client *c, const char *line,
 	if (rc < 0)
 		goto error;
 	req.params = call.params;
-	rc = zn_ctl_check_params(&req, call.cmd);
-	if (rc == 0)
-		rc = call.cmd->fn(&req);
+	rc = zn_cmd_call(call.cmd, &req);
 	if (rc < 0)
 		goto error;
 	req.params = NULL;
@@ -272,9 +200,7 @@ handle_request(struct zn_mgr *m, struct client *c, const char *line,
 			 "for an answer");
 		goto error;
 	}
-	reply = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
-			  call.id ? call.id : json_null(), "result",
-			  req.result ? req.result : json_object());
+	reply = zn_ctl_result_reply(call.id, req.result);
 	json_decref(call.msg);
 	return reply;
 error:
@@ -352,10 +278,25 @@ client_read(struct zn_mgr *m, struct client *c)
 }
 
 static void
-accept_clients(struct zn_mgr *m)
+client_event(void *arg, uint32_t events)
 {
+	struct client *c = arg;
+	struct zn_mgr *m = c->mgr;
+
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		client_read(m, c);
+	if (c->fd >= 0 && (events & EPOLLOUT))
+		client_flush(m, c);
+}
+
+static void
+accept_clients(void *arg, uint32_t events)
+{
+	struct zn_mgr *m = arg;
+
+	(void)events;
 	for (;;) {
-		int fd = accept4(m->ctl_fd, NULL, NULL,
+		int fd = accept4(listen_fd, NULL, NULL,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		int i;
 
@@ -373,54 +314,18 @@ accept_clients(struct zn_mgr *m)
 			close(fd);
 			continue;
 		}
-		clients[i] = (struct client){ .fd = fd,
+		clients[i] = (struct client){ .fd = fd, .mgr = m,
 					      .serial = ++client_serial };
-		if (ep_add(m, fd, EPOLLIN, ev_data(EV_CLIENT, (uint32_t)i)) <
-		    0) {
+		if (zn_loop_watch(m->loop, fd, EPOLLIN, client_event,
+				  &clients[i]) < 0) {
 			close(fd);
 			clients[i].fd = -1;
 		}
 	}
 }
 
-static void
-handle_event(struct zn_mgr *m, const struct epoll_event *ev)
-{
-	enum ev_kind kind = (enum ev_kind)(ev->data.u64 >> 32);
-	uint32_t idx = (uint32_t)ev->data.u64;
-	struct signalfd_siginfo si;
-	char buf[64];
-
-	switch (kind) {
-	case EV_SIGNAL:
-		while (read(m->sigfd, &si, sizeof(si)) == sizeof(si)) {
-			ZN_LOG(NOTICE, "signal %u: shutting down", si.ssi_signo);
-			m->shutdown_requested = true;
-		}
-		break;
-	case EV_LISTEN:
-		accept_clients(m);
-		break;
-	case EV_KICK:
-		while (recv(m->kick_fd, buf, sizeof(buf), 0) > 0)
-			;
-		break;
-	case EV_CLIENT:
-		if (idx >= MAX_CLIENTS || clients[idx].fd < 0)
-			break;
-		if (ev->events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-			client_read(m, &clients[idx]);
-		if (clients[idx].fd >= 0 && (ev->events & EPOLLOUT))
-			client_flush(m, &clients[idx]);
-		break;
-	case EV_PIDFD:
-		zn_registry_on_pidfd(m, idx);
-		break;
-	}
-}
-
 static bool
-defer_request(struct client *c, json_t *id, const struct zn_ctl_req *req)
+defer_request(struct client *c, json_t *id, const struct zn_cmd_req *req)
 {
 	for (int i = 0; i < MAX_DEFERRED; i++) {
 		struct deferred *d = &deferred[i];
@@ -468,10 +373,7 @@ poll_deferred(struct zn_mgr *m, bool all)
 					 strerror(-rc));
 			reply = zn_ctl_error_reply(d->id, rc, d->req.err);
 		} else {
-			reply = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
-					  "id", d->id ? d->id : json_null(),
-					  "result", d->req.result ?
-					  d->req.result : json_object());
+			reply = zn_ctl_result_reply(d->id, d->req.result);
 		}
 		c = &clients[d->client];
 		if (reply != NULL && c->fd >= 0 && c->serial == d->serial)
@@ -481,60 +383,6 @@ poll_deferred(struct zn_mgr *m, bool all)
 		free(d->req.poll_arg);
 		*d = (struct deferred){ 0 };
 	}
-}
-
-void
-zn_ctl_step(struct zn_mgr *m, int timeout_ms)
-{
-	struct epoll_event evs[32];
-	int n = epoll_wait(m->epfd, evs, 32, timeout_ms);
-
-	for (int i = 0; i < n; i++)
-		handle_event(m, &evs[i]);
-	zn_registry_poll(m);
-	poll_deferred(m, false);
-	zn_telemetry_serve(m);
-}
-
-static void
-log_stats(struct zn_mgr *m)
-{
-	json_t *st = zn_stats_all(m);
-	char *s = st ? json_dumps(st, JSON_COMPACT) : NULL;
-
-	if (s != NULL)
-		ZN_LOG(NOTICE, "stats %s", s);
-	free(s);
-	json_decref(st);
-}
-
-int
-zn_ctl_run(struct zn_mgr *m)
-{
-	uint64_t next_stats = zn_now_ns(), next_epoch = next_stats;
-
-	while (!m->shutdown_requested) {
-		uint64_t now;
-		bool busy = false;
-
-		for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
-			busy |= m->shm->nfs[s].ctl.state == ZN_NF_RECLAIMING ||
-				m->reg[s].pending;
-		zn_ctl_step(m, busy ? 10 : 100);
-		zn_registry_rx_when_ready(m);
-		now = zn_now_ns();
-		zn_fdir_tick(m, now);
-		if (now >= next_epoch) {
-			zn_lb_tick(m);
-			next_epoch = now + 1000000000ULL;
-		}
-		if (m->cfg.stats_interval_s != 0 && now >= next_stats) {
-			next_stats = zn_now_ns() +
-				     m->cfg.stats_interval_s * 1000000000ULL;
-			log_stats(m);
-		}
-	}
-	return 0;
 }
 
 void
@@ -552,13 +400,9 @@ zn_ctl_fini(struct zn_mgr *m)
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		if (clients[i].fd >= 0)
 			client_close(m, &clients[i]);
-	if (m->ctl_fd >= 0)
-		close(m->ctl_fd);
-	if (m->kick_fd >= 0)
-		close(m->kick_fd);
-	if (m->sigfd >= 0)
-		close(m->sigfd);
-	if (m->epfd >= 0)
-		close(m->epfd);
-	m->ctl_fd = m->kick_fd = m->sigfd = m->epfd = -1;
+	if (listen_fd >= 0) {
+		zn_loop_unwatch(m->loop, listen_fd);
+		close(listen_fd);
+	}
+	listen_fd = -1;
 }

@@ -30,25 +30,25 @@
 #include <string.h>
 
 #include <rte_acl.h>
-#include <rte_byteorder.h>
 #include <rte_malloc.h>
 
-#include "mgr.h"
 #include "fdir.h"
+#include "loop.h"
+#include "mgr.h"
+#include "route.h"
 #include "../lib/common/zn_flow.h"
 #include "../lib/common/zn_util.h"
 
-#define ACL_MAX_RULES 65536
-#define ACL_BUILD_MAX_MB 512
 
 struct fdir_chain {
 	uint16_t len;
-	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 	uint32_t refs;      /* rules using it (chain 0: unused) */
 	uint64_t freed_seq; /* when refs fell to 0 (reuse the oldest) */
 };
 
 struct zn_fdir {
+	zn_publish_fn publish; /* route.c's: after a change */
 	struct fdir_chain chains[ZN_MAX_CHAINS];
 	uint64_t seq;
 	struct zn_fdir_rule *rules; /* by increasing id */
@@ -68,150 +68,6 @@ struct exact_data {
 	uint8_t chain;
 };
 
-/* ------------------------------------------------------------------ */
-/* rte_acl layout. The input is a struct zn_flow_key with its ports in  */
-/* network order (rte_acl wants input in network order, rules in host). */
-
-enum { F4_PROTO, F4_SRC, F4_DST, F4_SPORT, F4_DPORT, F4_NUM };
-enum { F6_PROTO, F6_SRC0, F6_DST0 = F6_SRC0 + 4, F6_SPORT = F6_DST0 + 4,
-       F6_DPORT, F6_NUM };
-
-RTE_ACL_RULE_DEF(acl4_rule, F4_NUM);
-RTE_ACL_RULE_DEF(acl6_rule, F6_NUM);
-
-#define KOFF(f) ((uint32_t)offsetof(struct zn_flow_key, f))
-
-static unsigned int
-acl_defs(int v6, struct rte_acl_field_def *d)
-{
-	unsigned int n = 0, in = 0;
-
-	d[n++] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_BITMASK, 1,
-		0, in++, KOFF(proto) };
-	for (unsigned int i = 0; i < (v6 ? 4u : 1u); i++, n++)
-		d[n] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_MASK, 4,
-			(uint8_t)n, (uint8_t)in++, KOFF(src) + 4 * i };
-	for (unsigned int i = 0; i < (v6 ? 4u : 1u); i++, n++)
-		d[n] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_MASK, 4,
-			(uint8_t)n, (uint8_t)in++, KOFF(dst) + 4 * i };
-	d[n] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_RANGE, 2,
-		(uint8_t)n, (uint8_t)in, KOFF(src_port) };
-	n++;
-	d[n] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_RANGE, 2,
-		(uint8_t)n, (uint8_t)in, KOFF(dst_port) };
-	return n + 1;
-}
-
-static void
-prefix_fields(struct rte_acl_field *f, const uint8_t *addr, unsigned int len,
-	      unsigned int words)
-{
-	for (unsigned int i = 0; i < words; i++) {
-		uint32_t be;
-		int bits = (int)len - 32 * (int)i;
-
-		memcpy(&be, addr + 4 * i, 4);
-		f[i].value.u32 = rte_be_to_cpu_32(be);
-		f[i].mask_range.u32 = (uint32_t)RTE_MAX(0, RTE_MIN(bits, 32));
-	}
-}
-
-/* Internal priority: higher rule priority first, then the older rule. */
-static int32_t
-acl_priority(const struct zn_fdir_rule *r, unsigned int rank)
-{
-	return RTE_ACL_MIN_PRIORITY + r->priority * ACL_MAX_RULES +
-	       (ACL_MAX_RULES - 1 - (int32_t)rank);
-}
-
-static void
-acl_rule_fill(const struct zn_fdir_rule *r, unsigned int rank, int v6,
-	      struct rte_acl_rule_data *data, struct rte_acl_field *f)
-{
-	unsigned int w = v6 ? 4 : 1;
-
-	data->category_mask = 1;
-	data->priority = acl_priority(r, rank);
-	data->userdata = (uint32_t)r->chain + 1; /* 0 means no match */
-	f[0].value.u8 = r->proto;
-	f[0].mask_range.u8 = r->proto_any ? 0 : 0xff;
-	prefix_fields(&f[1], r->src, r->src_len, w);
-	prefix_fields(&f[1 + w], r->dst, r->dst_len, w);
-	f[1 + 2 * w].value.u16 = r->sport[0];
-	f[1 + 2 * w].mask_range.u16 = r->sport[1];
-	f[2 + 2 * w].value.u16 = r->dport[0];
-	f[2 + 2 * w].mask_range.u16 = r->dport[1];
-}
-
-/* A rule without addresses or "ip" applies to both IP versions. */
-static inline bool
-rule_in(const struct zn_fdir_rule *r, int v6)
-{
-	return r->ip_version == 0 || r->ip_version == (v6 ? 6 : 4);
-}
-
-static struct rte_acl_ctx *
-acl_build(struct zn_fdir *fd, int v6, int *err)
-{
-	struct rte_acl_config cfg = { .num_categories = 1,
-				      .max_size = (size_t)ACL_BUILD_MAX_MB
-						  << 20 };
-	char name[RTE_ACL_NAMESIZE];
-	struct rte_acl_param prm = {
-		.name = name,
-		.socket_id = SOCKET_ID_ANY,
-		.rule_size = (uint32_t)RTE_ACL_RULE_SZ(v6 ? F6_NUM : F4_NUM),
-		.max_rule_num = ACL_MAX_RULES,
-	};
-	struct rte_acl_ctx *ctx;
-	unsigned int n = 0;
-
-	*err = 0;
-	for (unsigned int i = 0; i < fd->n_rules; i++)
-		n += rule_in(&fd->rules[i], v6);
-	if (n == 0)
-		return NULL;
-	snprintf(name, sizeof(name), "zn_acl%d_%u", v6 ? 6 : 4,
-		 ++fd->acl_gen);
-	ctx = rte_acl_create(&prm);
-	if (ctx == NULL) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	for (unsigned int i = 0; i < fd->n_rules; i++) {
-		const struct zn_fdir_rule *r = &fd->rules[i];
-		struct acl6_rule ar6;
-		struct acl4_rule ar4;
-		int rc;
-
-		if (!rule_in(r, v6))
-			continue;
-		if (v6) {
-			memset(&ar6, 0, sizeof(ar6));
-			acl_rule_fill(r, i, 1, &ar6.data, ar6.field);
-			rc = rte_acl_add_rules(ctx, (struct rte_acl_rule *)&ar6,
-					       1);
-		} else {
-			memset(&ar4, 0, sizeof(ar4));
-			acl_rule_fill(r, i, 0, &ar4.data, ar4.field);
-			rc = rte_acl_add_rules(ctx, (struct rte_acl_rule *)&ar4,
-					       1);
-		}
-		if (rc < 0) {
-			rte_acl_free(ctx);
-			*err = rc;
-			return NULL;
-		}
-	}
-	cfg.num_fields = acl_defs(v6, cfg.defs);
-	*err = rte_acl_build(ctx, &cfg);
-	if (*err < 0) {
-		rte_acl_free(ctx);
-		return NULL;
-	}
-	return ctx;
-}
-
 /* Rebuild both contexts and publish; on failure nothing changes. */
 static int
 acl_republish(struct zn_mgr *m)
@@ -221,7 +77,8 @@ acl_republish(struct zn_mgr *m)
 	int err;
 
 	for (int v6 = 0; v6 < 2; v6++) {
-		ctx[v6] = acl_build(fd, v6, &err);
+		ctx[v6] = zn_fdir_acl_build(fd->rules, fd->n_rules, v6,
+					    ++fd->acl_gen, &err);
 		if (err < 0) {
 			if (v6 == 1)
 				rte_acl_free(ctx[0]);
@@ -230,7 +87,7 @@ acl_republish(struct zn_mgr *m)
 	}
 	fd->acl[0] = ctx[0];
 	fd->acl[1] = ctx[1];
-	zn_route_publish(m); /* waits until no worker sees the old ones */
+	m->fdir->publish(m); /* waits until no worker sees the old ones */
 	rte_acl_free(old[0]);
 	rte_acl_free(old[1]);
 	return 0;
@@ -240,7 +97,7 @@ acl_republish(struct zn_mgr *m)
 /* Chains                                                              */
 
 static int
-validate_hops(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
+validate_hops(struct zn_mgr *m, const struct zn_step *hops, unsigned int n,
 	      char *err, size_t errlen)
 {
 	if (n == 0 || n > ZN_MAX_CHAIN_HOPS) {
@@ -250,19 +107,19 @@ validate_hops(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		switch (hops[i].type) {
-		case ZN_HOP_PORT:
+		case ZN_STEP_PORT:
 			if (hops[i].id < m->n_ports)
 				break;
 			snprintf(err, errlen, "hop %u: no port %u (%u ports)",
 				 i, hops[i].id, m->n_ports);
 			return -EINVAL;
-		case ZN_HOP_SERVICE:
+		case ZN_STEP_SERVICE:
 			if (hops[i].id != 0 && hops[i].id < ZN_MAX_SERVICES)
 				break;
 			snprintf(err, errlen, "hop %u: bad service %u", i,
 				 hops[i].id);
 			return -EINVAL;
-		case ZN_HOP_DROP:
+		case ZN_STEP_DROP:
 			break;
 		default:
 			snprintf(err, errlen, "hop %u: bad type %u", i,
@@ -281,7 +138,7 @@ validate_hops(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
 /* Field by field: a hop has a padding byte, which memcmp would compare
  * (two "port:0" chains parsed on the stack were two chains). */
 static bool
-hops_equal(const struct zn_hop *a, const struct zn_hop *b, unsigned int n)
+hops_equal(const struct zn_step *a, const struct zn_step *b, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
 		if (a[i].type != b[i].type || a[i].id != b[i].id)
@@ -290,7 +147,7 @@ hops_equal(const struct zn_hop *a, const struct zn_hop *b, unsigned int n)
 }
 
 static int
-chain_get(struct zn_fdir *fd, const struct zn_hop *hops, unsigned int n,
+chain_get(struct zn_fdir *fd, const struct zn_step *hops, unsigned int n,
 	  bool *created)
 {
 	int free_id = -1;
@@ -330,7 +187,7 @@ chain_put(struct zn_fdir *fd, unsigned int id)
 }
 
 int
-zn_chain_set(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
+zn_chain_set(struct zn_mgr *m, const struct zn_step *hops, unsigned int n,
 	     char *err, size_t errlen)
 {
 	struct fdir_chain *c = &m->fdir->chains[0];
@@ -338,29 +195,25 @@ zn_chain_set(struct zn_mgr *m, const struct zn_hop *hops, unsigned int n,
 
 	if (rc < 0)
 		return rc;
-	pthread_mutex_lock(&m->cfg_lock);
 	memset(c->hops, 0, sizeof(c->hops));
 	memcpy(c->hops, hops, n * sizeof(*hops));
 	c->len = (uint16_t)n;
-	pthread_mutex_unlock(&m->cfg_lock);
-	zn_route_publish(m);
+	m->fdir->publish(m);
 	return 0;
 }
 
 unsigned int
-zn_chain_get(struct zn_mgr *m, struct zn_hop *hops)
+zn_chain_get(struct zn_mgr *m, struct zn_step *hops)
 {
 	unsigned int n;
 
-	pthread_mutex_lock(&m->cfg_lock);
 	n = m->fdir->chains[0].len;
 	memcpy(hops, m->fdir->chains[0].hops, n * sizeof(*hops));
-	pthread_mutex_unlock(&m->cfg_lock);
 	return n;
 }
 
 unsigned int
-zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id, struct zn_hop *hops)
+zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id, struct zn_step *hops)
 {
 	if (id == 0)
 		return zn_chain_get(m, hops);
@@ -376,13 +229,11 @@ zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt)
 {
 	struct zn_fdir *fd = m->fdir;
 
-	pthread_mutex_lock(&m->cfg_lock);
 	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++) {
 		rt->chains[id].len = fd->chains[id].len;
 		memcpy(rt->chains[id].hops, fd->chains[id].hops,
 		       sizeof(rt->chains[id].hops));
 	}
-	pthread_mutex_unlock(&m->cfg_lock);
 	rt->acl[0] = fd->acl[0];
 	rt->acl[1] = fd->acl[1];
 	rt->exact = fd->exact;
@@ -394,7 +245,7 @@ zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt)
 
 int
 zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
-		 const struct zn_hop *hops, unsigned int n, char *err,
+		 const struct zn_step *hops, unsigned int n, char *err,
 		 size_t errlen)
 {
 	struct zn_fdir *fd = m->fdir;
@@ -408,8 +259,8 @@ zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
 		snprintf(err, errlen, "priority: 0..%d", ZN_FDIR_MAX_PRIORITY);
 		return -EINVAL;
 	}
-	if (fd->n_rules >= ACL_MAX_RULES) {
-		snprintf(err, errlen, "too many rules (%d)", ACL_MAX_RULES);
+	if (fd->n_rules >= ZN_FDIR_MAX_RULES) {
+		snprintf(err, errlen, "too many rules (%d)", ZN_FDIR_MAX_RULES);
 		return -ENOSPC;
 	}
 	if (fd->n_rules == fd->cap_rules) {
@@ -481,7 +332,7 @@ zn_fdir_rules(struct zn_mgr *m, unsigned int *n)
 
 int
 zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
-		 const struct zn_hop *hops, unsigned int n, char *err,
+		 const struct zn_step *hops, unsigned int n, char *err,
 		 size_t errlen)
 {
 	struct zn_fdir *fd = m->fdir;
@@ -501,7 +352,7 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	}
 	/* Workers must know the chain before any entry names it. */
 	if (created)
-		zn_route_publish(m);
+		m->fdir->publish(m);
 	rc = zn_ft_add(fd->exact, key, zn_flow_key_hash(key), zn_now_ns(),
 		       &hit);
 	if (rc < 0) {
@@ -578,17 +429,20 @@ on_expire(const struct zn_flow_key *key, void *data, void *arg)
 
 /* Expiry passes over the table EXPIRE_PASSES times per idle timeout: a
  * rule expires between one and 1 + 1/EXPIRE_PASSES timeouts after its last
- * packet. Each tick (100 ms, or each control request) visits the share of
+ * packet. Each tick (after every wake-up of the control loop: at least
+ * every 100 ms, and after each control request) visits the share of
  * the entries due since the previous one, at most EXPIRE_SLICE: a pass
  * over 100k rules with the default 300 s takes 19 s, not the control
  * thread's time and the worker's cache all the while. */
 #define EXPIRE_PASSES 16
 #define EXPIRE_SLICE 65536u
 
-void
-zn_fdir_tick(struct zn_mgr *m, uint64_t now_ns)
+static void
+fdir_tick(void *arg)
 {
+	struct zn_mgr *m = arg;
 	struct zn_fdir *fd = m->fdir;
+	uint64_t now_ns = zn_now_ns();
 	uint64_t n = zn_ft_count(fd->exact), dt, due;
 
 	if (fd->idle_ns == 0 || n == 0) {
@@ -612,7 +466,7 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 {
 	const struct zn_steer_req *rq = &m->shm->nfs[slot].steer;
 	struct zn_steer_req req;
-	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 	struct zn_flow_key keys[2];
 	unsigned int nk;
 	char err[128];
@@ -634,7 +488,7 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 	    req.n_steps > ZN_MAX_CHAIN_HOPS)
 		return -EINVAL;
 	for (unsigned int i = 0; i < req.n_steps; i++)
-		hops[i] = (struct zn_hop){ .type = req.steps[i].type,
+		hops[i] = (struct zn_step){ .type = req.steps[i].type,
 					   .id = req.steps[i].id };
 	for (unsigned int i = 0; i < nk; i++) {
 		rc = zn_fdir_flow_add(m, &keys[i], hops, req.n_steps, err,
@@ -650,16 +504,17 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 /* ------------------------------------------------------------------ */
 
 int
-zn_fdir_init(struct zn_mgr *m)
+zn_fdir_init(struct zn_mgr *m, zn_publish_fn publish)
 {
 	struct zn_fdir *fd = calloc(1, sizeof(*fd));
 
 	if (fd == NULL)
 		return -ENOMEM;
 	m->fdir = fd;
+	fd->publish = publish;
 	fd->chains[0].len = (uint16_t)m->cfg.chain_len;
 	memcpy(fd->chains[0].hops, m->cfg.chain,
-	       m->cfg.chain_len * sizeof(struct zn_hop));
+	       m->cfg.chain_len * sizeof(struct zn_step));
 	fd->idle_ns = m->cfg.flow_idle_s * 1000000000ULL;
 	fd->exact = zn_ft_create(&ZN_FT_OPTS(
 		.name = "zn_fdir_exact", .capacity = m->cfg.flow_capacity,
@@ -672,7 +527,8 @@ zn_fdir_init(struct zn_mgr *m)
 		       rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	return 0;
+	fd->expire_tick_ns = zn_now_ns();
+	return m->loop ? zn_loop_on_wake(m->loop, fdir_tick, m) : 0;
 }
 
 void

@@ -4,17 +4,46 @@
 #ifndef ZN_FDIR_H
 #define ZN_FDIR_H
 
-/* Flow director rules (fdir.c), used by the control commands. Control
- * thread only. */
+/* The flow director, control side (fdir.c, fdir_acl.c; commands in
+ * fdir_cmds.c): the default chain, chains by id, wildcard rules (rte_acl)
+ * and exact flow rules. It fills its part of each routing snapshot
+ * (zn_fdir_fill) and, after a change, has the snapshot republished
+ * through the hook it was given: it never calls the module that
+ * publishes it. Control thread only. The classifier workers run is in
+ * fdir_hot.c (worker.h). */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include <zeronf/flow.h>
+#include <jansson.h>
 
-#include "mgr.h"
+#include <zeronf/flow.h>
+#include <zeronf/step.h>
+
+struct zn_mgr;
+struct zn_route;
+
+#ifndef ZN_PUBLISH_FN
+#define ZN_PUBLISH_FN
+/** Make the current state visible to every worker, and wait until none
+ *  can see the previous one (route.c gives zn_route_publish). */
+typedef void (*zn_publish_fn)(struct zn_mgr *m);
+#endif
+
+int zn_fdir_init(struct zn_mgr *m, zn_publish_fn publish);
+void zn_fdir_fini(struct zn_mgr *m);
+/** Fill the snapshot's flow-director part (chains, ACL, exact table). */
+void zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt);
+/** Default chain (chain 0): set (validated, published) or read. */
+int zn_chain_set(struct zn_mgr *m, const struct zn_step *hops,
+		 unsigned int n, char *err, size_t errlen);
+unsigned int zn_chain_get(struct zn_mgr *m, struct zn_step *hops);
+/** Handle an NF's steering request (ZN_MSG_STEER). @return 0 or -errno */
+int zn_fdir_steer(struct zn_mgr *m, unsigned int slot);
 
 #define ZN_FDIR_MAX_PRIORITY 8000
+#define ZN_FDIR_MAX_RULES 65536
 
 /** A wildcard rule. Ports are host order, [lo, hi]; addresses as bytes. */
 struct zn_fdir_rule {
@@ -39,21 +68,38 @@ struct zn_fdir_counts {
 
 /** @return the new rule id (> 0), or -errno (err set). */
 int zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
-		     const struct zn_hop *hops, unsigned int n, char *err,
+		     const struct zn_step *hops, unsigned int n, char *err,
 		     size_t errlen);
 int zn_fdir_rule_del(struct zn_mgr *m, uint32_t id);
 const struct zn_fdir_rule *zn_fdir_rules(struct zn_mgr *m, unsigned int *n);
 
 /** Add or replace the exact rule of one direction of a flow. 0 or -errno */
 int zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
-		     const struct zn_hop *hops, unsigned int n, char *err,
+		     const struct zn_step *hops, unsigned int n, char *err,
 		     size_t errlen);
 int zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key);
 int zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,
 			 const struct zn_flow_key **key, unsigned int *chain);
 /** Hops of chain @p id. @return hop count (0: unused id). */
 unsigned int zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id,
-				struct zn_hop *hops);
+				struct zn_step *hops);
 void zn_fdir_counts(struct zn_mgr *m, struct zn_fdir_counts *c);
+
+/* fdir_acl.c: @p rules of IP version 4 (@p v6 0) or 6 compiled into a
+ * new rte_acl context named by @p gen; a rule's chain + 1 is its
+ * userdata. NULL with *err 0: no rule of that version; NULL with *err
+ * < 0: failed. */
+struct rte_acl_ctx;
+struct rte_acl_ctx *zn_fdir_acl_build(const struct zn_fdir_rule *rules,
+				      unsigned int n_rules, int v6,
+				      unsigned int gen, int *err);
+
+/* fdir_cmds.c: the commands' JSON forms (fuzzed too). flow.add's "flow"
+ * object, rule.add's "match" object: 0 or -EINVAL with a message in
+ * @p err. */
+int zn_fdir_parse_flow(json_t *o, struct zn_flow_key *key, char *err,
+		       size_t errlen);
+int zn_fdir_parse_match(json_t *o, struct zn_fdir_rule *r, char *err,
+			size_t errlen);
 
 #endif /* ZN_FDIR_H */

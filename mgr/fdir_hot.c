@@ -14,6 +14,8 @@
 #include <rte_byteorder.h>
 
 #include "mgr.h"
+#include "worker.h"
+#include "route.h"
 #include "../lib/common/zn_flow.h"
 #include "../lib/common/zn_util.h"
 

@@ -26,6 +26,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "cmd.h"
+#include "instance.h"
 #include "mgr.h"
 #include "../lib/common/zn_util.h"
 
@@ -359,3 +361,19 @@ zn_instance_release(struct zn_mgr *m)
 	m->lock_fd = -1;
 	rmdir(m->rundir);
 }
+
+static int
+cmd_shutdown(struct zn_cmd_req *req)
+{
+	req->mgr->shutdown_requested = true;
+	req->result = json_pack("{s:b}", "shutting_down", 1);
+	return 0;
+}
+
+static const struct zn_cmd shutdown_cmd = {
+	.name = "shutdown",
+	.help = "stop every NF and the manager",
+	.result = "{\"shutting_down\": true}",
+	.fn = cmd_shutdown,
+};
+ZN_CMD_REGISTER(shutdown_cmd)

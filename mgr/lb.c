@@ -13,7 +13,7 @@
  * WEIGHTED sizes the shares by per-instance weights.
  *
  * LEAST_LOADED: a new flow goes to the replica with the shortest RX ring
- * (NetVM's policy) and stays pinned there (struct zn_lb_pins, mgr.h); a
+ * (NetVM's policy) and stays pinned there (struct zn_lb_pins, lb.h); a
  * pinned flow whose replica left moves to the least loaded survivor at its
  * next packet, counted by the worker that moved it.
  *
@@ -28,8 +28,11 @@
 
 #include <jansson.h>
 
-#include "mgr.h"
+#include "cmd.h"
 #include "lb.h"
+#include "loop.h"
+#include "mgr.h"
+#include "route.h"
 #include "../lib/common/zn_util.h"
 
 struct lb_svc {
@@ -40,6 +43,7 @@ struct lb_svc {
 };
 
 struct zn_lb {
+	zn_publish_fn publish;
 	uint16_t weight[ZN_MAX_NFS]; /* per instance; 0: default (1) */
 	struct lb_svc svc[ZN_MAX_SERVICES];
 };
@@ -137,6 +141,12 @@ zn_lb_fill(struct zn_mgr *m, struct zn_route *rt)
 {
 	struct zn_lb *lb = m->lb;
 
+	/* A weight belongs to the NF it was given for: forgotten once its
+	 * slot is free (a new NF there starts with the default). */
+	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
+		if (__atomic_load_n(&m->shm->nfs[i].ctl.state,
+				    __ATOMIC_ACQUIRE) == ZN_NF_FREE)
+			lb->weight[i] = 0;
 	for (unsigned int s = 1; s < ZN_MAX_SERVICES; s++) {
 		struct zn_svc_entry *e = &rt->svc[s];
 		struct lb_svc *ls = &lb->svc[s];
@@ -181,23 +191,19 @@ zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
 			if (weights[i] != 0)
 				m->lb->weight[i] = weights[i];
 	ls->mode = (uint8_t)mode;
-	zn_route_publish(m); /* no worker sees the old pins after it */
+	m->lb->publish(m); /* no worker sees the old pins after it */
 	free(old);
 	ZN_LOG(NOTICE, "service %u: load balancing %s", svc,
 	       zn_lb_mode_name(mode));
 	return 0;
 }
 
-void
-zn_lb_forget(struct zn_mgr *m, unsigned int slot)
+/* Once a second: LEAST_LOADED pins age by epochs. */
+static void
+lb_tick(void *arg)
 {
-	if (slot < ZN_MAX_NFS)
-		m->lb->weight[slot] = 0;
-}
+	struct zn_mgr *m = arg;
 
-void
-zn_lb_tick(struct zn_mgr *m)
-{
 	__atomic_fetch_add(&m->lb_epoch, 1, __ATOMIC_RELAXED);
 }
 
@@ -235,15 +241,16 @@ zn_lb_json(struct zn_mgr *m, uint16_t svc)
 }
 
 int
-zn_lb_init(struct zn_mgr *m)
+zn_lb_init(struct zn_mgr *m, zn_publish_fn publish)
 {
 	m->lb = calloc(1, sizeof(*m->lb));
 	if (m->lb == NULL)
 		return -ENOMEM;
+	m->lb->publish = publish;
 	for (unsigned int s = 0; s < ZN_MAX_SERVICES; s++)
 		for (unsigned int b = 0; b < ZN_LB_BUCKETS; b++)
 			m->lb->svc[s].bucket[b] = ZN_LB_NONE;
-	return 0;
+	return m->loop ? zn_loop_every(m->loop, 1000, lb_tick, m) : 0;
 }
 
 void
@@ -256,3 +263,80 @@ zn_lb_fini(struct zn_mgr *m)
 	free(m->lb);
 	m->lb = NULL;
 }
+
+/* ------------------------------------------------------------------ */
+/* Commands                                                            */
+
+static int
+cmd_service_set(struct zn_cmd_req *req)
+{
+	json_int_t svc = json_integer_value(json_object_get(req->params,
+							    "service"));
+	json_t *lb = json_object_get(req->params, "lb");
+	json_t *wo = json_object_get(req->params, "weights"), *v;
+	uint16_t weights[ZN_MAX_NFS];
+	const char *k;
+	int mode, rc;
+
+	mode = lb ? zn_lb_mode_parse(json_string_value(lb)) : -EINVAL;
+	if (mode < 0) {
+		snprintf(req->err, sizeof(req->err),
+			 "lb: hash, least_loaded or weighted");
+		return -EINVAL;
+	}
+	memset(weights, 0, sizeof(weights));
+	json_object_foreach(wo, k, v) {
+		uint64_t inst;
+
+		if (zn_parse_uint(k, 0, ZN_MAX_NFS - 1, &inst) < 0 ||
+		    !json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > 1000) {
+			snprintf(req->err, sizeof(req->err),
+				 "weights: {\"<instance>\": 1..1000, ...}");
+			return -EINVAL;
+		}
+		weights[inst] = (uint16_t)json_integer_value(v);
+		/* A weight for an instance that is not of this service would
+		 * be kept and silently never used. */
+		if (!zn_slot_serves(&req->mgr->shm->nfs[inst],
+				    (uint16_t)svc)) {
+			snprintf(req->err, sizeof(req->err), "weights: "
+				 "instance %llu is not a running NF of "
+				 "service %lld", (unsigned long long)inst,
+				 (long long)svc);
+			return -EINVAL;
+		}
+	}
+	rc = zn_lb_set(req->mgr, (uint16_t)svc, (enum zn_lb_mode)mode,
+		       wo ? weights : NULL, req->err, sizeof(req->err));
+	if (rc < 0)
+		return rc;
+	req->result = zn_lb_json(req->mgr, (uint16_t)svc);
+	json_object_set_new(req->result, "service", json_integer(svc));
+	return 0;
+}
+
+static const struct zn_cmd service_set_cmd = {
+	.name = "service.set",
+	.help = "set a service's load balancing (and weights)",
+	.params = {
+		{ .name = "service", .type = ZN_CMD_INT, .required = true,
+		  .bounded = true, .min = 1, .max = ZN_MAX_SERVICES - 1 },
+		{ .name = "lb", .type = ZN_CMD_STR, .required = true,
+		  .schema = "{\"enum\": [\"hash\", \"least_loaded\", "
+			    "\"weighted\"]}" },
+		{ .name = "weights", .type = ZN_CMD_OBJECT,
+		  .desc = "{\"<instance id>\": 1..1000}; unnamed instances "
+			  "weigh 1",
+		  .schema = "{\"additionalProperties\": {\"type\": "
+			    "\"integer\", \"minimum\": 1, \"maximum\": "
+			    "1000}}" },
+	},
+	.result = "{\"lb\": \"mode\", \"buckets\": \"{instance: buckets "
+		  "of 256}\", \"moved_buckets\": \"buckets given to another "
+		  "instance so far\", \"moved_flows\": \"pinned flows moved "
+		  "off a replica that left\", \"pinned\": \"live pins "
+		  "(least_loaded)\", \"service\": \"the service\"}",
+	.fn = cmd_service_set,
+};
+ZN_CMD_REGISTER(service_set_cmd)

@@ -4,11 +4,71 @@
 #ifndef ZN_LB_H
 #define ZN_LB_H
 
-/* Replica load balancing (lb.c) beyond what mgr.h declares. */
+/* Load balancing across the replicas of a service (lb.c): per-service
+ * mode and weights, filled into each routing snapshot (zn_lb_fill); the
+ * service.set command. Like fdir.h, it republishes through the hook it
+ * was given. Control thread only. */
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "mgr.h"
+#include <jansson.h>
+#include <rte_common.h>
+
+#include "../lib/shm/zn_shm.h"
+
+struct zn_mgr;
+struct zn_route;
+
+#ifndef ZN_PUBLISH_FN
+#define ZN_PUBLISH_FN
+/** Make the current state visible to every worker, and wait until none
+ *  can see the previous one (route.c gives zn_route_publish). */
+typedef void (*zn_publish_fn)(struct zn_mgr *m);
+#endif
+
+/* Load balancing across the replicas of a service. */
+enum zn_lb_mode {
+	ZN_LB_HASH = 0,         /* flow affinity: bucket of the flow hash */
+	ZN_LB_LEAST_LOADED = 1, /* new flows to the shortest RX ring, pinned */
+	ZN_LB_WEIGHTED = 2,     /* like HASH, buckets in proportion to weights */
+};
+
+#define ZN_LB_BUCKETS 256          /* HASH/WEIGHTED: hash >> 24 */
+#define ZN_LB_PIN_BITS 16          /* LEAST_LOADED: pins by hash >> 16 */
+#define ZN_LB_PINS (1u << ZN_LB_PIN_BITS)
+
+/* LEAST_LOADED pin table of one service: entry = epoch << 16 | (slot + 1),
+ * 0 = free. Workers claim entries with a CAS (both directions of a flow
+ * share the flow hash, hence the entry); an entry not refreshed for
+ * idle_epochs epochs (seconds, advanced by the control thread) is free
+ * again. Flows sharing the top 16 bits of their hash share a pin. */
+struct zn_lb_pins {
+	struct {
+		uint64_t moved; /* writer: that worker */
+	} w[ZN_MAX_WORKERS] __rte_cache_aligned;
+	uint32_t pin[ZN_LB_PINS] __rte_cache_aligned;
+};
+
+struct zn_svc_entry {
+	uint16_t n;                     /* running instances */
+	uint8_t mode;                   /* enum zn_lb_mode */
+	uint16_t inst[ZN_MAX_REPLICAS]; /* instance (slot) ids */
+	uint16_t bucket[ZN_LB_BUCKETS]; /* HASH/WEIGHTED: slot per bucket */
+	struct zn_lb_pins *pins;        /* LEAST_LOADED */
+};
+
+
+int zn_lb_init(struct zn_mgr *m, zn_publish_fn publish);
+void zn_lb_fini(struct zn_mgr *m);
+/** Fill rt->svc[] from the running NFs, keeping flows where they are. */
+void zn_lb_fill(struct zn_mgr *m, struct zn_route *rt);
+/** Set a service's mode and weights (weights[slot], 0: default 1). */
+int zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
+	      const uint16_t *weights, char *err, size_t errlen);
+json_t *zn_lb_json(struct zn_mgr *m, uint16_t svc);
+const char *zn_lb_mode_name(unsigned int mode);
+int zn_lb_mode_parse(const char *s);
 
 #define ZN_LB_NONE 0xffff /* bucket without an owner */
 

@@ -23,8 +23,20 @@
 
 #include <jansson.h>
 
-#include "mgr.h"
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+
+#include "args.h"
 #include "ctl.h"
+#include "instance.h"
+#include "loop.h"
+#include "mgr.h"
+#include "port.h"
+#include "registry.h"
+#include "route.h"
+#include "stats.h"
+#include "telemetry.h"
+#include "worker.h"
 #include "../lib/common/zn_doorbell.h"
 #include "../lib/common/zn_util.h"
 
@@ -311,7 +323,7 @@ shutdown_mgr(struct zn_mgr *m)
 	 * output so in-flight packets still reach the ports. */
 	zn_registry_stop_all(m);
 	while (zn_registry_active(m) > 0 && zn_now_ns() < deadline)
-		zn_ctl_step(m, 10);
+		zn_loop_run_once(m->loop, 10);
 	if (zn_registry_active(m) > 0)
 		ZN_LOG(WARNING, "%u NFs did not stop in time; they exit on "
 		       "their own when they see the manager gone",
@@ -339,6 +351,47 @@ shutdown_mgr(struct zn_mgr *m)
 		       m->pool->size);
 }
 
+/* SIGINT/SIGTERM, blocked in every thread, read from a signalfd in the
+ * control loop. */
+static int sigfd = -1;
+
+static void
+on_signal(void *arg, uint32_t events)
+{
+	struct zn_mgr *m = arg;
+	struct signalfd_siginfo si;
+
+	(void)events;
+	while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+		ZN_LOG(NOTICE, "signal %u: shutting down", si.ssi_signo);
+		m->shutdown_requested = true;
+	}
+}
+
+static int
+signals_init(struct zn_mgr *m, const sigset_t *set)
+{
+	sigfd = signalfd(-1, set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sigfd < 0)
+		return -errno;
+	return zn_loop_watch(m->loop, sigfd, EPOLLIN, on_signal, m);
+}
+
+static int
+print_schema(void)
+{
+	json_t *schema = zn_ctl_schema();
+
+	if (schema == NULL || json_dumpf(schema, stdout, JSON_INDENT(2) |
+					 JSON_SORT_KEYS) < 0) {
+		json_decref(schema);
+		return 1;
+	}
+	putchar('\n');
+	json_decref(schema);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -352,11 +405,18 @@ main(int argc, char **argv)
 		return 0;
 	if (rc < 0)
 		return 2;
+	if (m->cfg.print_schema)
+		return print_schema();
 	m->pid = getpid();
 	m->start_ns = zn_now_ns();
-	m->lock_fd = m->ctl_fd = m->kick_fd = m->sigfd = m->epfd = -1;
+	m->lock_fd = -1;
 	m->n_workers = m->cfg.rx_threads + m->cfg.tx_threads;
-	pthread_mutex_init(&m->cfg_lock, NULL);
+	m->loop = zn_loop_create();
+	if (m->loop == NULL) {
+		ZN_LOG(ERR, "cannot create the control loop: %s",
+		       strerror(errno));
+		return 1;
+	}
 
 	/* Signals go to the control thread's signalfd; block them before the
 	 * EAL creates threads so every thread inherits the mask. */
@@ -394,11 +454,15 @@ main(int argc, char **argv)
 		rc = workers_init(m);
 	}
 	if (rc == 0)
+		rc = signals_init(m, &set);
+	if (rc == 0)
 		rc = zn_registry_init(m);
 	if (rc == 0)
 		rc = zn_route_init(m);
 	if (rc == 0)
 		rc = zn_ctl_init(m);
+	if (rc == 0)
+		rc = zn_stats_init(m);
 	if (rc == 0)
 		rc = zn_telemetry_init(m);
 	if (rc < 0) {
@@ -420,11 +484,19 @@ main(int argc, char **argv)
 	       "control socket %s/%s", m->cfg.instance, (int)m->pid,
 	       m->n_ports, m->n_workers, m->rundir, ZN_CTL_SOCK);
 
-	zn_ctl_run(m);
+	/* The control thread: every module's fds, timers and hooks. The
+	 * longest wait bounds how late a hook runs (registry liveness). */
+	while (!m->shutdown_requested)
+		zn_loop_run_once(m->loop, 100);
 	shutdown_mgr(m);
 	zn_ctl_fini(m);
+	zn_registry_fini(m);
 	zn_route_fini(m);
-	rte_eal_cleanup();
+	rte_eal_cleanup(); /* the telemetry thread too */
+	zn_telemetry_fini(m);
+	if (sigfd >= 0)
+		close(sigfd);
+	zn_loop_destroy(m->loop);
 	zn_instance_release(m);
 	ZN_LOG(NOTICE, "manager '%s' stopped", m->cfg.instance);
 	return 0;
@@ -434,9 +506,13 @@ fail_ports:
 	rte_eal_mp_wait_lcore();
 	zn_ports_close(m);
 	zn_ctl_fini(m);
+	zn_registry_fini(m);
 fail_eal:
 	rte_eal_cleanup();
 fail_instance:
+	if (sigfd >= 0)
+		close(sigfd);
+	zn_loop_destroy(m->loop);
 	zn_instance_release(m);
 	return 1;
 }

@@ -16,7 +16,9 @@
 
 #include <rte_ethdev.h>
 
+#include "cmd.h"
 #include "mgr.h"
+#include "port.h"
 #include "../lib/common/zn_util.h"
 
 #define NB_RXD 1024
@@ -178,3 +180,30 @@ zn_ports_close(struct zn_mgr *m)
 		rte_eth_dev_close(p->port_id);
 	}
 }
+
+/* Port RX for the whole instance: paused (--rx-paused, rx.set false)
+ * ports are not polled; what they receive waits in (or overflows) their
+ * RX rings, counted by the port. */
+static int
+cmd_rx_set(struct zn_cmd_req *req)
+{
+	bool on = json_is_true(json_object_get(req->params, "enabled"));
+
+	req->mgr->rx_enabled = on;
+	req->mgr->rx_waiting = false; /* the operator decides now */
+	ZN_LOG(NOTICE, "port RX %s", on ? "enabled" : "paused");
+	req->result = json_pack("{s:b}", "enabled", on);
+	return 0;
+}
+
+static const struct zn_cmd rx_set_cmd = {
+	.name = "rx.set",
+	.help = "enable or pause reading from all ports",
+	.params = { { .name = "enabled", .type = ZN_CMD_BOOL,
+		      .required = true } },
+	.result = "{\"enabled\": \"true or false\"}",
+	.doc = "Start a manager with `--rx-paused` (or `--rx-when-ready`) to "
+	       "bring NFs up first.",
+	.fn = cmd_rx_set,
+};
+ZN_CMD_REGISTER(rx_set_cmd)

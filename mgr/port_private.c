@@ -33,6 +33,7 @@
 #include <rte_string_fns.h>
 
 #include "mgr.h"
+#include "port.h"
 #include "../lib/common/zn_util.h"
 
 #define VDEV_MP_KEY "bus_vdev_mp"

@@ -13,7 +13,7 @@
  * - stop (control socket, NF's LEAVE, shutdown): stop routing to the NF,
  *   wait for RCU, then set ctl.stop; the NF drains its RX ring and exits.
  *   Nothing is lost.
- * - exit or death (pidfd readable, found at once by epoll): stop routing,
+ * - exit or death (pidfd readable, watched in the control loop): stop routing,
  *   recover what it held (ledger), free its RX ring, keep draining its TX
  *   ring (those packets were processed and go on), then free the slot and
  *   flush its lcore's mempool cache. Every packet lost is counted as
@@ -23,28 +23,54 @@
 #include <errno.h>
 #include <sys/file.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <rte_hash.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
 #include <rte_lcore.h>
-#include <rte_lpm.h>
-#include <rte_lpm6.h>
-#include <rte_fib.h>
-#include <rte_fib6.h>
-#include <rte_memzone.h>
 #include <rte_mempool.h>
+#include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
+#include "fdir.h"
+#include "instance.h"
+#include "loop.h"
 #include "mgr.h"
-#include "lb.h"
+#include "registry.h"
+#include "route.h"
+#include "worker.h"
 #include "../lib/common/zn_doorbell.h"
-#include "../lib/common/zn_ledger.h"
 #include "../lib/common/zn_util.h"
 
 #define STOP_WARN_NS (5ULL * 1000 * 1000 * 1000)
 
+struct zn_nf_reg {
+	struct zn_mgr *m;
+	unsigned int slot;
+	int pidfd;
+	bool pending;          /* REGISTER waiting for the slot to be free */
+	uint32_t pending_gen;
+	bool stop_sent;        /* ctl.stop set */
+	uint64_t stop_asked_ns; /* when; 0 once the slow stop was logged */
+	int reclaim_lock;      /* the slot's lock file, held while the slot
+				* is reclaimed (-1: not held) */
+};
+
+struct zn_registry {
+	struct zn_nf_reg reg[ZN_MAX_NFS];
+	/* NFs that left: a process may still be in its EAL cleanup */
+	struct {
+		pid_t pid;
+		uint64_t start;
+	} exiting[ZN_MAX_NFS];
+	int kick_fd; /* NFs poke it after posting a message */
+};
+
 static void gc_exited(struct zn_mgr *m);
+static void on_pidfd(void *arg, uint32_t events);
 
 const char *
 zn_nf_state_name(uint32_t state)
@@ -65,34 +91,25 @@ zn_nf_state_name(uint32_t state)
 	}
 }
 
-bool
-zn_pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb)
-{
-	const struct rte_mempool_memhdr *hdr;
-	uintptr_t p = (uintptr_t)mb;
-
-	if (mb == NULL || (p & 7) != 0)
-		return false;
-	STAILQ_FOREACH(hdr, &m->pool->mem_list, next) {
-		uintptr_t lo = (uintptr_t)hdr->addr;
-
-		if (p >= lo && p + sizeof(*mb) <= lo + hdr->len)
-			return mb->pool == m->pool;
-	}
-	return false;
-}
-
 /* All NF rings are made at start: no hugepage memory is allocated (and
  * synchronised with every secondary) while NFs come and go. */
+static void on_kick(void *arg, uint32_t events);
+static void on_wake(void *arg);
+
 int
 zn_registry_init(struct zn_mgr *m)
 {
-	char name[RTE_RING_NAMESIZE];
-	int socket = (int)rte_socket_id();
+	char name[RTE_RING_NAMESIZE], path[PATH_MAX + 32];
+	int socket = (int)rte_socket_id(), rc;
 
+	m->registry = calloc(1, sizeof(*m->registry));
+	if (m->registry == NULL)
+		return -ENOMEM;
+	m->registry->kick_fd = -1;
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
-		m->reg[slot].pidfd = -1;
-		m->reg[slot].reclaim_lock = -1;
+		m->registry->reg[slot] = (struct zn_nf_reg){
+			.m = m, .slot = slot, .pidfd = -1,
+			.reclaim_lock = -1 };
 		snprintf(name, sizeof(name), ZN_NF_RX_RING_FMT, slot);
 		/* Workers enqueue (MP); the NF alone dequeues, with the peek
 		 * API, which needs a single-consumer ring. */
@@ -109,7 +126,52 @@ zn_registry_init(struct zn_mgr *m)
 			return -ENOMEM;
 		}
 	}
-	return 0;
+	snprintf(path, sizeof(path), "%s/%s", m->rundir, ZN_KICK_SOCK);
+	m->registry->kick_fd = zn_unix_bind(path, SOCK_DGRAM);
+	if (m->registry->kick_fd < 0) {
+		rc = m->registry->kick_fd;
+		ZN_LOG(ERR, "kick socket %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = zn_loop_watch(m->loop, m->registry->kick_fd, EPOLLIN, on_kick, m);
+	if (rc == 0)
+		rc = zn_loop_on_wake(m->loop, on_wake, m);
+	return rc;
+}
+
+void
+zn_registry_fini(struct zn_mgr *m)
+{
+	struct zn_registry *r = m->registry;
+
+	if (r == NULL)
+		return;
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
+		if (r->reg[slot].pidfd >= 0) {
+			zn_loop_unwatch(m->loop, r->reg[slot].pidfd);
+			close(r->reg[slot].pidfd);
+		}
+		if (r->reg[slot].reclaim_lock >= 0)
+			close(r->reg[slot].reclaim_lock);
+	}
+	if (r->kick_fd >= 0) {
+		zn_loop_unwatch(m->loop, r->kick_fd);
+		close(r->kick_fd);
+	}
+	free(r);
+	m->registry = NULL;
+}
+
+/* An NF posted a message (it is handled in the wake hook). */
+static void
+on_kick(void *arg, uint32_t events)
+{
+	struct zn_mgr *m = arg;
+	char buf[64];
+
+	(void)events;
+	while (recv(m->registry->kick_fd, buf, sizeof(buf), 0) > 0)
+		;
 }
 
 static uint16_t
@@ -164,7 +226,7 @@ static void
 do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 {
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
-	struct zn_nf_reg *reg = &m->reg[slot];
+	struct zn_nf_reg *reg = &m->registry->reg[slot];
 	uint16_t svc = s->req.service_id;
 	char name[ZN_NAME_LEN];
 	pid_t pid = (pid_t)s->req.pid;
@@ -212,7 +274,8 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	/* Nobody uses a FREE slot's rings; they are empty after a reclaim. */
 	rte_ring_reset(m->nf_rx[slot]);
 	rte_ring_reset(m->nf_tx[slot]);
-	rc = zn_ctl_watch_pidfd(m, pidfd, slot);
+	rc = zn_loop_watch(m->loop, pidfd, EPOLLIN, on_pidfd,
+			   &m->registry->reg[slot]);
 	if (rc < 0) {
 		close(pidfd);
 		ZN_LOG(ERR, "NF '%s': cannot set up slot %u: %s", name, slot,
@@ -222,7 +285,8 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	}
 	memset(&s->mstats, 0, sizeof(s->mstats));
 	s->exit_drops = 0;
-	*reg = (struct zn_nf_reg){ .pidfd = pidfd, .reclaim_lock = -1 };
+	*reg = (struct zn_nf_reg){ .m = m, .slot = slot, .pidfd = pidfd,
+				   .reclaim_lock = -1 };
 
 	s->ctl.service_id = svc;
 	s->ctl.worker = pick_worker(m);
@@ -263,7 +327,7 @@ static void
 begin_stop(struct zn_mgr *m, unsigned int slot)
 {
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
-	struct zn_nf_reg *reg = &m->reg[slot];
+	struct zn_nf_reg *reg = &m->registry->reg[slot];
 
 	if (!nf_live(s->ctl.state))
 		return;
@@ -276,179 +340,22 @@ begin_stop(struct zn_mgr *m, unsigned int slot)
 	ZN_LOG(INFO, "NF '%s' (instance %u) is stopping", s->ctl.name, slot);
 }
 
-static void
-free_counted(struct zn_mgr *m, struct zn_nf_slot *s, struct rte_mbuf **pkts,
-	     unsigned int n)
-{
-	unsigned int ok = 0;
-
-	for (unsigned int i = 0; i < n; i++) {
-		if (!zn_pool_owns(m, pkts[i])) {
-			ZN_LOG(ERR, "NF '%s' left a bad buffer pointer %p; "
-			       "ignored", s->ctl.name, (void *)pkts[i]);
-			continue;
-		}
-		pkts[ok++] = pkts[i];
-	}
-	rte_pktmbuf_free_bulk(pkts, ok);
-	m->shm->mgr.drops[ZN_DROP_NF_EXIT] += ok;
-	m->shm->mgr.reclaimed += ok;
-	s->exit_drops += ok;
-}
-
-/* Free the DPDK objects the NF left in shared memory (zn_nf_obj_track):
- * each found by its name, and freed only if the name still finds the
- * object at the address the NF gave, so a stale or bogus entry frees
- * nothing. The NF has died, or left after ops->fini: nothing uses them. */
-/* A mempool's memory chunks carry the free callback of the process that
- * populated it (rte_mempool_memchunk_mz_free, at that process's address:
- * calling it here jumps into nothing). rte_mempool_create() backs every
- * chunk with a memzone, the chunk's opaque: free that here instead. */
-static void
-chunk_mz_free(struct rte_mempool_memhdr *memhdr, void *opaque)
-{
-	(void)memhdr;
-	rte_memzone_free(opaque);
-}
-
-static void
-adopt_chunk(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
-	    unsigned int idx)
-{
-	(void)mp, (void)arg, (void)idx;
-	if (mh->free_cb != NULL)
-		mh->free_cb = chunk_mz_free;
-}
-
-/* The mempool of the rte_rib(6) under the rte_fib(6) named @p name
- * (DPDK 22.11: the rib has the fib's name, its node pool "MP_" + name),
- * made ours to free. @return false if it is not there. */
-static bool
-adopt_fib_pool(const char *name)
-{
-	char pn[RTE_MEMPOOL_NAMESIZE + 16];
-	struct rte_mempool *mp;
-
-	snprintf(pn, sizeof(pn), "MP_%s", name);
-	mp = rte_mempool_lookup(pn);
-	if (mp == NULL)
-		return false;
-	rte_mempool_mem_iter(mp, adopt_chunk, NULL);
-	return true;
-}
-
-static void
-free_objs(struct zn_mgr *m, struct zn_nf_slot *s)
-{
-	uint32_t n = RTE_MIN(s->objs.n, (uint32_t)ZN_NF_MAX_OBJS);
-	unsigned int freed = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		struct zn_nf_obj o = s->objs.obj[i];
-		const struct rte_memzone *mz = NULL;
-		const void *found = NULL;
-
-		o.name[sizeof(o.name) - 1] = '\0';
-		switch (o.type) {
-		case ZN_NF_OBJ_HASH:
-			found = rte_hash_find_existing(o.name);
-			break;
-		case ZN_NF_OBJ_LPM:
-			found = rte_lpm_find_existing(o.name);
-			break;
-		case ZN_NF_OBJ_LPM6:
-			found = rte_lpm6_find_existing(o.name);
-			break;
-		case ZN_NF_OBJ_RING:
-			found = rte_ring_lookup(o.name);
-			break;
-		case ZN_NF_OBJ_MEMZONE:
-			found = mz = rte_memzone_lookup(o.name);
-			break;
-		case ZN_NF_OBJ_FT: /* a zn_ft heads its memzone */
-			mz = rte_memzone_lookup(o.name);
-			found = mz != NULL ? mz->addr : NULL;
-			break;
-		case ZN_NF_OBJ_FIB:
-			found = rte_fib_find_existing(o.name);
-			if (found != NULL && !adopt_fib_pool(o.name))
-				found = NULL;
-			break;
-		case ZN_NF_OBJ_FIB6:
-			found = rte_fib6_find_existing(o.name);
-			if (found != NULL && !adopt_fib_pool(o.name))
-				found = NULL;
-			break;
-		default:
-			continue;
-		}
-		if (found == NULL || (uintptr_t)found != o.addr) {
-			ZN_LOG(WARNING, "NF '%s' left object '%s' (type %u), "
-			       "which is gone: not freed", s->ctl.name, o.name,
-			       o.type);
-			continue;
-		}
-		switch (o.type) {
-		case ZN_NF_OBJ_HASH:
-			rte_hash_free((struct rte_hash *)(uintptr_t)found);
-			break;
-		case ZN_NF_OBJ_LPM:
-			rte_lpm_free((struct rte_lpm *)(uintptr_t)found);
-			break;
-		case ZN_NF_OBJ_LPM6:
-			rte_lpm6_free((struct rte_lpm6 *)(uintptr_t)found);
-			break;
-		case ZN_NF_OBJ_RING:
-			rte_ring_free((struct rte_ring *)(uintptr_t)found);
-			break;
-		case ZN_NF_OBJ_MEMZONE:
-			rte_memzone_free(mz);
-			break;
-		case ZN_NF_OBJ_FT:
-			zn_ft_free((struct zn_ft *)(uintptr_t)found);
-			break;
-		case ZN_NF_OBJ_FIB:
-			rte_fib_free((struct rte_fib *)(uintptr_t)found);
-			break;
-		case ZN_NF_OBJ_FIB6:
-			rte_fib6_free((struct rte_fib6 *)(uintptr_t)found);
-			break;
-		}
-		freed++;
-	}
-	memset(&s->objs, 0, sizeof(s->objs));
-	if (freed > 0) {
-		m->shm->mgr.objs_freed += freed;
-		ZN_LOG(INFO, "NF '%s': freed %u DPDK objects it left",
-		       s->ctl.name, freed);
-	}
-}
-
 /* The NF can no longer touch its rings or ledger (it exited or died). */
 static void
 begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 {
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
-	struct zn_nf_reg *reg = &m->reg[slot];
-	struct rte_mbuf *pkts[ZN_BURST];
-	unsigned int n;
+	struct zn_nf_reg *reg = &m->registry->reg[slot];
 
 	if (!nf_live(s->ctl.state) && s->ctl.state != ZN_NF_STOPPING)
 		return;
 	__atomic_store_n(&s->ctl.state, ZN_NF_RECLAIMING, __ATOMIC_RELEASE);
 	zn_route_publish(m); /* no worker sends to its RX ring any more */
 
-	n = zn_ledger_reclaim(&s->ledger, m->nf_rx[slot], m->nf_tx[slot],
-			      pkts);
-	free_counted(m, s, pkts, n);
-	while ((n = rte_ring_sc_dequeue_burst(m->nf_rx[slot], (void **)pkts,
-					      ZN_BURST, NULL)) > 0)
-		free_counted(m, s, pkts, n);
-	/* When the manager stops, its memory goes with it. */
-	if (!m->shm->mgr.stopping)
-		free_objs(m, s);
+	zn_reclaim_nf(m, slot);
 	if (reg->pidfd >= 0) {
-		close(reg->pidfd); /* also leaves the epoll set */
+		zn_loop_unwatch(m->loop, reg->pidfd);
+		close(reg->pidfd);
 		reg->pidfd = -1;
 	}
 	/* The NF's lock on the slot went with it. Hold it until the slot is
@@ -462,8 +369,8 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 				    sizeof(path)) == 0)
 			reg->reclaim_lock = zn_lock_file(path, LOCK_EX);
 	}
-	m->exiting[slot].pid = (pid_t)s->ctl.pid;
-	m->exiting[slot].start = s->ctl.start_time;
+	m->registry->exiting[slot].pid = (pid_t)s->ctl.pid;
+	m->registry->exiting[slot].start = s->ctl.start_time;
 	if (died) {
 		m->shm->mgr.nf_died++;
 		ZN_LOG(WARNING, "NF '%s' (pid %u, instance %u) died; %" PRIu64
@@ -490,16 +397,17 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	if (rte_ring_count(m->nf_tx[slot]) != 0 || s->mstats.staged != 0)
 		return;
 	__atomic_store_n(&s->ctl.state, ZN_NF_FREE, __ATOMIC_RELEASE);
-	zn_lb_forget(m, slot);
-	zn_route_publish(m);
+	zn_route_publish(m); /* lb forgets the slot's weight */
 	/* Buffers the NF allocated sit in its lcore's cache, in shared
 	 * memory; the next NF in this slot gets the same lcore id. */
 	cache = rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + slot);
 	if (cache != NULL)
 		rte_mempool_cache_flush(cache, m->pool);
-	if (m->reg[slot].reclaim_lock >= 0)
-		close(m->reg[slot].reclaim_lock);
-	m->reg[slot] = (struct zn_nf_reg){ .pidfd = -1, .reclaim_lock = -1 };
+	if (m->registry->reg[slot].reclaim_lock >= 0)
+		close(m->registry->reg[slot].reclaim_lock);
+	m->registry->reg[slot] = (struct zn_nf_reg){ .m = m, .slot = slot,
+						     .pidfd = -1,
+						     .reclaim_lock = -1 };
 }
 
 static void
@@ -554,7 +462,7 @@ zn_registry_poll(struct zn_mgr *m)
 	now = zn_now_ns();
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
 		struct zn_nf_slot *s = &m->shm->nfs[slot];
-		struct zn_nf_reg *reg = &m->reg[slot];
+		struct zn_nf_reg *reg = &m->registry->reg[slot];
 
 		switch (s->ctl.state) {
 		case ZN_NF_FREE:
@@ -583,14 +491,16 @@ zn_registry_poll(struct zn_mgr *m)
 	}
 }
 
-void
-zn_registry_on_pidfd(struct zn_mgr *m, unsigned int slot)
+/* The NF's process is gone: readable the instant it dies. */
+static void
+on_pidfd(void *arg, uint32_t events)
 {
-	struct zn_nf_slot *s;
+	const struct zn_nf_reg *reg = arg;
+	struct zn_mgr *m = reg->m;
+	unsigned int slot = reg->slot;
+	struct zn_nf_slot *s = &m->shm->nfs[slot];
 
-	if (slot >= ZN_MAX_NFS)
-		return;
-	s = &m->shm->nfs[slot];
+	(void)events;
 	begin_reclaim(m, slot,
 		      !__atomic_load_n(&s->req.exited, __ATOMIC_ACQUIRE));
 	try_finish(m, slot);
@@ -633,14 +543,14 @@ static void
 gc_exited(struct zn_mgr *m)
 {
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
-		pid_t pid = m->exiting[slot].pid;
+		pid_t pid = m->registry->exiting[slot].pid;
 
-		if (pid <= 0 || zn_proc_alive(pid, m->exiting[slot].start))
+		if (pid <= 0 || zn_proc_alive(pid, m->registry->exiting[slot].start))
 			continue;
 		/* NFs do not run rte_eal_cleanup (nor can a killed one):
 		 * remove the EAL files of the gone process. */
 		zn_unlink_matching(m->rundir, is_file_of_pid, &pid);
-		m->exiting[slot].pid = 0;
+		m->registry->exiting[slot].pid = 0;
 	}
 }
 
@@ -648,8 +558,8 @@ bool
 zn_registry_exiting(const struct zn_mgr *m)
 {
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
-		if (m->exiting[slot].pid > 0 &&
-		    zn_proc_alive(m->exiting[slot].pid, m->exiting[slot].start))
+		if (m->registry->exiting[slot].pid > 0 &&
+		    zn_proc_alive(m->registry->exiting[slot].pid, m->registry->exiting[slot].start))
 			return true;
 	return false;
 }
@@ -665,8 +575,10 @@ zn_registry_active(const struct zn_mgr *m)
 	return n;
 }
 
-void
-zn_registry_rx_when_ready(struct zn_mgr *m)
+/* --rx-when-ready: enable port RX once every service of --chain has a
+ * running NF (once; rx.set decides from then on). */
+static void
+rx_when_ready(struct zn_mgr *m)
 {
 	bool up[ZN_MAX_SERVICES] = { false };
 
@@ -680,7 +592,7 @@ zn_registry_rx_when_ready(struct zn_mgr *m)
 			up[s->ctl.service_id] = true;
 	}
 	for (unsigned int h = 0; h < m->cfg.chain_len; h++)
-		if (m->cfg.chain[h].type == ZN_HOP_SERVICE &&
+		if (m->cfg.chain[h].type == ZN_STEP_SERVICE &&
 		    !up[m->cfg.chain[h].id])
 			return;
 	m->rx_waiting = false;
@@ -689,16 +601,20 @@ zn_registry_rx_when_ready(struct zn_mgr *m)
 	       "RX enabled (--rx-when-ready)");
 }
 
-bool
-zn_registry_serves(struct zn_mgr *m, unsigned int slot, uint16_t svc)
+/* After every wake-up of the control loop: messages, liveness, slots in
+ * reclaim (polled every 10 ms while any is, else at least every 100 ms:
+ * the loop's longest wait). */
+static void
+on_wake(void *arg)
 {
-	const struct zn_nf_slot *s;
-	uint32_t state;
+	struct zn_mgr *m = arg;
+	bool busy = false;
 
-	if (slot >= ZN_MAX_NFS)
-		return false;
-	s = &m->shm->nfs[slot];
-	state = __atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE);
-	return (state == ZN_NF_RUNNING || state == ZN_NF_STARTING) &&
-	       s->ctl.service_id == svc;
+	zn_registry_poll(m);
+	rx_when_ready(m);
+	for (unsigned int s = 0; s < ZN_MAX_NFS && !busy; s++)
+		busy = m->shm->nfs[s].ctl.state == ZN_NF_RECLAIMING ||
+		       m->registry->reg[s].pending;
+	if (busy)
+		zn_loop_wake_within(m->loop, 10);
 }

@@ -5,8 +5,11 @@
 /*
  * Routing state, control side: build an immutable snapshot (services and
  * their balancing (lb.c), chains and wildcard rules (fdir.c), which NF TX
- * rings each worker drains), publish it with one atomic store, and free the old one once every worker has passed a quiescent
- * state (rte_rcu_qsbr). Workers never see a half-written chain or service
+ * rings each worker drains), publish it with one atomic store, and free
+ * the old one once every worker has passed a quiescent state
+ * (rte_rcu_qsbr). route.c builds fdir and lb and hands them its publish
+ * function: they change their state, then publish, without knowing this
+ * module. Workers never see a half-written chain or service
  * table, and nothing they may still read is freed under them.
  */
 
@@ -16,8 +19,12 @@
 #include <string.h>
 
 #include <rte_malloc.h>
+#include <rte_rcu_qsbr.h>
 
+#include "fdir.h"
+#include "lb.h"
 #include "mgr.h"
+#include "route.h"
 #include "../lib/common/zn_util.h"
 
 /* Fill @p rt, the snapshot no worker can see, from the control state. */
@@ -92,9 +99,9 @@ zn_route_init(struct zn_mgr *m)
 		else
 			m->route = rt;
 	}
-	rc = zn_lb_init(m);
+	rc = zn_lb_init(m, zn_route_publish);
 	if (rc == 0)
-		rc = zn_fdir_init(m);
+		rc = zn_fdir_init(m, zn_route_publish);
 	if (rc == 0)
 		zn_route_publish(m);
 	return rc;

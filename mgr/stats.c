@@ -3,14 +3,15 @@
  */
 
 /*
- * Stats: one JSON view of the shared counters, served by the control
- * socket and, converted, by DPDK telemetry (telemetry.c). Control thread
- * only: the views read the control thread's own state too (the LB pin
+ * Stats: one JSON view of the shared counters, served as commands (the
+ * control socket, and DPDK telemetry, telemetry.c) and logged every
+ * --stats-interval-s. Control thread only: the views read the control thread's own state too (the LB pin
  * tables service.set frees, the flow director's chains); the telemetry
  * thread asks the control thread for them. Counters are summed over
  * workers.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,15 @@
 #include <rte_ethdev.h>
 #include <rte_version.h>
 
-#include "mgr.h"
+#include "cmd.h"
 #include "fdir.h"
+#include "lb.h"
+#include "loop.h"
+#include "mgr.h"
+#include "port.h"
+#include "registry.h"
+#include "stats.h"
+#include "worker.h"
 #include "../lib/common/zn_util.h"
 
 static const char *const action_names[ZN_ACT_MAX] = {
@@ -207,25 +215,12 @@ zn_stats_ports(struct zn_mgr *m)
 	return a;
 }
 
-json_t *
-zn_hops_json(const struct zn_hop *hops, unsigned int n)
+static json_t *
+chain_json(struct zn_mgr *m)
 {
-	json_t *a = json_array();
-	char buf[32];
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 
-	for (unsigned int i = 0; i < n; i++) {
-		zn_hop_format(&hops[i], buf, sizeof(buf));
-		json_array_append_new(a, json_string(buf));
-	}
-	return a;
-}
-
-json_t *
-zn_chain_json(struct zn_mgr *m)
-{
-	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
-
-	return zn_hops_json(hops, zn_chain_get(m, hops));
+	return zn_cmd_steps_json(hops, zn_chain_get(m, hops));
 }
 
 json_t *
@@ -245,7 +240,7 @@ zn_stats_status(struct zn_mgr *m)
 			 "ready", g->ready != 0, "stopping", g->stopping != 0,
 			 "workers", (int)m->n_workers, "ports", m->n_ports,
 			 "nfs", (int)zn_registry_active(m), "chain",
-			 zn_chain_json(m), "ingress",
+			 chain_json(m), "ingress",
 			 m->cfg.ingress == ZN_INGRESS_DROP ? "drop" :
 							     "backpressure",
 			 "rx_enabled", m->rx_enabled != 0,
@@ -292,6 +287,8 @@ workers_json(struct zn_mgr *m, uint64_t *drops)
 	return a;
 }
 
+static json_t *stats_fdir(struct zn_mgr *m);
+
 json_t *
 zn_stats_all(struct zn_mgr *m)
 {
@@ -304,11 +301,11 @@ zn_stats_all(struct zn_mgr *m)
 			 zn_stats_status(m), "ports", zn_stats_ports(m), "nfs",
 			 zn_stats_nfs(m), "services", zn_stats_services(m),
 			 "workers", workers, "drops", drops_json(drops),
-			 "fdir", zn_stats_fdir(m));
+			 "fdir", stats_fdir(m));
 }
 
-json_t *
-zn_stats_fdir(struct zn_mgr *m)
+static json_t *
+stats_fdir(struct zn_mgr *m)
 {
 	struct zn_fdir_counts c;
 	uint64_t hit[3] = { 0, 0, 0 };
@@ -328,3 +325,136 @@ zn_stats_fdir(struct zn_mgr *m)
 			 (json_int_t)hit[0], "rule_hits", (json_int_t)hit[1],
 			 "misses", (json_int_t)hit[2]);
 }
+
+/* ------------------------------------------------------------------ */
+/* The periodic log and the commands                                   */
+
+static void
+log_stats(void *arg)
+{
+	json_t *st = zn_stats_all(arg);
+	char *s = st ? json_dumps(st, JSON_COMPACT) : NULL;
+
+	if (s != NULL)
+		ZN_LOG(NOTICE, "stats %s", s);
+	free(s);
+	json_decref(st);
+}
+
+int
+zn_stats_init(struct zn_mgr *m)
+{
+	if (m->cfg.stats_interval_s == 0)
+		return 0;
+	return zn_loop_every(m->loop, m->cfg.stats_interval_s * 1000,
+			     log_stats, m);
+}
+
+static int
+cmd_status(struct zn_cmd_req *req)
+{
+	req->result = zn_stats_status(req->mgr);
+	return req->result ? 0 : -ENOMEM;
+}
+
+static int
+cmd_port_list(struct zn_cmd_req *req)
+{
+	req->result = json_pack("{s:o}", "ports", zn_stats_ports(req->mgr));
+	return req->result ? 0 : -ENOMEM;
+}
+
+static int
+cmd_nf_list(struct zn_cmd_req *req)
+{
+	req->result = json_pack("{s:o}", "nfs", zn_stats_nfs(req->mgr));
+	return req->result ? 0 : -ENOMEM;
+}
+
+static int
+cmd_service_list(struct zn_cmd_req *req)
+{
+	req->result = json_pack("{s:o}", "services",
+				zn_stats_services(req->mgr));
+	return req->result ? 0 : -ENOMEM;
+}
+
+static int
+cmd_stats(struct zn_cmd_req *req)
+{
+	req->result = zn_stats_all(req->mgr);
+	return req->result ? 0 : -ENOMEM;
+}
+
+static const struct zn_cmd status_cmd = {
+	.name = "status", .help = "instance summary",
+	.result = "{\"instance\": \"name\", \"pid\": \"manager pid\", "
+		  "\"build\": \"git describe\", \"dpdk\": \"version\", "
+		  "\"uptime_ms\": \"since start\", \"ready\": \"serving\", "
+		  "\"stopping\": \"shutting down\", \"workers\": \"data-path "
+		  "threads\", \"ports\": \"port count\", \"nfs\": \"NFs not "
+		  "yet reclaimed\", \"chain\": \"the default chain\", "
+		  "\"ingress\": \"backpressure or drop\", \"rx_enabled\": "
+		  "\"ports are read\", \"rx_waiting\": \"--rx-when-ready, "
+		  "not yet enabled\", \"pool\": \"{size, available, "
+		  "in_use}\", \"registry\": \"{registered, rejected, exited, "
+		  "died, reclaimed, objs_freed, port_scans_refused}\", "
+		  "\"control\": \"{requests, errors}\"}",
+	.doc = "`registry.reclaimed`: buffers recovered from dead NFs; "
+	       "`objs_freed`: DPDK objects NFs left behind, freed by the "
+	       "manager; `port_scans_refused`: device scans of secondary "
+	       "processes answered with no device (the ports are the "
+	       "manager's own).",
+	.fn = cmd_status,
+};
+ZN_CMD_REGISTER(status_cmd)
+
+static const struct zn_cmd port_list_cmd = {
+	.name = "port.list", .help = "ports with their counters",
+	.result = "{\"ports\": \"[port]\"}",
+	.doc = "Each port: id, name, devargs, driver, MAC, link, queues, RSS; "
+	       "`rx`, `tx`, `rx_paused`, `tx_retry`, `drops` by reason (of "
+	       "packets from this port before an NF); `hw`: the device's "
+	       "counters (`ipackets`, `imissed`, `rx_nombuf`, ...).",
+	.fn = cmd_port_list,
+};
+ZN_CMD_REGISTER(port_list_cmd)
+
+static const struct zn_cmd nf_list_cmd = {
+	.name = "nf.list", .help = "NF instances with their counters",
+	.result = "{\"nfs\": \"[nf]\"}",
+	.doc = "Each NF: instance, service, name, pid, state (`starting`: "
+	       "registered, its init runs, not yet sent packets; `running`; "
+	       "`stopping`; `reclaiming`), worker, `rx`, `tx`, `bursts`, "
+	       "`actions` {next, drop, to_service, out}, `tx_full_waits`, "
+	       "`created`, `dequeued`, `drops` by reason, `exit_drops`, "
+	       "`staged`, `rx_ring`/`tx_ring` `{count, size}`, `sleeps`, "
+	       "`wakeups`, NF-defined `counters`, `commands` the NF serves "
+	       "(for `nf.call`).",
+	.fn = cmd_nf_list,
+};
+ZN_CMD_REGISTER(nf_list_cmd)
+
+static const struct zn_cmd service_list_cmd = {
+	.name = "service.list",
+	.help = "services and their running instances",
+	.result = "{\"services\": \"[{service, instances, lb, buckets, "
+		  "moved_buckets, moved_flows, pinned}]\"}",
+	.doc = "`buckets`: `{instance: buckets of 256}`.",
+	.fn = cmd_service_list,
+};
+ZN_CMD_REGISTER(service_list_cmd)
+
+static const struct zn_cmd stats_cmd = {
+	.name = "stats",
+	.help = "everything: status, ports, NFs, workers, drops",
+	.result = "{\"status\": \"as status\", \"ports\": \"[port]\", "
+		  "\"nfs\": \"[nf]\", \"services\": \"[service]\", "
+		  "\"workers\": \"[worker]\", \"drops\": \"{reason: count}\", "
+		  "\"fdir\": \"flow director counts\"}",
+	.doc = "`drops` totals every reason over all sources; `fdir`: "
+	       "`{flows, flow_capacity, flows_added, flows_expired, rules, "
+	       "chains, exact_hits, rule_hits, misses}`.",
+	.fn = cmd_stats,
+};
+ZN_CMD_REGISTER(stats_cmd)

@@ -8,11 +8,11 @@
  * objects become "a/b" keys (telemetry names allow only [A-Za-z0-9_/])
  * and arrays JSON strings (rte_tel_data nests one level).
  *
- * The views read state that only the control thread may read (stats.c),
- * so the telemetry thread does not build them: it hands its request to
- * the control thread (kicking its loop awake) and waits for the answer,
- * at most TEL_WAIT_MS; the control thread serves it between two events
- * (zn_telemetry_serve). One request at a time.
+ * Each view is a control command (cmd.h). A command that may only run
+ * on the control thread (the views read its state) is not run here: the
+ * telemetry thread hands it to the control thread (waking its loop) and
+ * waits for the answer, at most TEL_WAIT_MS; the control thread runs it
+ * after the wake-up (a loop hook). One request at a time.
  */
 
 #include <errno.h>
@@ -20,53 +20,69 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 #include <rte_telemetry.h>
 
+#include "cmd.h"
+#include "loop.h"
 #include "mgr.h"
+#include "telemetry.h"
 #include "../lib/common/zn_util.h"
 
 #define TEL_WAIT_MS 1000
-
-enum tel_view { TEL_NONE, TEL_STATUS, TEL_STATS, TEL_NFS, TEL_PORTS };
 
 static struct {
 	pthread_mutex_t caller;  /* one telemetry request at a time */
 	pthread_mutex_t mu;      /* guards the fields below */
 	pthread_cond_t cv;
-	enum tel_view view;      /* asked, not yet served */
+	const struct zn_cmd *cmd; /* asked, not yet served */
 	uint64_t asked, served;
 	json_t *result;
-	int kick_fd;
-	struct sockaddr_un kick;
+	struct zn_mgr *mgr;      /* set at init, then read-only */
 } tel = {
 	.caller = PTHREAD_MUTEX_INITIALIZER,
 	.mu = PTHREAD_MUTEX_INITIALIZER,
-	.kick_fd = -1,
 };
 
-/* Telemetry thread: the view, built by the control thread, or NULL. */
+/* Run @p cmd (no parameters): its result, or NULL. */
 static json_t *
-ask(enum tel_view view)
+run(const struct zn_cmd *cmd)
 {
+	struct zn_cmd_req req = { .mgr = tel.mgr };
+
+	if (zn_cmd_call(cmd, &req) < 0 || req.poll != NULL) {
+		free(req.poll_arg);
+		json_decref(req.result);
+		return NULL;
+	}
+	return req.result;
+}
+
+/* Telemetry thread: the result of command @p name, run where it may run,
+ * or NULL (unknown, failed, or the control thread busy too long). */
+static json_t *
+ask(const char *name)
+{
+	const struct zn_cmd *cmd = zn_cmd_find(name);
 	struct timespec deadline;
 	json_t *res = NULL;
 	uint64_t my;
 
+	if (cmd == NULL)
+		return NULL;
+	if (cmd->flags & ZN_CMD_F_ANY_THREAD)
+		return run(cmd);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += TEL_WAIT_MS / 1000;
 	pthread_mutex_lock(&tel.caller);
 	pthread_mutex_lock(&tel.mu);
-	tel.view = view;
+	tel.cmd = cmd;
 	my = ++tel.asked;
 	pthread_mutex_unlock(&tel.mu);
-	(void)!sendto(tel.kick_fd, "t", 1, MSG_DONTWAIT,
-		      (struct sockaddr *)&tel.kick, sizeof(tel.kick));
+	zn_loop_wake(tel.mgr->loop);
 	pthread_mutex_lock(&tel.mu);
 	while (tel.served < my &&
 	       pthread_cond_timedwait(&tel.cv, &tel.mu, &deadline) == 0)
@@ -75,41 +91,30 @@ ask(enum tel_view view)
 		res = tel.result;
 		tel.result = NULL;
 	} else {
-		tel.view = TEL_NONE; /* withdrawn: the control thread is busy */
+		tel.cmd = NULL; /* withdrawn: the control thread is busy */
 	}
 	pthread_mutex_unlock(&tel.mu);
 	pthread_mutex_unlock(&tel.caller);
 	return res;
 }
 
-void
-zn_telemetry_serve(struct zn_mgr *m)
+/* Control thread, after every wake-up: run the command asked, if any. */
+static void
+serve(void *arg)
 {
-	enum tel_view view;
-	json_t *res = NULL;
+	const struct zn_cmd *cmd;
+	json_t *res;
 	uint64_t taking;
 
+	(void)arg;
 	pthread_mutex_lock(&tel.mu);
-	view = tel.view;
+	cmd = tel.cmd;
 	taking = tel.asked;
-	tel.view = TEL_NONE;
+	tel.cmd = NULL;
 	pthread_mutex_unlock(&tel.mu);
-	switch (view) {
-	case TEL_NONE:
+	if (cmd == NULL)
 		return;
-	case TEL_STATUS:
-		res = zn_stats_status(m);
-		break;
-	case TEL_STATS:
-		res = zn_stats_all(m);
-		break;
-	case TEL_NFS:
-		res = zn_stats_nfs(m);
-		break;
-	case TEL_PORTS:
-		res = zn_stats_ports(m);
-		break;
-	}
+	res = run(cmd);
 	pthread_mutex_lock(&tel.mu);
 	if (tel.asked != taking) {
 		/* Its asker gave up and another asked since: not theirs. */
@@ -169,13 +174,13 @@ tel_status(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
 	(void)params;
-	return tel_reply(ask(TEL_STATUS), d);
+	return tel_reply(ask("status"), d);
 }
 
 static int
 tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	json_t *all = ask(TEL_STATS), *drops;
+	json_t *all = ask("stats"), *drops;
 
 	(void)cmd;
 	(void)params;
@@ -186,12 +191,25 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	return tel_reply(json_pack("{s:o}", "drops", drops), d);
 }
 
+/* The array @p member of command @p name's result, or NULL. */
+static json_t *
+ask_list(const char *name, const char *member)
+{
+	json_t *r = ask(name);
+	json_t *a = json_incref(json_object_get(r, member));
+
+	json_decref(r);
+	return a;
+}
+
 static int
 tel_list(struct rte_tel_data *d, json_t *arr, const char *idkey)
 {
 	json_t *x;
 	size_t i;
 
+	if (arr == NULL)
+		return -1;
 	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
 	json_array_foreach(arr, i, x)
 		rte_tel_data_add_array_int(
@@ -205,7 +223,7 @@ tel_nfs(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
 	(void)params;
-	return tel_list(d, ask(TEL_NFS), "instance");
+	return tel_list(d, ask_list("nf.list", "nfs"), "instance");
 }
 
 static int
@@ -213,7 +231,7 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
 	(void)params;
-	return tel_list(d, ask(TEL_PORTS), "port");
+	return tel_list(d, ask_list("port.list", "ports"), "port");
 }
 
 static int
@@ -243,14 +261,14 @@ static int
 tel_nf(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
-	return tel_one(ask(TEL_NFS), "instance", params, d);
+	return tel_one(ask_list("nf.list", "nfs"), "instance", params, d);
 }
 
 static int
 tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	(void)cmd;
-	return tel_one(ask(TEL_PORTS), "port", params, d);
+	return tel_one(ask_list("port.list", "ports"), "port", params, d);
 }
 
 int
@@ -262,13 +280,9 @@ zn_telemetry_init(struct zn_mgr *m)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&tel.cv, &ca);
 	pthread_condattr_destroy(&ca);
-	tel.kick.sun_family = AF_UNIX;
-	if (zn_runtime_path(m->cfg.instance, ZN_KICK_SOCK, tel.kick.sun_path,
-			    sizeof(tel.kick.sun_path)) < 0)
-		return -ENAMETOOLONG;
-	tel.kick_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (tel.kick_fd < 0)
-		return -errno;
+	tel.mgr = m;
+	if (zn_loop_on_wake(m->loop, serve, NULL) < 0)
+		return -ENOSPC;
 	if (rte_telemetry_register_cmd("/zeronf/status", tel_status,
 				       "Instance summary") < 0 ||
 	    rte_telemetry_register_cmd("/zeronf/stats", tel_stats,
@@ -284,4 +298,14 @@ zn_telemetry_init(struct zn_mgr *m)
 				       "One port. Parameters: int port") < 0)
 		return -EINVAL;
 	return 0;
+}
+
+void
+zn_telemetry_fini(struct zn_mgr *m)
+{
+	(void)m;
+	pthread_mutex_lock(&tel.mu);
+	json_decref(tel.result);
+	tel.result = NULL;
+	pthread_mutex_unlock(&tel.mu);
 }

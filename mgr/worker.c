@@ -32,7 +32,11 @@
 #include <rte_pause.h>
 #include <rte_prefetch.h>
 
+#include <rte_rcu_qsbr.h>
+
 #include "mgr.h"
+#include "worker.h"
+#include "route.h"
 #include "../lib/common/zn_doorbell.h"
 
 #define ZN_HOP_LIMIT 64
@@ -146,7 +150,7 @@ zn_route_resolve(struct zn_worker *w, const struct zn_route *rt,
 	const struct zn_chain *chain = &rt->chains[meta->chain];
 	unsigned int hops = meta->hops + 1u;
 	unsigned int pos;
-	const struct zn_hop *hop;
+	const struct zn_step *hop;
 
 	switch (meta->action) {
 	case ZN_ACT_NEXT:
@@ -155,12 +159,12 @@ zn_route_resolve(struct zn_worker *w, const struct zn_route *rt,
 		if (pos >= chain->len)
 			return res_drop(ZN_DROP_CHAIN_END);
 		hop = &chain->hops[pos];
-		if (hop->type == ZN_HOP_PORT)
+		if (hop->type == ZN_STEP_PORT)
 			return hop->id < rt->n_ports ?
 				(struct zn_res){ .type = ZN_RES_PORT,
 						 .id = hop->id } :
 				res_drop(ZN_DROP_BAD_ACTION);
-		if (hop->type != ZN_HOP_SERVICE)
+		if (hop->type != ZN_STEP_SERVICE)
 			return res_drop(ZN_DROP_CHAIN);
 		if (hops > ZN_HOP_LIMIT)
 			return res_drop(ZN_DROP_HOP_LIMIT);

@@ -40,6 +40,7 @@
 
 #include <zeronf/flow.h>
 #include <zeronf/pkt.h>
+#include <zeronf/step.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -198,22 +199,6 @@ typedef int (*zn_nf_cmd_fn)(struct zn_nf *nf, const char *args, char *reply,
  */
 int zn_nf_cmd_register(struct zn_nf *nf, const char *name, zn_nf_cmd_fn fn);
 
-/** One step of a service chain. */
-enum zn_step_type {
-	ZN_STEP_SERVICE = 1, /**< to an instance of service `id` */
-	ZN_STEP_PORT = 2,    /**< out of port `id` (ends the chain) */
-	ZN_STEP_DROP = 3,    /**< drop, counted as "chain" (ends the chain) */
-};
-
-struct zn_step {
-	uint8_t type; /**< enum zn_step_type */
-	uint8_t pad;
-	uint16_t id;
-};
-
-/** Most steps in a chain (the default chain, a rule's, a steered flow's). */
-#define ZN_MAX_CHAIN_HOPS 32
-
 /** zn_nf_flow_steer() / zn_nf_flow_unsteer(): the reverse direction too. */
 #define ZN_STEER_F_BOTH 0x1
 
@@ -232,13 +217,6 @@ struct zn_step {
 int zn_nf_flow_steer(struct zn_nf *nf, const struct zn_flow_key *key,
 		     const struct zn_step *steps, unsigned int n,
 		     unsigned int flags);
-
-/**
- * Parse a chain of steps in the control protocol's text form:
- * comma-separated "svc:S" (or a bare S, 1..255), "port:P" or "drop".
- * @return the number of steps (1..max), or -EINVAL.
- */
-int zn_steps_parse(const char *text, struct zn_step *steps, unsigned int max);
 
 /** Remove the rule of @p key (and its reverse with ZN_STEER_F_BOTH).
  *  @return 0, -ENOENT (no rule), -ETIMEDOUT, -ENOTCONN. */

@@ -13,8 +13,10 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -409,4 +411,28 @@ zn_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int
+zn_unix_bind(const char *path, int type)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	zn_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
+	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0600) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, SOMAXCONN) < 0)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
 }

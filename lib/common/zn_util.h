@@ -102,6 +102,10 @@ void zn_strlcpy(char *dst, const char *src, size_t size);
  * decimal: "010" is 10; no hex, no sign, no spaces). @return 0 or -EINVAL. */
 int zn_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/** A non-blocking Unix socket of @p type (SOCK_STREAM: listening) bound
+ *  to @p path (replaced), mode 0600. @return the fd or -errno. */
+int zn_unix_bind(const char *path, int type);
+
 /** Write all of @p buf to a file descriptor. @return 0 or -errno. */
 int zn_write_all(int fd, const void *buf, size_t len);
 

@@ -413,49 +413,6 @@ zn_nf_send_leave(struct zn_nf *nf)
 	return post_msg(nf, ZN_MSG_LEAVE);
 }
 
-int ZN_API
-zn_steps_parse(const char *text, struct zn_step *steps, unsigned int max)
-{
-	const char *p = text;
-	unsigned int n = 0;
-
-	if (text == NULL || steps == NULL || max == 0)
-		return -EINVAL;
-	for (;;) {
-		struct zn_step st = { .type = ZN_STEP_SERVICE };
-		unsigned long v;
-		char *end;
-
-		if (n == max)
-			return -EINVAL;
-		if (strncmp(p, "drop", 4) == 0 && (p[4] == ',' || !p[4])) {
-			st.type = ZN_STEP_DROP;
-			end = (char *)(uintptr_t)(p + 4);
-		} else {
-			if (strncmp(p, "port:", 5) == 0) {
-				st.type = ZN_STEP_PORT;
-				p += 5;
-			} else if (strncmp(p, "svc:", 4) == 0) {
-				p += 4;
-			}
-			if (*p < '0' || *p > '9')
-				return -EINVAL;
-			errno = 0;
-			v = strtoul(p, &end, 10);
-			if (errno != 0 || v > 65535 ||
-			    (st.type == ZN_STEP_SERVICE && (v == 0 || v > 255)))
-				return -EINVAL;
-			st.id = (uint16_t)v;
-		}
-		steps[n++] = st;
-		if (*end == '\0')
-			return (int)n;
-		if (*end != ',')
-			return -EINVAL;
-		p = end + 1;
-	}
-}
-
 static bool
 not_starting(void *arg)
 {

@@ -21,6 +21,7 @@
  *   and an NF refuses a manager whose ABI version or layout size differs.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <rte_common.h>
 #include <rte_config.h>
@@ -343,5 +344,15 @@ struct zn_msg {
 	uint32_t gen;
 };
 _Static_assert(sizeof(struct zn_msg) == 8, "zn_msg is one ring element");
+
+/** The NF in slot @p s is starting or running, of service @p svc. */
+static inline bool
+zn_slot_serves(const struct zn_nf_slot *s, uint16_t svc)
+{
+	uint32_t state = __atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE);
+
+	return (state == ZN_NF_RUNNING || state == ZN_NF_STARTING) &&
+	       s->ctl.service_id == svc;
+}
 
 #endif /* ZN_SHM_H */

@@ -13,6 +13,7 @@
 #include "../../lib/common/zn_flow.h"
 #include "../../lib/common/zn_util.h"
 #include "../../mgr/mgr.h"
+#include "../../mgr/route.h"
 
 ZN_TEST(util_parse)
 {

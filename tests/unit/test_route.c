@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 
-/* Chain syntax and the per-packet routing decision (zn_route_resolve). */
+/* Chain syntax (the one parser of zeronf/step.h) and the per-packet
+ * routing decision (zn_route_resolve). */
 
 #include <string.h>
 
@@ -10,46 +11,57 @@
 #include <rte_mbuf_dyn.h>
 
 #include "zn_test.h"
-#include "../../mgr/mgr.h"
 #include "../../mgr/lb.h"
+#include "../../mgr/mgr.h"
+#include "../../mgr/route.h"
+#include "../../mgr/worker.h"
 
 ZN_TEST(chain_parse)
 {
-	struct zn_hop h[ZN_MAX_CHAIN_HOPS];
+	struct zn_step h[ZN_MAX_CHAIN_HOPS];
 	char err[128], buf[32];
 
-	ZT_EQ(zn_chain_parse("1,svc:2,port:0,drop", h, ZN_MAX_CHAIN_HOPS, err,
-			     sizeof(err)), 4);
-	ZT_EQ(h[0].type, ZN_HOP_SERVICE);
+	ZT_EQ(zn_steps_parse_err("1,svc:2,port:0,drop", h, ZN_MAX_CHAIN_HOPS,
+				 err, sizeof(err)), 4);
+	ZT_EQ(h[0].type, ZN_STEP_SERVICE);
 	ZT_EQ(h[0].id, 1);
 	ZT_EQ(h[1].id, 2);
-	ZT_EQ(h[2].type, ZN_HOP_PORT);
-	ZT_EQ(h[3].type, ZN_HOP_DROP);
-	zn_hop_format(&h[1], buf, sizeof(buf));
+	ZT_EQ(h[2].type, ZN_STEP_PORT);
+	ZT_EQ(h[3].type, ZN_STEP_DROP);
+	zn_step_format(&h[1], buf, sizeof(buf));
 	ZT_CHECK(strcmp(buf, "svc:2") == 0);
-	zn_hop_format(&h[2], buf, sizeof(buf));
+	zn_step_format(&h[2], buf, sizeof(buf));
 	ZT_CHECK(strcmp(buf, "port:0") == 0);
 	for (const char *bad = "0\0" "256\0" "svc:\0" "port:x\0" "1,,2x\0"
 			       "-1\0" "port:99\0" "x\0" "svc:1,,port:0\0"
 			       "1,\0" ",1\0" ",\0" "0x10\0" "svc:0x1\0"
 			       "port:0x1\0" " 1\0" "+1\0";
 	     *bad != '\0'; bad += strlen(bad) + 1)
-		ZT_EQ(zn_chain_parse(bad, h, ZN_MAX_CHAIN_HOPS, err,
+		ZT_EQ(zn_steps_parse_err(bad, h, ZN_MAX_CHAIN_HOPS, err,
 				     sizeof(err)), -EINVAL);
-	ZT_EQ(zn_chain_parse("", h, ZN_MAX_CHAIN_HOPS, err, sizeof(err)),
+	ZT_EQ(zn_steps_parse_err("", h, ZN_MAX_CHAIN_HOPS, err, sizeof(err)),
 	      -EINVAL);
-	ZT_EQ(zn_chain_parse("1,2,3", h, 2, err, sizeof(err)), -EINVAL);
+	ZT_EQ(zn_steps_parse_err("1,2,3", h, 2, err, sizeof(err)), -EINVAL);
 	/* Leading zeros are decimal (not octal): svc:010 is service 10. */
-	ZT_EQ(zn_chain_parse("010,svc:08,port:01", h, ZN_MAX_CHAIN_HOPS, err,
+	ZT_EQ(zn_steps_parse_err("010,svc:08,port:01", h, ZN_MAX_CHAIN_HOPS, err,
 			     sizeof(err)), 3);
 	ZT_EQ(h[0].id, 10);
 	ZT_EQ(h[1].id, 8);
-	ZT_EQ(h[2].type, ZN_HOP_PORT);
+	ZT_EQ(h[2].type, ZN_STEP_PORT);
 	ZT_EQ(h[2].id, 1);
 	/* 32 hops is the limit and works. */
-	ZT_EQ(zn_chain_parse("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,"
+	ZT_EQ(zn_steps_parse_err("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,"
 			     "19,20,21,22,23,24,25,26,27,28,29,30,31,32", h,
 			     ZN_MAX_CHAIN_HOPS, err, sizeof(err)), 32);
+	/* One bound for ports, whoever parses: the last port id works,
+	 * the next does not (the manager and NFs once disagreed). */
+	snprintf(buf, sizeof(buf), "port:%u", ZN_STEP_MAX_PORT);
+	ZT_EQ(zn_steps_parse(buf, h, 1), 1);
+	snprintf(buf, sizeof(buf), "port:%u", ZN_STEP_MAX_PORT + 1);
+	ZT_EQ(zn_steps_parse(buf, h, 1), -EINVAL);
+	ZT_EQ(zn_step_parse(buf, h), -EINVAL);
+	ZT_EQ(zn_steps_parse("svc:256", h, 1), -EINVAL);
+	ZT_EQ(zn_steps_parse("255", h, 1), 1);
 }
 
 static struct rte_mempool *pool;
@@ -122,14 +134,14 @@ ZN_TEST(route_resolve)
 
 	memset(&rt, 0, sizeof(rt));
 	rt.chains[0].len = 4;
-	rt.chains[0].hops[0] = (struct zn_hop){ ZN_HOP_SERVICE, 1 };
-	rt.chains[0].hops[1] = (struct zn_hop){ ZN_HOP_SERVICE, 2 };
-	rt.chains[0].hops[2] = (struct zn_hop){ ZN_HOP_PORT, 1 };
-	rt.chains[0].hops[3] = (struct zn_hop){ ZN_HOP_DROP, 0 };
+	rt.chains[0].hops[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 1 };
+	rt.chains[0].hops[1] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 2 };
+	rt.chains[0].hops[2] = (struct zn_step){ .type = ZN_STEP_PORT, .id = 1 };
+	rt.chains[0].hops[3] = (struct zn_step){ .type = ZN_STEP_DROP, .id = 0 };
 	/* A per-flow chain: service 9, then port 0. */
 	rt.chains[5].len = 2;
-	rt.chains[5].hops[0] = (struct zn_hop){ ZN_HOP_SERVICE, 9 };
-	rt.chains[5].hops[1] = (struct zn_hop){ ZN_HOP_PORT, 0 };
+	rt.chains[5].hops[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 9 };
+	rt.chains[5].hops[1] = (struct zn_step){ .type = ZN_STEP_PORT, .id = 0 };
 	rt.n_ports = 2;
 	set_service(&rt, 1, 1, (const uint16_t[]){ 7 });
 	set_service(&rt, 2, 3, (const uint16_t[]){ 3, 4, 5 });
@@ -292,7 +304,7 @@ ZN_TEST(lb_least_loaded)
 	memset(&pins, 0, sizeof(pins));
 	memset(&wshm, 0, sizeof(wshm));
 	rt.chains[0].len = 1;
-	rt.chains[0].hops[0] = (struct zn_hop){ ZN_HOP_SERVICE, 2 };
+	rt.chains[0].hops[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 2 };
 	rt.lb_epoch_idle = 5;
 	set_service(&rt, 2, 2, (const uint16_t[]){ 3, 4 });
 	rt.svc[2].mode = ZN_LB_LEAST_LOADED;

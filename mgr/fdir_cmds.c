@@ -2,9 +2,10 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 
-/* Control commands of the flow director and of load balancing: JSON in,
- * one call of fdir.c / lb.c, JSON out. A request that fails validation
- * changes nothing; a batch (flow.add) is validated whole first. */
+/* Control commands of the flow director (chain.*, flow.*, rule.*): JSON
+ * in, one call of fdir.c, JSON out. A request that fails validation
+ * changes nothing; a batch (flow.add) is validated whole first. The
+ * parameters' schema is declared with each command (cmd.h). */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -12,9 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl.h"
+#include "cmd.h"
 #include "fdir.h"
-#include "lb.h"
 #include "../lib/common/zn_util.h"
 
 static const struct {
@@ -120,30 +120,6 @@ parse_range(json_t *v, uint16_t *r)
 	return 0;
 }
 
-int
-zn_ctl_parse_hops(json_t *a, const char *name, struct zn_hop *hops,
-		  char *err, size_t errlen)
-{
-	size_t i, n = json_array_size(a);
-	json_t *h;
-
-	if (!json_is_array(a) || n == 0 || n > ZN_MAX_CHAIN_HOPS) {
-		snprintf(err, errlen, "%s: 1..%d hops expected", name,
-			 ZN_MAX_CHAIN_HOPS);
-		return -EINVAL;
-	}
-	json_array_foreach(a, i, h) {
-		if (!json_is_string(h) ||
-		    zn_hop_parse(json_string_value(h), &hops[i]) < 0) {
-			snprintf(err, errlen, "%s[%zu]: want \"svc:ID\" "
-				 "(1..%d), \"port:P\" or \"drop\"", name, i,
-				 ZN_MAX_SERVICES - 1);
-			return -EINVAL;
-		}
-	}
-	return (int)n;
-}
-
 /* Reject members not in @p allowed (a NULL-terminated list). */
 static int
 check_keys(json_t *o, const char *const *allowed, const char *what,
@@ -172,7 +148,7 @@ check_keys(json_t *o, const char *const *allowed, const char *what,
 
 /* An exact flow: every member but vlan is required. */
 int
-zn_ctl_parse_flow(json_t *o, struct zn_flow_key *key, char *err,
+zn_fdir_parse_flow(json_t *o, struct zn_flow_key *key, char *err,
 		  size_t errlen)
 {
 	static const char *const keys[] = { "proto", "src", "dst", "sport",
@@ -227,14 +203,14 @@ flow_json(const struct zn_flow_key *k)
 
 struct flow_item {
 	struct zn_flow_key key;
-	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 	unsigned int n;
 	bool both;
 };
 
 /* Validate a whole flows array before changing anything. */
 static struct flow_item *
-parse_flows(struct zn_ctl_req *req, bool want_chain, size_t *count)
+parse_flows(struct zn_cmd_req *req, bool want_chain, size_t *count)
 {
 	static const char *const add_keys[] = { "flow", "chain", "both", NULL };
 	static const char *const del_keys[] = { "flow", "both", NULL };
@@ -257,7 +233,7 @@ parse_flows(struct zn_ctl_req *req, bool want_chain, size_t *count)
 
 		if (check_keys(it, want_chain ? add_keys : del_keys, "item", e,
 			       sizeof(e)) < 0 ||
-		    zn_ctl_parse_flow(json_object_get(it, "flow"), &items[i].key, e,
+		    zn_fdir_parse_flow(json_object_get(it, "flow"), &items[i].key, e,
 			       sizeof(e)) < 0)
 			goto bad;
 		if (both != NULL && !json_is_boolean(both)) {
@@ -267,7 +243,7 @@ parse_flows(struct zn_ctl_req *req, bool want_chain, size_t *count)
 		items[i].both = json_is_true(both);
 		if (!want_chain)
 			continue;
-		rc = zn_ctl_parse_hops(json_object_get(it, "chain"), "chain",
+		rc = zn_cmd_parse_steps(json_object_get(it, "chain"), "chain",
 				       items[i].hops, e, sizeof(e));
 		if (rc < 0)
 			goto bad;
@@ -281,8 +257,8 @@ bad:
 	return NULL;
 }
 
-int
-zn_cmd_flow_add(struct zn_ctl_req *req)
+static int
+cmd_flow_add(struct zn_cmd_req *req)
 {
 	size_t n, added = 0;
 	struct flow_item *items = parse_flows(req, true, &n);
@@ -313,8 +289,8 @@ zn_cmd_flow_add(struct zn_ctl_req *req)
 	return rc;
 }
 
-int
-zn_cmd_flow_del(struct zn_ctl_req *req)
+static int
+cmd_flow_del(struct zn_cmd_req *req)
 {
 	size_t n, deleted = 0, missing = 0;
 	struct flow_item *items = parse_flows(req, false, &n);
@@ -338,13 +314,13 @@ zn_cmd_flow_del(struct zn_ctl_req *req)
 	return 0;
 }
 
-int
-zn_cmd_flow_list(struct zn_ctl_req *req)
+static int
+cmd_flow_list(struct zn_cmd_req *req)
 {
 	json_t *lim = json_object_get(req->params, "limit"), *a;
 	json_int_t limit = lim ? json_integer_value(lim) : 1000;
 	const struct zn_flow_key *key;
-	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 	unsigned int chain;
 	uint32_t cursor = 0;
 	struct zn_fdir_counts c;
@@ -359,7 +335,7 @@ zn_cmd_flow_list(struct zn_ctl_req *req)
 		json_array_append_new(a, json_pack(
 			"{s:o, s:i, s:o}", "flow", flow_json(key), "chain_id",
 			(int)chain, "chain",
-			zn_hops_json(hops, zn_fdir_chain_hops(req->mgr, chain,
+			zn_cmd_steps_json(hops, zn_fdir_chain_hops(req->mgr, chain,
 							      hops))));
 	zn_fdir_counts(req->mgr, &c);
 	req->result = json_pack("{s:i, s:i, s:o}", "count", (int)c.flows,
@@ -368,7 +344,7 @@ zn_cmd_flow_list(struct zn_ctl_req *req)
 }
 
 int
-zn_ctl_parse_match(json_t *o, struct zn_fdir_rule *r, char *err,
+zn_fdir_parse_match(json_t *o, struct zn_fdir_rule *r, char *err,
 		   size_t errlen)
 {
 	static const char *const keys[] = { "proto", "src", "dst", "sport",
@@ -429,19 +405,19 @@ zn_ctl_parse_match(json_t *o, struct zn_fdir_rule *r, char *err,
 	return 0;
 }
 
-int
-zn_cmd_rule_add(struct zn_ctl_req *req)
+static int
+cmd_rule_add(struct zn_cmd_req *req)
 {
-	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 	json_t *prio = json_object_get(req->params, "priority");
 	struct zn_fdir_rule r;
 	json_int_t p;
 	int n, id;
 
-	if (zn_ctl_parse_match(json_object_get(req->params, "match"), &r, req->err,
+	if (zn_fdir_parse_match(json_object_get(req->params, "match"), &r, req->err,
 			sizeof(req->err)) < 0)
 		return -EINVAL;
-	n = zn_ctl_parse_hops(json_object_get(req->params, "chain"), "chain",
+	n = zn_cmd_parse_steps(json_object_get(req->params, "chain"), "chain",
 			      hops, req->err, sizeof(req->err));
 	if (n < 0)
 		return n;
@@ -455,8 +431,8 @@ zn_cmd_rule_add(struct zn_ctl_req *req)
 	return 0;
 }
 
-int
-zn_cmd_rule_del(struct zn_ctl_req *req)
+static int
+cmd_rule_del(struct zn_cmd_req *req)
 {
 	json_int_t id = json_integer_value(json_object_get(req->params, "id"));
 	int rc;
@@ -511,10 +487,10 @@ match_json(const struct zn_fdir_rule *r)
 	return o;
 }
 
-int
-zn_cmd_rule_list(struct zn_ctl_req *req)
+static int
+cmd_rule_list(struct zn_cmd_req *req)
 {
-	struct zn_hop hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 	unsigned int n;
 	const struct zn_fdir_rule *r = zn_fdir_rules(req->mgr, &n);
 	json_t *a = json_array();
@@ -524,63 +500,178 @@ zn_cmd_rule_list(struct zn_ctl_req *req)
 			"{s:i, s:i, s:o, s:i, s:o}", "id", (int)r[i].id,
 			"priority", (int)r[i].priority, "match",
 			match_json(&r[i]), "chain_id", r[i].chain, "chain",
-			zn_hops_json(hops, zn_fdir_chain_hops(req->mgr,
+			zn_cmd_steps_json(hops, zn_fdir_chain_hops(req->mgr,
 							      r[i].chain,
 							      hops))));
 	req->result = json_pack("{s:o}", "rules", a);
 	return 0;
 }
 
-int
-zn_cmd_service_set(struct zn_ctl_req *req)
+static int
+cmd_chain_get(struct zn_cmd_req *req)
 {
-	json_int_t svc = json_integer_value(json_object_get(req->params,
-							    "service"));
-	json_t *lb = json_object_get(req->params, "lb");
-	json_t *wo = json_object_get(req->params, "weights"), *v;
-	uint16_t weights[ZN_MAX_NFS];
-	const char *k;
-	int mode, rc;
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 
-	mode = lb ? zn_lb_mode_parse(json_string_value(lb)) : -EINVAL;
-	if (mode < 0) {
-		snprintf(req->err, sizeof(req->err),
-			 "lb: hash, least_loaded or weighted");
-		return -EINVAL;
-	}
-	if (svc <= 0 || svc >= ZN_MAX_SERVICES) {
-		snprintf(req->err, sizeof(req->err), "service: 1..%d",
-			 ZN_MAX_SERVICES - 1);
-		return -EINVAL;
-	}
-	memset(weights, 0, sizeof(weights));
-	json_object_foreach(wo, k, v) {
-		uint64_t inst;
+	req->result = json_pack("{s:o}", "hops", zn_cmd_steps_json(
+				hops, zn_chain_get(req->mgr, hops)));
+	return req->result ? 0 : -ENOMEM;
+}
 
-		if (zn_parse_uint(k, 0, ZN_MAX_NFS - 1, &inst) < 0 ||
-		    !json_is_integer(v) || json_integer_value(v) < 1 ||
-		    json_integer_value(v) > 1000) {
-			snprintf(req->err, sizeof(req->err),
-				 "weights: {\"<instance>\": 1..1000, ...}");
-			return -EINVAL;
-		}
-		weights[inst] = (uint16_t)json_integer_value(v);
-		/* A weight for an instance that is not of this service would
-		 * be kept and silently never used. */
-		if (!zn_registry_serves(req->mgr, (unsigned int)inst,
-					(uint16_t)svc)) {
-			snprintf(req->err, sizeof(req->err), "weights: "
-				 "instance %llu is not a running NF of "
-				 "service %lld", (unsigned long long)inst,
-				 (long long)svc);
-			return -EINVAL;
-		}
-	}
-	rc = zn_lb_set(req->mgr, (uint16_t)svc, (enum zn_lb_mode)mode,
-		       wo ? weights : NULL, req->err, sizeof(req->err));
+static int
+cmd_chain_set(struct zn_cmd_req *req)
+{
+	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
+	int n = zn_cmd_parse_steps(json_object_get(req->params, "hops"), "hops",
+				   chain, req->err, sizeof(req->err));
+	int rc;
+
+	if (n < 0)
+		return n;
+	rc = zn_chain_set(req->mgr, chain, (unsigned int)n, req->err,
+			  sizeof(req->err));
 	if (rc < 0)
 		return rc;
-	req->result = zn_lb_json(req->mgr, (uint16_t)svc);
-	json_object_set_new(req->result, "service", json_integer(svc));
-	return 0;
+	return cmd_chain_get(req);
 }
+
+/* ------------------------------------------------------------------ */
+/* Registration, with the parameters' schema                           */
+
+#define STEPS_SCHEMA                                                         \
+	"{\"minItems\": 1, \"maxItems\": 32, \"items\": {\"type\": "         \
+	"\"string\", \"pattern\": \"^(svc:)?[0-9]+$|^port:[0-9]+$|^drop$\"}}"
+#define STEPS_SCHEMA_TYPED                                                   \
+	"{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 32, \"items\": " \
+	"{\"type\": \"string\", \"pattern\": "                               \
+	"\"^(svc:)?[0-9]+$|^port:[0-9]+$|^drop$\"}}"
+#define PROTO_SCHEMA                                                         \
+	"{\"oneOf\": [{\"type\": \"string\", \"enum\": [\"icmp\", \"tcp\", "  \
+	"\"udp\", \"gre\", \"esp\", \"icmpv6\", \"sctp\"]}, {\"type\": "      \
+	"\"integer\", \"minimum\": 0, \"maximum\": 255}]}"
+#define PORT_SCHEMA "{\"type\": \"integer\", \"minimum\": 0, \"maximum\": 65535}"
+#define FLOW_SCHEMA                                                          \
+	"{\"type\": \"object\", \"properties\": {\"proto\": " PROTO_SCHEMA    \
+	", \"src\": {\"type\": \"string\", \"description\": \"IPv4 or IPv6 " \
+	"address\"}, \"dst\": {\"type\": \"string\"}, \"sport\": "           \
+	PORT_SCHEMA ", \"dport\": " PORT_SCHEMA ", \"vlan\": {\"type\": "    \
+	"\"integer\", \"minimum\": 0, \"maximum\": 4095}}, \"required\": "   \
+	"[\"proto\", \"src\", \"dst\", \"sport\", \"dport\"], "              \
+	"\"additionalProperties\": false}"
+#define RANGE_SCHEMA                                                         \
+	"{\"oneOf\": [" PORT_SCHEMA ", {\"type\": \"string\", \"pattern\": "  \
+	"\"^[0-9]+-[0-9]+$\"}]}"
+
+static const struct zn_cmd chain_get_cmd = {
+	.name = "chain.get",
+	.help = "the default chain",
+	.result = "{\"hops\": \"[step]\"}",
+	.fn = cmd_chain_get,
+};
+ZN_CMD_REGISTER(chain_get_cmd)
+
+static const struct zn_cmd chain_set_cmd = {
+	.name = "chain.set",
+	.help = "replace the default chain (while traffic flows)",
+	.params = { { .name = "hops", .type = ZN_CMD_ARRAY, .required = true,
+		      .desc = "\"svc:ID\" (or \"ID\"), \"port:P\", \"drop\"; "
+			      "1..32 hops",
+		      .schema = STEPS_SCHEMA } },
+	.result = "{\"hops\": \"[step]: the chain now\"}",
+	.fn = cmd_chain_set,
+};
+ZN_CMD_REGISTER(chain_set_cmd)
+
+static const struct zn_cmd flow_add_cmd = {
+	.name = "flow.add",
+	.help = "add or replace exact flow rules (a batch)",
+	.params = { { .name = "flows", .type = ZN_CMD_ARRAY, .required = true,
+		      .schema = "{\"minItems\": 1, \"items\": {\"type\": "
+				"\"object\", \"properties\": {\"flow\": "
+				FLOW_SCHEMA ", \"chain\": " STEPS_SCHEMA_TYPED
+				", \"both\": {\"type\": \"boolean\", "
+				"\"description\": \"also the reverse "
+				"direction\"}}, \"required\": [\"flow\", "
+				"\"chain\"], \"additionalProperties\": "
+				"false}}" } },
+	.result = "{\"added\": \"entries added (both: 2 per item)\"}",
+	.doc = "`flow`: `{proto, src, dst, sport, dport, vlan?}` (proto a "
+	       "name or number, addresses IPv4 or IPv6); `chain`: hops as "
+	       "in `chain.set`; `both`: the reverse direction too. The batch "
+	       "is validated whole before anything changes; an existing rule "
+	       "of the same key is replaced.",
+	.fn = cmd_flow_add,
+};
+ZN_CMD_REGISTER(flow_add_cmd)
+
+static const struct zn_cmd flow_del_cmd = {
+	.name = "flow.del",
+	.help = "remove exact flow rules",
+	.params = { { .name = "flows", .type = ZN_CMD_ARRAY, .required = true,
+		      .schema = "{\"minItems\": 1, \"items\": {\"type\": "
+				"\"object\", \"properties\": {\"flow\": "
+				FLOW_SCHEMA ", \"both\": {\"type\": "
+				"\"boolean\"}}, \"required\": [\"flow\"], "
+				"\"additionalProperties\": false}}" } },
+	.result = "{\"deleted\": \"entries removed\", \"missing\": "
+		  "\"entries that were not there\"}",
+	.fn = cmd_flow_del,
+};
+ZN_CMD_REGISTER(flow_del_cmd)
+
+static const struct zn_cmd flow_list_cmd = {
+	.name = "flow.list",
+	.help = "exact flow rules (up to limit, default 1000)",
+	.params = { { .name = "limit", .type = ZN_CMD_INT, .bounded = true,
+		      .min = 0, .max = INT64_MAX } },
+	.result = "{\"count\": \"rules in the table\", \"capacity\": "
+		  "\"--flow-capacity\", \"flows\": \"[{flow, chain_id, "
+		  "chain}]\"}",
+	.fn = cmd_flow_list,
+};
+ZN_CMD_REGISTER(flow_list_cmd)
+
+static const struct zn_cmd rule_add_cmd = {
+	.name = "rule.add",
+	.help = "add a wildcard rule: match -> chain, by priority",
+	.params = {
+		{ .name = "match", .type = ZN_CMD_OBJECT, .required = true,
+		  .schema = "{\"properties\": {\"ip\": {\"enum\": [4, 6]}, "
+			    "\"proto\": " PROTO_SCHEMA ", \"src\": {\"type\": "
+			    "\"string\", \"description\": \"address or "
+			    "prefix\"}, \"dst\": {\"type\": \"string\"}, "
+			    "\"sport\": " RANGE_SCHEMA ", \"dport\": "
+			    RANGE_SCHEMA "}, \"additionalProperties\": "
+			    "false}" },
+		{ .name = "chain", .type = ZN_CMD_ARRAY, .required = true,
+		  .schema = STEPS_SCHEMA },
+		{ .name = "priority", .type = ZN_CMD_INT, .bounded = true,
+		  .min = 0, .max = ZN_FDIR_MAX_PRIORITY,
+		  .desc = "higher wins; equal: the older rule" },
+	},
+	.result = "{\"id\": \"the rule id\"}",
+	.doc = "`match`: `{ip?, proto?, src?, dst?, sport?, dport?}` "
+	       "(prefixes `\"10.0.0.0/8\"`, ports `80` or "
+	       "`\"1000-2000\"`; without addresses or `ip` the rule applies "
+	       "to IPv4 and IPv6). Rules are explained in "
+	       "docs/architecture.md (\"Flow director\").",
+	.fn = cmd_rule_add,
+};
+ZN_CMD_REGISTER(rule_add_cmd)
+
+static const struct zn_cmd rule_del_cmd = {
+	.name = "rule.del",
+	.help = "remove a wildcard rule",
+	.params = { { .name = "id", .type = ZN_CMD_INT, .required = true,
+		      .bounded = true, .min = 1, .max = UINT32_MAX } },
+	.result = "{\"deleted\": \"the id\"}",
+	.fn = cmd_rule_del,
+};
+ZN_CMD_REGISTER(rule_del_cmd)
+
+static const struct zn_cmd rule_list_cmd = {
+	.name = "rule.list",
+	.help = "wildcard rules",
+	.result = "{\"rules\": \"[{id, priority, match, chain_id, chain}]\"}",
+	.fn = cmd_rule_list,
+};
+ZN_CMD_REGISTER(rule_list_cmd)

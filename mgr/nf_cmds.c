@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 
-/* nf.call: a command an NF serves (zn_nf_cmd_register), e.g. the router's
+/* Commands about NFs: nf.stop, and nf.call: a command an NF serves (zn_nf_cmd_register), e.g. the router's
  * route.add. The manager checks the NF serves it, writes the command into
  * the NF's slot (cmd), rings the NF's doorbell and answers the client
  * once the NF has (cmd_reply, polled from the control loop, which the NF
@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "mgr.h"
-#include "ctl.h"
+#include "registry.h"
 #include "../lib/common/zn_doorbell.h"
 #include "../lib/common/zn_util.h"
 
@@ -28,7 +29,7 @@ struct nf_call {
 };
 
 static int
-nf_call_poll(struct zn_ctl_req *req)
+nf_call_poll(struct zn_cmd_req *req)
 {
 	const struct nf_call *nc = req->poll_arg;
 	struct zn_nf_slot *s = &req->mgr->shm->nfs[nc->slot];
@@ -73,8 +74,8 @@ nf_call_poll(struct zn_ctl_req *req)
 	return 0;
 }
 
-int
-zn_cmd_nf_call(struct zn_ctl_req *req)
+static int
+cmd_nf_call(struct zn_cmd_req *req)
 {
 	struct zn_mgr *m = req->mgr;
 	json_int_t id = json_integer_value(json_object_get(req->params,
@@ -147,3 +148,54 @@ zn_cmd_nf_call(struct zn_ctl_req *req)
 	req->deadline_ns = zn_now_ns() + NF_CALL_TIMEOUT_NS;
 	return 0;
 }
+
+static int
+cmd_nf_stop(struct zn_cmd_req *req)
+{
+	json_int_t id = json_integer_value(json_object_get(req->params,
+							   "instance"));
+	int rc = zn_registry_stop_nf(req->mgr, (unsigned int)id);
+
+	if (rc < 0) {
+		snprintf(req->err, sizeof(req->err),
+			 "no running NF with instance id %lld", (long long)id);
+		return rc;
+	}
+	req->result = json_pack("{s:I, s:s}", "instance", (json_int_t)id,
+				"state", "stopping");
+	return 0;
+}
+
+static const struct zn_cmd nf_stop_cmd = {
+	.name = "nf.stop",
+	.help = "stop an NF: it drains its packets and exits",
+	.params = { { .name = "instance", .type = ZN_CMD_INT, .required = true,
+		      .bounded = true, .min = 0, .max = ZN_MAX_NFS - 1 } },
+	.result = "{\"instance\": \"the id\", \"state\": \"stopping\"}",
+	.fn = cmd_nf_stop,
+};
+ZN_CMD_REGISTER(nf_stop_cmd)
+
+static const struct zn_cmd nf_call_cmd = {
+	.name = "nf.call",
+	.help = "call a command an NF serves (nf.list: commands); its answer "
+		"is the result",
+	.params = {
+		{ .name = "instance", .type = ZN_CMD_INT, .required = true,
+		  .bounded = true, .min = 0, .max = ZN_MAX_NFS - 1 },
+		{ .name = "command", .type = ZN_CMD_STR, .required = true },
+		{ .name = "args", .type = ZN_CMD_OBJECT,
+		  .desc = "at most 8 KiB as JSON" },
+	},
+	.doc = "The NF runs the command on its packet thread between two "
+	       "bursts (so a change applies from the next packet on), one at "
+	       "a time: `-EBUSY` while it is on another, `-EOPNOTSUPP` for a "
+	       "command it does not serve, `-ESRCH` if it is not running or "
+	       "exits first, `-ETIMEDOUT` after 5 s. The router serves "
+	       "`route.add {routes: [{prefix, next_hop}]}` -> `{added, "
+	       "replaced, ipv4, ipv6}`, `route.del {prefixes: [...]}` -> "
+	       "`{removed, ipv4, ipv6}`, `route.lookup {address}` -> "
+	       "`{next_hop, port}` (see nfs/router/README.md).",
+	.fn = cmd_nf_call,
+};
+ZN_CMD_REGISTER(nf_call_cmd)

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_ARGS_H
+#define ZN_ARGS_H
+
+/* The manager's configuration: its command line (args.c). */
+
+#include <limits.h>
+#include <sched.h>
+#include <stdbool.h>
+
+#include <zeronf/step.h>
+
+#include "../lib/shm/zn_shm.h"
+
+enum zn_ingress_policy {
+	ZN_INGRESS_BACKPRESSURE = 0, /* hold; stop polling the port */
+	ZN_INGRESS_DROP = 1,         /* drop what the first hop cannot take */
+};
+
+#define ZN_MAX_PORT_ARGS ZN_MAX_PORTS
+#define ZN_DEVARGS_LEN 512
+
+struct zn_mgr_cfg {
+	char instance[ZN_NAME_LEN];
+	char devargs[ZN_MAX_PORT_ARGS][ZN_DEVARGS_LEN];
+	unsigned int n_devargs;
+	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
+	unsigned int chain_len;
+	unsigned int rx_threads;
+	unsigned int tx_threads;
+	cpu_set_t cpus;
+	bool cpus_set;
+	unsigned int pool_size;
+	unsigned int ring_size;
+	unsigned int mem_mb;
+	enum zn_ingress_policy ingress;
+	unsigned int stall_ms;
+	unsigned int idle_sleep_us;
+	unsigned int stats_interval_s;
+	unsigned int flow_capacity; /* exact flow rules */
+	unsigned int flow_idle_s;   /* exact rules expire; 0: never */
+	unsigned int lb_idle_s;     /* LEAST_LOADED pins expire */
+	bool fdir_rehash;           /* naive per-hop rehash (benchmark) */
+	bool rx_timestamp;          /* RX timestamp offload where offered */
+	bool rx_paused;
+	bool rx_when_ready;         /* RX once --chain's services are up */
+	bool print_schema;          /* --schema: print it and exit */
+	char huge_dir[PATH_MAX];
+	char log_level[64];
+	int eal_argc;    /* extra EAL args after "--" */
+	char **eal_argv;
+};
+
+/** Parse the manager command line. @return 0, -ECANCELED (help shown)
+ *  or -EINVAL (message printed). */
+int zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv);
+
+#endif /* ZN_ARGS_H */

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * What an NF that left still holds, returned (registry.c calls it once
+ * the NF can no longer touch its rings, ledger or objects): the buffers
+ * its ledger says it held, those waiting in its RX ring, and the DPDK
+ * objects it registered (zn_nf_obj_track). Every packet freed is counted
+ * as an nf_exit drop; a pointer that is not one of the pool's buffers is
+ * logged and never freed.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_fib.h>
+#include <rte_fib6.h>
+#include <rte_hash.h>
+#include <rte_lpm.h>
+#include <rte_lpm6.h>
+#include <rte_mbuf.h>
+#include <rte_memzone.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <zeronf/flow.h>
+
+#include "mgr.h"
+#include "registry.h"
+#include "../lib/common/zn_ledger.h"
+#include "../lib/common/zn_util.h"
+
+bool
+zn_pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb)
+{
+	const struct rte_mempool_memhdr *hdr;
+	uintptr_t p = (uintptr_t)mb;
+
+	if (mb == NULL || (p & 7) != 0)
+		return false;
+	STAILQ_FOREACH(hdr, &m->pool->mem_list, next) {
+		uintptr_t lo = (uintptr_t)hdr->addr;
+
+		if (p >= lo && p + sizeof(*mb) <= lo + hdr->len)
+			return mb->pool == m->pool;
+	}
+	return false;
+}
+
+static void
+free_counted(struct zn_mgr *m, struct zn_nf_slot *s, struct rte_mbuf **pkts,
+	     unsigned int n)
+{
+	unsigned int ok = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (!zn_pool_owns(m, pkts[i])) {
+			ZN_LOG(ERR, "NF '%s' left a bad buffer pointer %p; "
+			       "ignored", s->ctl.name, (void *)pkts[i]);
+			continue;
+		}
+		pkts[ok++] = pkts[i];
+	}
+	rte_pktmbuf_free_bulk(pkts, ok);
+	m->shm->mgr.drops[ZN_DROP_NF_EXIT] += ok;
+	m->shm->mgr.reclaimed += ok;
+	s->exit_drops += ok;
+}
+
+/* Free the DPDK objects the NF left in shared memory (zn_nf_obj_track):
+ * each found by its name, and freed only if the name still finds the
+ * object at the address the NF gave, so a stale or bogus entry frees
+ * nothing. The NF has died, or left after ops->fini: nothing uses them. */
+/* A mempool's memory chunks carry the free callback of the process that
+ * populated it (rte_mempool_memchunk_mz_free, at that process's address:
+ * calling it here jumps into nothing). rte_mempool_create() backs every
+ * chunk with a memzone, the chunk's opaque: free that here instead. */
+static void
+chunk_mz_free(struct rte_mempool_memhdr *memhdr, void *opaque)
+{
+	(void)memhdr;
+	rte_memzone_free(opaque);
+}
+
+static void
+adopt_chunk(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
+	    unsigned int idx)
+{
+	(void)mp, (void)arg, (void)idx;
+	if (mh->free_cb != NULL)
+		mh->free_cb = chunk_mz_free;
+}
+
+/* The mempool of the rte_rib(6) under the rte_fib(6) named @p name
+ * (DPDK 22.11: the rib has the fib's name, its node pool "MP_" + name),
+ * made ours to free. @return false if it is not there. */
+static bool
+adopt_fib_pool(const char *name)
+{
+	char pn[RTE_MEMPOOL_NAMESIZE + 16];
+	struct rte_mempool *mp;
+
+	snprintf(pn, sizeof(pn), "MP_%s", name);
+	mp = rte_mempool_lookup(pn);
+	if (mp == NULL)
+		return false;
+	rte_mempool_mem_iter(mp, adopt_chunk, NULL);
+	return true;
+}
+
+static void
+free_objs(struct zn_mgr *m, struct zn_nf_slot *s)
+{
+	uint32_t n = RTE_MIN(s->objs.n, (uint32_t)ZN_NF_MAX_OBJS);
+	unsigned int freed = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct zn_nf_obj o = s->objs.obj[i];
+		const struct rte_memzone *mz = NULL;
+		const void *found = NULL;
+
+		o.name[sizeof(o.name) - 1] = '\0';
+		switch (o.type) {
+		case ZN_NF_OBJ_HASH:
+			found = rte_hash_find_existing(o.name);
+			break;
+		case ZN_NF_OBJ_LPM:
+			found = rte_lpm_find_existing(o.name);
+			break;
+		case ZN_NF_OBJ_LPM6:
+			found = rte_lpm6_find_existing(o.name);
+			break;
+		case ZN_NF_OBJ_RING:
+			found = rte_ring_lookup(o.name);
+			break;
+		case ZN_NF_OBJ_MEMZONE:
+			found = mz = rte_memzone_lookup(o.name);
+			break;
+		case ZN_NF_OBJ_FT: /* a zn_ft heads its memzone */
+			mz = rte_memzone_lookup(o.name);
+			found = mz != NULL ? mz->addr : NULL;
+			break;
+		case ZN_NF_OBJ_FIB:
+			found = rte_fib_find_existing(o.name);
+			if (found != NULL && !adopt_fib_pool(o.name))
+				found = NULL;
+			break;
+		case ZN_NF_OBJ_FIB6:
+			found = rte_fib6_find_existing(o.name);
+			if (found != NULL && !adopt_fib_pool(o.name))
+				found = NULL;
+			break;
+		default:
+			continue;
+		}
+		if (found == NULL || (uintptr_t)found != o.addr) {
+			ZN_LOG(WARNING, "NF '%s' left object '%s' (type %u), "
+			       "which is gone: not freed", s->ctl.name, o.name,
+			       o.type);
+			continue;
+		}
+		switch (o.type) {
+		case ZN_NF_OBJ_HASH:
+			rte_hash_free((struct rte_hash *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_LPM:
+			rte_lpm_free((struct rte_lpm *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_LPM6:
+			rte_lpm6_free((struct rte_lpm6 *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_RING:
+			rte_ring_free((struct rte_ring *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_MEMZONE:
+			rte_memzone_free(mz);
+			break;
+		case ZN_NF_OBJ_FT:
+			zn_ft_free((struct zn_ft *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_FIB:
+			rte_fib_free((struct rte_fib *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_FIB6:
+			rte_fib6_free((struct rte_fib6 *)(uintptr_t)found);
+			break;
+		}
+		freed++;
+	}
+	memset(&s->objs, 0, sizeof(s->objs));
+	if (freed > 0) {
+		m->shm->mgr.objs_freed += freed;
+		ZN_LOG(INFO, "NF '%s': freed %u DPDK objects it left",
+		       s->ctl.name, freed);
+	}
+}
+
+uint64_t
+zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
+{
+	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct rte_mbuf *pkts[ZN_BURST];
+	uint64_t before = s->exit_drops;
+	unsigned int n;
+
+	n = zn_ledger_reclaim(&s->ledger, m->nf_rx[slot], m->nf_tx[slot],
+			      pkts);
+	free_counted(m, s, pkts, n);
+	while ((n = rte_ring_sc_dequeue_burst(m->nf_rx[slot], (void **)pkts,
+					      ZN_BURST, NULL)) > 0)
+		free_counted(m, s, pkts, n);
+	/* When the manager stops, its memory goes with it. */
+	if (!m->shm->mgr.stopping)
+		free_objs(m, s);
+	return s->exit_drops - before;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_WORKER_H
+#define ZN_WORKER_H
+
+/* The data path: workers (worker.c) and the flow director's classifier
+ * (fdir_hot.c). Each worker is one EAL lcore; RX and TX work can share a
+ * worker or be split (--rx-threads / --tx-threads). */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "../lib/shm/zn_shm.h"
+#include "route.h"
+
+struct zn_mgr;
+
+#define ZN_STAGE_SZ (2 * ZN_BURST)
+#define ZN_TXBUF_SZ (2 * ZN_BURST)
+#define ZN_MAX_RXQ_PER_WORKER 64
+
+/* Packets taken from one source (an NF's TX ring or a port queue), in
+ * order, not yet delivered: head-of-line order keeps flows in order. */
+struct zn_stage {
+	uint16_t head;
+	uint16_t tail;
+	bool uniform;           /* res[0] applies to every packet */
+	uint64_t blocked_since; /* tsc of the first failed delivery, or 0 */
+	struct rte_mbuf *pkts[ZN_STAGE_SZ];
+	struct zn_res res[ZN_STAGE_SZ];
+};
+
+struct zn_txbuf {
+	uint16_t n;
+	uint64_t blocked_since;
+	struct rte_mbuf *pkts[ZN_TXBUF_SZ];
+};
+
+struct zn_rxq {
+	uint16_t port;
+	uint16_t queue;
+	struct zn_stage stage;
+};
+
+struct zn_mgr;
+
+struct zn_worker {
+	unsigned int id;
+	unsigned int lcore;
+	bool rx_role;
+	bool tx_role;
+	struct zn_mgr *mgr;
+	struct zn_worker_shm *shm;
+	unsigned int n_rxq;
+	struct zn_rxq rxq[ZN_MAX_RXQ_PER_WORKER];
+	uint16_t txq[ZN_MAX_PORTS];           /* TX queue id per port */
+	struct zn_txbuf txbuf[ZN_MAX_PORTS];
+	struct zn_stage nf_stage[ZN_MAX_NFS]; /* per drained NF */
+	uint64_t stall_cycles; /* 0: never drop stalled packets */
+	uint64_t now;          /* tsc at the top of the loop */
+	uint64_t now_ns;       /* wall clock, set when the fdir needs it */
+	unsigned int lb_rr;    /* LEAST_LOADED tie-breaking */
+	/* LEAST_LOADED: flows this worker pinned to each slot lately, halved
+	 * every lb_decay_cycles; each counts as one queued packet. */
+	uint64_t lb_decay_cycles;
+	uint64_t lb_decay_at;
+	uint32_t lb_fresh[ZN_MAX_NFS];
+};
+
+int zn_worker_main(void *arg);
+
+/** Decide where a packet goes. Does not change the packet; may pin its
+ *  flow to a replica (LEAST_LOADED). @p w may be NULL (tests): then
+ *  LEAST_LOADED services balance by hash. */
+struct zn_res zn_route_resolve(struct zn_worker *w, const struct zn_route *rt,
+			       struct rte_mbuf *m);
+
+/** Classify packets entering from a port: set each one's chain id. */
+void zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,
+		      struct rte_mbuf **pkts, unsigned int n);
+
+#endif /* ZN_WORKER_H */
