@@ -3,20 +3,19 @@
  */
 /* flowmon's decoders with --decap (tunnels, 802.11, radiotap, A-MSDU,
  * FabricPath, PBB, VN-Tag, fragment tracking) on any frames, in its real
- * flow table: the NF's own code, its file included so that its static
- * functions are reached (its main() left out). An input is a sequence of
+ * flow table: the NF's own parts (nfs/flowmon/account.c and what it
+ * calls) on a struct flowmon of the fuzzer's. An input is a sequence of
  * frames, each: a byte picking the link type, a byte saying whether the
  * capture cut it, a 16-bit big-endian length, the frame. The fragment
  * table starts empty with each input, so an input replays alone
  * (fuzz/regress/flowmon/ keeps the ones that found bugs). */
-#include <zeronf/nf.h>
-#undef ZN_NF_REGISTER
-#define ZN_NF_REGISTER(ops) /* no main(): the fuzzer's */
+#include <string.h>
 
-#include "../nfs/flowmon/flowmon.c"
+#include "../nfs/flowmon/flowmon.h"
 #include "fuzz_eal.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
+static struct flowmon fm;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const int fz_dlts[] = {
@@ -29,27 +28,28 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	fuzz_eal_init((*argv)[0]);
-	decap = true;
+	fm.fr = (struct frames)FRAMES_INIT(1u << 16, 60000);
+	fm.ipfix.fd = -1;
+	fm.decap = true;
 	/* a small table: filling it up is a path to reach too */
-	ft = zn_ft_create(&ZN_FT_OPTS(.name = "fz_flowmon", .capacity = 1024,
-				      .data_size = sizeof(struct rec),
-				      .idle_timeout_ns = 60000000000ull,
-				      .flags = ZN_FT_F_BIDIR));
-	return ft == NULL ? -1 : 0;
+	fm.ft = zn_ft_create(&ZN_FT_OPTS(.name = "fz_flowmon",
+					 .capacity = 1024,
+					 .data_size = sizeof(struct fm_rec),
+					 .idle_timeout_ns = 60000000000ull,
+					 .flags = ZN_FT_F_BIDIR));
+	return fm.ft == NULL ? -1 : 0;
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	memset(frags, 0, sizeof(frags));
-	frag_age = 0;
-	frag_replaying = false;
+	memset(&fm.frags, 0, sizeof(fm.frags));
 	while (size >= 4) {
 		uint32_t n = (uint32_t)data[2] << 8 | data[3];
 
 		if (n > size - 4)
 			n = (uint32_t)(size - 4);
-		account(data + 4, n,
+		fm_account(&fm, data + 4, n,
 			fz_dlts[data[0] % (sizeof(fz_dlts) / sizeof(fz_dlts[0]))],
 			0, data[1] & 1);
 		data += 4 + n;

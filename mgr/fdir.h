@@ -94,12 +94,19 @@ struct rte_acl_ctx *zn_fdir_acl_build(const struct zn_fdir_rule *rules,
 				      unsigned int n_rules, int v6,
 				      unsigned int gen, int *err);
 
-/* fdir_cmds.c: the commands' JSON forms (fuzzed too). flow.add's "flow"
+/* fdir_json.c: the commands' JSON forms (fuzzed too). flow.add's "flow"
  * object, rule.add's "match" object: 0 or -EINVAL with a message in
- * @p err. */
+ * @p err; and back to JSON. */
 int zn_fdir_parse_flow(json_t *o, struct zn_flow_key *key, char *err,
 		       size_t errlen);
 int zn_fdir_parse_match(json_t *o, struct zn_fdir_rule *r, char *err,
 			size_t errlen);
+
+json_t *zn_fdir_flow_json(const struct zn_flow_key *k);
+json_t *zn_fdir_match_json(const struct zn_fdir_rule *r);
+/** Reject members of @p o not in @p allowed (NULL-terminated), naming
+ *  @p what. 0 or -EINVAL. */
+int zn_fdir_check_keys(json_t *o, const char *const *allowed,
+		       const char *what, char *err, size_t errlen);
 
 #endif /* ZN_FDIR_H */

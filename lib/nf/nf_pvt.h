@@ -68,6 +68,11 @@ struct zn_nf {
 };
 
 /* Control path helpers used by the packet loop (nf.c). */
+/* nf_args.c */
+int zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv,
+			 int *nf_argc, char ***nf_argv);
+/* nf_msg.c */
+int zn_nf_register(struct zn_nf *nf);
 int zn_nf_send_leave(struct zn_nf *nf);
 bool zn_nf_mgr_alive(struct zn_nf *nf);
 int zn_nf_join(struct zn_nf *nf);

@@ -25,13 +25,14 @@
 #include <zeronf/zeronf.h>
 
 #include "dpi.h"
-#include "frames.h"
+#include "../common/frames.h"
+#include "../common/tally.h"
 
 #define MAX_RULES 32
 
 struct rule {
 	int proto;                  /* nDPI protocol id */
-	struct zn_step steps[32]; /* the manager's ZN_MAX_CHAIN_HOPS */
+	struct zn_step steps[ZN_MAX_CHAIN_HOPS];
 	unsigned int n_steps;
 };
 
@@ -54,8 +55,7 @@ static unsigned int n_rule_text;
 static struct rule rules[MAX_RULES];
 static unsigned int n_rules;
 static struct dpi *dpi;
-static int cidx[C_MAX];
-static uint64_t shown[C_MAX];
+static struct tally tally;
 static volatile sig_atomic_t report_req;
 
 static void
@@ -70,9 +70,9 @@ steer(struct zn_nf *nf, struct rte_mbuf *m, const struct dpi_verdict *v)
 		if (zn_flow_key_from_pkt(m, &key) < 0 ||
 		    zn_nf_flow_steer(nf, &key, rules[i].steps,
 				     rules[i].n_steps, ZN_STEER_F_BOTH) < 0)
-			zn_nf_counter_add(nf, cidx[C_STEER_FAILED], 1);
+			tally.v[C_STEER_FAILED]++;
 		else
-			zn_nf_counter_add(nf, cidx[C_STEERED], 1);
+			tally.v[C_STEERED]++;
 		return;
 	}
 }
@@ -81,7 +81,7 @@ static void
 sync_counters(struct zn_nf *nf)
 {
 	struct dpi_stats s;
-	uint64_t now[C_MAX];
+	uint64_t *now = tally.v;
 
 	dpi_get_stats(dpi, &s);
 	now[C_PACKETS] = s.packets;
@@ -96,7 +96,7 @@ sync_counters(struct zn_nf *nf)
 	now[C_SHORT] = s.skip[DPI_SKIP_SHORT];
 	now[C_BAD_L2] = s.skip[DPI_SKIP_BAD_L2];
 	/* steered and steer_failed are counted where they happen */
-	frames_publish(nf, cidx, now, shown, C_STEERED);
+	tally_publish(&tally, nf);
 }
 
 static void
@@ -163,12 +163,10 @@ static int
 dpi_init(struct zn_nf *nf)
 {
 	char name[32];
+	int rc = tally_register(&tally, nf, cnames, C_MAX);
 
-	for (int c = 0; c < C_MAX; c++) {
-		cidx[c] = zn_nf_counter_register(nf, cnames[c]);
-		if (cidx[c] < 0)
-			return cidx[c];
-	}
+	if (rc < 0)
+		return rc;
 	snprintf(name, sizeof(name), "dpi_%u", zn_nf_instance_id(nf));
 	dpi = dpi_create(&(struct dpi_opts){
 		.proto_dir = proto_dir, .capacity = fr.capacity,
@@ -178,7 +176,6 @@ dpi_init(struct zn_nf *nf)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < n_rule_text; i++) {
 		char *eq = strchr(rule_text[i], '=');
-		int rc;
 
 		*eq = '\0';
 		rules[i].proto = dpi_proto_by_name(dpi, rule_text[i]);

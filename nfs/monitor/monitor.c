@@ -21,6 +21,9 @@
 
 #include <zeronf/zeronf.h>
 
+#include "../common/l2.h"
+#include "../common/tally.h"
+
 enum {
 	C_PKTS, C_BYTES, C_IPV4, C_IPV6, C_ARP, C_OTHER_L3, C_TCP, C_UDP,
 	C_ICMP, C_OTHER_L4, C_VLAN, C_RUNT, C_MAX
@@ -31,8 +34,8 @@ static const char *const names[C_MAX] = {
 	"icmp", "other_l4", "vlan", "runt",
 };
 
-static int idx[C_MAX];
-static uint64_t local[C_MAX], shown[C_MAX];
+static struct tally tally;
+static uint64_t *const local = tally.v; /* counted here, on the packet thread */
 static uint64_t print_every_ns, next_print_ns;
 
 static const char *flows_path;
@@ -118,37 +121,31 @@ static void
 classify(const struct rte_mbuf *m)
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = rte_pktmbuf_data_len(m), off = RTE_ETHER_HDR_LEN;
-	uint16_t et;
+	uint32_t len = rte_pktmbuf_data_len(m);
+	struct l2 l;
 
 	local[C_PKTS]++;
 	local[C_BYTES] += rte_pktmbuf_pkt_len(m);
-	if (len < RTE_ETHER_HDR_LEN) {
+	if (l2_walk(p, len, &l) < 0) {
+		if (len >= RTE_ETHER_HDR_LEN)
+			local[C_VLAN]++; /* it ends inside a tag */
 		local[C_RUNT]++;
 		return;
 	}
-	et = (uint16_t)(p[12] << 8 | p[13]);
-	if (et == RTE_ETHER_TYPE_VLAN || et == RTE_ETHER_TYPE_QINQ) {
+	if (l.tags > 0)
 		local[C_VLAN]++;
-		if (len < off + 4) {
-			local[C_RUNT]++;
-			return;
-		}
-		et = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
-		off += 4;
-	}
-	switch (et) {
+	switch (l.ethertype) {
 	case RTE_ETHER_TYPE_IPV4:
 		local[C_IPV4]++;
-		if (len >= off + sizeof(struct rte_ipv4_hdr))
-			count_l4(p[off + 9]);
+		if (len >= l.off + sizeof(struct rte_ipv4_hdr))
+			count_l4(p[l.off + 9]);
 		else
 			local[C_RUNT]++;
 		break;
 	case RTE_ETHER_TYPE_IPV6:
 		local[C_IPV6]++;
-		if (len >= off + sizeof(struct rte_ipv6_hdr))
-			count_l4(p[off + 6]);
+		if (len >= l.off + sizeof(struct rte_ipv6_hdr))
+			count_l4(p[l.off + 6]);
 		else
 			local[C_RUNT]++;
 		break;
@@ -164,11 +161,7 @@ classify(const struct rte_mbuf *m)
 static void
 publish(struct zn_nf *nf)
 {
-	for (int c = 0; c < C_MAX; c++)
-		if (local[c] != shown[c]) {
-			zn_nf_counter_add(nf, idx[c], local[c] - shown[c]);
-			shown[c] = local[c];
-		}
+	tally_publish(&tally, nf);
 }
 
 static void
@@ -205,12 +198,10 @@ static int
 mon_init(struct zn_nf *nf)
 {
 	char name[32];
+	int rc = tally_register(&tally, nf, names, C_MAX);
 
-	for (int c = 0; c < C_MAX; c++) {
-		idx[c] = zn_nf_counter_register(nf, names[c]);
-		if (idx[c] < 0)
-			return idx[c];
-	}
+	if (rc < 0)
+		return rc;
 	if (flows_path == NULL)
 		return 0;
 	c_flows = zn_nf_counter_register(nf, "flows");

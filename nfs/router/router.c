@@ -31,6 +31,8 @@
 #include <zeronf/zeronf.h>
 
 #include "routes.h"
+#include "../common/l2.h"
+#include "../common/tally.h"
 
 #define MAX_NH_CONF 256
 
@@ -65,8 +67,8 @@ static uint16_t n_ports;
 static struct routes rt;
 static struct hop *hops;            /* by next-hop index */
 static struct rte_ether_addr port_mac[RTE_MAX_ETHPORTS];
-static int cidx[C_MAX];
-static uint64_t cnt[C_MAX], shown[C_MAX];
+static struct tally tally;
+static uint64_t *const cnt = tally.v; /* counted here, on the packet thread */
 
 /* RFC 1624: HC' = ~(~HC + ~m + m') for the 16-bit word holding the TTL. */
 static inline void
@@ -83,25 +85,17 @@ ttl_dec4(struct rte_ipv4_hdr *ip)
 	ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)~s);
 }
 
-/* L3 header of an Ethernet (optionally 802.1Q) frame, or NULL. */
+/* L3 header of an Ethernet frame (802.1Q / QinQ tags passed), or NULL. */
 static void *
 l3_of(struct rte_mbuf *m, uint16_t *et)
 {
-	struct rte_ether_hdr *eth;
-	uint32_t off = sizeof(*eth);
+	struct l2 l;
 
-	if (rte_pktmbuf_data_len(m) < off)
+	if (l2_walk(rte_pktmbuf_mtod(m, const uint8_t *),
+		    rte_pktmbuf_data_len(m), &l) < 0)
 		return NULL;
-	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	*et = rte_be_to_cpu_16(eth->ether_type);
-	if (*et == RTE_ETHER_TYPE_VLAN) {
-		if (rte_pktmbuf_data_len(m) < off + 4)
-			return NULL;
-		*et = rte_be_to_cpu_16(*rte_pktmbuf_mtod_offset(
-			m, uint16_t *, off + 2));
-		off += 4;
-	}
-	return rte_pktmbuf_mtod_offset(m, void *, off);
+	*et = l.ethertype;
+	return rte_pktmbuf_mtod_offset(m, void *, l.off);
 }
 
 static inline void
@@ -219,10 +213,7 @@ static void
 router_tick(struct zn_nf *nf, uint64_t now_ns)
 {
 	(void)now_ns;
-	for (int c = 0; c < C_MAX; c++) {
-		zn_nf_counter_add(nf, cidx[c], cnt[c] - shown[c]);
-		shown[c] = cnt[c];
-	}
+	tally_publish(&tally, nf);
 }
 
 /* Next hops [from, rt.n_nh) as packets leave by them: the --next-hop
@@ -403,11 +394,9 @@ router_init(struct zn_nf *nf)
 	int rc;
 
 	n_ports = zn_nf_port_count(nf);
-	for (int c = 0; c < C_MAX; c++) {
-		cidx[c] = zn_nf_counter_register(nf, cnames[c]);
-		if (cidx[c] < 0)
-			return cidx[c];
-	}
+	rc = tally_register(&tally, nf, cnames, C_MAX);
+	if (rc < 0)
+		return rc;
 	for (uint16_t p = 0; p < n_ports; p++)
 		zn_nf_port_mac(nf, p, port_mac[p].addr_bytes);
 	snprintf(name, sizeof(name), "rt%u", zn_nf_instance_id(nf));

@@ -157,6 +157,48 @@ def test_version_and_help_match_schema(mgr):
     for name, m in methods.items():
         assert set(m["params"]) == set(schema["methods"][name]
                                        .get("params", {})), name
+    # The running manager serves the schema the repository holds.
+    assert mgr.call("schema") == schema
+
+
+def test_declared_parameter_bounds_are_enforced(mgr):
+    """The registry checks what a command declares, before its handler:
+    each bounded integer of the schema refused just outside its range."""
+    schema = mgr.call("schema")
+    checked = 0
+    for name, m in schema["methods"].items():
+        for pname, p in m.get("params", {}).items():
+            if p.get("type") != "integer" or "maximum" not in p:
+                continue
+            params = {k: v for k, v in _minimal(m).items() if k != pname}
+            for bad in (p["minimum"] - 1, p["maximum"] + 1):
+                with pytest.raises(ZeroNFError) as e:
+                    mgr.call(name, **params, **{pname: bad})
+                assert e.value.code == -errno.EINVAL
+                assert pname in e.value.message
+                checked += 1
+    assert checked >= 8
+
+
+def _minimal(method: dict) -> dict:
+    """Valid values for a method's required parameters."""
+    out = {}
+    for k, p in method.get("params", {}).items():
+        if not p.get("required"):
+            continue
+        if p.get("type") == "integer":
+            out[k] = p.get("minimum", 0)
+        elif "enum" in p:
+            out[k] = p["enum"][0]
+        elif p.get("type") == "array":
+            out[k] = ["drop"]
+        elif p.get("type") == "object":
+            out[k] = {}
+        elif p.get("type") == "boolean":
+            out[k] = False
+        else:
+            out[k] = "x"
+    return out
 
 
 def test_errors_raise_typed_exceptions(mgr):

@@ -8,10 +8,7 @@
 
 #include <rte_mbuf_dyn.h>
 
-#include "dpi.h"
 #include "frames.h"
-
-_Static_assert(DPI_DLT_EN10MB == 1, "FRAMES_INIT's link type");
 
 int
 frames_option(struct frames *f, int c, const char *arg)
@@ -111,14 +108,4 @@ frames_get(struct frames *f, struct rte_mbuf *m, uint64_t now_ms,
 		f->last_ms = t;
 	*ts_ms = t;
 	return rte_pktmbuf_read(m, 0, *len, linear);
-}
-
-void
-frames_publish(struct zn_nf *nf, const int *idx, const uint64_t *now,
-	       uint64_t *shown, int n)
-{
-	for (int c = 0; c < n; c++) {
-		zn_nf_counter_add(nf, idx[c], now[c] - shown[c]);
-		shown[c] = now[c];
-	}
 }

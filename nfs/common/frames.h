@@ -3,8 +3,8 @@
  */
 
 /* What the NFs that look at frames the way capture tools do (dpi,
- * flowmon) share: their common options, each frame in one piece with its
- * time, and counters published from local tallies. */
+ * flowmon) share: their common options and each frame in one piece with
+ * its time. */
 #ifndef ZN_FRAMES_H
 #define ZN_FRAMES_H
 
@@ -34,7 +34,7 @@ struct frames {
 	{ "capture-time", no_argument, NULL, 't' },                         \
 	{ "dlt", required_argument, NULL, 'l' }
 
-/* Defaults: Ethernet frames, tunnels looked into, wall-clock time. */
+/* Defaults: Ethernet frames (link type 1, DLT_EN10MB), tunnels looked into, wall-clock time. */
 #define FRAMES_INIT(cap, idle)                                              \
 	{ .capacity = (cap), .idle_ms = (idle), .tunnels = true, .dlt = 1,  \
 	  .ts_off = -1 }
@@ -55,10 +55,5 @@ uint64_t frames_expiry_ms(const struct frames *f);
  */
 const uint8_t *frames_get(struct frames *f, struct rte_mbuf *m,
 			  uint64_t now_ms, uint32_t *len, uint64_t *ts_ms);
-
-/** Add what @p now gained since @p shown to the NF counters @p idx (modulo
- *  2^64: a gauge may go down). */
-void frames_publish(struct zn_nf *nf, const int *idx, const uint64_t *now,
-		    uint64_t *shown, int n);
 
 #endif /* ZN_FRAMES_H */

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* libzeronf's own options (before "--"), checked with one clear line per
+ * mistake; what follows goes to the NF's parse_args. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nf_pvt.h"
+#include "../common/zn_util.h"
+
+static void
+lib_usage(const struct zn_nf *nf, const char *prog, FILE *out)
+{
+	fprintf(out,
+		"Usage: %s [options] [-- NF options]\n"
+		"ZeroNF network function '%s'.\n\n"
+		"Options:\n"
+		"  -i, --instance NAME   manager instance (default $ZERONF_INSTANCE"
+		" or '" ZN_INSTANCE_DEFAULT "')\n"
+		"  -s, --service ID      service id to register, 1..%u%s\n"
+		"  -n, --name NAME       instance name shown in stats\n"
+		"      --cpus LIST       CPUs the NF may run on (default: all "
+		"allowed)\n"
+		"      --log-level LVL   EAL/ZeroNF log level (default notice)\n"
+		"      --wait SECONDS    wait for the manager to come up\n"
+		"  -h, --help            this help\n",
+		prog, nf->ops.name, ZN_MAX_SERVICES - 1,
+		nf->ops.default_service ? "" : " (required)");
+	if (nf->ops.usage != NULL) {
+		fprintf(out, "\nNF options (after --):\n");
+		nf->ops.usage(out);
+	}
+}
+
+static bool
+name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return false;
+	return n > 0 && n < ZN_NAME_LEN;
+}
+
+/* Parse library options; on success nf_argc and nf_argv describe the NF's
+ * own arguments (argv[0] kept). Returns 0, -ECANCELED after --help, or
+ * -EINVAL. */
+int
+zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
+	       char ***nf_argv)
+{
+	static const struct option longopts[] = {
+		{ "instance", required_argument, NULL, 'i' },
+		{ "service", required_argument, NULL, 's' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "wait", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *env = getenv("ZERONF_INSTANCE");
+	const char *prog = argc > 0 ? argv[0] : nf->ops.name;
+	int lib_argc = argc, opt;
+	uint64_t v;
+
+	zn_strlcpy(nf->instance, env != NULL ? env : ZN_INSTANCE_DEFAULT,
+		   sizeof(nf->instance));
+	zn_strlcpy(nf->name, nf->ops.name, sizeof(nf->name));
+	zn_strlcpy(nf->log_level, "notice", sizeof(nf->log_level));
+	nf->service_id = nf->ops.default_service;
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			lib_argc = i;
+			break;
+		}
+
+	optind = 0; /* full getopt reset (GNU) */
+	opterr = 1;
+	while ((opt = getopt_long(lib_argc, argv, "i:s:n:h", longopts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			if (!zn_instance_name_valid(optarg)) {
+				fprintf(stderr, "%s: bad instance name '%s'\n",
+					prog, optarg);
+				return -EINVAL;
+			}
+			zn_strlcpy(nf->instance, optarg, sizeof(nf->instance));
+			break;
+		case 's':
+			if (zn_parse_uint(optarg, 1, ZN_MAX_SERVICES - 1, &v)) {
+				fprintf(stderr,
+					"%s: service id must be 1..%u, not '%s'\n",
+					prog, ZN_MAX_SERVICES - 1, optarg);
+				return -EINVAL;
+			}
+			nf->service_id = (uint16_t)v;
+			break;
+		case 'n':
+			if (!name_valid(optarg)) {
+				fprintf(stderr, "%s: name must be 1..%d "
+					"printable ASCII characters\n", prog,
+					ZN_NAME_LEN - 1);
+				return -EINVAL;
+			}
+			zn_strlcpy(nf->name, optarg, sizeof(nf->name));
+			break;
+		case 'c':
+			if (zn_cpus_option(prog, optarg, &nf->cpus) < 0)
+				return -EINVAL;
+			nf->cpus_set = true;
+			break;
+		case 'l':
+			if (zn_log_level_option(prog, optarg, nf->log_level,
+						sizeof(nf->log_level)) < 0)
+				return -EINVAL;
+			break;
+		case 'w':
+			if (zn_parse_uint(optarg, 0, 3600, &v)) {
+				fprintf(stderr, "%s: bad --wait '%s'\n", prog,
+					optarg);
+				return -EINVAL;
+			}
+			nf->wait_s = (unsigned int)v;
+			break;
+		case 'h':
+			lib_usage(nf, prog, stdout);
+			return -ECANCELED;
+		default: /* getopt said what */
+			fprintf(stderr, "%s: --help lists the options\n",
+				prog);
+			return -EINVAL;
+		}
+	}
+	if (optind < lib_argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (NF options go "
+			"after --)\n", prog, argv[optind]);
+		return -EINVAL;
+	}
+	if (nf->service_id == 0) {
+		fprintf(stderr, "%s: --service is required\n", prog);
+		return -EINVAL;
+	}
+
+	/* NF arguments: argv[0] followed by everything after "--". */
+	*nf_argc = 1 + (lib_argc < argc ? argc - lib_argc - 1 : 0);
+	*nf_argv = calloc((size_t)*nf_argc + 1, sizeof(char *));
+	if (*nf_argv == NULL)
+		return -ENOMEM;
+	(*nf_argv)[0] = argv[0];
+	for (int i = 1; i < *nf_argc; i++)
+		(*nf_argv)[i] = argv[lib_argc + i];
+	return 0;
+}
+

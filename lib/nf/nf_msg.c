@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* An NF's messages to its manager (the message ring, then a kick on the
+ * manager's socket) and the answers it waits for in its slot: REGISTER,
+ * READY (join), LEAVE, STEER. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rte_ring.h>
+
+#include "nf_pvt.h"
+#include "../common/zn_doorbell.h"
+#include "../common/zn_util.h"
+
+#define ZN_REGISTER_TIMEOUT_NS (5ULL * 1000 * 1000 * 1000)
+
+void
+zn_nf_kick_manager(struct zn_nf *nf)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char c = 'k';
+
+	if (nf->kick_fd < 0)
+		return;
+	if (zn_runtime_path(nf->instance, ZN_KICK_SOCK, sa.sun_path,
+			    sizeof(sa.sun_path)) < 0)
+		return;
+	/* Best effort: the manager also scans its ring periodically. */
+	(void)!sendto(nf->kick_fd, &c, 1, MSG_DONTWAIT,
+		      (struct sockaddr *)&sa, sizeof(sa));
+}
+
+static int
+post_msg(struct zn_nf *nf, uint16_t type)
+{
+	struct zn_msg msg = { .type = type, .slot = nf->slot, .gen = nf->gen };
+
+	if (rte_ring_mp_enqueue_elem(nf->msgq, &msg, sizeof(msg)) < 0)
+		return -ENOBUFS;
+	zn_nf_kick_manager(nf);
+	return 0;
+}
+
+bool
+zn_nf_mgr_alive(struct zn_nf *nf)
+{
+	return !zn_pidfd_exited(nf->mgr_pidfd);
+}
+
+int
+zn_nf_send_leave(struct zn_nf *nf)
+{
+	struct zn_nf_slot *s = nf->s;
+
+	__atomic_store_n(&s->req.leaving, 1, __ATOMIC_RELEASE);
+	nf->leave_sent = true;
+	nf->leave_deadline = zn_now_ns() + ZN_NF_LEAVE_TIMEOUT_NS;
+	return post_msg(nf, ZN_MSG_LEAVE);
+}
+
+static bool
+not_starting(void *arg)
+{
+	struct zn_nf *nf = arg;
+
+	return __atomic_load_n(&nf->s->ctl.state, __ATOMIC_ACQUIRE) !=
+	       ZN_NF_STARTING;
+}
+
+/* Join our service (READY) and wait until the manager routes to us, so
+ * that packets we sent (from init) and that come back find us. Once. */
+int
+zn_nf_join(struct zn_nf *nf)
+{
+	uint64_t deadline = zn_now_ns() + ZN_REGISTER_TIMEOUT_NS;
+	int rc;
+
+	if (nf->joined)
+		return 0;
+	nf->joined = true;
+	rc = post_msg(nf, ZN_MSG_READY);
+	if (rc < 0) {
+		ZN_LOG(ERR, "manager message ring is full");
+		return rc;
+	}
+	while (!not_starting(nf)) {
+		zn_db_wait(&nf->s->db, not_starting, nf, 50000);
+		if (!zn_nf_mgr_alive(nf))
+			return -ENOTCONN;
+		if (zn_now_ns() > deadline) {
+			ZN_LOG(ERR, "manager did not let the NF join");
+			return -ETIMEDOUT;
+		}
+	}
+	return 0; /* RUNNING, or already asked to stop: the loop drains */
+}
+
+static bool
+reply_ready(void *arg)
+{
+	struct zn_nf *nf = arg;
+
+	return __atomic_load_n(&nf->s->ctl.reply_gen, __ATOMIC_ACQUIRE) ==
+	       nf->gen;
+}
+
+int
+zn_nf_register(struct zn_nf *nf)
+{
+	struct zn_nf_slot *s = &nf->shm->nfs[nf->slot];
+	uint64_t deadline = zn_now_ns() + ZN_REGISTER_TIMEOUT_NS;
+	char ring_name[RTE_RING_NAMESIZE];
+	uint64_t start = 0;
+	int rc, reply;
+
+	nf->s = s;
+	/* A previous NF in this slot may have died a moment ago: its lock is
+	 * released at once, but the manager must recover what its ledger says
+	 * before we reset it. Wait until the manager has freed the slot. */
+	while (__atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE) != ZN_NF_FREE) {
+		if (!zn_nf_mgr_alive(nf))
+			return -ENOTCONN;
+		if (zn_now_ns() > deadline) {
+			ZN_LOG(ERR, "slot %u is still being reclaimed",
+			       nf->slot);
+			return -EBUSY;
+		}
+		usleep(5000);
+	}
+	/* Our own lines, left as the previous NF had them. */
+	memset(&s->ledger, 0, sizeof(s->ledger));
+	memset(&s->stats, 0, sizeof(s->stats));
+	memset(s->counters, 0, sizeof(s->counters));
+	memset(s->counter_names, 0, sizeof(s->counter_names));
+	memset(&s->objs, 0, sizeof(s->objs));
+	zn_nf_cmd_reset(nf);
+	zn_proc_start_time(getpid(), &start);
+	s->req.service_id = nf->service_id;
+	s->req.n_counters = 0;
+	s->req.pid = (uint32_t)getpid();
+	s->req.start_time = start;
+	s->req.leaving = 0;
+	s->req.exited = 0;
+	zn_strlcpy(s->req.name, nf->name, sizeof(s->req.name));
+	nf->gen = __atomic_load_n(&s->ctl.gen, __ATOMIC_ACQUIRE) + 1;
+	__atomic_store_n(&s->req.gen, nf->gen, __ATOMIC_RELEASE);
+
+	rc = post_msg(nf, ZN_MSG_REGISTER);
+	if (rc < 0) {
+		ZN_LOG(ERR, "manager message ring is full");
+		return rc;
+	}
+	while (!reply_ready(nf)) {
+		zn_db_wait(&s->db, reply_ready, nf, 50000);
+		if (!zn_nf_mgr_alive(nf)) {
+			ZN_LOG(ERR, "manager died during registration");
+			return -ENOTCONN;
+		}
+		if (zn_now_ns() > deadline) {
+			ZN_LOG(ERR, "manager did not answer the registration");
+			return -ETIMEDOUT;
+		}
+	}
+	reply = s->ctl.reply;
+	if (reply < 0) {
+		ZN_LOG(ERR, "manager refused registration of service %u: %s",
+		       nf->service_id, strerror(-reply));
+		return reply;
+	}
+	nf->registered = true;
+	zn_nf_self = nf;
+	snprintf(ring_name, sizeof(ring_name), ZN_NF_RX_RING_FMT, nf->slot);
+	nf->rx = rte_ring_lookup(ring_name);
+	snprintf(ring_name, sizeof(ring_name), ZN_NF_TX_RING_FMT, nf->slot);
+	nf->tx = rte_ring_lookup(ring_name);
+	if (nf->rx == NULL || nf->tx == NULL || s->ctl.worker >= ZN_MAX_WORKERS)
+		return -EPROTO;
+	nf->w = &nf->shm->workers[s->ctl.worker];
+	ZN_LOG(INFO, "NF '%s' registered with '%s': service %u, instance %u",
+	       nf->name, nf->instance, nf->service_id, nf->slot);
+	return 0;
+}
+
+struct steer_wait {
+	struct zn_nf *nf;
+	uint32_t gen;
+};
+
+static bool
+steer_answered(void *arg)
+{
+	const struct steer_wait *sw = arg;
+
+	return __atomic_load_n(&sw->nf->s->steer_reply.gen,
+			       __ATOMIC_ACQUIRE) == sw->gen;
+}
+
+/* One request at a time, answered in the slot (zn_shm.h, steer). */
+static int
+steer_request(struct zn_nf *nf, uint8_t op, const struct zn_flow_key *key,
+	      const struct zn_step *steps, unsigned int n, unsigned int flags)
+{
+	struct zn_steer_req *rq;
+	struct steer_wait sw = { .nf = nf };
+	uint64_t deadline;
+	int rc;
+
+	if (nf == NULL || key == NULL || !nf->registered ||
+	    (key->ip_version != 4 && key->ip_version != 6) ||
+	    (flags & ~(unsigned int)ZN_STEER_F_BOTH) != 0)
+		return -EINVAL;
+	if (op == ZN_STEER_ADD && (steps == NULL || n == 0 ||
+				   n > ZN_MAX_CHAIN_HOPS))
+		return -EINVAL;
+	rq = &nf->s->steer;
+	rq->op = op;
+	rq->flags = (uint8_t)flags;
+	rq->n_steps = (uint8_t)n;
+	rq->key = *key;
+	if (n > 0)
+		memcpy(rq->steps, steps, n * sizeof(*steps));
+	sw.gen = rq->gen + 1;
+	__atomic_store_n(&rq->gen, sw.gen, __ATOMIC_RELEASE);
+	rc = post_msg(nf, ZN_MSG_STEER);
+	if (rc < 0)
+		return rc;
+	deadline = zn_now_ns() + ZN_STEER_TIMEOUT_NS;
+	while (!steer_answered(&sw)) {
+		/* Short spins first: the answer usually takes microseconds. */
+		zn_db_wait(&nf->s->db, steer_answered, &sw, 1000);
+		if (!zn_nf_mgr_alive(nf))
+			return -ENOTCONN;
+		if (zn_now_ns() > deadline)
+			return -ETIMEDOUT;
+	}
+	return nf->s->steer_reply.rc;
+}
+
+bool ZN_API
+zn_nf_manager_stopping(const struct zn_nf *nf)
+{
+	return nf != NULL && nf->shm != NULL &&
+	       __atomic_load_n(&nf->shm->mgr.stopping, __ATOMIC_ACQUIRE) != 0;
+}
+
+int ZN_API
+zn_nf_flow_steer(struct zn_nf *nf, const struct zn_flow_key *key,
+		 const struct zn_step *steps, unsigned int n,
+		 unsigned int flags)
+{
+	return steer_request(nf, ZN_STEER_ADD, key, steps, n, flags);
+}
+
+int ZN_API
+zn_nf_flow_unsteer(struct zn_nf *nf, const struct zn_flow_key *key,
+		   unsigned int flags)
+{
+	return steer_request(nf, ZN_STEER_DEL, key, NULL, 0, flags);
+}
+
