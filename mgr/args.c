@@ -75,6 +75,10 @@ usage(const char *prog, FILE *out)
 		"      --fdir-rehash       benchmark baseline: parse, hash and "
 		"look up every packet\n"
 		"                          at every hop (as OpenNetVM does)\n"
+		"      --log-dir DIR       output of the NFs the manager launches "
+		"(nf.start;\n"
+		"                          default: the runtime directory, "
+		"removed at exit)\n"
 		"      --schema            print the control protocol's schema "
 		"(JSON) and exit\n"
 		"  -h, --help              this help\n",
@@ -104,6 +108,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
+		O_LOGDIR,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -129,6 +134,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "fdir-rehash", no_argument, NULL, O_REHASH },
 		{ "rx-timestamp", no_argument, NULL, O_RXTS },
 		{ "schema", no_argument, NULL, O_SCHEMA },
+		{ "log-dir", required_argument, NULL, O_LOGDIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -272,6 +278,15 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			break;
 		case O_SCHEMA:
 			cfg->print_schema = true;
+			break;
+		case O_LOGDIR:
+			if (optarg[0] == '\0' ||
+			    strlen(optarg) >= sizeof(cfg->log_dir) - 40) {
+				fprintf(stderr, "%s: --log-dir: a directory "
+					"path\n", prog);
+				return -EINVAL;
+			}
+			zn_strlcpy(cfg->log_dir, optarg, sizeof(cfg->log_dir));
 			break;
 		case O_REHASH:
 			cfg->fdir_rehash = true;

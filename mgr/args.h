@@ -48,6 +48,7 @@ struct zn_mgr_cfg {
 	bool rx_when_ready;         /* RX once --chain's services are up */
 	bool print_schema;          /* --schema: print it and exit */
 	char huge_dir[PATH_MAX];
+	char log_dir[PATH_MAX];     /* launched NFs' output; "": rundir/logs */
 	char log_level[64];
 	int eal_argc;    /* extra EAL args after "--" */
 	char **eal_argv;

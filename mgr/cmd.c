@@ -128,6 +128,22 @@ zn_cmd_check(const struct zn_cmd *cmd, json_t *params, char *err,
 				 key, type_name(p->type));
 			return -EINVAL;
 		}
+		if (p->type == ZN_CMD_STR && p->choices != NULL) {
+			const char *const *c = p->choices;
+
+			while (*c != NULL && strcmp(*c, json_string_value(val)))
+				c++;
+			if (*c == NULL) {
+				int n = snprintf(err, errlen, "%s: %s: one of",
+						 cmd->name, key);
+
+				for (c = p->choices; *c != NULL && n > 0 &&
+				     (size_t)n < errlen; c++)
+					n += snprintf(err + n, errlen - (size_t)n,
+						      " %s", *c);
+				return -EINVAL;
+			}
+		}
 		if (p->type == ZN_CMD_INT && p->bounded &&
 		    (json_integer_value(val) < p->min ||
 		     json_integer_value(val) > p->max)) {
@@ -208,6 +224,13 @@ param_schema(const struct zn_cmd *c, const struct zn_cmd_param *p)
 	}
 	if (p->desc != NULL)
 		json_object_set_new(o, "description", json_string(p->desc));
+	if (p->choices != NULL) {
+		json_t *e = json_array();
+
+		for (const char *const *c = p->choices; *c != NULL; c++)
+			json_array_append_new(e, json_string(*c));
+		json_object_set_new(o, "enum", e);
+	}
 	if (p->schema != NULL) {
 		json_t *more = load_text(c->name, p->name, p->schema);
 

@@ -44,13 +44,16 @@ struct zn_cmd_param {
 	bool bounded;       /* ZN_CMD_INT: min..max checked */
 	int64_t min, max;
 	const char *desc;   /* the schema's "description" */
+	/* ZN_CMD_STR: the values allowed (NULL-terminated), checked here,
+	 * the schema's "enum"; NULL: any string. */
+	const char *const *choices;
 	/* More JSON Schema for the parameter (a JSON object's text: enum,
 	 * items, pattern, properties...), merged into the generated schema.
 	 * The handler checks what it says. */
 	const char *schema;
 };
 
-#define ZN_CMD_MAX_PARAMS 4
+#define ZN_CMD_MAX_PARAMS 12
 
 /* The command's handler may run on any thread (it reads nothing the
  * control thread changes); else only on the control thread. */

@@ -323,8 +323,8 @@ static const struct zn_cmd service_set_cmd = {
 		{ .name = "service", .type = ZN_CMD_INT, .required = true,
 		  .bounded = true, .min = 1, .max = ZN_MAX_SERVICES - 1 },
 		{ .name = "lb", .type = ZN_CMD_STR, .required = true,
-		  .schema = "{\"enum\": [\"hash\", \"least_loaded\", "
-			    "\"weighted\"]}" },
+		  .choices = (const char *const[]){ "hash", "least_loaded",
+						    "weighted", NULL } },
 		{ .name = "weights", .type = ZN_CMD_OBJECT,
 		  .desc = "{\"<instance id>\": 1..1000}; unnamed instances "
 			  "weigh 1",

@@ -29,6 +29,7 @@
 #include "args.h"
 #include "ctl.h"
 #include "instance.h"
+#include "launch.h"
 #include "loop.h"
 #include "mgr.h"
 #include "port.h"
@@ -320,9 +321,12 @@ shutdown_mgr(struct zn_mgr *m)
 	m->shm->mgr.stopping = 1;
 	m->rx_enabled = 0;
 	/* NFs drain what they have and leave; workers keep moving their
-	 * output so in-flight packets still reach the ports. */
+	 * output so in-flight packets still reach the ports. Launched NFs
+	 * are not restarted any more; the loop reaps them as they exit. */
+	zn_launch_stop_all(m);
 	zn_registry_stop_all(m);
-	while (zn_registry_active(m) > 0 && zn_now_ns() < deadline)
+	while ((zn_registry_active(m) > 0 || zn_launch_running(m) > 0) &&
+	       zn_now_ns() < deadline)
 		zn_loop_run_once(m->loop, 10);
 	if (zn_registry_active(m) > 0)
 		ZN_LOG(WARNING, "%u NFs did not stop in time; they exit on "
@@ -462,6 +466,8 @@ main(int argc, char **argv)
 	if (rc == 0)
 		rc = zn_ctl_init(m);
 	if (rc == 0)
+		rc = zn_launch_init(m);
+	if (rc == 0)
 		rc = zn_stats_init(m);
 	if (rc == 0)
 		rc = zn_telemetry_init(m);
@@ -489,6 +495,7 @@ main(int argc, char **argv)
 	while (!m->shutdown_requested)
 		zn_loop_run_once(m->loop, 100);
 	shutdown_mgr(m);
+	zn_launch_fini(m);
 	zn_ctl_fini(m);
 	zn_registry_fini(m);
 	zn_route_fini(m);

@@ -6,7 +6,8 @@
  * What an NF that left still holds, returned (registry.c calls it once
  * the NF can no longer touch its rings, ledger or objects): the buffers
  * its ledger says it held, those waiting in its RX ring, and the DPDK
- * objects it registered (zn_nf_obj_track). Every packet freed is counted
+ * objects it registered (zn_nf_obj_track), and once its process is gone,
+ * the files its EAL left. Every packet freed is counted
  * as an nf_exit drop; a pointer that is not one of the pool's buffers is
  * logged and never freed.
  */
@@ -27,7 +28,9 @@
 #include <zeronf/flow.h>
 
 #include "mgr.h"
+#include "instance.h"
 #include "registry.h"
+#include "registry_pvt.h"
 #include "../lib/common/zn_ledger.h"
 #include "../lib/common/zn_util.h"
 
@@ -215,3 +218,46 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 		free_objs(m, s);
 	return s->exit_drops - before;
 }
+
+/* Files the EAL of a secondary process keeps in the runtime directory:
+ * "mp_socket_<pid>_<id>" and "fbarray_memseg-..._<pid>". */
+static bool
+is_file_of_pid(const char *name, const void *arg)
+{
+	pid_t pid = *(const pid_t *)arg;
+	char tag[32];
+	size_t n = strlen(name), t;
+
+	snprintf(tag, sizeof(tag), "mp_socket_%d_", (int)pid);
+	if (strncmp(name, tag, strlen(tag)) == 0)
+		return true;
+	t = (size_t)snprintf(tag, sizeof(tag), "_%d", (int)pid);
+	return strncmp(name, "fbarray_", 8) == 0 && n > t &&
+	       strcmp(name + n - t, tag) == 0;
+}
+
+void
+zn_reclaim_gc_exited(struct zn_mgr *m)
+{
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
+		pid_t pid = m->registry->exiting[slot].pid;
+
+		if (pid <= 0 || zn_proc_alive(pid, m->registry->exiting[slot].start))
+			continue;
+		/* NFs do not run rte_eal_cleanup (nor can a killed one):
+		 * remove the EAL files of the gone process. */
+		zn_unlink_matching(m->rundir, is_file_of_pid, &pid);
+		m->registry->exiting[slot].pid = 0;
+	}
+}
+
+bool
+zn_registry_exiting(const struct zn_mgr *m)
+{
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
+		if (m->registry->exiting[slot].pid > 0 &&
+		    zn_proc_alive(m->registry->exiting[slot].pid, m->registry->exiting[slot].start))
+			return true;
+	return false;
+}
+

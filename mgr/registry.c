@@ -35,11 +35,13 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
+#include "event.h"
 #include "fdir.h"
 #include "instance.h"
 #include "loop.h"
 #include "mgr.h"
 #include "registry.h"
+#include "registry_pvt.h"
 #include "route.h"
 #include "worker.h"
 #include "../lib/common/zn_doorbell.h"
@@ -47,29 +49,6 @@
 
 #define STOP_WARN_NS (5ULL * 1000 * 1000 * 1000)
 
-struct zn_nf_reg {
-	struct zn_mgr *m;
-	unsigned int slot;
-	int pidfd;
-	bool pending;          /* REGISTER waiting for the slot to be free */
-	uint32_t pending_gen;
-	bool stop_sent;        /* ctl.stop set */
-	uint64_t stop_asked_ns; /* when; 0 once the slow stop was logged */
-	int reclaim_lock;      /* the slot's lock file, held while the slot
-				* is reclaimed (-1: not held) */
-};
-
-struct zn_registry {
-	struct zn_nf_reg reg[ZN_MAX_NFS];
-	/* NFs that left: a process may still be in its EAL cleanup */
-	struct {
-		pid_t pid;
-		uint64_t start;
-	} exiting[ZN_MAX_NFS];
-	int kick_fd; /* NFs poke it after posting a message */
-};
-
-static void gc_exited(struct zn_mgr *m);
 static void on_pidfd(void *arg, uint32_t events);
 
 const char *
@@ -304,8 +283,8 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	zn_route_publish(m);
 	m->shm->mgr.nf_registered++;
 	reply(m, slot, gen, 0);
-	ZN_LOG(INFO, "NF '%s' (pid %d) registered: service %u, instance %u, "
-	       "worker %u", name, (int)pid, svc, slot, s->ctl.worker);
+	zn_event("nf.registered", "NF '%s' (pid %d): service %u, instance %u, "
+		 "worker %u", name, (int)pid, svc, slot, s->ctl.worker);
 }
 
 static void
@@ -376,9 +355,13 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 		ZN_LOG(WARNING, "NF '%s' (pid %u, instance %u) died; %" PRIu64
 		       " packets it held or was sent are lost (nf_exit)",
 		       s->ctl.name, s->ctl.pid, slot, s->exit_drops);
+		zn_event("nf.died", "NF '%s' (pid %u, instance %u): %" PRIu64
+			 " packets lost", s->ctl.name, s->ctl.pid, slot,
+			 s->exit_drops);
 	} else {
 		m->shm->mgr.nf_exited++;
-		ZN_LOG(INFO, "NF '%s' (instance %u) left", s->ctl.name, slot);
+		zn_event("nf.left", "NF '%s' (instance %u)", s->ctl.name,
+			 slot);
 	}
 }
 
@@ -458,7 +441,7 @@ zn_registry_poll(struct zn_mgr *m)
 	uint64_t now;
 
 	handle_msgs(m);
-	gc_exited(m);
+	zn_reclaim_gc_exited(m);
 	now = zn_now_ns();
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
 		struct zn_nf_slot *s = &m->shm->nfs[slot];
@@ -522,48 +505,6 @@ zn_registry_stop_all(struct zn_mgr *m)
 		begin_stop(m, slot);
 }
 
-/* Files the EAL of a secondary process keeps in the runtime directory:
- * "mp_socket_<pid>_<id>" and "fbarray_memseg-..._<pid>". */
-static bool
-is_file_of_pid(const char *name, const void *arg)
-{
-	pid_t pid = *(const pid_t *)arg;
-	char tag[32];
-	size_t n = strlen(name), t;
-
-	snprintf(tag, sizeof(tag), "mp_socket_%d_", (int)pid);
-	if (strncmp(name, tag, strlen(tag)) == 0)
-		return true;
-	t = (size_t)snprintf(tag, sizeof(tag), "_%d", (int)pid);
-	return strncmp(name, "fbarray_", 8) == 0 && n > t &&
-	       strcmp(name + n - t, tag) == 0;
-}
-
-static void
-gc_exited(struct zn_mgr *m)
-{
-	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
-		pid_t pid = m->registry->exiting[slot].pid;
-
-		if (pid <= 0 || zn_proc_alive(pid, m->registry->exiting[slot].start))
-			continue;
-		/* NFs do not run rte_eal_cleanup (nor can a killed one):
-		 * remove the EAL files of the gone process. */
-		zn_unlink_matching(m->rundir, is_file_of_pid, &pid);
-		m->registry->exiting[slot].pid = 0;
-	}
-}
-
-bool
-zn_registry_exiting(const struct zn_mgr *m)
-{
-	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
-		if (m->registry->exiting[slot].pid > 0 &&
-		    zn_proc_alive(m->registry->exiting[slot].pid, m->registry->exiting[slot].start))
-			return true;
-	return false;
-}
-
 unsigned int
 zn_registry_active(const struct zn_mgr *m)
 {
@@ -617,4 +558,17 @@ on_wake(void *arg)
 		       m->registry->reg[s].pending;
 	if (busy)
 		zn_loop_wake_within(m->loop, 10);
+}
+
+int
+zn_registry_find(const struct zn_mgr *m, const char *name)
+{
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
+		const struct zn_nf_slot *s = &m->shm->nfs[slot];
+
+		if (nf_live(s->ctl.state) &&
+		    strncmp(s->ctl.name, name, sizeof(s->ctl.name)) == 0)
+			return (int)slot;
+	}
+	return -ENOENT;
 }

@@ -28,12 +28,12 @@ void zn_registry_poll(struct zn_mgr *m);
  *  0 or -ENOENT (no running NF there). */
 int zn_registry_stop_nf(struct zn_mgr *m, unsigned int slot);
 void zn_registry_stop_all(struct zn_mgr *m);
+/** The slot of the starting or running NF named @p name, or -ENOENT. */
+int zn_registry_find(const struct zn_mgr *m, const char *name);
 /** NFs not yet reclaimed. */
 unsigned int zn_registry_active(const struct zn_mgr *m);
 /** True while a process of an NF that left still runs. */
 bool zn_registry_exiting(const struct zn_mgr *m);
-/** NF @p slot is starting or running, of service @p svc. */
-bool zn_registry_serves(struct zn_mgr *m, unsigned int slot, uint16_t svc);
 bool zn_pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb);
 const char *zn_nf_state_name(uint32_t state);
 

@@ -90,11 +90,18 @@ def test_mgr_h_holds_only_the_manager():
 
 
 def test_every_manager_header_is_a_module():
-    """One header per module: each mgr/X.h has a mgr/X.c (or is mgr.h)."""
+    """One header per module: each mgr/X.h has a mgr/X.c (or is mgr.h);
+    X_pvt.h is module X's own, included by X's files only."""
     for h in (REPO / "mgr").glob("*.h"):
         if h.name == "mgr.h":
             continue
-        assert (REPO / "mgr" / (h.stem + ".c")).exists(), h.name
+        module = h.stem.removesuffix("_pvt")
+        assert (REPO / "mgr" / (module + ".c")).exists(), h.name
+        if h.stem.endswith("_pvt"):
+            for c in (REPO / "mgr").glob("*.c"):
+                if f'#include "{h.name}"' in c.read_text():
+                    assert c.stem.startswith(module) or \
+                        c.stem in ("reclaim",), (h.name, c.name)
 
 
 def test_generated_schema_and_docs_are_current():

@@ -234,8 +234,11 @@ def test_cli(mgr):
         return subprocess.run([sys.executable, "-m", "zeronf", "-i",
                                mgr.name, *args], capture_output=True,
                               text=True, timeout=20)
-    r = cli("status")
+    r = cli("status", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["instance"] == mgr.name
+    r = cli("status")
+    assert r.returncode == 0 and f"instance  {mgr.name}" in r.stdout
+    assert "forward1" in r.stdout  # its NFs too
     r = cli("nfs")
     assert r.returncode == 0 and "forward1" in r.stdout
     r = cli("chain", "svc:1,drop")

@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * NFs launched and supervised by the manager (launch.h).
+ *
+ * A replica is spawned with posix_spawn: default signal dispositions and
+ * an empty mask (the manager blocks SIGINT/SIGTERM and ignores SIGPIPE),
+ * a session of its own, stdin from /dev/null, stdout and stderr appended
+ * to <log dir>/<replica>.log, and no other fd of the manager (DPDK opens
+ * its hugepage and runtime files without O_CLOEXEC: an NF holding them
+ * would hold their locks after the manager died). Its pidfd, in the
+ * control loop, says when it exits; the manager reaps it and decides:
+ *
+ *   restart policy   exit 0     failure (exit != 0, signal)
+ *   never            stays down stays down
+ *   on-failure       stays down restarted after a back-off
+ *   always           restarted  restarted after a back-off
+ *
+ * The back-off doubles from 100 ms to 10 s with each failure that came
+ * less than 10 s after its start, and starts over after a replica ran
+ * longer. Every launch, exit and restart is an event (event.h).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "event.h"
+#include "instance.h"
+#include "launch.h"
+#include "launch_pvt.h"
+#include "loop.h"
+#include "mgr.h"
+#include "registry.h"
+#include "../lib/common/zn_util.h"
+
+extern char **environ;
+
+void
+launch_replica_name(const struct launch *l, unsigned int i, char *buf, size_t len)
+{
+	/* LAUNCH_NAME_LEN leaves room for ".15" */
+	if (i == 0)
+		snprintf(buf, len, "%s", l->name);
+	else
+		snprintf(buf, len, "%.*s.%u", LAUNCH_NAME_LEN - 1, l->name,
+			 i % ZN_MAX_REPLICAS);
+}
+
+void
+launch_log_path(const struct launch *l, unsigned int i, char *buf, size_t len)
+{
+	char name[ZN_NAME_LEN];
+
+	launch_replica_name(l, i, name, sizeof(name));
+	snprintf(buf, len, "%s/%s.log", L.log_dir, name);
+}
+
+struct launch_state L;
+const char *const policy_names[] = { "never", "on-failure", "always" };
+const char *const rstate_names[] = { "down", "running", "stopping",
+				     "backoff" };
+
+static void on_exit_fd(void *arg, uint32_t events);
+
+/* Start replica @p i. 0 or -errno (the replica stays down or in
+ * back-off: see the caller). */
+static int
+spawn(struct launch *l, unsigned int i)
+{
+	struct replica *r = &l->r[i];
+	char name[ZN_NAME_LEN], svc[8], path[PATH_MAX + 64];
+	char *argv[LAUNCH_MAX_ARGS + 16];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, dfl;
+	int argc = 0, logfd, rc, pidfd;
+	pid_t pid;
+
+	launch_replica_name(l, i, name, sizeof(name));
+	snprintf(svc, sizeof(svc), "%u", l->service);
+	argv[argc++] = l->binary;
+	argv[argc++] = (char *)(uintptr_t)"-i";
+	argv[argc++] = L.m->cfg.instance;
+	argv[argc++] = (char *)(uintptr_t)"-s";
+	argv[argc++] = svc;
+	argv[argc++] = (char *)(uintptr_t)"-n";
+	argv[argc++] = name;
+	if (l->cpus[0] != '\0') {
+		argv[argc++] = (char *)(uintptr_t)"--cpus";
+		argv[argc++] = l->cpus;
+	}
+	if (l->n_args > 0) {
+		argv[argc++] = (char *)(uintptr_t)"--";
+		for (unsigned int a = 0; a < l->n_args; a++)
+			argv[argc++] = l->args[a];
+	}
+	argv[argc] = NULL;
+
+	launch_log_path(l, i, path, sizeof(path));
+	logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (logfd < 0)
+		return -errno;
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGTERM);
+	sigaddset(&dfl, SIGCHLD);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, logfd, 1);
+	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+				 POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
+	rc = posix_spawn(&pid, l->binary, &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(logfd);
+	if (rc != 0)
+		return -rc;
+	pidfd = zn_pidfd_open(pid);
+	if (pidfd >= 0 &&
+	    zn_loop_watch(L.m->loop, pidfd, EPOLLIN, on_exit_fd, r) < 0) {
+		close(pidfd);
+		pidfd = -1;
+	}
+	if (pidfd < 0) {
+		/* Not watched, it could not be supervised: not left behind. */
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -EMFILE;
+	}
+	r->pid = pid;
+	r->pidfd = pidfd;
+	r->state = R_RUNNING;
+	r->restart_asked = false;
+	r->started_ns = zn_now_ns();
+	l->starts++;
+	zn_event("nf.launch", "%s (pid %d): %s, service %u", name, (int)pid,
+		 l->binary, l->service);
+	return 0;
+}
+
+/* Start a replica that should run; a failure to spawn counts as a failure
+ * of the replica (back-off), not of the command. */
+void
+launch_start_replica(struct launch *l, unsigned int i)
+{
+	struct replica *r = &l->r[i];
+	int rc = spawn(l, i);
+
+	if (rc < 0) {
+		char name[ZN_NAME_LEN];
+
+		launch_replica_name(l, i, name, sizeof(name));
+		r->fails++;
+		l->failures++;
+		r->state = R_BACKOFF;
+		r->next_ns = zn_now_ns() + BACKOFF_MAX_NS;
+		zn_event("nf.spawn_failed", "%s: %s (again in 10 s)", name,
+			 strerror(-rc));
+	}
+}
+
+/* Ask replica @p i to stop: the registry stops a registered NF (it drains
+ * its packets); one not registered yet gets SIGTERM. */
+void
+launch_stop_replica(struct launch *l, unsigned int i)
+{
+	struct replica *r = &l->r[i];
+	char name[ZN_NAME_LEN];
+	int slot;
+
+	if (r->state == R_BACKOFF) {
+		r->state = R_DOWN;
+		return;
+	}
+	if (r->state != R_RUNNING)
+		return;
+	launch_replica_name(l, i, name, sizeof(name));
+	slot = zn_registry_find(L.m, name);
+	if (slot < 0 || zn_registry_stop_nf(L.m, (unsigned int)slot) < 0)
+		kill(r->pid, SIGTERM);
+	r->state = R_STOPPING;
+	r->stop_ns = zn_now_ns();
+}
+
+void
+launch_spec_free(struct launch *l)
+{
+	for (unsigned int a = 0; a < l->n_args; a++)
+		free(l->args[a]);
+	memset(l, 0, sizeof(*l));
+}
+
+bool
+launch_all_down(const struct launch *l)
+{
+	for (unsigned int i = 0; i < ZN_MAX_REPLICAS; i++)
+		if (l->r[i].state != R_DOWN)
+			return false;
+	return true;
+}
+
+/* A replica's process exited: reap it, then restart it or not. */
+static void
+on_exit_fd(void *arg, uint32_t events)
+{
+	struct replica *r = arg;
+	struct launch *l = r->l;
+	siginfo_t si = { 0 };
+	char name[ZN_NAME_LEN], how[48];
+	uint64_t now = zn_now_ns(), delay;
+	bool failed, asked = r->state == R_STOPPING;
+
+	(void)events;
+	if (waitid((idtype_t)P_PIDFD, (id_t)r->pidfd, &si,
+		   WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+		return; /* not yet (spurious) */
+	zn_loop_unwatch(L.m->loop, r->pidfd);
+	close(r->pidfd);
+	r->pidfd = -1;
+	r->pid = 0;
+	launch_replica_name(l, r->idx, name, sizeof(name));
+	if (si.si_code == CLD_EXITED) {
+		r->last_code = si.si_status;
+		snprintf(how, sizeof(how), "exit %d", si.si_status);
+	} else {
+		r->last_code = -si.si_status;
+		snprintf(how, sizeof(how), "signal %d", si.si_status);
+	}
+	failed = si.si_code != CLD_EXITED || si.si_status != 0;
+	if (failed && !asked)
+		l->failures++;
+	r->state = R_DOWN;
+	if (L.stopping || l->removing || (asked && !r->restart_asked) ||
+	    r->idx >= l->replicas) {
+		zn_event("nf.exit", "%s: %s", name, how);
+		if (l->removing && launch_all_down(l)) {
+			zn_event("nf.removed", "%s", l->name);
+			launch_spec_free(l);
+		}
+		return;
+	}
+	if (r->restart_asked) {
+		zn_event("nf.exit", "%s: %s; restarting", name, how);
+		r->restarts++;
+		l->restarts++;
+		launch_start_replica(l, r->idx);
+		return;
+	}
+	if (l->policy == RESTART_NEVER ||
+	    (l->policy == RESTART_ON_FAILURE && !failed)) {
+		zn_event("nf.exit", "%s: %s; not restarted (restart: %s)",
+			 name, how, policy_names[l->policy]);
+		return;
+	}
+	/* Back-off: a replica that fails soon after each start waits
+	 * longer each time; one that ran a while starts over. */
+	r->fails = now - r->started_ns < STABLE_NS ? r->fails + 1 : 1;
+	delay = BACKOFF_MIN_NS << RTE_MIN(r->fails - 1, 10u);
+	if (delay > BACKOFF_MAX_NS)
+		delay = BACKOFF_MAX_NS;
+	r->state = R_BACKOFF;
+	r->next_ns = now + delay;
+	zn_event("nf.exit", "%s: %s; restart in %" PRIu64 " ms", name, how,
+		 delay / 1000000);
+}
+
+/* Every TICK_MS: restarts due, stops that take too long. */
+static void
+tick(void *arg)
+{
+	uint64_t now = zn_now_ns();
+
+	(void)arg;
+	for (unsigned int k = 0; k < LAUNCH_MAX; k++) {
+		struct launch *l = &L.l[k];
+
+		if (!l->used)
+			continue;
+		for (unsigned int i = 0; i < ZN_MAX_REPLICAS; i++) {
+			struct replica *r = &l->r[i];
+
+			if (r->state == R_BACKOFF && now >= r->next_ns &&
+			    !L.stopping) {
+				r->restarts++;
+				l->restarts++;
+				launch_start_replica(l, i);
+			} else if (r->state == R_STOPPING &&
+				   now - r->stop_ns > KILL_AFTER_NS) {
+				kill(r->pid, SIGKILL);
+				r->stop_ns = now; /* once more, later */
+			}
+		}
+	}
+}
+
+int
+zn_launch_init(struct zn_mgr *m)
+{
+	int rc;
+
+	L.m = m;
+	if (m->cfg.log_dir[0] != '\0') {
+		zn_strlcpy(L.log_dir, m->cfg.log_dir, sizeof(L.log_dir));
+	} else {
+		snprintf(L.log_dir, sizeof(L.log_dir), "%.*s/logs",
+			 PATH_MAX - 1, m->rundir);
+		L.log_dir_ours = true;
+	}
+	if (mkdir(L.log_dir, 0755) < 0 && errno != EEXIST) {
+		rc = -errno;
+		ZN_LOG(ERR, "log directory %s: %s", L.log_dir, strerror(errno));
+		return rc;
+	}
+	return zn_loop_every(m->loop, TICK_MS, tick, NULL);
+}
+
+void
+zn_launch_stop_all(struct zn_mgr *m)
+{
+	(void)m;
+	L.stopping = true;
+	for (unsigned int k = 0; k < LAUNCH_MAX; k++)
+		for (unsigned int i = 0; L.l[k].used && i < ZN_MAX_REPLICAS;
+		     i++)
+			launch_stop_replica(&L.l[k], i);
+}
+
+unsigned int
+zn_launch_running(const struct zn_mgr *m)
+{
+	unsigned int n = 0;
+
+	(void)m;
+	for (unsigned int k = 0; k < LAUNCH_MAX; k++)
+		for (unsigned int i = 0; L.l[k].used && i < ZN_MAX_REPLICAS;
+		     i++)
+			n += L.l[k].r[i].pid > 0;
+	return n;
+}
+
+static bool
+is_log(const char *name, const void *arg)
+{
+	size_t n = strlen(name);
+
+	(void)arg;
+	return n > 4 && strcmp(name + n - 4, ".log") == 0;
+}
+
+void
+zn_launch_fini(struct zn_mgr *m)
+{
+	(void)m;
+	for (unsigned int k = 0; k < LAUNCH_MAX; k++) {
+		struct launch *l = &L.l[k];
+
+		for (unsigned int i = 0; l->used && i < ZN_MAX_REPLICAS; i++) {
+			struct replica *r = &l->r[i];
+
+			if (r->pid > 0) {
+				kill(r->pid, SIGKILL);
+				waitpid(r->pid, NULL, 0);
+			}
+			if (r->pidfd >= 0 && r->pid > 0) {
+				zn_loop_unwatch(L.m->loop, r->pidfd);
+				close(r->pidfd);
+			}
+
+		}
+		if (l->used)
+			launch_spec_free(l);
+	}
+	/* Our own directory, in the runtime dir: every log of this run,
+	 * of NFs still launched or removed before. */
+	if (L.log_dir_ours) {
+		zn_unlink_matching(L.log_dir, is_log, NULL);
+		rmdir(L.log_dir);
+	}
+}
+
+
+struct launch *
+launch_find(const char *name)
+{
+	for (unsigned int k = 0; k < LAUNCH_MAX; k++)
+		if (L.l[k].used && strcmp(L.l[k].name, name) == 0)
+			return &L.l[k];
+	return NULL;
+}
+
+int
+launch_set_replicas(struct launch *l, unsigned int n)
+{
+	unsigned int old = l->replicas;
+
+	l->replicas = n;
+	for (unsigned int i = 0; i < ZN_MAX_REPLICAS; i++) {
+		struct replica *r = &l->r[i];
+
+		if (i < n && r->state == R_DOWN && (i >= old || r->pid == 0))
+			launch_start_replica(l, i);
+		else if (i >= n)
+			launch_stop_replica(l, i);
+	}
+	return 0;
+}
+

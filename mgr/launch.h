@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_LAUNCH_H
+#define ZN_LAUNCH_H
+
+/*
+ * NFs the manager launches and supervises itself (launch.c): a launched
+ * NF is a named spec (binary, arguments, service, replicas, CPUs, memory,
+ * sandbox, restart policy) and its replica processes, started with
+ * posix_spawn (through zeronf-run when they are sandboxed or limited),
+ * watched by pidfd, restarted on failure with back-off, counted. Commands
+ * nf.start, nf.scale, nf.restart, nf.stop (by name) and launch.list.
+ * Control thread only.
+ */
+
+#include <stdbool.h>
+
+struct zn_mgr;
+
+/** Register with the loop (restart timer). 0 or -errno. */
+int zn_launch_init(struct zn_mgr *m);
+/** The manager stops: no more restarts; replicas that never registered
+ *  are sent SIGTERM (registered ones the registry stops). */
+void zn_launch_stop_all(struct zn_mgr *m);
+/** Launched processes still running. */
+unsigned int zn_launch_running(const struct zn_mgr *m);
+/** Kill (SIGKILL) and reap what still runs; free the specs. */
+void zn_launch_fini(struct zn_mgr *m);
+
+#endif /* ZN_LAUNCH_H */

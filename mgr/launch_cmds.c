@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* The launcher's commands: nf.start, nf.scale, nf.restart, nf.remove,
+ * launch.list. Parameters are checked here; launch.c does the work. */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "event.h"
+#include "launch.h"
+#include "launch_pvt.h"
+#include "mgr.h"
+#include "../lib/common/zn_util.h"
+
+static bool
+name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < LAUNCH_NAME_LEN &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789_-") == n;
+}
+
+static json_t *
+launch_json(const struct launch *l)
+{
+	json_t *reps = json_array(), *args = json_array();
+	unsigned int running = 0;
+
+	for (unsigned int a = 0; a < l->n_args; a++)
+		json_array_append_new(args, json_string(l->args[a]));
+	for (unsigned int i = 0; i < ZN_MAX_REPLICAS; i++) {
+		const struct replica *r = &l->r[i];
+		char name[ZN_NAME_LEN];
+
+		if (i >= l->replicas && r->state == R_DOWN)
+			continue;
+		launch_replica_name(l, i, name, sizeof(name));
+		running += r->state == R_RUNNING;
+		json_array_append_new(reps, json_pack(
+			"{s:s, s:s, s:i, s:I, s:o}", "name", name, "state",
+			rstate_names[r->state], "pid", (int)r->pid, "restarts",
+			(json_int_t)r->restarts, "last_exit",
+			r->last_code == INT_MIN ? json_null() :
+						  json_integer(r->last_code)));
+	}
+	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:i, s:s, s:s, s:I, s:I,"
+			 " s:I, s:o}",
+			 "name", l->name, "binary", l->binary, "args", args,
+			 "service", l->service, "replicas", (int)l->replicas,
+			 "running", (int)running, "cpus", l->cpus, "restart",
+			 policy_names[l->policy], "starts",
+			 (json_int_t)l->starts, "restarts",
+			 (json_int_t)l->restarts, "failures",
+			 (json_int_t)l->failures, "instances", reps);
+}
+
+static int
+cmd_nf_start(struct zn_cmd_req *req)
+{
+	json_t *p = req->params, *args = json_object_get(p, "args"), *v;
+	const char *name = json_string_value(json_object_get(p, "name"));
+	const char *bin = json_string_value(json_object_get(p, "binary"));
+	const char *cpus = json_string_value(json_object_get(p, "cpus"));
+	const char *pol = json_string_value(json_object_get(p, "restart"));
+	json_t *rep = json_object_get(p, "replicas");
+	struct launch *l = NULL;
+	cpu_set_t set;
+	size_t i;
+
+	if (!name_ok(name)) {
+		snprintf(req->err, sizeof(req->err), "name: 1..%d characters "
+			 "of [A-Za-z0-9_-]", LAUNCH_NAME_LEN - 1);
+		return -EINVAL;
+	}
+	if (launch_find(name) != NULL) {
+		snprintf(req->err, sizeof(req->err), "an NF named '%s' is "
+			 "already launched (nf.scale, nf.restart)", name);
+		return -EEXIST;
+	}
+	if (bin[0] != '/' || strlen(bin) >= PATH_MAX) {
+		snprintf(req->err, sizeof(req->err), "binary: an absolute path");
+		return -EINVAL;
+	}
+	if (access(bin, X_OK) < 0) {
+		int rc = -errno;
+
+		snprintf(req->err, sizeof(req->err), "binary %s: %s", bin,
+			 strerror(errno));
+		return rc;
+	}
+	if (cpus != NULL && (strlen(cpus) >= sizeof(l->cpus) ||
+			     zn_parse_cpulist(cpus, &set) < 0)) {
+		snprintf(req->err, sizeof(req->err), "cpus: a CPU list such "
+			 "as 0-3,6");
+		return -EINVAL;
+	}
+	if (json_array_size(args) > LAUNCH_MAX_ARGS) {
+		snprintf(req->err, sizeof(req->err), "args: at most %d",
+			 LAUNCH_MAX_ARGS);
+		return -EINVAL;
+	}
+	json_array_foreach(args, i, v)
+		if (!json_is_string(v) || json_string_length(v) > 4096) {
+			snprintf(req->err, sizeof(req->err), "args[%zu]: a "
+				 "string of at most 4096 bytes", i);
+			return -EINVAL;
+		}
+	for (unsigned int k = 0; k < LAUNCH_MAX && l == NULL; k++)
+		if (!L.l[k].used)
+			l = &L.l[k];
+	if (l == NULL) {
+		snprintf(req->err, sizeof(req->err), "%d NFs launched already",
+			 LAUNCH_MAX);
+		return -ENOSPC;
+	}
+	memset(l, 0, sizeof(*l));
+	l->used = true;
+	zn_strlcpy(l->name, name, sizeof(l->name));
+	zn_strlcpy(l->binary, bin, sizeof(l->binary));
+	zn_strlcpy(l->cpus, cpus ? cpus : "", sizeof(l->cpus));
+	l->service = (uint16_t)json_integer_value(json_object_get(p,
+								  "service"));
+	l->policy = pol == NULL ? RESTART_ON_FAILURE :
+		    strcmp(pol, "never") == 0 ? RESTART_NEVER :
+		    strcmp(pol, "always") == 0 ? RESTART_ALWAYS :
+						 RESTART_ON_FAILURE;
+	json_array_foreach(args, i, v) {
+		l->args[i] = strdup(json_string_value(v));
+		if (l->args[i] == NULL) {
+			launch_spec_free(l);
+			return -ENOMEM;
+		}
+		l->n_args = (unsigned int)i + 1;
+	}
+	for (unsigned int r = 0; r < ZN_MAX_REPLICAS; r++)
+		l->r[r] = (struct replica){ .l = l, .idx = r, .pidfd = -1,
+					    .last_code = INT_MIN };
+	launch_set_replicas(l, rep ? (unsigned int)json_integer_value(rep) : 1);
+	req->result = launch_json(l);
+	return req->result ? 0 : -ENOMEM;
+}
+
+static struct launch *
+named(struct zn_cmd_req *req)
+{
+	const char *name = json_string_value(json_object_get(req->params,
+							     "name"));
+	struct launch *l = launch_find(name);
+
+	if (l == NULL || l->removing)
+		snprintf(req->err, sizeof(req->err), "no launched NF named "
+			 "'%.64s'", name);
+	return l != NULL && !l->removing ? l : NULL;
+}
+
+static int
+cmd_nf_scale(struct zn_cmd_req *req)
+{
+	struct launch *l = named(req);
+	unsigned int n = (unsigned int)json_integer_value(
+		json_object_get(req->params, "replicas"));
+
+	if (l == NULL)
+		return -ENOENT;
+	if (n != l->replicas)
+		zn_event("nf.scale", "%s: %u -> %u replicas", l->name,
+			 l->replicas, n);
+	launch_set_replicas(l, n);
+	req->result = launch_json(l);
+	return req->result ? 0 : -ENOMEM;
+}
+
+static int
+cmd_nf_restart(struct zn_cmd_req *req)
+{
+	struct launch *l = named(req);
+
+	if (l == NULL)
+		return -ENOENT;
+	zn_event("nf.restart", "%s: every replica", l->name);
+	for (unsigned int i = 0; i < l->replicas; i++) {
+		struct replica *r = &l->r[i];
+
+		if (r->state == R_RUNNING) {
+			launch_stop_replica(l, i);
+			r->restart_asked = true;
+		} else if (r->state == R_STOPPING) {
+			r->restart_asked = true;
+		} else {
+			launch_start_replica(l, i);
+		}
+	}
+	req->result = launch_json(l);
+	return req->result ? 0 : -ENOMEM;
+}
+
+static int
+cmd_nf_remove(struct zn_cmd_req *req)
+{
+	struct launch *l = named(req);
+
+	if (l == NULL)
+		return -ENOENT;
+	l->removing = true;
+	for (unsigned int i = 0; i < ZN_MAX_REPLICAS; i++)
+		launch_stop_replica(l, i);
+	req->result = launch_json(l);
+	if (launch_all_down(l)) {
+		zn_event("nf.removed", "%s", l->name);
+		launch_spec_free(l);
+	}
+	return req->result ? 0 : -ENOMEM;
+}
+
+static int
+cmd_launch_list(struct zn_cmd_req *req)
+{
+	json_t *a = json_array();
+
+	for (unsigned int k = 0; k < LAUNCH_MAX; k++)
+		if (L.l[k].used)
+			json_array_append_new(a, launch_json(&L.l[k]));
+	req->result = json_pack("{s:o, s:s}", "launched", a, "log_dir",
+				L.log_dir);
+	return req->result ? 0 : -ENOMEM;
+}
+
+static const char *const policy_choices[] = { "never", "on-failure",
+					      "always", NULL };
+
+#define NAME_PARAM                                                          \
+	{ .name = "name", .type = ZN_CMD_STR, .required = true,             \
+	  .desc = "the launched NF's name" }
+#define LAUNCH_RESULT                                                       \
+	"{\"name\": \"its name\", \"binary\": \"path\", \"args\": \"its "   \
+	"options\", \"service\": \"id\", \"replicas\": \"wanted\", "        \
+	"\"running\": \"running now\", \"cpus\": \"CPU list or empty\", "   \
+	"\"restart\": \"policy\", \"starts\": \"processes started\", "      \
+	"\"restarts\": \"of them, restarts\", \"failures\": \"exits with "  \
+	"a failure\", \"instances\": \"[{name, state, pid, restarts, "      \
+	"last_exit}]\"}"
+
+static const struct zn_cmd nf_start_cmd = {
+	.name = "nf.start",
+	.help = "launch an NF and supervise it (replicas, restart policy)",
+	.params = {
+		NAME_PARAM,
+		{ .name = "binary", .type = ZN_CMD_STR, .required = true,
+		  .desc = "absolute path of the NF program" },
+		{ .name = "service", .type = ZN_CMD_INT, .required = true,
+		  .bounded = true, .min = 1, .max = ZN_MAX_SERVICES - 1 },
+		{ .name = "args", .type = ZN_CMD_ARRAY,
+		  .desc = "the NF's own options (after --)",
+		  .schema = "{\"maxItems\": 64, \"items\": {\"type\": "
+			    "\"string\"}}" },
+		{ .name = "replicas", .type = ZN_CMD_INT, .bounded = true,
+		  .min = 0, .max = ZN_MAX_REPLICAS, .desc = "default 1" },
+		{ .name = "cpus", .type = ZN_CMD_STR,
+		  .desc = "CPUs the replicas run on, e.g. 0-3,6" },
+		{ .name = "restart", .type = ZN_CMD_STR,
+		  .desc = "default on-failure", .choices = policy_choices },
+	},
+	.result = LAUNCH_RESULT,
+	.doc = "Replica *i* is named `NAME.i` (replica 0: `NAME`) and runs "
+	       "`BINARY -i INSTANCE -s SERVICE -n NAME.i [--cpus CPUS] -- "
+	       "ARGS`; its output goes to `<log dir>/<replica>.log`. A replica "
+	       "that fails is restarted after a back-off that doubles from "
+	       "100 ms to 10 s while it keeps failing within 10 s of its "
+	       "start.",
+	.fn = cmd_nf_start,
+};
+ZN_CMD_REGISTER(nf_start_cmd)
+
+static const struct zn_cmd nf_scale_cmd = {
+	.name = "nf.scale",
+	.help = "run a launched NF with this many replicas",
+	.params = {
+		NAME_PARAM,
+		{ .name = "replicas", .type = ZN_CMD_INT, .required = true,
+		  .bounded = true, .min = 0, .max = ZN_MAX_REPLICAS },
+	},
+	.result = LAUNCH_RESULT,
+	.doc = "Replicas above the number are stopped (they drain their "
+	       "packets first); new ones are started.",
+	.fn = cmd_nf_scale,
+};
+ZN_CMD_REGISTER(nf_scale_cmd)
+
+static const struct zn_cmd nf_restart_cmd = {
+	.name = "nf.restart",
+	.help = "stop each replica of a launched NF and start it again",
+	.params = { NAME_PARAM },
+	.result = LAUNCH_RESULT,
+	.fn = cmd_nf_restart,
+};
+ZN_CMD_REGISTER(nf_restart_cmd)
+
+static const struct zn_cmd nf_remove_cmd = {
+	.name = "nf.remove",
+	.help = "stop every replica of a launched NF and forget it",
+	.params = { NAME_PARAM },
+	.result = LAUNCH_RESULT,
+	.fn = cmd_nf_remove,
+};
+ZN_CMD_REGISTER(nf_remove_cmd)
+
+static const struct zn_cmd launch_list_cmd = {
+	.name = "launch.list",
+	.help = "NFs the manager launched, their replicas and restarts",
+	.result = "{\"launched\": \"[launched NF, as nf.start answers]\", "
+		  "\"log_dir\": \"where their output goes\"}",
+	.fn = cmd_launch_list,
+};
+ZN_CMD_REGISTER(launch_list_cmd)

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_LAUNCH_PVT_H
+#define ZN_LAUNCH_PVT_H
+
+/* The launcher's state, shared by its files (launch.c: supervision,
+ * launch_cmds.c: the commands) and no other module. Control thread
+ * only. */
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../lib/shm/zn_shm.h"
+
+struct zn_mgr;
+
+#define LAUNCH_MAX 32
+#define LAUNCH_NAME_LEN (ZN_NAME_LEN - 4) /* + ".15" */
+#define LAUNCH_MAX_ARGS 64
+#define BACKOFF_MIN_NS (100ULL * 1000 * 1000)
+#define BACKOFF_MAX_NS (10ULL * 1000 * 1000 * 1000)
+#define STABLE_NS (10ULL * 1000 * 1000 * 1000)
+#define KILL_AFTER_NS (5ULL * 1000 * 1000 * 1000)
+#define TICK_MS 50
+
+enum policy { RESTART_NEVER, RESTART_ON_FAILURE, RESTART_ALWAYS };
+extern const char *const policy_names[];
+
+enum rstate {
+	R_DOWN = 0,  /* not running, nothing scheduled */
+	R_RUNNING,
+	R_STOPPING,  /* asked to stop (registry stop, or SIGTERM) */
+	R_BACKOFF,   /* restarts at next_ns */
+};
+extern const char *const rstate_names[];
+
+struct launch;
+
+struct replica {
+	struct launch *l;
+	unsigned int idx;
+	uint8_t state;       /* enum rstate */
+	bool restart_asked;  /* start again once it exited (nf.restart) */
+	pid_t pid;
+	int pidfd;
+	uint64_t started_ns, next_ns, stop_ns;
+	unsigned int fails;  /* failures in a row, each soon after start */
+	uint64_t restarts;
+	int last_code;       /* exit status, or -signal; INT_MIN: none */
+};
+
+struct launch {
+	bool used;
+	bool removing;       /* nf.stop by name: gone once all are down */
+	char name[LAUNCH_NAME_LEN];
+	char binary[PATH_MAX];
+	char *args[LAUNCH_MAX_ARGS + 1]; /* the NF's options, strdup'd */
+	unsigned int n_args;
+	uint16_t service;
+	unsigned int replicas; /* wanted */
+	char cpus[128];
+	enum policy policy;
+	uint64_t starts, restarts, failures;
+	struct replica r[ZN_MAX_REPLICAS];
+};
+
+struct launch_state {
+	struct zn_mgr *m;
+	bool stopping;       /* the manager shuts down: nothing restarts */
+	char log_dir[PATH_MAX + 8];
+	bool log_dir_ours;   /* made in the runtime dir: removed at exit */
+	struct launch l[LAUNCH_MAX];
+};
+extern struct launch_state L;
+
+void launch_replica_name(const struct launch *l, unsigned int i, char *buf,
+			 size_t len);
+/** Start replica @p i; a failure to spawn is a failure of the replica
+ *  (back-off), not of the caller. */
+void launch_start_replica(struct launch *l, unsigned int i);
+/** Ask replica @p i to stop (the registry, or SIGTERM). */
+void launch_stop_replica(struct launch *l, unsigned int i);
+void launch_spec_free(struct launch *l);
+bool launch_all_down(const struct launch *l);
+struct launch *launch_find(const char *name);
+/** Want @p n replicas: start the missing, stop those above. */
+int launch_set_replicas(struct launch *l, unsigned int n);
+
+#endif /* ZN_LAUNCH_PVT_H */

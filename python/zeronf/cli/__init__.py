@@ -1,0 +1,50 @@
+"""zeronf: run and operate ZeroNF instances.
+
+Each module of this package registers its own subcommands (register(sub))
+and runs them (a `run(args) -> exit status` set as the parser default):
+basic (the manager's methods one by one), deploy (up, down, apply,
+validate), nf (launched NFs, logs), rules (flows and wildcard rules), top.
+Exit status: 0 done, 1 refused or failed (one line saying why), 2 bad
+usage or input."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..client import ZeroNFError
+from . import basic, deploy, nf, rules, top
+
+MODULES = (deploy, basic, nf, rules, top)
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="zeronf", description="Run and operate ZeroNF instances.")
+    ap.add_argument("-i", "--instance",
+                    default=os.environ.get("ZERONF_INSTANCE", "zeronf"),
+                    help="instance name (default $ZERONF_INSTANCE or "
+                         "'zeronf')")
+    ap.add_argument("--json", action="store_true", help="raw JSON output")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    for m in MODULES:
+        m.register(sub)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # --json anywhere (zeronf status --json as well as zeronf --json status)
+    as_json = "--json" in argv
+    a = parser().parse_args([x for x in argv if x != "--json"])
+    a.json = as_json
+    try:
+        return a.run(a)
+    except ZeroNFError as e:
+        print(f"zeronf: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # zeronf ... | head
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

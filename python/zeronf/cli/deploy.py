@@ -1,0 +1,86 @@
+"""zeronf CLI: deployments: up FILE, down NAME, apply FILE, validate FILE."""
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import orchestrate
+from ..spec import SpecError, as_json, load
+
+
+def _load(path: str):
+    try:
+        return load(path)
+    except SpecError as e:
+        for line in e.errors:
+            print(line, file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def run_validate(a) -> int:
+    d = _load(a.file)
+    if a.json:
+        print(json.dumps(as_json(d), indent=2))
+    else:
+        print(f"{a.file}: instance '{d.name}', {len(d.ports)} ports, "
+              f"{len(d.services)} services, chain "
+              f"{','.join(d.chain) or '(none)'}: valid")
+    return 0
+
+
+def run_up(a) -> int:
+    d = _load(a.file)
+    try:
+        orchestrate.up(d, say=lambda s: print(s, flush=True),
+                       timeout=a.timeout, keep=a.keep)
+    except orchestrate.UpError as e:
+        print(f"zeronf: up: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_down(a) -> int:
+    name = a.name or a.instance
+    try:
+        orchestrate.down(name, timeout=a.timeout)
+    except orchestrate.UpError as e:
+        print(f"zeronf: down: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_apply(a) -> int:
+    d = _load(a.file)
+    try:
+        orchestrate.apply(d, say=lambda s: print(s, flush=True),
+                          dry_run=a.dry_run, timeout=a.timeout)
+    except orchestrate.UpError as e:
+        print(f"zeronf: apply: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("up", help="start the instance a deployment file "
+                       "describes, and wait until it runs")
+    p.add_argument("file")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="for each step (default 60 s)")
+    p.add_argument("--keep", action="store_true",
+                   help="on failure, leave what started (to look at it)")
+    p.set_defaults(run=run_up)
+    p = sub.add_parser("down", help="stop an instance: its NFs, then its "
+                       "manager")
+    p.add_argument("name", nargs="?", help="default: -i's")
+    p.add_argument("--timeout", type=float, default=30.0)
+    p.set_defaults(run=run_down)
+    p = sub.add_parser("apply", help="change a running instance to match "
+                       "its file (the changes are shown first)")
+    p.add_argument("file")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show the changes only")
+    p.add_argument("--timeout", type=float, default=60.0)
+    p.set_defaults(run=run_apply)
+    p = sub.add_parser("validate", help="check a deployment file")
+    p.add_argument("file")
+    p.set_defaults(run=run_validate)

@@ -1,0 +1,94 @@
+"""zeronf CLI: NFs the manager launches: nf start|stop|restart|scale|list,
+and logs NF."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from .. import paths
+from ..client import Client
+from .basic import _table, show
+
+
+def run_nf(a) -> int:
+    with Client(a.instance) as c:
+        if a.action == "list":
+            res = c.call("launch.list")["launched"]
+            if a.json:
+                return show(res)
+            rows = [{**i, "nf": s["name"], "service": s["service"],
+                     "policy": s["restart"]}
+                    for s in res for i in s["instances"]]
+            print(_table(rows, ["nf", "name", "service", "state", "pid",
+                                "restarts", "last_exit", "policy"]))
+            return 0
+        if a.action == "start":
+            binary = paths.find_nf(a.binary, Path.cwd())
+            if binary is None:
+                print(f"zeronf: nf start: no program '{a.binary}'",
+                      file=sys.stderr)
+                return 2
+            p = {"name": a.name, "binary": str(binary),
+                 "service": a.service, "replicas": a.replicas,
+                 "restart": a.restart}
+            if a.cpus:
+                p["cpus"] = a.cpus
+            if a.args:
+                p["args"] = a.args
+            return show(c.call("nf.start", **p))
+        if a.action == "stop":
+            return show(c.call("nf.remove", name=a.name))
+        if a.action == "restart":
+            return show(c.call("nf.restart", name=a.name))
+        return show(c.call("nf.scale", name=a.name, replicas=a.replicas))
+
+
+def run_logs(a) -> int:
+    with Client(a.instance) as c:
+        log_dir = Path(c.call("launch.list")["log_dir"])
+    path = log_dir / f"{a.nf}.log"
+    if not path.exists():
+        names = sorted(p.stem for p in log_dir.glob("*.log"))
+        print(f"zeronf: logs: no log of '{a.nf}' in {log_dir} (there are: "
+              f"{', '.join(names) or 'none'})", file=sys.stderr)
+        return 1
+    with open(path, errors="replace") as f:
+        lines = f.readlines()
+        sys.stdout.writelines(lines[-a.n:] if a.n else lines)
+        while a.follow:
+            line = f.readline()
+            if line:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+            else:
+                time.sleep(0.2)
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("nf", help="NFs the manager launches and "
+                       "supervises: start, stop, restart, scale, list")
+    acts = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    s = acts.add_parser("start", help="launch an NF (-- then its options)")
+    s.add_argument("name")
+    s.add_argument("binary", help="zeronf-forward, ./my-nf, /path/nf")
+    s.add_argument("-s", "--service", type=int, required=True)
+    s.add_argument("-r", "--replicas", type=int, default=1)
+    s.add_argument("--cpus")
+    s.add_argument("--restart", default="on-failure",
+                   choices=["never", "on-failure", "always"])
+    s.add_argument("args", nargs="*", help="the NF's own options")
+    for act, what in (("stop", "stop every replica and forget it"),
+                      ("restart", "stop and start every replica")):
+        acts.add_parser(act, help=what).add_argument("name")
+    s = acts.add_parser("scale", help="run this many replicas")
+    s.add_argument("name")
+    s.add_argument("replicas", type=int)
+    acts.add_parser("list", help="launched NFs, replicas, restarts")
+    p.set_defaults(run=run_nf)
+    p = sub.add_parser("logs", help="an NF's output (a replica's name)")
+    p.add_argument("nf")
+    p.add_argument("-f", "--follow", action="store_true")
+    p.add_argument("-n", type=int, default=0, help="the last N lines")
+    p.set_defaults(run=run_logs)

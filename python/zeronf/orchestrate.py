@@ -1,0 +1,384 @@
+"""Bring a deployment up, down, or to a new version of its file.
+
+`up` starts the manager (a daemon of its own session, RX paused), has it
+launch and supervise every service's NFs (nf.start), waits until each
+replica runs its packet loop, then sets the chain, rules, flows, balancing
+and routes, and only then enables RX: no packet meets a half-built
+instance. A step that fails stops what was started and says why, with the
+tail of the failing program's log. `apply` compares a running instance
+with a file and changes what differs (plan() is what it shows first)."""
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import paths
+from .client import Client, ZeroNFError
+from .spec import Deployment, as_json
+
+Say = Callable[[str], None]
+APPLIED = "applied.json"  # in the log dir: what up/apply last made
+
+
+class UpError(Exception):
+    pass
+
+
+def _tail(path: Path, n: int = 8) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()[-n:]
+    except OSError:
+        return ""
+    return "\n".join("    | " + ln for ln in lines)
+
+
+def manager_argv(d: Deployment, mgr: Path) -> list[str]:
+    m = d.manager
+    argv = [str(mgr), "-i", d.name, "--rx-paused", "--log-dir",
+            str(d.log_dir)]
+    for p in d.ports:
+        argv += ["-p", p["devargs"]]
+    for key, opt in (("cpus", "--cpus"), ("memory_mb", "--mem"),
+                     ("rx_threads", "--rx-threads"),
+                     ("tx_threads", "--tx-threads"),
+                     ("ingress", "--ingress"), ("pool_size", "--pool-size"),
+                     ("ring_size", "--ring-size"),
+                     ("flow_capacity", "--flow-capacity"),
+                     ("flow_idle_s", "--flow-idle-s")):
+        if key in m:
+            argv += [opt, str(m[key])]
+    return argv + list(m.get("args", []))
+
+
+def is_up(instance: str) -> bool:
+    try:
+        with Client(instance, timeout=1.0) as c:
+            return bool(c.status()["ready"])
+    except ZeroNFError:
+        return False
+
+
+def _start_manager(d: Deployment, say: Say, timeout: float) -> int:
+    mgr = paths.find_program("zeronf-mgr")
+    if mgr is None:
+        raise UpError("no zeronf-mgr (build it: make build)")
+    d.log_dir.mkdir(parents=True, exist_ok=True)
+    log = d.log_dir / "manager.log"
+    t0 = time.monotonic()
+    with open(log, "ab") as f:
+        p = subprocess.Popen(manager_argv(d, mgr), cwd=d.base, stdout=f,
+                             stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+    deadline = t0 + timeout
+    while time.monotonic() < deadline:
+        if p.poll() is not None:
+            raise UpError(f"zeronf-mgr exited ({p.returncode}):\n"
+                          f"{_tail(log)}")
+        if is_up(d.name):
+            say(f"manager '{d.name}' up (pid {p.pid}, "
+                f"{len(d.ports)} ports) {time.monotonic() - t0:.1f} s; "
+                f"logs in {d.log_dir}")
+            return p.pid
+        time.sleep(0.05)
+    p.kill()
+    raise UpError(f"zeronf-mgr not ready after {timeout:g} s:\n{_tail(log)}")
+
+
+def start_params(s) -> dict:
+    p = {"name": s.name, "binary": s.binary, "service": s.id,
+         "replicas": s.replicas, "restart": s.restart}
+    if s.args:
+        p["args"] = s.args
+    if s.cpus:
+        p["cpus"] = s.cpus
+    if s.memory_mb is not None:
+        p["memory_mb"] = s.memory_mb
+    if s.sandbox:
+        p["sandbox"] = True
+    return p
+
+
+def wait_running(c: Client, names: dict[str, int], log_dir: Path,
+                 timeout: float) -> None:
+    """Until every replica of each launched NF `name: replicas` runs its
+    packet loop; UpError with its log if one fails first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        running = {n["name"] for n in c.nfs() if n["state"] == "running"}
+        specs = {s["name"]: s for s in c.call("launch.list")["launched"]}
+        pending = []
+        for name, want in names.items():
+            for inst in specs[name]["instances"][:want]:
+                if inst["name"] in running:
+                    continue
+                if inst["last_exit"] is not None:
+                    raise UpError(
+                        f"{inst['name']} exited ({inst['last_exit']}) "
+                        f"before it was ready:\n"
+                        f"{_tail(log_dir / (inst['name'] + '.log'))}")
+                pending.append(inst["name"])
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise UpError(f"not running after {timeout:g} s: "
+                          f"{', '.join(pending)}")
+        time.sleep(0.05)
+
+
+def _routes(c: Client, d: Deployment, routes: list[dict], say: Say,
+            op: str = "route.add") -> None:
+    by_svc: dict[int, list[dict]] = {}
+    for r in routes:
+        by_svc.setdefault(d.service(r["service"]).id, []).append(r)
+    for sid, rs in by_svc.items():
+        insts = [n["instance"] for n in c.nfs() if n["service"] == sid and
+                 n["state"] == "running"]
+        t0 = time.monotonic()
+        for i in range(0, len(rs), 100):
+            batch = rs[i:i + 100]
+            args = ({"routes": [{"prefix": r["prefix"],
+                                 "next_hop": r["next_hop"]} for r in batch]}
+                    if op == "route.add" else
+                    {"prefixes": [r["prefix"] for r in batch]})
+            for inst in insts:
+                c.nf_call(inst, op, args)
+        say(f"routes: {len(rs)} {'to' if op == 'route.add' else 'off'} "
+            f"svc:{sid} ({len(insts)} NFs) {time.monotonic() - t0:.1f} s")
+
+
+def configure(c: Client, d: Deployment, say: Say) -> None:
+    """Balancing, chain, rules, flows and routes of a deployment whose NFs
+    run (up; apply does the same piece by piece)."""
+    for s in d.services:
+        if s.lb != "hash":
+            c.call("service.set", service=s.id, lb=s.lb)
+    if d.chain:
+        c.chain_set(d.chain)
+        say(f"chain: {','.join(d.chain)}")
+    for r in d.rules:
+        c.call("rule.add", **r)
+    if d.rules:
+        say(f"rules: {len(d.rules)}")
+    if d.flows:
+        c.call("flow.add", flows=d.flows)
+        say(f"flows: {len(d.flows)}")
+    if d.routes:
+        _routes(c, d, d.routes, say)
+
+
+def _save_applied(d: Deployment) -> None:
+    (d.log_dir / APPLIED).write_text(json.dumps(as_json(d), indent=1))
+
+
+def up(d: Deployment, say: Say = print, timeout: float = 60.0,
+       keep: bool = False) -> None:
+    if is_up(d.name):
+        raise UpError(f"instance '{d.name}' is already up (zeronf apply "
+                      f"{d.file} changes it; zeronf down {d.name} stops it)")
+    pid = _start_manager(d, say, timeout)
+    try:
+        with Client(d.name) as c:
+            n = len(d.services)
+            for k, s in enumerate(d.services, 1):
+                t0 = time.monotonic()
+                c.call("nf.start", **start_params(s))
+                wait_running(c, {s.name: s.replicas}, d.log_dir, timeout)
+                say(f"[{k}/{n}] {s.name} (svc:{s.id}): {s.replicas} x "
+                    f"{Path(s.binary).name} {time.monotonic() - t0:.1f} s")
+            configure(c, d, say)
+            _save_applied(d)
+            c.rx_set(True)
+            say(f"'{d.name}' is up: RX enabled")
+    except (UpError, ZeroNFError) as e:
+        if not keep:
+            down(d.name, say=lambda _: None, pid=pid)
+        raise UpError(f"{e}" + ("" if keep else
+                                f"\n(instance '{d.name}' stopped)")) from None
+
+
+def down(instance: str, say: Say = print, timeout: float = 30.0,
+         pid: int | None = None) -> None:
+    try:
+        with Client(instance, timeout=2.0) as c:
+            pid = c.status()["pid"]
+            c.shutdown()
+    except ZeroNFError as e:
+        if pid is None:
+            raise UpError(f"instance '{instance}' is not up ({e.message})"
+                          ) from None
+    deadline = time.monotonic() + timeout
+    while pid and _alive(pid):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            raise UpError(f"manager {pid} did not stop in {timeout:g} s: "
+                          f"killed")
+        time.sleep(0.05)
+    say(f"'{instance}' is down")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie of ours (up started it) is gone for our purpose.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------- apply
+
+def _canon_match(m: dict) -> dict:
+    """A rule's match as the manager lists it (rule.list)."""
+    out = {}
+    protos = {1: "icmp", 6: "tcp", 17: "udp", 47: "gre", 50: "esp",
+              58: "icmpv6", 132: "sctp"}
+    ver = m.get("ip")
+    if "proto" in m:
+        p = m["proto"]
+        out["proto"] = protos.get(p, p) if isinstance(p, int) else p
+    for side in ("src", "dst"):
+        if side in m:
+            net = ipaddress.ip_network(m[side], strict=False)
+            out[side] = str(net)
+            ver = net.version
+    for side in ("sport", "dport"):
+        if side in m:
+            v = m[side]
+            lo, hi = (v, v) if isinstance(v, int) else map(int,
+                                                           v.split("-"))
+            if (lo, hi) != (0, 65535):
+                out[side] = f"{lo}-{hi}"
+    if ver:
+        out["ip"] = ver
+    return out
+
+
+def _rule_key(match: dict, chain: list[str], prio: int) -> str:
+    return json.dumps([_canon_match(match), chain, prio], sort_keys=True)
+
+
+@dataclass
+class Step:
+    text: str            # "+ service fw (svc:3) ..." as shown
+    run: Callable[[Client], None]
+    phase: int           # 0 start/scale, 1 chain, 2 rules/flows, 3 remove
+
+
+def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
+    steps: list[Step] = []
+    live = {s["name"]: s for s in c.call("launch.list")["launched"]}
+    want = {s.name: s for s in d.services}
+    for name, s in want.items():
+        p = start_params(s)
+        if name not in live:
+            steps.append(Step(f"+ service {name} (svc:{s.id}): "
+                              f"{s.replicas} x {Path(s.binary).name}",
+                              lambda c, p=p: c.call("nf.start", **p), 0))
+            continue
+        cur = live[name]
+        same = (cur["binary"] == s.binary and cur["args"] == s.args and
+                cur["service"] == s.id and cur["cpus"] == (s.cpus or "") and
+                cur["restart"] == s.restart)
+        if not same:
+            steps.append(Step(f"~ service {name}: replaced (program, "
+                              f"arguments, id, CPUs or restart changed)",
+                              lambda c, n=name, p=p: (
+                                  c.call("nf.remove", name=n),
+                                  _wait_gone(c, n),
+                                  c.call("nf.start", **p)), 0))
+        elif cur["replicas"] != s.replicas:
+            steps.append(Step(f"~ service {name}: replicas "
+                              f"{cur['replicas']} -> {s.replicas}",
+                              lambda c, n=name, r=s.replicas: c.call(
+                                  "nf.scale", name=n, replicas=r), 0))
+    for name in live:
+        if name not in want:
+            steps.append(Step(f"- service {name}",
+                              lambda c, n=name: c.call("nf.remove", name=n),
+                              3))
+    lbs = {sv["service"]: sv.get("lb", "hash")
+           for sv in c.services()}
+    for s in d.services:
+        if lbs.get(s.id, "hash") != s.lb:
+            steps.append(Step(f"~ service {s.name}: lb {lbs.get(s.id)} -> "
+                              f"{s.lb}", lambda c, s=s: c.call(
+                                  "service.set", service=s.id, lb=s.lb), 1))
+    cur_chain = c.chain_get()
+    if d.chain and cur_chain != d.chain:
+        steps.append(Step(f"~ chain: {','.join(cur_chain) or '(none)'} -> "
+                          f"{','.join(d.chain)}",
+                          lambda c: c.chain_set(d.chain), 1))
+    live_rules = {_rule_key(r["match"], r["chain"], r["priority"]): r["id"]
+                  for r in c.call("rule.list")["rules"]}
+    for r in d.rules:
+        k = _rule_key(r["match"], r["chain"], r.get("priority", 0))
+        if k in live_rules:
+            live_rules.pop(k)
+        else:
+            steps.append(Step(f"+ rule {json.dumps(_canon_match(r['match']))}"
+                              f" -> {','.join(r['chain'])} (priority "
+                              f"{r.get('priority', 0)})",
+                              lambda c, r=r: c.call("rule.add", **r), 2))
+    for k, rid in live_rules.items():
+        steps.append(Step(f"- rule {rid} {k}",
+                          lambda c, rid=rid: c.call("rule.del", id=rid), 2))
+    if d.flows:
+        steps.append(Step(f"= flows: {len(d.flows)} added or replaced",
+                          lambda c: c.call("flow.add", flows=d.flows), 2))
+    applied = d.log_dir / APPLIED
+    old_routes = []
+    if applied.exists():
+        old_routes = json.loads(applied.read_text()).get("routes", [])
+    gone = [r for r in old_routes if r not in d.routes]
+    new = [r for r in d.routes if r not in old_routes]
+    if new:
+        steps.append(Step(f"+ routes: {len(new)}",
+                          lambda c: _routes(c, d, new, say), 2))
+    if gone:
+        steps.append(Step(f"- routes: {len(gone)}",
+                          lambda c: _routes(c, d, gone, say, "route.del"),
+                          2))
+    return sorted(steps, key=lambda s: s.phase)
+
+
+def _wait_gone(c: Client, name: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while any(s["name"] == name for s in c.call("launch.list")["launched"]):
+        if time.monotonic() > deadline:
+            raise UpError(f"{name} did not stop in {timeout:g} s")
+        time.sleep(0.05)
+
+
+def apply(d: Deployment, say: Say = print, dry_run: bool = False,
+          timeout: float = 60.0) -> list[Step]:
+    if not is_up(d.name):
+        raise UpError(f"instance '{d.name}' is not up (zeronf up {d.file})")
+    with Client(d.name) as c:
+        steps = plan(c, d, say)
+        if not steps:
+            say(f"'{d.name}' already matches {d.file}")
+            return steps
+        say(f"changes to '{d.name}' ({d.file}):")
+        for s in steps:
+            say(f"  {s.text}")
+        if dry_run:
+            return steps
+        for s in steps:
+            s.run(c)
+            if s.phase == 0:
+                wait_running(c, {x.name: x.replicas for x in d.services},
+                             d.log_dir, timeout)
+        _save_applied(d)
+        say(f"applied: {len(steps)} changes")
+    return steps

@@ -1,0 +1,258 @@
+"""Deployment files: YAML, checked against schemas/deployment.json and then
+for what a schema cannot say (names that exist, ids that do not collide,
+programs that are there). Every error names the file, the line and the
+key: `demo.yaml:12: services[1].replicas: 40 is greater than the maximum
+of 16`. Nothing is started until the whole file is right."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from . import paths
+
+
+class SpecError(Exception):
+    """A deployment file that cannot be used: `errors` has one line each."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+def schema() -> dict:
+    text = resources.files("zeronf").joinpath(
+        "schemas/deployment.json").read_text()
+    return json.loads(text)
+
+
+def _where(path: tuple) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else
+                                                   str(p))
+    return out or "(top)"
+
+
+class _Lines:
+    """Line of each key and item in the YAML text, by path."""
+
+    def __init__(self, node: yaml.Node | None):
+        self.at: dict[tuple, int] = {}
+        self.dups: list[tuple[tuple, int]] = []
+        if node is not None:
+            self._walk(node, ())
+
+    def _walk(self, node: yaml.Node, path: tuple) -> None:
+        self.at.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for k, v in node.value:
+                key = k.value
+                if key in seen:
+                    self.dups.append((path + (key,), k.start_mark.line + 1))
+                seen.add(key)
+                self.at[path + (key,)] = k.start_mark.line + 1
+                self._walk(v, path + (key,))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                self._walk(v, path + (i,))
+
+    def line(self, path: tuple) -> int:
+        path = tuple(path)
+        while path and path not in self.at:
+            path = path[:-1]
+        return self.at.get(path, 1)
+
+
+@dataclass
+class Service:
+    name: str
+    id: int
+    binary: str        # absolute
+    args: list[str]
+    replicas: int
+    cpus: str | None
+    memory_mb: int | None
+    sandbox: bool
+    restart: str
+    lb: str
+
+
+@dataclass
+class Deployment:
+    file: Path
+    name: str
+    base: Path                      # relative paths are relative to this
+    manager: dict
+    ports: list[dict]
+    services: list[Service]
+    chain: list[str]                # "svc:ID", "port:P", "drop"
+    flows: list[dict]
+    rules: list[dict]
+    routes: list[dict]
+    autoscale: list[dict]
+    reactions: list[dict]
+    log_dir: Path
+    raw: dict = field(repr=False, default_factory=dict)
+
+    def service(self, name: str) -> Service:
+        return next(s for s in self.services if s.name == name)
+
+
+def _steps(chain: list[str], svc_ids: dict[str, int],
+           port_ids: dict[str, int], where: tuple, err) -> list[str]:
+    out = []
+    n_ports = len(set(port_ids.values()))
+    for i, step in enumerate(chain):
+        if step == "drop" or step.startswith("svc:"):
+            out.append(step)
+        elif step.startswith("port:"):
+            p = step[5:]
+            if p.isdigit():
+                if int(p) >= n_ports:
+                    err((*where, i), f"port {int(p)}: there are "
+                        f"{n_ports} ports (0..{n_ports - 1})")
+                out.append(f"port:{int(p)}")
+            elif p in port_ids:
+                out.append(f"port:{port_ids[p]}")
+            else:
+                err((*where, i), f"no port named '{p}'")
+        elif step in svc_ids:
+            out.append(f"svc:{svc_ids[step]}")
+        elif step.isdigit():
+            out.append(f"svc:{int(step)}")
+        else:
+            err((*where, i), f"no service named '{step}'")
+    return out
+
+
+def load(path: str | os.PathLike, text: str | None = None) -> Deployment:
+    """Read and check a deployment file. Raises SpecError."""
+    file = Path(path)
+    shown = str(path)
+    if text is None:
+        try:
+            text = file.read_text()
+        except OSError as e:
+            raise SpecError([f"{shown}: {e.strerror}"]) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        msg = getattr(e, "problem", None) or str(e)
+        raise SpecError([f"{shown}{line}: not valid YAML: {msg}"]) from None
+    lines = _Lines(node)
+    errors: list[tuple[int, str]] = []
+
+    def err(p, msg: str) -> None:
+        errors.append((lines.line(p), f"{shown}:{lines.line(p)}: "
+                       f"{_where(tuple(p))}: {msg}"))
+
+    for p, line in lines.dups:
+        errors.append((line, f"{shown}:{line}: {_where(p)}: duplicate key"))
+    if not isinstance(data, dict):
+        raise SpecError([f"{shown}:1: a deployment is a mapping (name, "
+                         f"ports, services, ...)"])
+    v = jsonschema.Draft202012Validator(schema())
+    for e in v.iter_errors(data):
+        path = tuple(e.absolute_path)
+        if e.validator == "additionalProperties" and \
+                isinstance(e.instance, dict):
+            # point at each unknown key, not at the mapping holding it
+            for k in sorted(set(e.instance) -
+                            set(e.schema.get("properties", {}))):
+                err(path + (k,), f"unknown key '{k}' (known: "
+                    f"{', '.join(e.schema.get('properties', {}))})")
+            continue
+        err(path, e.message)
+    if errors:
+        raise SpecError([m for _, m in sorted(errors)])
+
+    # What a schema cannot say.
+    base = file.resolve().parent
+    port_ids: dict[str, int] = {}
+    for i, p in enumerate(data["ports"]):
+        if "name" in p:
+            if p["name"] in port_ids:
+                err(("ports", i, "name"), f"port name '{p['name']}' "
+                    f"twice")
+            port_ids[p["name"]] = i
+    port_ids.update({str(i): i for i in range(len(data["ports"]))})
+    services: list[Service] = []
+    svc_ids: dict[str, int] = {}
+    used: dict[int, str] = {}
+    for i, s in enumerate(data["services"]):
+        sid = s.get("id", i + 1)
+        if s["name"] in svc_ids:
+            err(("services", i, "name"), f"service '{s['name']}' twice")
+        if sid in used:
+            err(("services", i, "id" if "id" in s else "name"),
+                f"service id {sid} is also '{used[sid]}'s")
+        used[sid] = s["name"]
+        svc_ids[s["name"]] = sid
+        binary = paths.find_nf(s["nf"]["binary"], base)
+        if binary is None:
+            err(("services", i, "nf", "binary"),
+                f"no program '{s['nf']['binary']}' (a bare name is looked "
+                f"up next to zeronf-mgr, then in PATH)")
+        services.append(Service(
+            name=s["name"], id=sid, binary=str(binary or ""),
+            args=list(s["nf"].get("args", [])),
+            replicas=s.get("replicas", 1), cpus=s.get("cpus"),
+            memory_mb=s.get("memory_mb"), sandbox=s.get("sandbox", False),
+            restart=s.get("restart", "on-failure"), lb=s.get("lb", "hash")))
+    chain = _steps(data.get("chain", []), svc_ids, port_ids, ("chain",),
+                   err)
+    flows, rules = [], []
+    for i, f in enumerate(data.get("flows", [])):
+        flows.append({**f, "chain": _steps(f["chain"], svc_ids, port_ids,
+                                           ("flows", i, "chain"), err)})
+    for i, r in enumerate(data.get("rules", [])):
+        rules.append({**r, "chain": _steps(r["chain"], svc_ids, port_ids,
+                                           ("rules", i, "chain"), err)})
+    for key in ("routes", "autoscale"):
+        for i, r in enumerate(data.get(key, [])):
+            if r["service"] not in svc_ids:
+                err((key, i, "service"), f"no service named "
+                    f"'{r['service']}'")
+    for i, a in enumerate(data.get("autoscale", [])):
+        if a.get("min", 1) > a.get("max", 16):
+            err(("autoscale", i, "min"), "min is above max")
+    for i, r in enumerate(data.get("reactions", [])):
+        for k in ("when", "insert"):
+            if r[k]["service"] not in svc_ids:
+                err(("reactions", i, k, "service"), f"no service named "
+                    f"'{r[k]['service']}'")
+    if errors:
+        raise SpecError([m for _, m in sorted(errors)])
+    mgr = dict(data.get("manager", {}))
+    log_dir = Path(mgr["log_dir"]) if "log_dir" in mgr else \
+        paths.default_log_dir(data["name"])
+    if not log_dir.is_absolute():
+        log_dir = base / log_dir
+    return Deployment(
+        file=file, name=data["name"], base=base, manager=mgr,
+        ports=list(data["ports"]), services=services, chain=chain,
+        flows=flows, rules=rules, routes=list(data.get("routes", [])),
+        autoscale=list(data.get("autoscale", [])),
+        reactions=list(data.get("reactions", [])), log_dir=log_dir,
+        raw=data)
+
+
+def as_json(d: Deployment) -> dict[str, Any]:
+    """The resolved deployment (zeronf apply --dry-run, tests)."""
+    return {
+        "name": d.name, "ports": [p["devargs"] for p in d.ports],
+        "services": [s.__dict__ for s in d.services], "chain": d.chain,
+        "flows": d.flows, "rules": d.rules, "routes": d.routes,
+        "log_dir": str(d.log_dir),
+    }

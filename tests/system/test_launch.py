@@ -1,0 +1,183 @@
+"""System tests of NFs the manager launches and supervises (nf.start):
+replicas, crash and restart with back-off, restart policies, scaling,
+restarts counted, every step an event, nothing left behind."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import DATA, NF_BIN, conserved, traffic_ports, wait_for
+from zeronf import ZeroNFError
+
+FWD = str(NF_BIN["forward"])
+
+
+def launched(m, name: str) -> dict:
+    for spec in m.call("launch.list")["launched"]:
+        if spec["name"] == name:
+            return spec
+    raise KeyError(name)
+
+
+def running_names(m) -> set[str]:
+    return {n["name"] for n in m.call("nf.list")["nfs"]
+            if n["state"] == "running"}
+
+
+def events(m, since: int = 0) -> list[dict]:
+    return m.call("event.list", since=since)["events"]
+
+
+def test_replicas_carry_traffic_and_come_back_after_a_crash(managers):
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="1,port:1", rx_paused=True)
+    base = m.pool()["in_use"]
+    spec = m.call("nf.start", name="fw", binary=FWD, service=1, replicas=2)
+    assert [i["name"] for i in spec["instances"]] == ["fw", "fw.1"]
+    wait_for(lambda: running_names(m) == {"fw", "fw.1"}, 20, "2 replicas")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > 500, 20,
+             "traffic")
+    victim = launched(m, "fw")["instances"][1]
+    os.kill(victim["pid"], signal.SIGKILL)
+    wait_for(lambda: launched(m, "fw")["instances"][1]["pid"] not in
+             (0, victim["pid"]) and "fw.1" in running_names(m), 20,
+             "fw.1 restarted")
+    spec = launched(m, "fw")
+    assert spec["restarts"] == 1 and spec["failures"] == 1
+    assert spec["instances"][1]["last_exit"] == -signal.SIGKILL
+    assert spec["instances"][1]["restarts"] == 1
+    types = [e["type"] for e in events(m)]
+    assert types.count("nf.launch") == 3 and "nf.died" in types
+    exit_ev = [e for e in events(m) if e["type"] == "nf.exit"][0]
+    assert "fw.1: signal 9; restart in 100 ms" in exit_ev["message"]
+    # The restarted replica works: all traffic accounted for.
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    rx, out, dropped = conserved(st)
+    assert rx == out + dropped
+    assert m.shutdown() == 0
+    assert not m.leftovers()
+
+
+def test_back_off_doubles_while_it_keeps_failing(managers):
+    """An NF that fails at once (a bad option: exit 2) is restarted after
+    100, 200, 400, 800 ms...; with restart: never it stays down."""
+    m = managers(ports=["net_null0,no-rx=1"], chain="1,port:0")
+    m.call("nf.start", name="bad", binary=FWD, service=1,
+           args=["--no-such-option"])
+    wait_for(lambda: launched(m, "bad")["restarts"] >= 4, 20,
+             "four restarts")
+    delays = [int(e["message"].rsplit("restart in ", 1)[1].split()[0])
+              for e in events(m) if e["type"] == "nf.exit"]
+    assert delays[:4] == [100, 200, 400, 800], delays
+    spec = launched(m, "bad")
+    assert spec["instances"][0]["last_exit"] == 2
+    assert spec["failures"] >= 4
+    m.call("nf.remove", name="bad")
+    wait_for(lambda: not m.call("launch.list")["launched"], 10,
+             "removed")
+
+    m.call("nf.start", name="once", binary=FWD, service=1,
+           args=["--no-such-option"], restart="never")
+    wait_for(lambda: launched(m, "once")["instances"][0]["state"] ==
+             "down", 10, "down")
+    time.sleep(0.5)
+    spec = launched(m, "once")
+    assert spec["starts"] == 1 and spec["restarts"] == 0
+    assert "not restarted (restart: never)" in events(m)[-1]["message"]
+    assert m.shutdown() == 0
+    assert not m.leftovers()
+
+
+def test_exit_0_is_not_a_failure_and_restart_and_scale(managers):
+    m = managers(ports=["net_null0,no-rx=1"], chain="1,port:0")
+    m.call("nf.start", name="a", binary=FWD, service=1)
+    wait_for(lambda: running_names(m) == {"a"}, 20, "a")
+    # Stopped through the registry, it exits 0: on-failure leaves it.
+    slot = [n for n in m.call("nf.list")["nfs"] if n["name"] == "a"][0]
+    m.call("nf.stop", instance=slot["instance"])
+    wait_for(lambda: launched(m, "a")["instances"][0]["state"] == "down",
+             20, "down")
+    assert launched(m, "a")["instances"][0]["last_exit"] == 0
+    assert launched(m, "a")["failures"] == 0
+    # nf.restart brings it back; scale up and down.
+    m.call("nf.restart", name="a")
+    wait_for(lambda: running_names(m) == {"a"}, 20, "a again")
+    m.call("nf.scale", name="a", replicas=3)
+    wait_for(lambda: running_names(m) == {"a", "a.1", "a.2"}, 20, "3")
+    old = {i["name"]: i["pid"] for i in launched(m, "a")["instances"]}
+    m.call("nf.restart", name="a")
+    wait_for(lambda: running_names(m) == {"a", "a.1", "a.2"} and
+             all(i["pid"] not in (0, old[i["name"]])
+                 for i in launched(m, "a")["instances"]), 30,
+             "all restarted")
+    m.call("nf.scale", name="a", replicas=1)
+    wait_for(lambda: running_names(m) == {"a"} and
+             len(launched(m, "a")["instances"]) == 1, 20, "back to 1")
+    assert launched(m, "a")["failures"] == 0
+    assert m.shutdown() == 0
+    assert not m.leftovers()
+
+
+def test_output_goes_to_the_log_dir_and_shutdown_stops_them(managers,
+                                                            tmp_path):
+    logs = tmp_path / "logs dir"
+    m = managers(ports=["net_null0,no-rx=1"], chain="1,port:0",
+                 args=["--log-dir", str(logs)])
+    m.call("nf.start", name="mon", binary=str(NF_BIN["monitor"]),
+           service=1, replicas=2, args=["--print", "1"])
+    wait_for(lambda: running_names(m) == {"mon", "mon.1"}, 20, "2")
+    assert m.call("launch.list")["log_dir"] == str(logs)
+    wait_for(lambda: "monitor mon [periodic]" in
+             (logs / "mon.log").read_text(), 10, "periodic line")
+    pids = [i["pid"] for i in launched(m, "mon")["instances"]]
+    assert m.shutdown() == 0
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists()
+    assert "monitor mon.1 [final]" in (logs / "mon.1.log").read_text()
+    assert not m.leftovers()
+
+
+def test_bad_starts_are_refused_with_a_reason(managers):
+    m = managers(ports=["net_null0,no-rx=1"])
+    cases = [
+        (dict(name="x", binary="zeronf-forward", service=1), -errno.EINVAL,
+         "absolute path"),
+        (dict(name="x", binary="/nonexistent/nf", service=1),
+         -errno.ENOENT, "/nonexistent/nf"),
+        (dict(name="bad name", binary=FWD, service=1), -errno.EINVAL,
+         "name"),
+        (dict(name="x", binary=FWD, service=0), -errno.EINVAL, "service"),
+        (dict(name="x", binary=FWD, service=1, cpus="zero"),
+         -errno.EINVAL, "cpus"),
+        (dict(name="x", binary=FWD, service=1, args=[1]), -errno.EINVAL,
+         "args"),
+        (dict(name="x", binary=FWD, service=1, restart="sometimes"),
+         -errno.EINVAL, "restart"),
+        (dict(name="x", binary=FWD, service=1, replicas=17),
+         -errno.EINVAL, "replicas"),
+    ]
+    for params, code, word in cases:
+        with pytest.raises(ZeroNFError) as e:
+            m.call("nf.start", **params)
+        assert e.value.code == code, params
+        assert word in e.value.message, (params, e.value.message)
+    m.call("nf.start", name="x", binary=FWD, service=1, replicas=0)
+    with pytest.raises(ZeroNFError) as e:
+        m.call("nf.start", name="x", binary=FWD, service=1)
+    assert e.value.code == -errno.EEXIST
+    for method in ("nf.scale", "nf.restart", "nf.remove"):
+        with pytest.raises(ZeroNFError) as e:
+            m.call(method, name="nope", **({"replicas": 1}
+                                           if method == "nf.scale" else {}))
+        assert e.value.code == -errno.ENOENT
+    assert m.call("launch.list")["launched"][0]["running"] == 0
+    assert m.shutdown() == 0
+    assert not m.leftovers()
