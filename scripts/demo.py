@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""ZeroNF demo (`make demo`): a manager with two net_pcap ports replaying
-bundled real traces, a chain of NFs in separate processes, then a report of
-what happened, checked against the input."""
+"""ZeroNF demo (`make demo`): `zeronf up deploy/demo.yaml` (a manager with
+two net_pcap ports replaying bundled real traces, a chain of NFs the
+manager launches and supervises in separate processes), the traffic
+through, `zeronf status`, `zeronf down`, then a report of what happened,
+checked against the input."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -16,85 +18,76 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "python"))
 
+DEPLOY = REPO / "deploy/demo.yaml"
+
+
+def zeronf(*args: str) -> int:
+    """Run the CLI as a user would, its output shown."""
+    print(f"$ zeronf {' '.join(args)}", flush=True)
+    return subprocess.call([sys.executable, "-m", "zeronf", *args],
+                           cwd=REPO)
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", default="build")
-    ap.add_argument("--out", default=str(REPO / "out"),
-                    help="where the output pcap and logs go")
     a = ap.parse_args()
     os.environ["ZERONF_BUILD"] = str((REPO / a.build).resolve())
 
-    from harness import Manager, wait_for  # noqa: E402
     from pcaputil import assert_same_per_flow, read_frames  # noqa: E402
+    from zeronf import Client  # noqa: E402
+    from zeronf.spec import load  # noqa: E402
 
-    out = Path(a.out)
-    out.mkdir(exist_ok=True)
-    logs = Path(tempfile.mkdtemp(prefix="zeronf-demo-", dir=out))
+    name = f"demo{os.getpid()}"
+    d = load(DEPLOY, name=name)
+    out_pcap = REPO / "out/demo-out.pcap"
+    report = d.log_dir / "dpi-flows.out"
     traces = [REPO / "data/pcap/wikipedia.pcap",
               REPO / "data/pcap/bittorrent.pcap"]
-    out_pcap = out / "demo-out.pcap"
     frames_in = [f for t in traces for f in read_frames(t)]
+    for f in (out_pcap, report):
+        f.unlink(missing_ok=True)
 
     print("ZeroNF demo")
     print("===========")
-    ports = [f"net_pcap0,rx_pcap={traces[0]},tx_pcap={out_pcap}",
-             f"net_pcap1,rx_pcap={traces[1]}"]
-    chain = "1,2,3,port:0"
-    m = Manager(logs, ports=ports, chain=chain, rx_paused=True,
-                name=f"demo{os.getpid()}")
+    print(f"{DEPLOY.relative_to(REPO)}: port 0 replays {traces[0].name} "
+          f"({len(read_frames(traces[0]))} packets) and writes "
+          f"{out_pcap.relative_to(REPO)}; port 1 replays {traces[1].name} "
+          f"({len(read_frames(traces[1]))} packets)\n")
+    t0 = time.monotonic()
+    if zeronf("up", str(DEPLOY.relative_to(REPO)), "--name", name) != 0:
+        return 1
+    rc = 1
     try:
-        st = m.call("status")
-        print(f"manager '{m.name}' (pid {st['pid']}, {st['dpdk']}): "
-              f"{st['ports']} ports, {st['workers']} worker thread, "
-              f"pool of {st['pool']['size']} buffers in hugepages")
-        for p in m.call("port.list")["ports"]:
-            print(f"  port {p['port']}: {p['name']} ({p['driver']})")
-        print(f"  port 0 replays {traces[0].name} ({len(read_frames(traces[0]))}"
-              f" packets) and writes {out_pcap.relative_to(REPO)}")
-        print(f"  port 1 replays {traces[1].name} ({len(read_frames(traces[1]))}"
-              " packets)")
-        print(f"default chain: {' -> '.join(m.call('chain.get')['hops'])}")
-
-        print("starting NF processes (DPDK secondaries):")
-        m.start_nf("monitor", 1, "ingress-mon")
-        m.start_nf("forward", 2, "fwd-a")
-        m.start_nf("forward", 2, "fwd-b")
-        report = logs / "dpi-flows.out"
-        m.start_nf("dpi", 3, "dpi", nf_args=[
-            "--report", str(report),
-            "--proto-dir", str(REPO / "nfs/dpi/ndpi-4.2")])
-        for n in m.call("nf.list")["nfs"]:
-            print(f"  instance {n['instance']}: {n['name']:<12} service "
-                  f"{n['service']}  pid {n['pid']}")
-        print("  (service 2 has two replicas: flows are balanced between "
-              "them by a\n   symmetric flow hash)")
-
-        t0 = time.monotonic()
-        m.call("rx.set", enabled=True)
-        wait_for(lambda: m.call("port.list")["ports"][0]["tx"] >=
-                 len(frames_in), 60, "all packets out")
-        st = m.wait_idle()
+        with Client(name) as c:
+            deadline = time.monotonic() + 60
+            while c.ports()[0]["tx"] < len(frames_in) and \
+                    time.monotonic() < deadline:
+                time.sleep(0.05)
+        zeronf("-i", name, "wait", "--idle")
         dt = time.monotonic() - t0
+        print()
+        zeronf("-i", name, "status")
+        with Client(name) as c:
+            st = c.stats()
         print(f"\ntraffic: {len(frames_in)} packets in, "
-              f"{st['ports'][0]['tx']} out of port 0 ({dt:.2f} s incl. "
-              "settling)")
-        print(f"{'NF':<12} {'svc':>3} {'rx':>6} {'tx':>6} {'sleeps':>7} "
-              f"{'wakeups':>7}")
-        for n in st["nfs"]:
-            print(f"{n['name']:<12} {n['service']:>3} {n['rx']:>6} "
-                  f"{n['tx']:>6} {n['sleeps']:>7} {n['wakeups']:>7}")
+              f"{st['ports'][0]['tx']} out of port 0 ({dt:.2f} s from "
+              f"zeronf up, settling included)")
         mon = [n for n in st["nfs"] if n["name"] == "ingress-mon"][0]
-        c = mon["counters"]
-        print(f"ingress monitor: {c['ipv4']} IPv4, {c['ipv6']} IPv6, "
-              f"{c['tcp']} TCP, {c['udp']} UDP, {c['other_l3']} other, "
-              f"{c['bytes']} bytes")
+        cnt = mon["counters"]
+        print(f"ingress monitor: {cnt['ipv4']} IPv4, {cnt['ipv6']} IPv6, "
+              f"{cnt['tcp']} TCP, {cnt['udp']} UDP, {cnt['other_l3']} other,"
+              f" {cnt['bytes']} bytes")
+        fwd = {n["name"]: n["rx"] for n in st["nfs"]
+               if n["service"] == d.service("fwd").id}
+        print(f"fwd replicas (flows balanced by a symmetric flow hash): "
+              f"{fwd}")
         drops = {k: v for k, v in st["drops"].items() if v}
         print(f"drops by reason: {drops or 'none'}")
         print(f"packet buffers in use now: {st['status']['pool']['in_use']}")
     finally:
-        rc = m.shutdown()
-        m.close()
+        print()
+        rc = zeronf("down", name)
     frames_out = read_frames(out_pcap)
     try:
         assert_same_per_flow(frames_in, frames_out)
@@ -112,12 +105,14 @@ def main() -> int:
     flows = sum(p[3] for p in protos)
     print(f"dpi (nDPI {len(protos)} protocols over {flows} flows; report: "
           f"{report.relative_to(REPO)}):")
-    for b, name, pk, fl in sorted(protos, reverse=True)[:8]:
-        print(f"  {name:<16} {fl:>4} flows {pk:>6} packets {b:>9} bytes")
-    print(f"manager exit status {rc}; it removed its hugepage files and "
-          f"runtime directory: {'yes' if not m.leftovers() else 'NO'}")
-    print(f"logs: {logs.relative_to(REPO)}")
-    return 0 if verdict.startswith("OK") and rc == 0 else 1
+    for b, pname, pk, fl in sorted(protos, reverse=True)[:8]:
+        print(f"  {pname:<16} {fl:>4} flows {pk:>6} packets {b:>9} bytes")
+    from zeronf.client import runtime_dir
+    left = Path(runtime_dir(name)).exists()
+    print(f"zeronf down: exit status {rc}; the manager removed its hugepage "
+          f"files and runtime directory: {'NO' if left else 'yes'}")
+    print(f"logs (manager, each NF replica): {d.log_dir.relative_to(REPO)}")
+    return 0 if verdict.startswith("OK") and rc == 0 and not left else 1
 
 
 if __name__ == "__main__":

@@ -119,7 +119,8 @@ def wait_running(c: Client, names: dict[str, int], log_dir: Path,
             for inst in specs[name]["instances"][:want]:
                 if inst["name"] in running:
                     continue
-                if inst["last_exit"] is not None:
+                if inst["state"] in ("down", "backoff") and \
+                        inst["last_exit"] is not None:
                     raise UpError(
                         f"{inst['name']} exited ({inst['last_exit']}) "
                         f"before it was ready:\n"
@@ -178,8 +179,21 @@ def _save_applied(d: Deployment) -> None:
     (d.log_dir / APPLIED).write_text(json.dumps(as_json(d), indent=1))
 
 
+def _not_yet(d: Deployment) -> None:
+    """Keys the schema describes that this version does not act on yet:
+    refused, never silently ignored."""
+    missing = [k for k in ("autoscale", "reactions") if d.raw.get(k)]
+    missing += [f"services.{s.name}.{k}" for s in d.services
+                for k, v in (("sandbox", s.sandbox),
+                             ("memory_mb", s.memory_mb)) if v]
+    if missing:
+        raise UpError(f"{d.file}: not supported by this version yet: "
+                      f"{', '.join(missing)}")
+
+
 def up(d: Deployment, say: Say = print, timeout: float = 60.0,
        keep: bool = False) -> None:
+    _not_yet(d)
     if is_up(d.name):
         raise UpError(f"instance '{d.name}' is already up (zeronf apply "
                       f"{d.file} changes it; zeronf down {d.name} stops it)")
@@ -319,7 +333,7 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
         steps.append(Step(f"~ chain: {','.join(cur_chain) or '(none)'} -> "
                           f"{','.join(d.chain)}",
                           lambda c: c.chain_set(d.chain), 1))
-    live_rules = {_rule_key(r["match"], r["chain"], r["priority"]): r["id"]
+    live_rules = {_rule_key(r["match"], r["chain"], r["priority"]): r
                   for r in c.call("rule.list")["rules"]}
     for r in d.rules:
         k = _rule_key(r["match"], r["chain"], r.get("priority", 0))
@@ -330,9 +344,12 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
                               f" -> {','.join(r['chain'])} (priority "
                               f"{r.get('priority', 0)})",
                               lambda c, r=r: c.call("rule.add", **r), 2))
-    for k, rid in live_rules.items():
-        steps.append(Step(f"- rule {rid} {k}",
-                          lambda c, rid=rid: c.call("rule.del", id=rid), 2))
+    for r in live_rules.values():
+        steps.append(Step(f"- rule {r['id']} {json.dumps(r['match'])} -> "
+                          f"{','.join(r['chain'])} (priority "
+                          f"{r['priority']})",
+                          lambda c, rid=r["id"]: c.call("rule.del", id=rid),
+                          2))
     if d.flows:
         steps.append(Step(f"= flows: {len(d.flows)} added or replaced",
                           lambda c: c.call("flow.add", flows=d.flows), 2))
@@ -362,6 +379,7 @@ def _wait_gone(c: Client, name: str, timeout: float = 20.0) -> None:
 
 def apply(d: Deployment, say: Say = print, dry_run: bool = False,
           timeout: float = 60.0) -> list[Step]:
+    _not_yet(d)
     if not is_up(d.name):
         raise UpError(f"instance '{d.name}' is not up (zeronf up {d.file})")
     with Client(d.name) as c:
@@ -374,11 +392,14 @@ def apply(d: Deployment, say: Say = print, dry_run: bool = False,
             say(f"  {s.text}")
         if dry_run:
             return steps
+        waited = False
         for s in steps:
-            s.run(c)
-            if s.phase == 0:
+            if s.phase > 0 and not waited:
+                # every NF of the file runs before the chain names it
                 wait_running(c, {x.name: x.replicas for x in d.services},
                              d.log_dir, timeout)
+                waited = True
+            s.run(c)
         _save_applied(d)
         say(f"applied: {len(steps)} changes")
     return steps

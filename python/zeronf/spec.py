@@ -133,8 +133,10 @@ def _steps(chain: list[str], svc_ids: dict[str, int],
     return out
 
 
-def load(path: str | os.PathLike, text: str | None = None) -> Deployment:
-    """Read and check a deployment file. Raises SpecError."""
+def load(path: str | os.PathLike, text: str | None = None,
+         name: str | None = None) -> Deployment:
+    """Read and check a deployment file; @p name overrides its name (one
+    file, several instances). Raises SpecError."""
     file = Path(path)
     shown = str(path)
     if text is None:
@@ -162,6 +164,8 @@ def load(path: str | os.PathLike, text: str | None = None) -> Deployment:
     if not isinstance(data, dict):
         raise SpecError([f"{shown}:1: a deployment is a mapping (name, "
                          f"ports, services, ...)"])
+    if name is not None:
+        data["name"] = name
     v = jsonschema.Draft202012Validator(schema())
     for e in v.iter_errors(data):
         path = tuple(e.absolute_path)
@@ -238,7 +242,7 @@ def load(path: str | os.PathLike, text: str | None = None) -> Deployment:
     log_dir = Path(mgr["log_dir"]) if "log_dir" in mgr else \
         paths.default_log_dir(data["name"])
     if not log_dir.is_absolute():
-        log_dir = base / log_dir
+        log_dir = (base / log_dir).resolve()
     return Deployment(
         file=file, name=data["name"], base=base, manager=mgr,
         ports=list(data["ports"]), services=services, chain=chain,

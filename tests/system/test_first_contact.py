@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,24 @@ def test_readme_using_it(tmp_path):
     assert read_frames(out) == read_frames(TRACE)  # all 136, in order
     assert '"no_instance"' not in r.stdout         # nothing dropped
     assert "monitor1" in r.stdout or "monitor" in r.stdout
+
+
+def test_readme_deploying(tmp_path):
+    (block,) = sh_blocks(REPO / "README.md", "Deploying")
+    name = unique_name("dp")
+    script = block.replace(" lab", f" {name}")
+    assert script.count(name) == 7
+    try:
+        r = run_block(script, REPO)
+    finally:
+        subprocess.run([sys.executable, "-m", "zeronf", "down", name],
+                       capture_output=True, timeout=60)
+    assert "deploy/demo.yaml: instance 'demo'" in r.stdout
+    assert f"'{name}' is up: RX enabled" in r.stdout
+    assert "fwd.2" in r.stdout           # the third replica
+    assert "nf.launch" in r.stdout       # the events
+    assert f"'{name}' is down" in r.stdout
+    no_leftovers(name)
 
 
 def test_nf_guide_build_and_run(tmp_path):

@@ -10,13 +10,17 @@ import sys
 from ..client import Client, ZeroNFError
 
 
+def _cell(v) -> str:
+    return "-" if v is None else str(v)
+
+
 def _table(rows: list[dict], cols: list[str]) -> str:
-    widths = {c: max([len(c)] + [len(str(r.get(c, ""))) for r in rows])
+    widths = {c: max([len(c)] + [len(_cell(r.get(c, ""))) for r in rows])
               for c in cols}
-    out = ["  ".join(c.ljust(widths[c]) for c in cols)]
+    out = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip()]
     for r in rows:
-        out.append("  ".join(str(r.get(c, "")).ljust(widths[c])
-                             for c in cols))
+        out.append("  ".join(_cell(r.get(c, "")).ljust(widths[c])
+                             for c in cols).rstrip())
     return "\n".join(out)
 
 
@@ -87,7 +91,7 @@ def _status_text(st: dict) -> str:
         f"instance  {st['instance']}  (manager pid {st['pid']}, up "
         f"{up_s:.0f} s, {'ready' if st['ready'] else 'starting'}"
         f"{', stopping' if st['stopping'] else ''})",
-        f"build     {st['build']}  DPDK {st['dpdk']}",
+        f"build     {st['build']}  {st['dpdk']}",
         f"ports     {st['ports']}  RX "
         f"{'on' if st['rx_enabled'] else 'paused'}"
         f"{' (waiting for NFs)' if st.get('rx_waiting') else ''}; ingress "

@@ -8,9 +8,9 @@ from .. import orchestrate
 from ..spec import SpecError, as_json, load
 
 
-def _load(path: str):
+def _load(path: str, name: str | None = None):
     try:
-        return load(path)
+        return load(path, name=name)
     except SpecError as e:
         for line in e.errors:
             print(line, file=sys.stderr)
@@ -18,7 +18,7 @@ def _load(path: str):
 
 
 def run_validate(a) -> int:
-    d = _load(a.file)
+    d = _load(a.file, a.name)
     if a.json:
         print(json.dumps(as_json(d), indent=2))
     else:
@@ -29,7 +29,7 @@ def run_validate(a) -> int:
 
 
 def run_up(a) -> int:
-    d = _load(a.file)
+    d = _load(a.file, a.name)
     try:
         orchestrate.up(d, say=lambda s: print(s, flush=True),
                        timeout=a.timeout, keep=a.keep)
@@ -50,7 +50,7 @@ def run_down(a) -> int:
 
 
 def run_apply(a) -> int:
-    d = _load(a.file)
+    d = _load(a.file, a.name)
     try:
         orchestrate.apply(d, say=lambda s: print(s, flush=True),
                           dry_run=a.dry_run, timeout=a.timeout)
@@ -64,6 +64,8 @@ def register(sub) -> None:
     p = sub.add_parser("up", help="start the instance a deployment file "
                        "describes, and wait until it runs")
     p.add_argument("file")
+    p.add_argument("--name", help="the instance's name, instead of the "
+                   "file's")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="for each step (default 60 s)")
     p.add_argument("--keep", action="store_true",
@@ -77,10 +79,14 @@ def register(sub) -> None:
     p = sub.add_parser("apply", help="change a running instance to match "
                        "its file (the changes are shown first)")
     p.add_argument("file")
+    p.add_argument("--name", help="the instance's name, instead of the "
+                   "file's")
     p.add_argument("--dry-run", action="store_true",
                    help="show the changes only")
     p.add_argument("--timeout", type=float, default=60.0)
     p.set_defaults(run=run_apply)
     p = sub.add_parser("validate", help="check a deployment file")
     p.add_argument("file")
+    p.add_argument("--name", help="the instance's name, instead of the "
+                   "file's")
     p.set_defaults(run=run_validate)

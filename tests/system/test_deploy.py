@@ -1,0 +1,162 @@
+"""System tests of deployments through the CLI, as an operator runs them:
+zeronf up FILE, status, top, nf, logs, events, apply (diff, then the
+changes), down; a failing NF stops `up` with its log and leaves nothing;
+an instance cannot be brought up twice."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import DATA, unique_name, wait_for
+from pcaputil import read_frames
+from zeronf import Client
+from zeronf.client import runtime_dir
+
+TRACE = DATA / "pcap/bittorrent.pcap"
+
+
+def zeronf(*args, timeout=90, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "zeronf", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd)
+
+
+def deployment(tmp: Path, name: str, replicas: int = 2, extra: str = "",
+               chain: str = "[mon, fw, port:out]", version: int = 1) -> Path:
+    f = tmp / f"{name}-v{version}.yaml"
+    f.write_text(f"""\
+name: {name}
+manager:
+  log_dir: logs
+ports:
+  - name: in
+    devargs: net_pcap0,rx_pcap={TRACE}
+  - name: out
+    devargs: net_pcap1,rx_pcap={TRACE},tx_pcap=out.pcap
+services:
+  - name: mon
+    nf: {{binary: zeronf-monitor}}
+  - name: fw
+    nf: {{binary: zeronf-forward}}
+    replicas: {replicas}
+{extra}chain: {chain}
+""")
+    return f
+
+
+@pytest.fixture
+def instance(tmp_path):
+    names = []
+
+    def make(**kw):
+        name = unique_name("d")
+        names.append(name)
+        return name, deployment(tmp_path, name, **kw)
+    yield make
+    for n in names:  # whatever a failed test left running
+        if Path(runtime_dir(n)).exists():
+            zeronf("down", n)
+
+
+def test_up_operate_apply_down(instance, tmp_path):
+    name, f = instance()
+    r = zeronf("up", f)
+    assert r.returncode == 0, r.stderr
+    assert f"manager '{name}' up" in r.stdout
+    assert "[2/2] fw (svc:2): 2 x zeronf-forward" in r.stdout
+    assert "RX enabled" in r.stdout
+    frames = read_frames(TRACE)
+    with Client(name) as c:
+        wait_for(lambda: c.ports()[1]["tx"] >= 2 * len(frames), 30,
+                 "both traces through")
+        assert c.chain_get() == ["svc:1", "svc:2", "port:1"]
+        assert {n["name"] for n in c.nfs()} == {"mon", "fw", "fw.1"}
+    r = zeronf("-i", name, "status")
+    assert r.returncode == 0 and f"instance  {name}" in r.stdout
+    r = zeronf("-i", name, "top", "-n", "2", "-d", "0.2")
+    assert r.returncode == 0 and r.stdout.count("rx/s") == 4
+    r = zeronf("-i", name, "nf", "list")
+    assert r.returncode == 0 and "fw.1" in r.stdout
+    r = zeronf("-i", name, "events", "--json")
+    types = [json.loads(x)["type"] for x in r.stdout.splitlines()]
+    assert types.count("nf.launch") == 3
+    # Scale through the CLI, then the file's replicas are back with apply.
+    r = zeronf("-i", name, "nf", "scale", "fw", "3")
+    assert r.returncode == 0, r.stderr
+    r = zeronf("apply", f, "--dry-run")
+    assert r.returncode == 0 and "~ service fw: replicas 3 -> 2" in \
+        r.stdout
+    # A new version of the file: another service, a rule, a new chain.
+    f2 = deployment(tmp_path, name, replicas=1, version=2,
+                    chain="[mon, fw2, port:out]",
+                    extra="  - name: fw2\n    nf: {binary: zeronf-forward}"
+                          "\nrules:\n  - match: {proto: udp}\n"
+                          "    chain: [fw, port:out]\n")
+    r = zeronf("apply", f2)
+    assert r.returncode == 0, r.stderr
+    for line in ("+ service fw2 (svc:3): 1 x zeronf-forward",
+                 "~ service fw: replicas 3 -> 1",
+                 "~ chain: svc:1,svc:2,port:1 -> svc:1,svc:3,port:1",
+                 '+ rule {"proto": "udp"} -> svc:2,port:1', "applied: 4"):
+        assert line in r.stdout, r.stdout
+    with Client(name) as c:
+        assert c.chain_get() == ["svc:1", "svc:3", "port:1"]
+        wait_for(lambda: {n["name"] for n in c.nfs()} ==
+                 {"mon", "fw", "fw2"}, 20, "fw.1, fw.2 gone, fw2 up")
+        assert len(c.call("rule.list")["rules"]) == 1
+    r = zeronf("apply", f2)
+    assert "already matches" in r.stdout
+    r = zeronf("apply", f)  # back: fw2 removed, rule removed
+    assert r.returncode == 0 and "- service fw2" in r.stdout and \
+        "- rule 1" in r.stdout
+    r = zeronf("-i", name, "logs", "fw")
+    assert r.returncode == 0
+    r = zeronf("down", name)
+    assert r.returncode == 0, r.stderr
+    assert not Path(runtime_dir(name)).exists()
+    logs = tmp_path / "logs"
+    assert {p.name for p in logs.glob("*.log")} >= {
+        "manager.log", "mon.log", "fw.log", "fw.1.log", "fw2.log"}
+    # Every packet went out (the same trace came in twice, on two ports:
+    # so as a multiset).
+    assert sorted(read_frames(tmp_path / "out.pcap")) == sorted(frames * 2)
+
+
+def test_up_stops_at_a_failing_nf_and_leaves_nothing(instance, tmp_path):
+    name, f = instance(extra="  - name: dpi\n    nf: {binary: zeronf-dpi, "
+                             "args: [--proto-dir, /nonexistent]}\n")
+    r = zeronf("up", f, "--timeout", "20")
+    assert r.returncode == 1
+    assert "dpi exited (" in r.stderr and "before it was ready" in r.stderr
+    assert "    | " in r.stderr  # its log's last lines
+    assert f"(instance '{name}' stopped)" in r.stderr
+    assert not Path(runtime_dir(name)).exists()
+
+
+def test_up_twice_is_refused_and_down_of_nothing_too(instance):
+    name, f = instance(replicas=1)
+    assert zeronf("up", f).returncode == 0
+    r = zeronf("up", f)
+    assert r.returncode == 1 and "already up" in r.stderr
+    assert zeronf("down", name).returncode == 0
+    r = zeronf("down", name)
+    assert r.returncode == 1 and "is not up" in r.stderr
+
+
+def test_the_demo_deployment_runs_from_another_directory(tmp_path):
+    """deploy/demo.yaml's relative paths are the file's, not the shell's."""
+    from harness import REPO
+    name = unique_name("demo")
+    r = zeronf("up", REPO / "deploy/demo.yaml", "--name", name, cwd="/")
+    try:
+        assert r.returncode == 0, r.stderr
+        with Client(name) as c:
+            wait_for(lambda: c.ports()[0]["tx"] >= 435, 30, "demo traffic")
+    finally:
+        assert zeronf("down", name).returncode == 0
+    assert os.path.exists(REPO / "out/demo-out.pcap")

@@ -1,0 +1,118 @@
+"""Deployment files (python/zeronf/spec.py): the bundled ones are valid,
+and every kind of mistake is refused with its file, line and key, before
+anything starts."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from harness import REPO
+from zeronf.client import runtime_dir
+from zeronf.spec import SpecError, load, schema
+
+GOOD = """\
+name: t1
+ports:
+  - name: wan
+    devargs: net_null0
+  - devargs: net_null1
+services:
+  - name: mon
+    nf: {binary: zeronf-monitor, args: [--print, "1"]}
+  - name: fw
+    id: 7
+    nf: {binary: zeronf-forward}
+    replicas: 2
+    lb: least_loaded
+chain: [mon, fw, port:wan]
+rules:
+  - match: {proto: tcp, dport: 80}
+    chain: [fw, port:1]
+    priority: 3
+"""
+
+
+def errors_of(text: str, tmp_path: Path) -> list[str]:
+    f = tmp_path / "d.yaml"
+    f.write_text(text)
+    with pytest.raises(SpecError) as e:
+        load(f)
+    return e.value.errors
+
+
+def test_schema_is_a_valid_json_schema():
+    jsonschema.Draft202012Validator.check_schema(schema())
+
+
+def test_bundled_deployments_are_valid():
+    for f in (REPO / "deploy").glob("*.yaml"):
+        d = load(f)
+        assert d.services and d.ports, f
+
+
+def test_a_good_file_resolves_names(tmp_path):
+    f = tmp_path / "d.yaml"
+    f.write_text(GOOD)
+    d = load(f)
+    assert d.chain == ["svc:1", "svc:7", "port:0"]
+    assert d.rules[0]["chain"] == ["svc:7", "port:1"]
+    assert [s.id for s in d.services] == [1, 7]
+    assert d.service("fw").replicas == 2 and d.service("fw").lb == \
+        "least_loaded"
+    assert Path(d.service("mon").binary).is_absolute()
+    assert load(f, name="other").name == "other"
+
+
+@pytest.mark.parametrize("edit, expect", [
+    (("    replicas: 2", "    replicas: 40"),
+     "d.yaml:12: services[1].replicas: 40 is greater than the maximum"),
+    (("    lb: least_loaded", "    lb: fastest"),
+     "d.yaml:13: services[1].lb: 'fastest' is not one of"),
+    (("    id: 7", "    id: 7\n    colour: blue"),
+     "d.yaml:11: services[1].colour: unknown key 'colour'"),
+    (("  - name: mon\n", "  - name: mon\n    name: mon2\n"),
+     "d.yaml:8: services[0].name: duplicate key"),
+    (("chain: [mon, fw, port:wan]", "chain: [mon, ghost, port:wan]"),
+     "d.yaml:14: chain[1]: no service named 'ghost'"),
+    (("chain: [mon, fw, port:wan]", "chain: [mon, fw, port:lan]"),
+     "d.yaml:14: chain[2]: no port named 'lan'"),
+    (("chain: [mon, fw, port:wan]", "chain: [mon, fw, port:2]"),
+     "d.yaml:14: chain[2]: port 2: there are 2 ports"),
+    (("    id: 7", "    id: 1"),
+     "d.yaml:10: services[1].id: service id 1 is also 'mon's"),
+    (("zeronf-forward", "no-such-nf"),
+     "d.yaml:11: services[1].nf.binary: no program 'no-such-nf'"),
+    (("    priority: 3", "    priority: -3"),
+     "d.yaml:18: rules[0].priority: -3 is less than the minimum of 0"),
+    (("name: t1", "name: 't 1'"), "d.yaml:1: name: 't 1' does not match"),
+    (("ports:", "portz:"), "d.yaml:1: (top): 'ports' is a required"),
+    (("chain: [mon, fw, port:wan]", "chain: [mon, fw, port:wan"),
+     "d.yaml:15: not valid YAML"),
+])
+def test_mistakes_are_refused_with_line_and_key(tmp_path, edit, expect):
+    old, new = edit
+    assert old in GOOD
+    errs = errors_of(GOOD.replace(old, new, 1), tmp_path)
+    assert any(expect in e for e in errs), errs
+    assert all(e.startswith(str(tmp_path / "d.yaml")) for e in errs)
+
+
+def test_several_mistakes_are_all_named(tmp_path):
+    errs = errors_of(GOOD.replace("replicas: 2", "replicas: -1")
+                     .replace("priority: 3", "priority: x"), tmp_path)
+    assert len(errs) == 2, errs
+
+
+def test_up_refuses_a_bad_file_and_starts_nothing(tmp_path):
+    f = tmp_path / "d.yaml"
+    f.write_text(GOOD.replace("name: t1", "name: never-up")
+                 .replace("replicas: 2", "replicas: 99"))
+    r = subprocess.run([sys.executable, "-m", "zeronf", "up", str(f)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2
+    assert "services[1].replicas: 99 is greater" in r.stderr
+    assert not Path(runtime_dir("never-up")).exists()
