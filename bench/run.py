@@ -44,6 +44,10 @@ affects both sides alike. Progress goes to stderr.
          restarts, LB mode, chain and flow-rule churn under traffic.
   flowmon {"bench":"flowmon","flows":F,"mpps":X}: 1M 64-byte packets over
          F = 1k or 1M flows, read from a file by net_pcap, through flowmon.
+  nf_start {"bench":"nf_start","sandboxed":true|false,"p50_ms":X,
+         "p99_ms":Y}: 20 starts each of an NF the manager launches
+         (nf.start), sandboxed or not, from the command to the NF's first
+         packet (bench/nf_start.py).
   lb     {"bench":"lb","replicas":R,"mpps":X,"max_share":S}: the same
          trace, R = 1, 2, 4 forward replicas of one service (hash mode, no
          RSS); max_share = the busiest replica's share of the packets. The
@@ -69,6 +73,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "bench"))
 
 from harness import HUGE_DIR, Manager, wait_for  # noqa: E402
 from zeronf import runtime_dir  # noqa: E402
@@ -791,12 +796,17 @@ def bench_lb(runs: int) -> None:
               "runs": [round(x[0], 4) for x in res]})
 
 
+def bench_nf_start(runs: int) -> None:
+    from nf_start import bench_nf_start as run
+    run(runs, TMP, emit, log)
+
+
 BENCHES = {"chain": bench_chain, "p2p": bench_p2p, "idle": bench_idle,
            "dpi": bench_dpi, "router": bench_router,
            "route_load": bench_route_load, "soak": bench_soak,
            "flowmon": bench_flowmon,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
-           "lb": bench_lb}
+           "lb": bench_lb, "nf_start": bench_nf_start}
 
 
 def main() -> int:

@@ -45,6 +45,7 @@
 #include "loop.h"
 #include "mgr.h"
 #include "registry.h"
+#include "sandbox.h"
 #include "../lib/common/zn_util.h"
 
 extern char **environ;
@@ -76,22 +77,74 @@ const char *const rstate_names[] = { "down", "running", "stopping",
 
 static void on_exit_fd(void *arg, uint32_t events);
 
-/* Start replica @p i. 0 or -errno (the replica stays down or in
- * back-off: see the caller). */
+/* What runs before the NF: zeronf-run joining the replica's cgroups, then
+ * bwrap for a sandbox. @return argc, or -errno (reason in @p err). */
 static int
-spawn(struct launch *l, unsigned int i)
+prefix(struct launch *l, struct replica *r, const char *name, char **argv,
+       int max, char *helper, char *cwd, struct zn_arena **arena,
+       char *err, size_t errlen)
+{
+	int argc = 0, rc;
+
+	if (l->memory_mb != 0 || (l->sandbox && l->cpus[0] != '\0')) {
+		rc = zn_cgroup_make(L.m, name, l->cpus[0] ? l->cpus : NULL,
+				    l->memory_mb, &r->cg, err, errlen);
+		if (rc < 0)
+			return rc;
+		if (zn_helper_path("zeronf-run", helper, PATH_MAX) < 0) {
+			snprintf(err, errlen, "no zeronf-run next to "
+				 "zeronf-mgr");
+			return -ENOENT;
+		}
+		argv[argc++] = helper;
+		for (unsigned int k = 0; k < r->cg.n; k++) {
+			argv[argc++] = (char *)(uintptr_t)"--cgroup";
+			argv[argc++] = r->cg.dirs[k];
+		}
+		argv[argc++] = (char *)(uintptr_t)"--";
+	}
+	if (!l->sandbox)
+		return argc;
+	if (getcwd(cwd, PATH_MAX) == NULL)
+		return -errno;
+	rc = zn_sandbox_pidns_fd(L.m);
+	if (rc < 0) {
+		snprintf(err, errlen, "the instance's PID namespace: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	rc = zn_sandbox_argv(L.m, name, l->binary, cwd, argv, argc, max,
+			     arena);
+	if (rc == -ENOENT)
+		snprintf(err, errlen, "no bwrap (bubblewrap) in PATH");
+	return rc;
+}
+
+/* Start replica @p i. 0 or -errno (the replica stays down or in
+ * back-off: see the caller; @p err says why). */
+static int
+spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 {
 	struct replica *r = &l->r[i];
 	char name[ZN_NAME_LEN], svc[8], path[PATH_MAX + 64];
-	char *argv[LAUNCH_MAX_ARGS + 16];
+	char helper[PATH_MAX], cwd[PATH_MAX];
+	char *argv[LAUNCH_MAX_ARGS + 512];
+	struct zn_arena *arena = NULL;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, dfl;
-	int argc = 0, logfd, rc, pidfd;
+	int argc, logfd, rc, pidfd;
 	pid_t pid;
 
 	launch_replica_name(l, i, name, sizeof(name));
 	snprintf(svc, sizeof(svc), "%u", l->service);
+	argc = prefix(l, r, name, argv, (int)RTE_DIM(argv) - LAUNCH_MAX_ARGS -
+		      16, helper, cwd, &arena, err, errlen);
+	if (argc < 0) {
+		zn_sandbox_arena_free(arena);
+		zn_cgroup_remove(&r->cg);
+		return argc;
+	}
 	argv[argc++] = l->binary;
 	argv[argc++] = (char *)(uintptr_t)"-i";
 	argv[argc++] = L.m->cfg.instance;
@@ -112,8 +165,11 @@ spawn(struct launch *l, unsigned int i)
 
 	launch_log_path(l, i, path, sizeof(path));
 	logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (logfd < 0)
-		return -errno;
+	if (logfd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%.200s: %s", path, strerror(errno));
+		goto out;
+	}
 	sigemptyset(&none);
 	sigemptyset(&dfl);
 	sigaddset(&dfl, SIGPIPE);
@@ -124,18 +180,24 @@ spawn(struct launch *l, unsigned int i)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, logfd, 1);
 	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	if (l->sandbox) /* the instance's PID namespace: bwrap --pidns 3 */
+		posix_spawn_file_actions_adddup2(&fa,
+						 zn_sandbox_pidns_fd(L.m), 3);
+	posix_spawn_file_actions_addclosefrom_np(&fa, l->sandbox ? 4 : 3);
 	posix_spawnattr_init(&at);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &dfl);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
 				 POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
-	rc = posix_spawn(&pid, l->binary, &fa, &at, argv, environ);
+	rc = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	close(logfd);
-	if (rc != 0)
-		return -rc;
+	if (rc != 0) {
+		rc = -rc;
+		snprintf(err, errlen, "%s: %s", argv[0], strerror(-rc));
+		goto out;
+	}
 	pidfd = zn_pidfd_open(pid);
 	if (pidfd >= 0 &&
 	    zn_loop_watch(L.m->loop, pidfd, EPOLLIN, on_exit_fd, r) < 0) {
@@ -146,7 +208,9 @@ spawn(struct launch *l, unsigned int i)
 		/* Not watched, it could not be supervised: not left behind. */
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		return -EMFILE;
+		rc = -EMFILE;
+		snprintf(err, errlen, "cannot watch it");
+		goto out;
 	}
 	r->pid = pid;
 	r->pidfd = pidfd;
@@ -154,9 +218,14 @@ spawn(struct launch *l, unsigned int i)
 	r->restart_asked = false;
 	r->started_ns = zn_now_ns();
 	l->starts++;
-	zn_event("nf.launch", "%s (pid %d): %s, service %u", name, (int)pid,
-		 l->binary, l->service);
-	return 0;
+	zn_event("nf.launch", "%s (pid %d): %s, service %u%s", name, (int)pid,
+		 l->binary, l->service, l->sandbox ? ", sandboxed" : "");
+	rc = 0;
+out:
+	zn_sandbox_arena_free(arena);
+	if (rc < 0)
+		zn_cgroup_remove(&r->cg);
+	return rc;
 }
 
 /* Start a replica that should run; a failure to spawn counts as a failure
@@ -165,7 +234,8 @@ void
 launch_start_replica(struct launch *l, unsigned int i)
 {
 	struct replica *r = &l->r[i];
-	int rc = spawn(l, i);
+	char err[256] = "";
+	int rc = spawn(l, i, err, sizeof(err));
 
 	if (rc < 0) {
 		char name[ZN_NAME_LEN];
@@ -176,7 +246,7 @@ launch_start_replica(struct launch *l, unsigned int i)
 		r->state = R_BACKOFF;
 		r->next_ns = zn_now_ns() + BACKOFF_MAX_NS;
 		zn_event("nf.spawn_failed", "%s: %s (again in 10 s)", name,
-			 strerror(-rc));
+			 err[0] ? err : strerror(-rc));
 	}
 }
 
@@ -239,6 +309,8 @@ on_exit_fd(void *arg, uint32_t events)
 	close(r->pidfd);
 	r->pidfd = -1;
 	r->pid = 0;
+	zn_cgroup_remove(&r->cg);
+	memset(&r->cg, 0, sizeof(r->cg));
 	launch_replica_name(l, r->idx, name, sizeof(name));
 	if (si.si_code == CLD_EXITED) {
 		r->last_code = si.si_status;
@@ -382,6 +454,7 @@ zn_launch_fini(struct zn_mgr *m)
 				kill(r->pid, SIGKILL);
 				waitpid(r->pid, NULL, 0);
 			}
+			zn_cgroup_remove(&r->cg);
 			if (r->pidfd >= 0 && r->pid > 0) {
 				zn_loop_unwatch(L.m->loop, r->pidfd);
 				close(r->pidfd);
@@ -391,6 +464,8 @@ zn_launch_fini(struct zn_mgr *m)
 		if (l->used)
 			launch_spec_free(l);
 	}
+	zn_sandbox_fini(L.m);
+	zn_cgroup_fini(L.m);
 	/* Our own directory, in the runtime dir: every log of this run,
 	 * of NFs still launched or removed before. */
 	if (L.log_dir_ours) {

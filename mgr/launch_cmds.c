@@ -53,14 +53,15 @@ launch_json(const struct launch *l)
 						  json_integer(r->last_code)));
 	}
 	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:i, s:s, s:s, s:I, s:I,"
-			 " s:I, s:o}",
+			 " s:I, s:o, s:b, s:i}",
 			 "name", l->name, "binary", l->binary, "args", args,
 			 "service", l->service, "replicas", (int)l->replicas,
 			 "running", (int)running, "cpus", l->cpus, "restart",
 			 policy_names[l->policy], "starts",
 			 (json_int_t)l->starts, "restarts",
 			 (json_int_t)l->restarts, "failures",
-			 (json_int_t)l->failures, "instances", reps);
+			 (json_int_t)l->failures, "instances", reps, "sandbox",
+			 l->sandbox, "memory_mb", (int)l->memory_mb);
 }
 
 static int
@@ -129,6 +130,9 @@ cmd_nf_start(struct zn_cmd_req *req)
 	zn_strlcpy(l->cpus, cpus ? cpus : "", sizeof(l->cpus));
 	l->service = (uint16_t)json_integer_value(json_object_get(p,
 								  "service"));
+	l->sandbox = json_is_true(json_object_get(p, "sandbox"));
+	l->memory_mb = (unsigned int)json_integer_value(
+		json_object_get(p, "memory_mb"));
 	l->policy = pol == NULL ? RESTART_ON_FAILURE :
 		    strcmp(pol, "never") == 0 ? RESTART_NEVER :
 		    strcmp(pol, "always") == 0 ? RESTART_ALWAYS :
@@ -247,7 +251,8 @@ static const char *const policy_choices[] = { "never", "on-failure",
 	"\"restart\": \"policy\", \"starts\": \"processes started\", "      \
 	"\"restarts\": \"of them, restarts\", \"failures\": \"exits with "  \
 	"a failure\", \"instances\": \"[{name, state, pid, restarts, "      \
-	"last_exit}]\"}"
+	"last_exit}]\", \"sandbox\": \"sandboxed\", \"memory_mb\": "     \
+	"\"limit, 0: none\"}"
 
 static const struct zn_cmd nf_start_cmd = {
 	.name = "nf.start",
@@ -268,6 +273,11 @@ static const struct zn_cmd nf_start_cmd = {
 		  .desc = "CPUs the replicas run on, e.g. 0-3,6" },
 		{ .name = "restart", .type = ZN_CMD_STR,
 		  .desc = "default on-failure", .choices = policy_choices },
+		{ .name = "sandbox", .type = ZN_CMD_BOOL,
+		  .desc = "run it in a sandbox (bubblewrap; docs/operations.md)" },
+		{ .name = "memory_mb", .type = ZN_CMD_INT, .bounded = true,
+		  .min = 16, .max = 1048576,
+		  .desc = "memory limit of each replica (a cgroup)" },
 	},
 	.result = LAUNCH_RESULT,
 	.doc = "Replica *i* is named `NAME.i` (replica 0: `NAME`) and runs "

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "../lib/shm/zn_shm.h"
+#include "sandbox.h"
 
 struct zn_mgr;
 
@@ -51,6 +52,7 @@ struct replica {
 	unsigned int fails;  /* failures in a row, each soon after start */
 	uint64_t restarts;
 	int last_code;       /* exit status, or -signal; INT_MIN: none */
+	struct zn_cgroup cg; /* while it runs, if limited */
 };
 
 struct launch {
@@ -63,6 +65,8 @@ struct launch {
 	uint16_t service;
 	unsigned int replicas; /* wanted */
 	char cpus[128];
+	unsigned int memory_mb; /* 0: no limit */
+	bool sandbox;
 	enum policy policy;
 	uint64_t starts, restarts, failures;
 	struct replica r[ZN_MAX_REPLICAS];

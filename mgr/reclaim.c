@@ -241,12 +241,15 @@ zn_reclaim_gc_exited(struct zn_mgr *m)
 {
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
 		pid_t pid = m->registry->exiting[slot].pid;
+		pid_t ns_pid = m->registry->exiting[slot].ns_pid;
 
-		if (pid <= 0 || zn_proc_alive(pid, m->registry->exiting[slot].start))
+		if (pid <= 0 ||
+		    zn_proc_alive(pid, m->registry->exiting[slot].start))
 			continue;
 		/* NFs do not run rte_eal_cleanup (nor can a killed one):
-		 * remove the EAL files of the gone process. */
-		zn_unlink_matching(m->rundir, is_file_of_pid, &pid);
+		 * remove the EAL files of the gone process, named with its
+		 * pid as it saw it. */
+		zn_unlink_matching(m->rundir, is_file_of_pid, &ns_pid);
 		m->registry->exiting[slot].pid = 0;
 	}
 }
@@ -256,7 +259,8 @@ zn_registry_exiting(const struct zn_mgr *m)
 {
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
 		if (m->registry->exiting[slot].pid > 0 &&
-		    zn_proc_alive(m->registry->exiting[slot].pid, m->registry->exiting[slot].start))
+		    zn_proc_alive(m->registry->exiting[slot].pid,
+				  m->registry->exiting[slot].start))
 			return true;
 	return false;
 }

@@ -48,6 +48,7 @@
 #include "../lib/common/zn_util.h"
 
 #define STOP_WARN_NS (5ULL * 1000 * 1000 * 1000)
+#define CRED_WAIT_NS (2ULL * 1000 * 1000 * 1000)
 
 static void on_pidfd(void *arg, uint32_t events);
 
@@ -72,7 +73,6 @@ zn_nf_state_name(uint32_t state)
 
 /* All NF rings are made at start: no hugepage memory is allocated (and
  * synchronised with every secondary) while NFs come and go. */
-static void on_kick(void *arg, uint32_t events);
 static void on_wake(void *arg);
 
 int
@@ -112,7 +112,11 @@ zn_registry_init(struct zn_mgr *m)
 		ZN_LOG(ERR, "kick socket %s: %s", path, strerror(-rc));
 		return rc;
 	}
-	rc = zn_loop_watch(m->loop, m->registry->kick_fd, EPOLLIN, on_kick, m);
+	rc = setsockopt(m->registry->kick_fd, SOL_SOCKET, SO_PASSCRED,
+			&(int){ 1 }, sizeof(int)) < 0 ? -errno : 0;
+	if (rc == 0)
+		rc = zn_loop_watch(m->loop, m->registry->kick_fd, EPOLLIN,
+				   zn_registry_on_kick, m);
 	if (rc == 0)
 		rc = zn_loop_on_wake(m->loop, on_wake, m);
 	return rc;
@@ -141,17 +145,6 @@ zn_registry_fini(struct zn_mgr *m)
 	m->registry = NULL;
 }
 
-/* An NF posted a message (it is handled in the wake hook). */
-static void
-on_kick(void *arg, uint32_t events)
-{
-	struct zn_mgr *m = arg;
-	char buf[64];
-
-	(void)events;
-	while (recv(m->registry->kick_fd, buf, sizeof(buf), 0) > 0)
-		;
-}
 
 static uint16_t
 pick_worker(const struct zn_mgr *m)
@@ -207,8 +200,9 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
 	uint16_t svc = s->req.service_id;
+	struct zn_nf_cred *cred = &m->registry->cred[slot];
 	char name[ZN_NAME_LEN];
-	pid_t pid = (pid_t)s->req.pid;
+	pid_t pid;
 	int pidfd, rc;
 
 	if (__atomic_load_n(&s->req.gen, __ATOMIC_ACQUIRE) != gen)
@@ -218,6 +212,24 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 		reg->pending_gen = gen;
 		return;
 	}
+	if (!cred->valid || cred->gen != gen) {
+		/* Its kick (the NF resends it) is not read yet. */
+		uint64_t now = zn_now_ns();
+
+		if (!reg->pending || reg->pending_gen != gen)
+			reg->cred_wait_ns = now;
+		reg->pending = true;
+		reg->pending_gen = gen;
+		if (now - reg->cred_wait_ns < CRED_WAIT_NS)
+			return;
+		reg->pending = false;
+		ZN_LOG(WARNING, "NF in slot %u: registration without "
+		       "credentials (no kick from it)", slot);
+		reply(m, slot, gen, -EPERM);
+		return;
+	}
+	pid = cred->pid;
+	cred->valid = false;
 	reg->pending = false;
 	zn_strlcpy(name, s->req.name, sizeof(name));
 	for (const char *c = name; *c != '\0'; c++)
@@ -270,6 +282,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	s->ctl.service_id = svc;
 	s->ctl.worker = pick_worker(m);
 	s->ctl.pid = (uint32_t)pid;
+	s->ctl.ns_pid = s->req.pid;
 	s->ctl.start_time = s->req.start_time;
 	s->ctl.registered_ns = zn_now_ns();
 	s->ctl.stop = 0;
@@ -349,6 +362,7 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 			reg->reclaim_lock = zn_lock_file(path, LOCK_EX);
 	}
 	m->registry->exiting[slot].pid = (pid_t)s->ctl.pid;
+	m->registry->exiting[slot].ns_pid = (pid_t)s->ctl.ns_pid;
 	m->registry->exiting[slot].start = s->ctl.start_time;
 	if (died) {
 		m->shm->mgr.nf_died++;

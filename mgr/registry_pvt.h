@@ -25,18 +25,31 @@ struct zn_nf_reg {
 	uint64_t stop_asked_ns; /* when; 0 once the slow stop was logged */
 	int reclaim_lock;      /* the slot's lock file, held while the slot
 				* is reclaimed (-1: not held) */
+	uint64_t cred_wait_ns; /* REGISTER waiting for its kick since */
+};
+
+/* What the kernel said of the sender of a REGISTER kick (on_kick). */
+struct zn_nf_cred {
+	bool valid;
+	uint32_t gen;
+	pid_t pid;   /* in the manager's PID namespace */
 };
 
 struct zn_registry {
 	struct zn_nf_reg reg[ZN_MAX_NFS];
 	/* NFs that left: a process may still be in its EAL cleanup */
 	struct {
-		pid_t pid;
+		pid_t pid;      /* the manager's view: is it still running */
+		pid_t ns_pid;   /* the NF's own: its EAL's file names */
 		uint64_t start;
 	} exiting[ZN_MAX_NFS];
+	struct zn_nf_cred cred[ZN_MAX_NFS];
 	int kick_fd; /* NFs poke it after posting a message */
 };
 
+/* registry_kick.c: read the kick socket (loop callback, arg: the
+ * manager); REGISTER kicks' credentials go to cred[]. */
+void zn_registry_on_kick(void *arg, uint32_t events);
 /* reclaim.c: remove the EAL files of NFs whose processes are gone. */
 void zn_reclaim_gc_exited(struct zn_mgr *m);
 

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       libjansson-dev libpcap-dev libndpi-dev libndpi-bin iproute2 ethtool
-      iputils-ping clang libclang-rt-14-dev)
+      iputils-ping clang libclang-rt-14-dev bubblewrap)
 HUGEPAGES=${ZERONF_HUGEPAGES:-1024}
 HUGE_DIR=${ZERONF_HUGE_DIR:-/mnt/huge}
 

@@ -28,6 +28,12 @@ extern int zn_logtype;
 #define ZN_LOCK_FILE "zeronf.lock"
 #define ZN_CTL_SOCK "zeronf.sock"
 #define ZN_KICK_SOCK "zeronf-kick.sock"
+/* A kick datagram: 'k' (look at the message ring), or ZN_KICK_REGISTER
+ * followed by the slot (u16) and generation (u32), native order: the
+ * manager takes the registering NF's pid from the datagram's credentials
+ * (the kernel's, in the manager's PID namespace), not from the NF. */
+#define ZN_KICK_REGISTER 'R'
+#define ZN_KICK_REGISTER_LEN 7
 #define ZN_SLOT_LOCK_FMT "zeronf-nf%u.lock"
 
 /** Build id compiled into this binary (git describe + date). */

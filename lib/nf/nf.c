@@ -8,6 +8,7 @@
  * in nf_run.c. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -39,6 +40,7 @@ find_manager(struct zn_nf *nf)
 {
 	uint64_t deadline = zn_now_ns() + nf->wait_s * 1000000000ULL;
 	struct zn_mgr_lock_info info;
+	char path[PATH_MAX];
 	int rc;
 
 	for (;;) {
@@ -57,13 +59,23 @@ find_manager(struct zn_nf *nf)
 		}
 		usleep(20000);
 	}
-	nf->mgr_pidfd = zn_pidfd_open(info.pid);
-	if (nf->mgr_pidfd < 0 || !zn_proc_alive(info.pid, info.start_time)) {
-		ZN_LOG(ERR, "manager '%s' (pid %d) is gone", nf->instance,
-		       (int)info.pid);
-		return -ENOTCONN;
+	/* The manager's pid means something only if its process is seen
+	 * here; in a PID namespace of its own (sandboxed) the NF watches the
+	 * manager's instance lock instead (zn_nf_mgr_alive). */
+	if (zn_proc_alive(info.pid, info.start_time)) {
+		nf->mgr_pidfd = zn_pidfd_open(info.pid);
+		if (nf->mgr_pidfd >= 0 &&
+		    zn_proc_alive(info.pid, info.start_time))
+			return 0;
+	} else if (zn_runtime_path(nf->instance, ZN_LOCK_FILE, path,
+				   sizeof(path)) == 0) {
+		nf->mgr_lock_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (nf->mgr_lock_fd >= 0 && zn_nf_mgr_alive(nf))
+			return 0;
 	}
-	return 0;
+	ZN_LOG(ERR, "manager '%s' (pid %d) is gone", nf->instance,
+	       (int)info.pid);
+	return -ENOTCONN;
 }
 
 /* Claim the first free NF slot: its lock file is held for the NF's life, so
@@ -239,6 +251,7 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 	memcpy(&nf->ops, ops, RTE_MIN(ops->sz, sizeof(nf->ops)));
 	nf->slot_lock_fd = -1;
 	nf->mgr_pidfd = -1;
+	nf->mgr_lock_fd = -1;
 	nf->kick_fd = -1;
 
 	rc = zn_nf_parse_lib_args(nf, argc, argv, &nf_argc, &nf_argv);
@@ -347,6 +360,8 @@ zn_nf_close(struct zn_nf *nf)
 		close(nf->kick_fd);
 	if (nf->mgr_pidfd >= 0)
 		close(nf->mgr_pidfd);
+	if (nf->mgr_lock_fd >= 0)
+		close(nf->mgr_lock_fd);
 	/* rte_eal_cleanup() is deliberately not called. In a secondary it
 	 * closes the vdevs it attached, which the primary still uses, and
 	 * talks to the primary over a multi-process channel that, when

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -21,20 +22,40 @@
 
 #define ZN_REGISTER_TIMEOUT_NS (5ULL * 1000 * 1000 * 1000)
 
-void
-zn_nf_kick_manager(struct zn_nf *nf)
+static void
+kick(struct zn_nf *nf, const void *buf, size_t len)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char c = 'k';
 
 	if (nf->kick_fd < 0)
 		return;
 	if (zn_runtime_path(nf->instance, ZN_KICK_SOCK, sa.sun_path,
 			    sizeof(sa.sun_path)) < 0)
 		return;
-	/* Best effort: the manager also scans its ring periodically. */
-	(void)!sendto(nf->kick_fd, &c, 1, MSG_DONTWAIT,
+	(void)!sendto(nf->kick_fd, buf, len, MSG_DONTWAIT,
 		      (struct sockaddr *)&sa, sizeof(sa));
+}
+
+void
+zn_nf_kick_manager(struct zn_nf *nf)
+{
+	/* Best effort: the manager also scans its ring periodically. */
+	kick(nf, "k", 1);
+}
+
+/* The kick that goes with REGISTER: the manager reads the NF's pid from
+ * its credentials. Resent while the NF waits for the answer (a datagram
+ * dropped on a full socket would leave the request unanswered). */
+static void
+kick_register(struct zn_nf *nf)
+{
+	uint8_t b[ZN_KICK_REGISTER_LEN] = { ZN_KICK_REGISTER };
+	uint16_t slot = (uint16_t)nf->slot;
+	uint32_t gen = nf->gen;
+
+	memcpy(b + 1, &slot, sizeof(slot));
+	memcpy(b + 3, &gen, sizeof(gen));
+	kick(nf, b, sizeof(b));
 }
 
 static int
@@ -44,14 +65,27 @@ post_msg(struct zn_nf *nf, uint16_t type)
 
 	if (rte_ring_mp_enqueue_elem(nf->msgq, &msg, sizeof(msg)) < 0)
 		return -ENOBUFS;
-	zn_nf_kick_manager(nf);
+	if (type == ZN_MSG_REGISTER)
+		kick_register(nf);
+	else
+		zn_nf_kick_manager(nf);
 	return 0;
 }
 
 bool
 zn_nf_mgr_alive(struct zn_nf *nf)
 {
-	return !zn_pidfd_exited(nf->mgr_pidfd);
+	if (nf->mgr_pidfd >= 0)
+		return !zn_pidfd_exited(nf->mgr_pidfd);
+	/* In a PID namespace of its own (a sandbox) the NF cannot see the
+	 * manager's process: the manager holds its instance lock (LOCK_EX)
+	 * for its whole life, so a shared lock taken here means it is gone.
+	 * Given back at once: a manager starting anew must get it. */
+	if (flock(nf->mgr_lock_fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(nf->mgr_lock_fd, LOCK_UN);
+		return false;
+	}
+	return errno == EWOULDBLOCK || errno == EINTR;
 }
 
 int
@@ -159,6 +193,8 @@ zn_nf_register(struct zn_nf *nf)
 	}
 	while (!reply_ready(nf)) {
 		zn_db_wait(&s->db, reply_ready, nf, 50000);
+		if (!reply_ready(nf))
+			kick_register(nf);
 		if (!zn_nf_mgr_alive(nf)) {
 			ZN_LOG(ERR, "manager died during registration");
 			return -ENOTCONN;

@@ -44,7 +44,8 @@ struct zn_nf {
 	bool cpus_set;
 
 	int slot_lock_fd;
-	int mgr_pidfd;
+	int mgr_pidfd;     /* -1: the manager is watched by mgr_lock_fd */
+	int mgr_lock_fd;   /* the manager's instance lock (sandboxed) */
 	int kick_fd;
 
 	struct zn_shm *shm;

@@ -198,8 +198,9 @@ struct zn_nf_slot {
 		uint32_t stop;       /* 1: no more packets come; drain, exit */
 		uint16_t service_id;
 		uint16_t worker;     /* worker that drains the TX ring */
-		uint32_t pid;
-		uint32_t pad;
+		uint32_t pid;        /* in the manager's PID namespace (from
+				      * the kernel: SCM_CREDENTIALS) */
+		uint32_t ns_pid;     /* in the NF's own (its EAL's file names) */
 		uint64_t start_time;
 		uint64_t registered_ns;
 		char name[ZN_NAME_LEN];
@@ -210,7 +211,7 @@ struct zn_nf_slot {
 		uint32_t gen;        /* request generation */
 		uint16_t service_id;
 		uint16_t n_counters;
-		uint32_t pid;
+		uint32_t pid;        /* getpid(): in the NF's PID namespace */
 		uint32_t leaving;    /* 1: the NF asks to leave */
 		uint32_t exited;     /* 1: drained, the NF is gone */
 		uint32_t pad;

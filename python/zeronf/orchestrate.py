@@ -183,9 +183,6 @@ def _not_yet(d: Deployment) -> None:
     """Keys the schema describes that this version does not act on yet:
     refused, never silently ignored."""
     missing = [k for k in ("autoscale", "reactions") if d.raw.get(k)]
-    missing += [f"services.{s.name}.{k}" for s in d.services
-                for k, v in (("sandbox", s.sandbox),
-                             ("memory_mb", s.memory_mb)) if v]
     if missing:
         raise UpError(f"{d.file}: not supported by this version yet: "
                       f"{', '.join(missing)}")
@@ -303,10 +300,13 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
         cur = live[name]
         same = (cur["binary"] == s.binary and cur["args"] == s.args and
                 cur["service"] == s.id and cur["cpus"] == (s.cpus or "") and
-                cur["restart"] == s.restart)
+                cur["restart"] == s.restart and
+                cur["sandbox"] == s.sandbox and
+                cur["memory_mb"] == (s.memory_mb or 0))
         if not same:
             steps.append(Step(f"~ service {name}: replaced (program, "
-                              f"arguments, id, CPUs or restart changed)",
+                              f"arguments, id, CPUs, restart, sandbox or "
+                              f"memory changed)",
                               lambda c, n=name, p=p: (
                                   c.call("nf.remove", name=n),
                                   _wait_gone(c, n),

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Sandboxed NFs (sandbox.h): the bubblewrap command line of one, and the
+ * instance's PID namespace, kept by `zeronf-run --hold-pidns` (spawned on
+ * first use, dies with the manager) and joined by each sandbox
+ * (bwrap --pidns 3).
+ */
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <zeronf/nf.h>
+
+#include "mgr.h"
+#include "sandbox.h"
+#include "../lib/common/zn_util.h"
+
+extern char **environ;
+
+#define ARENA_SIZE (256 * 1024)
+#define PIDNS_FD_MIN 10 /* never 3, where children get it */
+
+struct zn_arena {
+	size_t used;
+	char buf[ARENA_SIZE];
+};
+
+static struct {
+	pid_t holder;  /* zeronf-run --hold-pidns */
+	int ns_fd;     /* its namespace (of its child, pid 1 there) */
+} S = { .ns_fd = -1 };
+
+static char *
+dup_in(struct zn_arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static char *
+dup_in(struct zn_arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(a->buf + a->used, ARENA_SIZE - a->used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= ARENA_SIZE - a->used)
+		return NULL;
+	a->used += (size_t)n + 1;
+	return a->buf + a->used - (size_t)n - 1;
+}
+
+void
+zn_sandbox_arena_free(struct zn_arena *a)
+{
+	free(a);
+}
+
+/* A program next to the manager's (the build tree: ../tools/). */
+int
+zn_helper_path(const char *name, char *buf, size_t len)
+{
+	char exe[PATH_MAX], *dir;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	dir = dirname(exe);
+	snprintf(buf, len, "%s/%s", dir, name);
+	if (access(buf, X_OK) == 0)
+		return 0;
+	snprintf(buf, len, "%s/../tools/%s", dir, name);
+	return access(buf, X_OK) == 0 ? 0 : -ENOENT;
+}
+
+static int
+find_in_path(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+	char copy[4096], *p, *save = NULL;
+
+	zn_strlcpy(copy, path ? path : "/usr/bin:/bin", sizeof(copy));
+	for (p = strtok_r(copy, ":", &save); p != NULL;
+	     p = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, len, "%s/%s", p, name);
+		if (access(buf, X_OK) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int
+zn_sandbox_pidns_fd(struct zn_mgr *m)
+{
+	char helper[PATH_MAX], path[64], kids[64];
+	char *argv[] = { helper, (char *)(uintptr_t)"--hold-pidns", NULL };
+	posix_spawn_file_actions_t fa;
+	uint64_t deadline;
+	pid_t child = 0;
+	int rc, fd;
+
+	(void)m;
+	if (S.ns_fd >= 0)
+		return S.ns_fd;
+	rc = zn_helper_path("zeronf-run", helper, sizeof(helper));
+	if (rc < 0)
+		return rc;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	rc = posix_spawn(&S.holder, helper, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
+		return -rc;
+	/* Its child is pid 1 of the new namespace: open that one's. */
+	snprintf(kids, sizeof(kids), "/proc/%d/task/%d/children",
+		 (int)S.holder, (int)S.holder);
+	deadline = zn_now_ns() + 2000000000ULL;
+	while (child == 0 && zn_now_ns() < deadline) {
+		FILE *f = fopen(kids, "r");
+
+		if (f != NULL) {
+			if (fscanf(f, "%d", &child) != 1)
+				child = 0;
+			fclose(f);
+		}
+		if (child == 0)
+			usleep(1000);
+	}
+	if (child == 0) {
+		zn_sandbox_fini(m);
+		return -ETIMEDOUT;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)child);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		zn_sandbox_fini(m);
+		return rc;
+	}
+	S.ns_fd = fcntl(fd, F_DUPFD_CLOEXEC, PIDNS_FD_MIN);
+	close(fd);
+	if (S.ns_fd < 0) {
+		rc = -errno;
+		zn_sandbox_fini(m);
+		return rc;
+	}
+	return S.ns_fd;
+}
+
+void
+zn_sandbox_fini(struct zn_mgr *m)
+{
+	(void)m;
+	if (S.ns_fd >= 0)
+		close(S.ns_fd);
+	S.ns_fd = -1;
+	if (S.holder > 0) {
+		kill(S.holder, SIGKILL);
+		waitpid(S.holder, NULL, 0);
+	}
+	S.holder = 0;
+}
+
+/* The directory of libzeronf, if it is not under /usr. */
+static const char *
+lib_dir(char *buf, size_t len)
+{
+	Dl_info info;
+	char tmp[PATH_MAX];
+
+	if (dladdr((void *)(uintptr_t)zn_nf_open, &info) == 0 ||
+	    info.dli_fname == NULL || realpath(info.dli_fname, tmp) == NULL)
+		return NULL;
+	zn_strlcpy(buf, dirname(tmp), len);
+	return strncmp(buf, "/usr/", 5) == 0 ? NULL : buf;
+}
+
+static bool
+hugefile_of(const char *name, const char *instance)
+{
+	size_t n = strlen(instance);
+
+	return strncmp(name, instance, n) == 0 &&
+	       strncmp(name + n, "map_", 4) == 0;
+}
+
+#define ADD(...)                                                            \
+	do {                                                                \
+		if (argc >= max - 1 || (argv[argc] = dup_in(a, __VA_ARGS__)) \
+					== NULL)                            \
+			goto full;                                          \
+		argc++;                                                     \
+	} while (0)
+
+int
+zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
+		const char *cwd, char **argv, int argc, int max,
+		struct zn_arena **arena)
+{
+	static const char *const fixed[] = {
+		"--unshare-net", "--unshare-ipc", "--unshare-uts",
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--ro-bind", "/usr", "/usr",
+		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64",
+		"/lib64", "--symlink", "usr/bin", "/bin", "--symlink",
+		"usr/sbin", "/sbin",
+		"--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
+		"--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys",
+		"--tmpfs", "/tmp",
+	};
+	struct zn_arena *a = malloc(sizeof(*a));
+	char bwrap[PATH_MAX], lib[PATH_MAX];
+	struct dirent *e;
+	DIR *d = NULL;
+
+	if (a == NULL)
+		return -ENOMEM;
+	a->used = 0;
+	*arena = a;
+	if (find_in_path("bwrap", bwrap, sizeof(bwrap)) < 0)
+		return -ENOENT;
+	ADD("%s", bwrap);
+	ADD("--pidns");
+	ADD("3");
+	ADD("--hostname");
+	ADD("%s", name);
+	for (size_t i = 0; i < RTE_DIM(fixed); i++)
+		ADD("%s", fixed[i]);
+	ADD("--ro-bind");
+	ADD("%s", binary);
+	ADD("%s", binary);
+	if (lib_dir(lib, sizeof(lib)) != NULL) {
+		ADD("--ro-bind");
+		ADD("%s", lib);
+		ADD("%s", lib);
+	}
+	/* The runtime directory (the NF's EAL works there), its sockets
+	 * masked: the NF talks to the manager through shared memory and the
+	 * kick socket only. */
+	ADD("--bind");
+	ADD("%s", m->rundir);
+	ADD("%s", m->rundir);
+	ADD("--ro-bind");
+	ADD("/dev/null");
+	ADD("%s/%s", m->rundir, ZN_CTL_SOCK);
+	ADD("--ro-bind-try");
+	ADD("/dev/null");
+	ADD("%s/dpdk_telemetry.v2", m->rundir);
+	/* The instance's hugepage files, and no other. */
+	ADD("--tmpfs");
+	ADD("%s", m->huge_dir);
+	d = opendir(m->huge_dir);
+	if (d == NULL)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		if (!hugefile_of(e->d_name, m->cfg.instance))
+			continue;
+		if (argc >= max - 4)
+			break;
+		ADD("--bind");
+		ADD("%s/%s", m->huge_dir, e->d_name);
+		ADD("%s/%s", m->huge_dir, e->d_name);
+	}
+	closedir(d);
+	d = NULL;
+	ADD("--bind");
+	ADD("%s", cwd);
+	ADD("%s", cwd);
+	ADD("--chdir");
+	ADD("%s", cwd);
+	ADD("--");
+	return argc;
+full:
+	if (d != NULL)
+		closedir(d);
+	return -E2BIG;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_SANDBOX_H
+#define ZN_SANDBOX_H
+
+/*
+ * Sandboxes and limits of launched NFs (sandbox.c, cgroup.c), used by
+ * launch.c.
+ *
+ * A sandboxed NF runs under bubblewrap: its own mount, network, IPC and
+ * UTS namespaces; the instance's PID namespace (one for all sandboxed
+ * NFs of the instance: DPDK names their shared files after their pids,
+ * which must differ); no capability at all (uid 0 without capabilities is
+ * enough for a DPDK secondary: measured); a file system of /usr read-only,
+ * its program and libzeronf, a new /proc, /dev and /tmp, /sys read-only,
+ * the instance's runtime directory with the control and telemetry sockets
+ * masked, the instance's hugepage files only, and its working directory.
+ * Limits (CPUs, memory) are cgroups (v1 or v2), joined by zeronf-run
+ * before the NF starts.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct zn_mgr;
+
+/* sandbox.c */
+/** Append bwrap and its options for NF @p name of program @p binary,
+ *  working in @p cwd, to @p argv (from @p argc; at most @p max). Strings
+ *  are allocated in @p arena (zn_sandbox_arena_free after the spawn).
+ *  @return the new argc, or -errno (ENOENT: no bwrap). The namespace fd
+ *  must be passed to the child as fd 3 (zn_sandbox_pidns_fd). */
+struct zn_arena;
+int zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
+		    const char *cwd, char **argv, int argc, int max,
+		    struct zn_arena **arena);
+void zn_sandbox_arena_free(struct zn_arena *a);
+/** The instance's PID namespace (started on first use). fd or -errno. */
+int zn_sandbox_pidns_fd(struct zn_mgr *m);
+/** A program next to zeronf-mgr (or in the build tree's tools/). */
+int zn_helper_path(const char *name, char *buf, size_t len);
+/** Stop the namespace's holder (the manager stops). */
+void zn_sandbox_fini(struct zn_mgr *m);
+
+/* cgroup.c */
+struct zn_cgroup {
+	char dirs[2][512]; /* the directories to join (v1: cpuset, memory) */
+	unsigned int n;
+};
+/** Make the cgroup(s) of replica @p name with CPUs @p cpus (may be NULL)
+ *  and @p memory_mb (0: none). 0, or -errno with a reason in @p err. */
+int zn_cgroup_make(struct zn_mgr *m, const char *name, const char *cpus,
+		   unsigned int memory_mb, struct zn_cgroup *cg, char *err,
+		   size_t errlen);
+/** Remove them (their processes are gone). */
+void zn_cgroup_remove(const struct zn_cgroup *cg);
+/** Remove the instance's cgroup directories (the manager stops). */
+void zn_cgroup_fini(struct zn_mgr *m);
+
+#endif /* ZN_SANDBOX_H */

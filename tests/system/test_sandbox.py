@@ -1,0 +1,137 @@
+"""Sandboxed NFs (nf.start sandbox: true): they carry traffic, come back
+after a crash, run with no capability in the instance's PID namespace
+under their cgroup limits; and a program launched in the same sandbox
+proves the isolation: it sees no host process, no other instance's files
+or hugepages, cannot reach the control socket, has no network, and
+cannot write outside its directory."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from harness import DATA, HUGE_DIR, NF_BIN, conserved, scaled, \
+    traffic_ports, wait_for
+from zeronf.client import runtime_dir
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
+                                reason="no bwrap (bubblewrap)")
+
+PROBE = r"""#!/bin/sh
+# Runs in the sandbox as an NF would, says what it can and cannot do.
+echo "pids: $(ls /proc | grep '^[0-9]' | tr '\n' ' ')"
+echo "init: $(tr '\0' ' ' < /proc/1/cmdline)"
+echo "other: $(ls /var/run/dpdk/$OTHER 2>&1 | head -1)"
+echo "runtime: $(ls /var/run/dpdk | tr '\n' ' ')"
+echo "huge: $(ls $HUGE | tr '\n' ' ')"
+python3 -c "
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect('/var/run/dpdk/$SELF/zeronf.sock')
+    print('control: connected')
+except OSError as e:
+    print('control: refused', e.errno)
+"
+echo "net: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
+grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status | tr '\t\n' '  '
+echo
+for f in /usr/probe-x /etc/probe-x /root/probe-x $HUGE/probe-x; do
+  touch $f 2>/dev/null && echo "wrote $f"
+done
+touch ./probe-here && echo "wrote here"
+echo done
+"""
+
+
+def launched(m, name):
+    return next(s for s in m.call("launch.list")["launched"]
+                if s["name"] == name)
+
+
+def nf_named(m, name):
+    return next((n for n in m.call("nf.list")["nfs"] if n["name"] == name),
+                None)
+
+
+def test_sandboxed_replicas_carry_traffic_and_come_back(managers):
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="1,port:1", rx_paused=True)
+    base = m.pool()["in_use"]
+    m.call("nf.start", name="fw", binary=str(NF_BIN["forward"]), service=1,
+           replicas=2, sandbox=True, memory_mb=64, cpus="0-1")
+    wait_for(lambda: all((nf_named(m, n) or {}).get("state") == "running"
+                         for n in ("fw", "fw.1")), scaled(20), "sandboxed")
+    for n in ("fw", "fw.1"):
+        pid = nf_named(m, n)["pid"]
+        status = Path(f"/proc/{pid}/status").read_text()
+        assert "CapEff:\t0000000000000000" in status
+        assert "NoNewPrivs:\t1" in status
+        nspid = [ln for ln in status.splitlines()
+                 if ln.startswith("NSpid")][0].split()[1:]
+        assert len(nspid) == 2 and nspid[0] == str(pid)  # a pid of its own
+        cg = Path(f"/proc/{pid}/cgroup").read_text()
+        assert f"/zeronf/{m.name}/{n}" in cg
+    # Both in the same namespace, with different pids there.
+    ns = {os.readlink(f"/proc/{nf_named(m, n)['pid']}/ns/pid")
+          for n in ("fw", "fw.1")}
+    assert len(ns) == 1 and ns != {os.readlink("/proc/self/ns/pid")}
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > 300, 20,
+             "traffic")
+    victim = nf_named(m, "fw.1")["pid"]
+    os.kill(victim, signal.SIGKILL)
+    wait_for(lambda: (nf_named(m, "fw.1") or {}).get("pid") not in
+             (None, victim), scaled(20), "fw.1 back")
+    assert launched(m, "fw")["restarts"] == 1
+    m.call("rx.set", enabled=False)
+    rx, out, dropped = conserved(m.wait_idle(baseline=base))
+    assert rx == out + dropped
+    assert m.shutdown() == 0
+    assert not m.leftovers()
+    for ctl in ("cpuset", "memory"):
+        assert not Path(f"/sys/fs/cgroup/{ctl}/zeronf/{m.name}").exists()
+
+
+def test_what_a_sandboxed_nf_cannot_do(managers, tmp_path):
+    other = managers(ports=["net_null0,no-rx=1"])
+    m = managers(ports=["net_null0,no-rx=1"])
+    probe = tmp_path / "probe.sh"
+    probe.write_text(PROBE.replace("$OTHER", other.name)
+                     .replace("$SELF", m.name)
+                     .replace("$HUGE", str(HUGE_DIR)))
+    probe.chmod(0o755)
+    # The probe ignores the NF options it is given and exits 0.
+    m.call("nf.start", name="probe", binary=str(probe), service=1,
+           sandbox=True, restart="never")
+    log = Path(m.call("launch.list")["log_dir"]) / "probe.log"
+    wait_for(lambda: log.exists() and "done" in log.read_text(),
+             scaled(20), "probe done")
+    out = dict(ln.split(": ", 1) for ln in log.read_text().splitlines()
+               if ": " in ln)
+    pids = out["pids"].split()
+    # Only the instance namespace's own (its init, the probe and the
+    # pipeline it runs): small numbers, none of the host's.
+    assert all(int(p) < 50 for p in pids) and str(m.proc.pid) not in pids, \
+        pids
+    assert "zeronf-run" in out["init"]
+    assert "No such file" in out["other"]
+    assert out["runtime"].split() == [m.name]
+    huge = out["huge"].split()
+    assert huge and all(h.startswith(f"{m.name}map_") for h in huge)
+    assert out["control"].startswith("refused")
+    assert out["net"].split() == ["lo"]
+    text = log.read_text()
+    assert "CapEff: 0000000000000000" in text and "NoNewPrivs: 1" in text
+    for f in ("/usr/probe-x", "/etc/probe-x", "/root/probe-x"):
+        assert not Path(f).exists()
+    assert not (HUGE_DIR / "probe-x").exists()
+    # Its own directory (the manager's working directory) it may write.
+    cwd = Path(os.readlink(f"/proc/{m.proc.pid}/cwd"))
+    assert "wrote here" in text and (cwd / "probe-here").exists()
+    (cwd / "probe-here").unlink()
+    assert m.shutdown() == 0 and not m.leftovers()
+    assert Path(runtime_dir(other.name)).exists()  # untouched
