@@ -38,8 +38,8 @@ if ! grep -q " hugetlbfs " /proc/mounts; then
 fi
 
 # Python: control-plane client and test dependencies, in .venv.
-if ! .venv/bin/python -c 'import zeronf, pytest, scapy, yaml, jsonschema' \
-    2>/dev/null; then
+if ! .venv/bin/python -c 'import zeronf, pytest, scapy, yaml, jsonschema, \
+    kubernetes_validate, dockerfile_parse' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -e '.[test]'
