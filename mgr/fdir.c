@@ -48,7 +48,9 @@ struct fdir_chain {
 };
 
 struct zn_fdir {
-	zn_publish_fn publish; /* route.c's: after a change */
+	/* route.c's zn_route_publish: makes the state visible to every
+	 * worker and waits until none sees the previous one */
+	void (*publish)(struct zn_mgr *m);
 	struct fdir_chain chains[ZN_MAX_CHAINS];
 	uint64_t seq;
 	struct zn_fdir_rule *rules; /* by increasing id */
@@ -504,7 +506,7 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 /* ------------------------------------------------------------------ */
 
 int
-zn_fdir_init(struct zn_mgr *m, zn_publish_fn publish)
+zn_fdir_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m))
 {
 	struct zn_fdir *fd = calloc(1, sizeof(*fd));
 

@@ -24,14 +24,8 @@
 struct zn_mgr;
 struct zn_route;
 
-#ifndef ZN_PUBLISH_FN
-#define ZN_PUBLISH_FN
-/** Make the current state visible to every worker, and wait until none
- *  can see the previous one (route.c gives zn_route_publish). */
-typedef void (*zn_publish_fn)(struct zn_mgr *m);
-#endif
 
-int zn_fdir_init(struct zn_mgr *m, zn_publish_fn publish);
+int zn_fdir_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m));
 void zn_fdir_fini(struct zn_mgr *m);
 /** Fill the snapshot's flow-director part (chains, ACL, exact table). */
 void zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt);

@@ -43,7 +43,7 @@ struct lb_svc {
 };
 
 struct zn_lb {
-	zn_publish_fn publish;
+	void (*publish)(struct zn_mgr *m); /* route.c's, after a change */
 	uint16_t weight[ZN_MAX_NFS]; /* per instance; 0: default (1) */
 	struct lb_svc svc[ZN_MAX_SERVICES];
 };
@@ -241,7 +241,7 @@ zn_lb_json(struct zn_mgr *m, uint16_t svc)
 }
 
 int
-zn_lb_init(struct zn_mgr *m, zn_publish_fn publish)
+zn_lb_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m))
 {
 	m->lb = calloc(1, sizeof(*m->lb));
 	if (m->lb == NULL)

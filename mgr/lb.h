@@ -20,12 +20,6 @@
 struct zn_mgr;
 struct zn_route;
 
-#ifndef ZN_PUBLISH_FN
-#define ZN_PUBLISH_FN
-/** Make the current state visible to every worker, and wait until none
- *  can see the previous one (route.c gives zn_route_publish). */
-typedef void (*zn_publish_fn)(struct zn_mgr *m);
-#endif
 
 /* Load balancing across the replicas of a service. */
 enum zn_lb_mode {
@@ -59,7 +53,7 @@ struct zn_svc_entry {
 };
 
 
-int zn_lb_init(struct zn_mgr *m, zn_publish_fn publish);
+int zn_lb_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m));
 void zn_lb_fini(struct zn_mgr *m);
 /** Fill rt->svc[] from the running NFs, keeping flows where they are. */
 void zn_lb_fill(struct zn_mgr *m, struct zn_route *rt);

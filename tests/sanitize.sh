@@ -25,6 +25,8 @@ ZERONF_BUILD="$BUILD" .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/pkt/test_router.py::test_live_route_changes_while_traffic_flows \
   tests/system/test_control_stress.py \
   tests/system/test_control_fuzz.py \
+  tests/system/test_launch.py \
+  tests/system/test_pidns.py \
   tests/system/test_lifecycle.py \
   tests/system/test_nf_objects.py \
   "tests/system/test_ports_untouched.py::test_port_state_unchanged_while_nfs_come_and_go[pcap]" \

@@ -13,6 +13,7 @@ import json
 import random
 import socket
 
+from harness import NF_BIN, wait_for
 from zeronf import runtime_dir
 
 FLOW = {"proto": "udp", "src": "10.0.0.1", "dst": "10.0.0.2", "sport": 1,
@@ -30,10 +31,21 @@ VALID = {
     "rule.del": {"id": 1},
     "service.set": {"service": 1, "lb": "weighted", "weights": {"0": 3}},
     "rx.set": {"enabled": True},
+    # A launch that fails at once (a bad NF option: exit 2, never
+    # restarted): the launcher's paths, no NF left running.
+    "nf.start": {"name": "fz", "binary": str(NF_BIN["forward"]),
+                 "service": 2, "replicas": 1, "restart": "never",
+                 "args": ["--no-such-option"], "cpus": "0"},
+    "nf.scale": {"name": "fz", "replicas": 0},
+    "nf.restart": {"name": "fz"},
+    "nf.remove": {"name": "fz"},
+    "event.list": {"since": 0, "limit": 5},
+    "event.add": {"type": "fz", "message": "m"},
 }
 # Read-only methods without parameters get junk parameters too.
 NO_PARAMS = ["version", "help", "status", "port.list", "nf.list",
-             "service.list", "stats", "chain.get", "rule.list"]
+             "service.list", "stats", "chain.get", "rule.list",
+             "launch.list", "schema"]
 
 JUNK = [None, True, False, 0, -1, 1, 255, 256, 65535, 65536, 2**31, 2**32,
         2**63, -2**63, 2**64, 1e308, -1e308, 0.5, "", "x" * 5000, "svc:",
@@ -96,6 +108,10 @@ def clean(c) -> None:
         c.call("flow.del", flows=[{"flow": f["flow"]} for f in flows])
     c.call("chain.set", hops=["svc:1", "port:0"])
     c.call("service.set", service=1, lb="hash")
+    for spec in c.call("launch.list")["launched"]:
+        c.call("nf.remove", name=spec["name"])
+    wait_for(lambda: not c.call("launch.list")["launched"], 20,
+             "launched NFs removed")
 
 
 def test_mutated_requests(managers):

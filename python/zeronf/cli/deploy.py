@@ -28,36 +28,37 @@ def run_validate(a) -> int:
     return 0
 
 
-def run_up(a) -> int:
-    d = _load(a.file, a.name)
+def _say(s: str) -> None:
+    print(s, flush=True)
+
+
+def _done(what: str, step) -> int:
+    """Run @p step; an UpError is one line on stderr and status 1."""
     try:
-        orchestrate.up(d, say=lambda s: print(s, flush=True),
-                       timeout=a.timeout, keep=a.keep)
+        step()
     except orchestrate.UpError as e:
-        print(f"zeronf: up: {e}", file=sys.stderr)
+        print(f"zeronf: {what}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def run_up(a) -> int:
+    d = _load(a.file, a.name)
+    return _done("up", lambda: orchestrate.up(d, say=_say,
+                                              timeout=a.timeout,
+                                              keep=a.keep))
 
 
 def run_down(a) -> int:
-    name = a.name or a.instance
-    try:
-        orchestrate.down(name, timeout=a.timeout)
-    except orchestrate.UpError as e:
-        print(f"zeronf: down: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return _done("down", lambda: orchestrate.down(a.name or a.instance,
+                                                  timeout=a.timeout))
 
 
 def run_apply(a) -> int:
     d = _load(a.file, a.name)
-    try:
-        orchestrate.apply(d, say=lambda s: print(s, flush=True),
-                          dry_run=a.dry_run, timeout=a.timeout)
-    except orchestrate.UpError as e:
-        print(f"zeronf: apply: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return _done("apply", lambda: orchestrate.apply(d, say=_say,
+                                                    dry_run=a.dry_run,
+                                                    timeout=a.timeout))
 
 
 def register(sub) -> None:
