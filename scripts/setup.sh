@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       libjansson-dev libpcap-dev libndpi-dev libndpi-bin iproute2 ethtool
-      iputils-ping clang libclang-rt-14-dev bubblewrap)
+      iputils-ping clang libclang-rt-14-dev bubblewrap prometheus)
 HUGEPAGES=${ZERONF_HUGEPAGES:-1024}
 HUGE_DIR=${ZERONF_HUGE_DIR:-/mnt/huge}
 
@@ -21,6 +21,14 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   as_root apt-get update -q
+  # Packages with a daemon (prometheus) are installed, not started: the
+  # tests run their own on loopback. policy-rc.d says no, then goes.
+  policy=/usr/sbin/policy-rc.d
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | as_root tee "$policy" >/dev/null
+    as_root chmod +x "$policy"
+    trap 'as_root rm -f "$policy"' EXIT
+  fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
     --no-install-recommends "${missing[@]}"
 fi
@@ -39,7 +47,8 @@ fi
 
 # Python: control-plane client and test dependencies, in .venv.
 if ! .venv/bin/python -c 'import zeronf, pytest, scapy, yaml, jsonschema, \
-    kubernetes_validate, dockerfile_parse' 2>/dev/null; then
+    kubernetes_validate, dockerfile_parse, fastapi, uvicorn, httpx, \
+    prometheus_client' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -e '.[test]'

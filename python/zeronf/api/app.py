@@ -1,0 +1,216 @@
+"""The REST API of an instance (FastAPI; the OpenAPI description at
+/openapi.json, browsable at /docs): the operations of the CLI over HTTP,
+each one control-socket call, and the Prometheus metrics at /metrics.
+
+Security: on a loopback address a token is optional; bound anywhere else
+the server refuses to start without one, and every request must carry
+`Authorization: Bearer <token>`. No CORS header is sent unless origins are
+named, and never `*` (OpenNetVM's console sends `*`)."""
+from __future__ import annotations
+
+import errno as E
+import hmac
+from typing import Any
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from pydantic import BaseModel, Field
+
+from ..client import Client, ZeroNFError
+from .metrics import InstanceCollector
+
+# errno of a control reply -> HTTP status
+STATUS = {E.EINVAL: 400, E.EOPNOTSUPP: 400, E.E2BIG: 413, E.ENOENT: 404,
+          E.ESRCH: 404, E.EEXIST: 409, E.EBUSY: 409, E.ENOSPC: 507,
+          E.ETIMEDOUT: 504, E.ECONNREFUSED: 503,
+          E.EPERM: 403, E.EACCES: 403}
+
+
+class NfStart(BaseModel):
+    name: str
+    binary: str = Field(description="absolute path of the NF program")
+    service: int = Field(ge=1, le=255)
+    args: list[str] = []
+    replicas: int = Field(1, ge=0, le=16)
+    cpus: str | None = None
+    restart: str = "on-failure"
+    sandbox: bool = False
+    memory_mb: int | None = Field(None, ge=16)
+
+
+class Scale(BaseModel):
+    replicas: int = Field(ge=0, le=16)
+
+
+class Hops(BaseModel):
+    hops: list[str] = Field(min_length=1, max_length=32)
+
+
+class Rule(BaseModel):
+    match: dict[str, Any]
+    chain: list[str] = Field(min_length=1, max_length=32)
+    priority: int = Field(0, ge=0, le=8000)
+
+
+class Flows(BaseModel):
+    flows: list[dict[str, Any]] = Field(min_length=1)
+
+
+class Rx(BaseModel):
+    enabled: bool
+
+
+class Event(BaseModel):
+    type: str
+    message: str
+
+
+def create_app(instance: str, token: str | None = None,
+               cors_origins: tuple[str, ...] = ()) -> FastAPI:
+    if "*" in cors_origins:
+        raise ValueError("CORS: name the origins; '*' is refused")
+    app = FastAPI(title=f"ZeroNF instance {instance}", version="1",
+                  description=__doc__)
+    if cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins),
+                           allow_methods=["GET", "POST", "PUT", "DELETE"],
+                           allow_headers=["Authorization", "Content-Type"])
+    registry = CollectorRegistry()
+    registry.register(InstanceCollector(instance))
+
+    def auth(request: Request) -> None:
+        if token is None:
+            return
+        got = request.headers.get("authorization", "")
+        if not hmac.compare_digest(got.encode(),
+                                   f"Bearer {token}".encode()):
+            raise HTTPException(401, "a bearer token is required",
+                                headers={"WWW-Authenticate": "Bearer"})
+
+    def call(method: str, **params) -> Any:
+        try:
+            with Client(instance, timeout=10.0) as c:
+                return c.call(method, **params)
+        except ZeroNFError as e:
+            code = 503 if "cannot reach manager" in e.message else \
+                STATUS.get(-e.code, 500)
+            raise HTTPException(code, {"code": e.code,
+                                       "errno": e.errno_name,
+                                       "message": e.message}) from None
+
+    dep = [Depends(auth)]
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException):
+        detail = exc.detail if isinstance(exc.detail, dict) else \
+            {"message": exc.detail}
+        return JSONResponse({"error": detail}, status_code=exc.status_code,
+                            headers=exc.headers)
+
+    @app.get("/metrics", dependencies=dep, include_in_schema=False)
+    def metrics():
+        return Response(generate_latest(registry),
+                        media_type=CONTENT_TYPE_LATEST)
+
+    v1 = "/api/v1"
+
+    @app.get(f"{v1}/status", dependencies=dep, tags=["instance"])
+    def status():
+        return call("status")
+
+    @app.get(f"{v1}/stats", dependencies=dep, tags=["instance"])
+    def stats():
+        return call("stats")
+
+    @app.post(f"{v1}/rx", dependencies=dep, tags=["instance"])
+    def rx(body: Rx):
+        return call("rx.set", enabled=body.enabled)
+
+    @app.get(f"{v1}/events", dependencies=dep, tags=["instance"])
+    def events(since: int = 0, limit: int | None = None):
+        p = {"since": since} | ({"limit": limit} if limit else {})
+        return call("event.list", **p)
+
+    @app.post(f"{v1}/events", dependencies=dep, tags=["instance"])
+    def add_event(body: Event):
+        return call("event.add", type=body.type, message=body.message)
+
+    @app.get(f"{v1}/ports", dependencies=dep, tags=["instance"])
+    def ports():
+        return call("port.list")["ports"]
+
+    @app.get(f"{v1}/nfs", dependencies=dep, tags=["nfs"])
+    def nfs():
+        return call("nf.list")["nfs"]
+
+    @app.delete(f"{v1}/nfs/{{instance_id}}", dependencies=dep,
+                tags=["nfs"])
+    def nf_stop(instance_id: int):
+        return call("nf.stop", instance=instance_id)
+
+    @app.get(f"{v1}/services", dependencies=dep, tags=["nfs"])
+    def services():
+        return call("service.list")["services"]
+
+    @app.get(f"{v1}/launched", dependencies=dep, tags=["nfs"])
+    def launched():
+        return call("launch.list")
+
+    @app.post(f"{v1}/launched", dependencies=dep, tags=["nfs"],
+              status_code=201)
+    def nf_start(body: NfStart):
+        return call("nf.start", **body.model_dump(exclude_none=True))
+
+    @app.post(f"{v1}/launched/{{name}}/scale", dependencies=dep,
+              tags=["nfs"])
+    def nf_scale(name: str, body: Scale):
+        return call("nf.scale", name=name, replicas=body.replicas)
+
+    @app.post(f"{v1}/launched/{{name}}/restart", dependencies=dep,
+              tags=["nfs"])
+    def nf_restart(name: str):
+        return call("nf.restart", name=name)
+
+    @app.delete(f"{v1}/launched/{{name}}", dependencies=dep, tags=["nfs"])
+    def nf_remove(name: str):
+        return call("nf.remove", name=name)
+
+    @app.get(f"{v1}/chain", dependencies=dep, tags=["steering"])
+    def chain_get():
+        return call("chain.get")
+
+    @app.put(f"{v1}/chain", dependencies=dep, tags=["steering"])
+    def chain_set(body: Hops):
+        return call("chain.set", hops=body.hops)
+
+    @app.get(f"{v1}/rules", dependencies=dep, tags=["steering"])
+    def rules():
+        return call("rule.list")["rules"]
+
+    @app.post(f"{v1}/rules", dependencies=dep, tags=["steering"],
+              status_code=201)
+    def rule_add(body: Rule):
+        return call("rule.add", **body.model_dump())
+
+    @app.delete(f"{v1}/rules/{{rule_id}}", dependencies=dep,
+                tags=["steering"])
+    def rule_del(rule_id: int):
+        return call("rule.del", id=rule_id)
+
+    @app.get(f"{v1}/flows", dependencies=dep, tags=["steering"])
+    def flows(limit: int = 1000):
+        return call("flow.list", limit=limit)
+
+    @app.post(f"{v1}/flows", dependencies=dep, tags=["steering"],
+              status_code=201)
+    def flow_add(body: Flows):
+        return call("flow.add", flows=body.flows)
+
+    @app.post(f"{v1}/flows/delete", dependencies=dep, tags=["steering"])
+    def flow_del(body: Flows):
+        return call("flow.del", flows=body.flows)
+
+    return app
