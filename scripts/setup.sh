@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       libjansson-dev libpcap-dev libndpi-dev libndpi-bin iproute2 ethtool
-      iputils-ping clang libclang-rt-14-dev bubblewrap prometheus)
+      iputils-ping clang libclang-rt-14-dev bubblewrap prometheus chromium
+      chromium-driver)
 HUGEPAGES=${ZERONF_HUGEPAGES:-1024}
 HUGE_DIR=${ZERONF_HUGE_DIR:-/mnt/huge}
 
@@ -48,7 +49,7 @@ fi
 # Python: control-plane client and test dependencies, in .venv.
 if ! .venv/bin/python -c 'import zeronf, pytest, scapy, yaml, jsonschema, \
     kubernetes_validate, dockerfile_parse, fastapi, uvicorn, httpx, \
-    prometheus_client' 2>/dev/null; then
+    prometheus_client, selenium' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -e '.[test]'

@@ -1,6 +1,8 @@
 """The REST API of an instance (FastAPI; the OpenAPI description at
 /openapi.json, browsable at /docs): the operations of the CLI over HTTP,
-each one control-socket call, and the Prometheus metrics at /metrics.
+each one control-socket call, the Prometheus metrics at /metrics, and a
+dashboard at / (static/: the chain, live charts, NF actions, rules,
+events).
 
 Security: on a loopback address a token is optional; bound anywhere else
 the server refuses to start without one, and every request must carry
@@ -10,11 +12,13 @@ from __future__ import annotations
 
 import errno as E
 import hmac
+from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, Field
@@ -109,6 +113,15 @@ def create_app(instance: str, token: str | None = None,
             {"message": exc.detail}
         return JSONResponse({"error": detail}, status_code=exc.status_code,
                             headers=exc.headers)
+
+    # The dashboard: static files holding no data (the API they call
+    # is what the token protects).
+    static = Path(__file__).parent / "static"
+    app.mount("/static", StaticFiles(directory=static), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def dashboard():
+        return FileResponse(static / "index.html")
 
     @app.get("/metrics", dependencies=dep, include_in_schema=False)
     def metrics():

@@ -1,0 +1,108 @@
+"""The dashboard (zeronf api, /) end to end in headless Chromium (Debian's,
+driven by Selenium) against a running instance with traffic: the graph
+shows the chain, the counters move, its buttons scale and stop NFs (the
+manager confirms), and the event log shows what happened."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from harness import NF_BIN, wait_for
+from test_api import Api
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("chromium") is None or shutil.which("chromedriver") is None,
+    reason="no chromium / chromedriver")
+
+
+@pytest.fixture
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium")
+    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+              "--disable-gpu", "--window-size=1400,1000"):
+        opts.add_argument(a)
+    d = webdriver.Chrome(service=Service(shutil.which("chromedriver")),
+                         options=opts)
+    yield d
+    d.quit()
+
+
+def test_dashboard_shows_and_drives_the_instance(managers, tmp_path,
+                                                 browser):
+    from selenium.webdriver.common.by import By
+    m = managers(ports=["net_null0"], chain="1,2,port:0")
+    m.call("nf.start", name="mon", binary=str(NF_BIN["monitor"]),
+           service=1)
+    m.call("nf.start", name="fw", binary=str(NF_BIN["forward"]), service=2,
+           replicas=2)
+    wait_for(lambda: len([n for n in m.call("nf.list")["nfs"]
+                          if n["state"] == "running"]) == 3, 20, "NFs up")
+    api = Api(m.name, tmp_path).wait()
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    def fresh(fn):
+        """fn() on the page as it is now: the page redraws every second,
+        so an element found a moment ago may be gone; try again."""
+        def attempt():
+            try:
+                return fn()
+            except (StaleElementReferenceException, IndexError):
+                return None
+        return attempt
+
+    def click(sel, inner):
+        def go():
+            css(sel)[0].find_element(By.CSS_SELECTOR, inner).click()
+            return True
+        wait_for(fresh(go), 20, f"click {sel} {inner}")
+
+    try:
+        browser.get(api.url + "/")
+        find = browser.find_elements
+
+        def css(sel):
+            return find(By.CSS_SELECTOR, sel)
+        wait_for(fresh(lambda: css('[data-testid="instance"]')[0].text ==
+                       m.name), 20, "instance shown")
+        # The graph: ports in, then the chain's hops, with their NFs.
+        wait_for(fresh(lambda: [g.get_attribute("data-hop") for g in
+                                css('[data-testid="chain-hop"]')][1:] ==
+                       ["svc:1", "svc:2", "port:0"]), 20, "chain drawn")
+        hop2 = wait_for(fresh(lambda: [
+            g.text for g in css('[data-testid="chain-hop"]')
+            if g.get_attribute("data-hop") == "svc:2"][0]), 20, "svc:2")
+        assert "fw" in hop2 and "fw.1" in hop2
+
+        def rx_of(name):
+            return int(css(f'[data-testid="nf"][data-name="{name}"]')[0]
+                       .find_element(By.CSS_SELECTOR,
+                                     '[data-testid="nf-rx"]').text)
+        first = wait_for(fresh(lambda: rx_of("mon")), 20, "mon row")
+        wait_for(fresh(lambda: rx_of("mon") > first), 20, "counters move")
+        legend = wait_for(fresh(lambda: css('[data-testid="legend"]')[0]
+                                .text), 20, "legend")
+        assert "mon" in legend and "fw.1" in legend
+        # Scale fw up from the page: the manager runs a third replica.
+        click('[data-testid="launched-nf"][data-name="fw"]',
+              '[data-testid="scale-up"]')
+        wait_for(lambda: len([n for n in m.call("nf.list")["nfs"]
+                              if n["name"].startswith("fw") and
+                              n["state"] == "running"]) == 3, 20,
+                 "fw scaled to 3")
+        # Stop the monitor from its row: gone from the manager.
+        click('[data-testid="nf"][data-name="mon"]',
+              '[data-testid="nf-stop"]')
+        wait_for(lambda: all(n["name"] != "mon" for n in
+                             m.call("nf.list")["nfs"]), 20, "mon stopped")
+        wait_for(lambda: not css('[data-testid="nf"][data-name="mon"]'),
+                 20, "mon off the page")
+        wait_for(fresh(lambda: {"nf.scale", "nf.left"} <= {
+            e.get_attribute("data-type")
+            for e in css('[data-testid="event"]')}), 20, "events shown")
+        assert not css('[data-testid="error"]')[0].is_displayed()
+    finally:
+        api.close()
