@@ -501,3 +501,28 @@ launch_set_replicas(struct launch *l, unsigned int n)
 	return 0;
 }
 
+
+int
+zn_launch_info(const struct zn_mgr *m, const char *name, uint16_t *service,
+	       unsigned int *replicas)
+{
+	const struct launch *l = launch_find(name);
+
+	(void)m;
+	if (l == NULL || l->removing)
+		return -ENOENT;
+	*service = l->service;
+	*replicas = l->replicas;
+	return 0;
+}
+
+int
+zn_launch_scale(struct zn_mgr *m, const char *name, unsigned int n)
+{
+	struct launch *l = launch_find(name);
+
+	(void)m;
+	if (l == NULL || l->removing || n > ZN_MAX_REPLICAS)
+		return -ENOENT;
+	return launch_set_replicas(l, n);
+}

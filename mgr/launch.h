@@ -15,6 +15,7 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct zn_mgr;
 
@@ -25,6 +26,12 @@ int zn_launch_init(struct zn_mgr *m);
 void zn_launch_stop_all(struct zn_mgr *m);
 /** Launched processes still running. */
 unsigned int zn_launch_running(const struct zn_mgr *m);
+/** The launched NF named @p name: its service and wanted replicas.
+ *  0 or -ENOENT. */
+int zn_launch_info(const struct zn_mgr *m, const char *name,
+		   uint16_t *service, unsigned int *replicas);
+/** Run @p n replicas of it (as nf.scale). 0 or -ENOENT. */
+int zn_launch_scale(struct zn_mgr *m, const char *name, unsigned int n);
 /** Kill (SIGKILL) and reap what still runs; free the specs. */
 void zn_launch_fini(struct zn_mgr *m);
 

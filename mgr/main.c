@@ -32,6 +32,7 @@
 #include "launch.h"
 #include "loop.h"
 #include "mgr.h"
+#include "policy.h"
 #include "port.h"
 #include "registry.h"
 #include "route.h"
@@ -467,6 +468,8 @@ main(int argc, char **argv)
 		rc = zn_ctl_init(m);
 	if (rc == 0)
 		rc = zn_launch_init(m);
+	if (rc == 0)
+		rc = zn_policy_init(m);
 	if (rc == 0)
 		rc = zn_stats_init(m);
 	if (rc == 0)

@@ -21,7 +21,7 @@ BUILD = Path(os.environ.get("ZERONF_BUILD", REPO / "build"))
 MGR_BIN = BUILD / "mgr" / "zeronf-mgr"
 NF_BIN = {n: BUILD / "nfs" / f"zeronf-{n}"
           for n in ("forward", "monitor", "speed-tester", "steer", "dpi",
-                    "router", "flowmon")}
+                    "router", "flowmon", "filter")}
 NF_BIN["test-objs"] = BUILD / "tests/unit/zeronf-test-objs"
 NF_BIN["test-chaos"] = BUILD / "tests/unit/zeronf-test-chaos"
 CORPORA = Path(os.environ.get("ZERONF_CORPORA",

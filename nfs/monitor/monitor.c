@@ -26,12 +26,12 @@
 
 enum {
 	C_PKTS, C_BYTES, C_IPV4, C_IPV6, C_ARP, C_OTHER_L3, C_TCP, C_UDP,
-	C_ICMP, C_OTHER_L4, C_VLAN, C_RUNT, C_MAX
+	C_ICMP, C_OTHER_L4, C_VLAN, C_RUNT, C_TCP_SYN, C_MAX
 };
 
 static const char *const names[C_MAX] = {
 	"packets", "bytes", "ipv4", "ipv6", "arp", "other_l3", "tcp", "udp",
-	"icmp", "other_l4", "vlan", "runt",
+	"icmp", "other_l4", "vlan", "runt", "tcp_syn",
 };
 
 static struct tally tally;
@@ -115,6 +115,14 @@ count_l4(uint8_t proto)
 	}
 }
 
+/* A connection opening: SYN without ACK (what a SYN flood is made of). */
+static void
+count_syn(const uint8_t *p, uint32_t len, uint32_t l4)
+{
+	if (len >= l4 + 14 && (p[l4 + 13] & 0x12) == 0x02)
+		local[C_TCP_SYN]++;
+}
+
 /* Classify from the first segment, with bounds checks: malformed and
  * truncated frames are counted, never read past. */
 static void
@@ -139,6 +147,9 @@ classify(const struct rte_mbuf *m)
 		local[C_IPV4]++;
 		if (len >= l.off + sizeof(struct rte_ipv4_hdr))
 			count_l4(p[l.off + 9]);
+		if (len >= l.off + sizeof(struct rte_ipv4_hdr) &&
+		    p[l.off + 9] == IPPROTO_TCP)
+			count_syn(p, len, l.off + (p[l.off] & 0xfu) * 4u);
 		else
 			local[C_RUNT]++;
 		break;
@@ -146,6 +157,9 @@ classify(const struct rte_mbuf *m)
 		local[C_IPV6]++;
 		if (len >= l.off + sizeof(struct rte_ipv6_hdr))
 			count_l4(p[l.off + 6]);
+		if (len >= l.off + sizeof(struct rte_ipv6_hdr) &&
+		    p[l.off + 6] == IPPROTO_TCP)
+			count_syn(p, len, l.off + 40);
 		else
 			local[C_RUNT]++;
 		break;

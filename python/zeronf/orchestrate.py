@@ -173,24 +173,48 @@ def configure(c: Client, d: Deployment, say: Say) -> None:
         say(f"flows: {len(d.flows)}")
     if d.routes:
         _routes(c, d, d.routes, say)
+    pol = policies(d)
+    if pol["autoscale"] or pol["reactions"]:
+        c.call("policy.set", **pol)
+        say(f"policies: {len(pol['autoscale'])} autoscale, "
+            f"{len(pol['reactions'])} reactions")
 
 
 def _save_applied(d: Deployment) -> None:
     (d.log_dir / APPLIED).write_text(json.dumps(as_json(d), indent=1))
 
 
-def _not_yet(d: Deployment) -> None:
-    """Keys the schema describes that this version does not act on yet:
-    refused, never silently ignored."""
-    missing = [k for k in ("autoscale", "reactions") if d.raw.get(k)]
-    if missing:
-        raise UpError(f"{d.file}: not supported by this version yet: "
-                      f"{', '.join(missing)}")
+def policies(d: Deployment) -> dict:
+    """The file's autoscale and reactions as policy.set takes them."""
+    scale = []
+    for a in d.autoscale:
+        o, i = a.get("out_when", {}), a.get("in_when", {})
+        p = {"nf": a["service"], "min": a.get("min", 1),
+             "max": a.get("max", 16)}
+        for k, v in (("out_occupancy", o.get("ring_occupancy")),
+                     ("out_drop_rate", o.get("drop_rate")),
+                     ("out_for_s", o.get("for_s")),
+                     ("in_occupancy", i.get("ring_occupancy_below")),
+                     ("in_for_s", i.get("idle_for_s"))):
+            if v is not None:
+                p[k] = v
+        scale.append(p)
+    react = []
+    for r in d.reactions:
+        w, ins = r["when"], r["insert"]
+        p = {"name": r["name"], "watch": w["service"],
+             "counter": w["counter"], "above": w["above"],
+             "insert": ins["service"]}
+        for k, v in (("for_s", w.get("for_s")), ("after", ins.get("after")),
+                     ("remove_after_s", ins.get("remove_after_s"))):
+            if v is not None:
+                p[k] = v
+        react.append(p)
+    return {"autoscale": scale, "reactions": react}
 
 
 def up(d: Deployment, say: Say = print, timeout: float = 60.0,
        keep: bool = False) -> None:
-    _not_yet(d)
     if is_up(d.name):
         raise UpError(f"instance '{d.name}' is already up (zeronf apply "
                       f"{d.file} changes it; zeronf down {d.name} stops it)")
@@ -353,6 +377,11 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
     if d.flows:
         steps.append(Step(f"= flows: {len(d.flows)} added or replaced",
                           lambda c: c.call("flow.add", flows=d.flows), 2))
+    pol = policies(d)
+    if _canon_policies(pol) != _canon_policies(c.call("policy.list")):
+        steps.append(Step(f"~ policies: {len(pol['autoscale'])} autoscale, "
+                          f"{len(pol['reactions'])} reactions",
+                          lambda c: c.call("policy.set", **pol), 2))
     applied = d.log_dir / APPLIED
     old_routes = []
     if applied.exists():
@@ -369,6 +398,25 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
     return sorted(steps, key=lambda s: s.phase)
 
 
+# policy.set's defaults (mgr/policy.c), to compare a file with policy.list
+SCALE_DEFAULTS = {"min": 1, "max": 16, "out_occupancy": 0.0,
+                  "out_drop_rate": 0.0, "out_for_s": 3.0,
+                  "in_occupancy": 0.01, "in_for_s": 10.0}
+REACT_DEFAULTS = {"for_s": 2.0, "after": "", "remove_after_s": 10.0}
+
+
+def _canon_policies(p: dict) -> list:
+    def canon(x: dict, defaults: dict) -> dict:
+        return {k: (float(v) if isinstance(v, (int, float)) and
+                    not isinstance(v, bool) and k not in ("min", "max")
+                    else v)
+                for k, v in {**defaults, **x}.items()
+                if k in defaults or k in ("nf", "name", "watch", "counter",
+                                          "above", "insert")}
+    return [[canon(x, SCALE_DEFAULTS) for x in p["autoscale"]],
+            [canon(x, REACT_DEFAULTS) for x in p["reactions"]]]
+
+
 def _wait_gone(c: Client, name: str, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while any(s["name"] == name for s in c.call("launch.list")["launched"]):
@@ -379,7 +427,6 @@ def _wait_gone(c: Client, name: str, timeout: float = 20.0) -> None:
 
 def apply(d: Deployment, say: Say = print, dry_run: bool = False,
           timeout: float = 60.0) -> list[Step]:
-    _not_yet(d)
     if not is_up(d.name):
         raise UpError(f"instance '{d.name}' is not up (zeronf up {d.file})")
     with Client(d.name) as c:
