@@ -76,8 +76,11 @@ int
 zn_helper_path(const char *name, char *buf, size_t len)
 {
 	char exe[PATH_MAX], *dir;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t n;
 
+	if (buf == NULL || len == 0)
+		return -EINVAL;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0)
 		return -errno;
 	exe[n] = '\0';
