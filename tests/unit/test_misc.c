@@ -128,7 +128,7 @@ struct db_fx {
 	struct zn_doorbell db;
 	volatile uint32_t work;
 	volatile bool done;
-	volatile uint64_t rings; /* the producer's, before each ring */
+	volatile uint64_t rings; /* rings the producer completed */
 	uint64_t timeouts, handled;
 };
 
@@ -150,10 +150,11 @@ db_sleeper(void *arg)
 			f->handled++;
 			continue;
 		}
-		/* A lost wake-up: a 1 s timeout although the producer rang
-		 * meanwhile, with work pending. (A producer that was not
-		 * scheduled for a second, on a loaded machine, rang nothing:
-		 * that timeout is no lost wake-up.) */
+		/* A lost wake-up: a 1 s timeout although a ring completed
+		 * meanwhile, with work pending (work is published before the
+		 * ring, so a ring that found us not yet asleep left work our
+		 * check sees). A producer that was not scheduled for a second,
+		 * on a loaded machine, completed no ring: no lost wake-up. */
 		uint64_t rings = __atomic_load_n(&f->rings, __ATOMIC_ACQUIRE);
 
 		if (!zn_db_wait(&f->db, db_has_work, f, 1000000) &&
@@ -173,8 +174,8 @@ ZN_TEST(doorbell_no_lost_wakeup)
 	pthread_create(&t, NULL, db_sleeper, &f);
 	for (int i = 0; i < 20000; i++) {
 		__atomic_store_n(&f.work, 1, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&f.rings, 1, __ATOMIC_RELEASE);
 		zn_db_ring(&f.db);
+		__atomic_fetch_add(&f.rings, 1, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&f.work, __ATOMIC_ACQUIRE) != 0)
 			;
 	}
