@@ -34,11 +34,11 @@ unit: build
 	meson test -C $(BUILD) --print-errorlogs
 
 pytest: build
-	ZERONF_BUILD=$(abspath $(BUILD)) $(PY) -m pytest -q tests
+	ZERONF_BUILD="$(abspath $(BUILD))" $(PY) -m pytest -q tests
 
 test: build
 	meson test -C $(BUILD) --print-errorlogs
-	ZERONF_BUILD=$(abspath $(BUILD)) $(PY) -m pytest -q -ra tests
+	ZERONF_BUILD="$(abspath $(BUILD))" $(PY) -m pytest -q -ra tests
 	$(MAKE) --no-print-directory sanitize
 	$(MAKE) --no-print-directory fuzz FUZZ_S=5
 
@@ -49,7 +49,7 @@ fuzz: setup
 	    -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
 	    -Dbuildtype=debugoptimized
 	ninja -C $(FUZZ_BUILD) $(addprefix fuzz/zn-fuzz-,$(FUZZ_TARGETS))
-	$(PY) fuzz/run.py --build $(abspath $(FUZZ_BUILD)) --seconds $(FUZZ_S)
+	$(PY) fuzz/run.py --build "$(abspath $(FUZZ_BUILD))" --seconds $(FUZZ_S)
 
 # The C unit tests and a packet/system subset on an ASan+UBSan build
 # (tests/sanitize.sh says how DPDK processes run under it).
@@ -58,16 +58,16 @@ sanitize: setup
 	    -Db_sanitize=address,undefined -Db_lundef=false \
 	    -Dbuildtype=debugoptimized
 	ninja -C $(ASAN_BUILD)
-	tests/sanitize.sh $(abspath $(ASAN_BUILD))
+	tests/sanitize.sh "$(abspath $(ASAN_BUILD))"
 
 bench: build
-	ZERONF_BUILD=$(abspath $(BUILD)) SOAK_S=$(SOAK_S) $(PY) bench/run.py $(if $(BENCH),--only $(BENCH))
+	ZERONF_BUILD="$(abspath $(BUILD))" SOAK_S=$(SOAK_S) $(PY) bench/run.py $(if $(BENCH),--only $(BENCH))
 
 # make dpi-report PCAP=in.pcap OUT=flows.out: the capture through a manager
 # and the dpi NF; its flow report in ndpiReader's -w format.
 dpi-report: build
 	@test -n "$(PCAP)" -a -n "$(OUT)" || { echo "usage: make dpi-report PCAP=in.pcap OUT=flows.out"; exit 2; }
-	ZERONF_BUILD=$(abspath $(BUILD)) $(PY) scripts/dpi_report.py $(abspath $(PCAP)) $(abspath $(OUT))
+	ZERONF_BUILD="$(abspath $(BUILD))" $(PY) scripts/dpi_report.py "$(PCAP)" "$(OUT)"
 
 clean:
 	rm -rf $(BUILD)
