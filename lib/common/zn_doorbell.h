@@ -54,7 +54,9 @@ zn_db_ring(struct zn_doorbell *db)
  * Sleep on @p db for at most @p timeout_us microseconds unless
  * @p has_work(arg) already sees work after the sleeper announced itself.
  * @return true if woken by a producer (or work was found), false on
- *   timeout.
+ *   timeout, or early: a producer's wake-up for an earlier sleep may land
+ *   on this one (its seq bump was seen then). Callers check their work
+ *   and loop either way; no wake-up is ever lost.
  */
 static inline bool
 zn_db_wait(struct zn_doorbell *db, bool (*has_work)(void *), void *arg,

@@ -150,14 +150,18 @@ db_sleeper(void *arg)
 			f->handled++;
 			continue;
 		}
-		/* A lost wake-up: a 1 s timeout although a ring completed
-		 * meanwhile, with work pending (work is published before the
-		 * ring, so a ring that found us not yet asleep left work our
-		 * check sees). A producer that was not scheduled for a second,
-		 * on a loaded machine, completed no ring: no lost wake-up. */
+		/* A lost wake-up: a sleep that lasted its whole second
+		 * although a ring completed meanwhile, with work pending (work
+		 * is published before the ring, so a ring that found us not
+		 * yet asleep left work our check sees). Not one: a producer not
+		 * scheduled for a second (it completed no ring), or an early
+		 * return (a wake-up meant for the previous sleep, arriving
+		 * late: seq unchanged, the loop just goes round). */
 		uint64_t rings = __atomic_load_n(&f->rings, __ATOMIC_ACQUIRE);
+		uint64_t t0 = zn_now_ns();
 
 		if (!zn_db_wait(&f->db, db_has_work, f, 1000000) &&
+		    zn_now_ns() - t0 >= 900000000ULL &&
 		    __atomic_load_n(&f->rings, __ATOMIC_ACQUIRE) != rings &&
 		    db_has_work(f))
 			f->timeouts++;
