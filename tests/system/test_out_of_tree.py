@@ -5,6 +5,7 @@ Also keeps the guide's code identical to the example file."""
 from __future__ import annotations
 
 import re
+import shlex
 import struct
 import subprocess
 from pathlib import Path
@@ -79,9 +80,11 @@ def test_build_tree_pkg_config():
     zeronf-uninstalled.pc (the sources' headers, the built library with
     a run path), as docs/nf-guide.md says."""
     env = {"PKG_CONFIG_PATH": str(BUILD)}
-    out = subprocess.run(["pkg-config", "--cflags", "--libs", "zeronf"],
-                         check=True, capture_output=True, text=True,
-                         env=env).stdout.split()
+    # pkg-config escapes spaces (a clone at a path with spaces): read its
+    # output as a shell would.
+    out = shlex.split(subprocess.run(
+        ["pkg-config", "--cflags", "--libs", "zeronf"], check=True,
+        capture_output=True, text=True, env=env).stdout)
     assert f"-I{REPO}/include" in out
     assert f"-L{BUILD}/lib" in out and f"-Wl,-rpath,{BUILD}/lib" in out
     assert out.index("-Wl,--no-as-needed") < out.index("-lzeronf")
