@@ -86,5 +86,5 @@ def test_build_tree_pkg_config():
         ["pkg-config", "--cflags", "--libs", "zeronf"], check=True,
         capture_output=True, text=True, env=env).stdout)
     assert f"-I{REPO}/include" in out
-    assert f"-L{BUILD}/lib" in out and f"-Wl,-rpath,{BUILD}/lib" in out
+    assert f"-L{BUILD}/lib" in out and f"-Wl,-rpath={BUILD}/lib" in out
     assert out.index("-Wl,--no-as-needed") < out.index("-lzeronf")
