@@ -53,7 +53,7 @@ launch_json(const struct launch *l)
 						  json_integer(r->last_code)));
 	}
 	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:i, s:s, s:s, s:I, s:I,"
-			 " s:I, s:o, s:b, s:i}",
+			 " s:I, s:o, s:b, s:i, s:b}",
 			 "name", l->name, "binary", l->binary, "args", args,
 			 "service", l->service, "replicas", (int)l->replicas,
 			 "running", (int)running, "cpus", l->cpus, "restart",
@@ -61,7 +61,8 @@ launch_json(const struct launch *l)
 			 (json_int_t)l->starts, "restarts",
 			 (json_int_t)l->restarts, "failures",
 			 (json_int_t)l->failures, "instances", reps, "sandbox",
-			 l->sandbox, "memory_mb", (int)l->memory_mb);
+			 l->sandbox, "memory_mb", (int)l->memory_mb, "removing",
+			 l->removing);
 }
 
 static int
@@ -160,9 +161,12 @@ named(struct zn_cmd_req *req)
 							     "name"));
 	struct launch *l = launch_find(name);
 
-	if (l == NULL || l->removing)
+	if (l == NULL)
 		snprintf(req->err, sizeof(req->err), "no launched NF named "
 			 "'%.64s'", name);
+	else if (l->removing)
+		snprintf(req->err, sizeof(req->err), "'%.64s' is being "
+			 "removed (its replicas are stopping)", name);
 	return l != NULL && !l->removing ? l : NULL;
 }
 
@@ -252,7 +256,8 @@ static const char *const policy_choices[] = { "never", "on-failure",
 	"\"restarts\": \"of them, restarts\", \"failures\": \"exits with "  \
 	"a failure\", \"instances\": \"[{name, state, pid, restarts, "      \
 	"last_exit}]\", \"sandbox\": \"sandboxed\", \"memory_mb\": "     \
-	"\"limit, 0: none\"}"
+	"\"limit, 0: none\", \"removing\": \"nf.remove'd, replicas "     \
+	"still stopping\"}"
 
 static const struct zn_cmd nf_start_cmd = {
 	.name = "nf.start",

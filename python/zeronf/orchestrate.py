@@ -312,7 +312,8 @@ class Step:
 
 def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
     steps: list[Step] = []
-    live = {s["name"]: s for s in c.call("launch.list")["launched"]}
+    live = {s["name"]: s for s in c.call("launch.list")["launched"]
+            if not s["removing"]}
     want = {s.name: s for s in d.services}
     for name, s in want.items():
         p = start_params(s)
