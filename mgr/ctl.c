@@ -60,7 +60,7 @@ static struct client clients[MAX_CLIENTS];
 static uint64_t client_serial;
 static int listen_fd = -1;
 
-/* Requests answered later (zn_ctl_req.poll). */
+/* Requests answered later (zn_cmd_req.poll). */
 static struct deferred {
 	bool used;
 	int client;
@@ -192,7 +192,7 @@ handle_request(struct zn_mgr *m, struct client *c, const char *line,
 	if (req.poll != NULL) {
 		if (defer_request(c, call.id, &req)) {
 			json_decref(call.msg);
-			return NULL; /* answered from zn_ctl_step */
+			return NULL; /* answered by poll_deferred */
 		}
 		free(req.poll_arg);
 		rc = -EBUSY;

@@ -526,3 +526,17 @@ zn_launch_scale(struct zn_mgr *m, const char *name, unsigned int n)
 		return -ENOENT;
 	return launch_set_replicas(l, n);
 }
+
+bool
+zn_launch_is_replica(const char *nf, const char *name)
+{
+	const struct launch *l = launch_find(nf);
+	char r[ZN_NAME_LEN];
+
+	for (unsigned int i = 0; l != NULL && i < ZN_MAX_REPLICAS; i++) {
+		launch_replica_name(l, i, r, sizeof(r));
+		if (strcmp(r, name) == 0)
+			return true;
+	}
+	return false;
+}

@@ -30,6 +30,8 @@ unsigned int zn_launch_running(const struct zn_mgr *m);
  *  0 or -ENOENT. */
 int zn_launch_info(const struct zn_mgr *m, const char *name,
 		   uint16_t *service, unsigned int *replicas);
+/** @p name is the name of a replica of launched NF @p nf. */
+bool zn_launch_is_replica(const char *nf, const char *name);
 /** Run @p n replicas of it (as nf.scale). 0 or -ENOENT. */
 int zn_launch_scale(struct zn_mgr *m, const char *name, unsigned int n);
 /** Kill (SIGKILL) and reap what still runs; free the specs. */

@@ -75,7 +75,4 @@ int zn_lb_mode_parse(const char *s);
 unsigned int zn_lb_buckets_assign(uint16_t *bucket, const uint16_t *inst,
 				  const uint32_t *weight, unsigned int n);
 
-/** An instance left: its weight goes back to the default. */
-void zn_lb_forget(struct zn_mgr *m, unsigned int slot);
-
 #endif /* ZN_LB_H */

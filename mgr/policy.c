@@ -96,22 +96,22 @@ ingress_drops(struct zn_mgr *m)
 }
 
 /* The counter @p name summed over the running replicas of launched NF
- * @p nf (replica names: nf, nf.1, ...). false: none has it. */
+ * @p nf. false: none has it. */
 static bool
 nf_counter(struct zn_mgr *m, const char *nf, const char *name,
 	   uint64_t *value)
 {
-	size_t len = strlen(nf);
 	bool found = false;
 
 	*value = 0;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 		const struct zn_nf_slot *sl = &m->shm->nfs[s];
 		unsigned int nc = sl->req.n_counters;
+		char who[ZN_NAME_LEN];
 
+		zn_strlcpy(who, sl->ctl.name, sizeof(who));
 		if (sl->ctl.state != ZN_NF_RUNNING ||
-		    strncmp(sl->ctl.name, nf, len) != 0 ||
-		    (sl->ctl.name[len] != '\0' && sl->ctl.name[len] != '.'))
+		    !zn_launch_is_replica(nf, who))
 			continue;
 		for (unsigned int i = 0; i < nc && i < ZN_NF_MAX_COUNTERS; i++)
 			if (strncmp(sl->counter_names[i], name,

@@ -34,8 +34,8 @@
 #include "../lib/common/zn_ledger.h"
 #include "../lib/common/zn_util.h"
 
-bool
-zn_pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb)
+static bool
+pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb)
 {
 	const struct rte_mempool_memhdr *hdr;
 	uintptr_t p = (uintptr_t)mb;
@@ -58,7 +58,7 @@ free_counted(struct zn_mgr *m, struct zn_nf_slot *s, struct rte_mbuf **pkts,
 	unsigned int ok = 0;
 
 	for (unsigned int i = 0; i < n; i++) {
-		if (!zn_pool_owns(m, pkts[i])) {
+		if (!pool_owns(m, pkts[i])) {
 			ZN_LOG(ERR, "NF '%s' left a bad buffer pointer %p; "
 			       "ignored", s->ctl.name, (void *)pkts[i]);
 			continue;

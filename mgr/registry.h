@@ -34,7 +34,6 @@ int zn_registry_find(const struct zn_mgr *m, const char *name);
 unsigned int zn_registry_active(const struct zn_mgr *m);
 /** True while a process of an NF that left still runs. */
 bool zn_registry_exiting(const struct zn_mgr *m);
-bool zn_pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb);
 const char *zn_nf_state_name(uint32_t state);
 
 /* reclaim.c: what an NF that left holds, returned. */

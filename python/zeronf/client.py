@@ -44,6 +44,10 @@ class ZeroNFError(Exception):
         return errno.errorcode.get(-self.code, str(self.code))
 
 
+class ManagerUnreachable(ZeroNFError):
+    """The control socket could not be connected to (no manager there)."""
+
+
 class Client:
     def __init__(self, instance: str = "zeronf", path: str | None = None,
                  timeout: float = 10.0):
@@ -61,7 +65,7 @@ class Client:
                 if e.errno == errno.EAGAIN and time.monotonic() < deadline:
                     time.sleep(0.01)
                     continue
-                raise ZeroNFError(-(e.errno or errno.ECONNREFUSED),
+                raise ManagerUnreachable(-(e.errno or errno.ECONNREFUSED),
                                   f"cannot reach manager at {self.path}: "
                                   f"{e.strerror}") from None
         self._buf = b""

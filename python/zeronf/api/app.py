@@ -23,7 +23,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, Field
 
-from ..client import Client, ZeroNFError
+from ..client import Client, ManagerUnreachable, ZeroNFError
 from .metrics import InstanceCollector
 
 # errno of a control reply -> HTTP status
@@ -99,7 +99,7 @@ def create_app(instance: str, token: str | None = None,
             with Client(instance, timeout=10.0) as c:
                 return c.call(method, **params)
         except ZeroNFError as e:
-            code = 503 if "cannot reach manager" in e.message else \
+            code = 503 if isinstance(e, ManagerUnreachable) else \
                 STATUS.get(-e.code, 500)
             raise HTTPException(code, {"code": e.code,
                                        "errno": e.errno_name,

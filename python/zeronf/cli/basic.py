@@ -84,6 +84,10 @@ def show(res) -> int:
     return 0
 
 
+NF_COLS = ["instance", "service", "name", "pid", "state", "rx", "tx",
+           "exit_drops"]
+
+
 def _status_text(st: dict) -> str:
     pool = st["pool"]
     up_s = st["uptime_ms"] / 1000
@@ -114,14 +118,12 @@ def run_simple(a) -> int:
             nfs = c.nfs()
             if nfs:
                 print()
-                print(_table(nfs, ["instance", "service", "name", "pid",
-                                   "state", "rx", "tx", "exit_drops"]))
+                print(_table(nfs, NF_COLS))
             return 0
         if a.cmd == "nfs":
             res = c.nfs()
             if not a.json:
-                print(_table(res, ["instance", "service", "name", "pid",
-                                   "state", "rx", "tx", "exit_drops"]))
+                print(_table(res, NF_COLS))
                 return 0
             return show(res)
         if a.cmd == "ports":

@@ -61,12 +61,18 @@ def run_apply(a) -> int:
                                                     timeout=a.timeout))
 
 
-def register(sub) -> None:
-    p = sub.add_parser("up", help="start the instance a deployment file "
-                       "describes, and wait until it runs")
+def _file_parser(sub, cmd: str, what: str):
+    """A command on a deployment file: FILE and --name."""
+    p = sub.add_parser(cmd, help=what)
     p.add_argument("file")
     p.add_argument("--name", help="the instance's name, instead of the "
                    "file's")
+    return p
+
+
+def register(sub) -> None:
+    p = _file_parser(sub, "up", "start the instance a deployment file "
+                     "describes, and wait until it runs")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="for each step (default 60 s)")
     p.add_argument("--keep", action="store_true",
@@ -77,17 +83,11 @@ def register(sub) -> None:
     p.add_argument("name", nargs="?", help="default: -i's")
     p.add_argument("--timeout", type=float, default=30.0)
     p.set_defaults(run=run_down)
-    p = sub.add_parser("apply", help="change a running instance to match "
-                       "its file (the changes are shown first)")
-    p.add_argument("file")
-    p.add_argument("--name", help="the instance's name, instead of the "
-                   "file's")
+    p = _file_parser(sub, "apply", "change a running instance to match its "
+                     "file (the changes are shown first)")
     p.add_argument("--dry-run", action="store_true",
                    help="show the changes only")
     p.add_argument("--timeout", type=float, default=60.0)
     p.set_defaults(run=run_apply)
-    p = sub.add_parser("validate", help="check a deployment file")
-    p.add_argument("file")
-    p.add_argument("--name", help="the instance's name, instead of the "
-                   "file's")
+    p = _file_parser(sub, "validate", "check a deployment file")
     p.set_defaults(run=run_validate)
