@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "../lib/common/zn_util.h"
@@ -79,6 +80,13 @@ usage(const char *prog, FILE *out)
 		"(nf.start;\n"
 		"                          default: the runtime directory, "
 		"removed at exit)\n"
+		"      --cgroup-root DIR   launched NFs' cgroups go in "
+		"DIR/zeronf/<instance>:\n"
+		"                          a cgroup v2 directory (one delegated "
+		"to ZeroNF),\n"
+		"                          or one holding v1's cpuset and "
+		"memory hierarchies\n"
+		"                          (default /sys/fs/cgroup)\n"
 		"      --schema            print the control protocol's schema "
 		"(JSON) and exit\n"
 		"  -h, --help              this help\n",
@@ -108,7 +116,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
-		O_LOGDIR,
+		O_LOGDIR, O_CGROOT,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -135,6 +143,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "rx-timestamp", no_argument, NULL, O_RXTS },
 		{ "schema", no_argument, NULL, O_SCHEMA },
 		{ "log-dir", required_argument, NULL, O_LOGDIR },
+		{ "cgroup-root", required_argument, NULL, O_CGROOT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -288,6 +297,20 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			}
 			zn_strlcpy(cfg->log_dir, optarg, sizeof(cfg->log_dir));
 			break;
+		case O_CGROOT: {
+			struct stat st;
+
+			if (optarg[0] != '/' ||
+			    strlen(optarg) >= sizeof(cfg->cgroup_root) - 80 ||
+			    stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode)) {
+				fprintf(stderr, "%s: --cgroup-root: an existing "
+					"directory, absolute path\n", prog);
+				return -EINVAL;
+			}
+			zn_strlcpy(cfg->cgroup_root, optarg,
+				   sizeof(cfg->cgroup_root));
+			break;
+		}
 		case O_REHASH:
 			cfg->fdir_rehash = true;
 			break;

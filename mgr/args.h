@@ -49,6 +49,7 @@ struct zn_mgr_cfg {
 	bool print_schema;          /* --schema: print it and exit */
 	char huge_dir[PATH_MAX];
 	char log_dir[PATH_MAX];     /* launched NFs' output; "": rundir/logs */
+	char cgroup_root[PATH_MAX]; /* launched NFs' cgroups; "": default */
 	char log_level[64];
 	int eal_argc;    /* extra EAL args after "--" */
 	char **eal_argv;

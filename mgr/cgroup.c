@@ -23,9 +23,7 @@
 #include "sandbox.h"
 #include "../lib/common/zn_util.h"
 
-#define V2_ROOT "/sys/fs/cgroup"
-#define V1_CPUSET "/sys/fs/cgroup/cpuset"
-#define V1_MEMORY "/sys/fs/cgroup/memory"
+#define DEFAULT_ROOT "/sys/fs/cgroup"
 
 static int
 put(const char *dir, const char *file, const char *val)
@@ -63,10 +61,58 @@ get(const char *dir, const char *file, char *buf, size_t len)
 	return 0;
 }
 
-static bool
-is_v2(void)
+/* --cgroup-root: a cgroup v2 directory, or v1's mount directory. */
+static const char *
+root_of(const struct zn_mgr *m)
 {
-	return access(V2_ROOT "/cgroup.controllers", F_OK) == 0;
+	return m->cfg.cgroup_root[0] ? m->cfg.cgroup_root : DEFAULT_ROOT;
+}
+
+static bool
+is_v2(const char *root)
+{
+	char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", root);
+	return access(path, F_OK) == 0;
+}
+
+/* A v2 limit file that is not there: its controller is not enabled for
+ * the group. Said where: the root when it does not have the controller
+ * at all (bound to a v1 hierarchy, not delegated), else the replica's
+ * parent (enabling it there failed); with what that one has. */
+static bool
+has_word(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = list; (p = strstr(p, w)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+static void
+v2_missing(const char *root, const char *dir, const char *ctl, char *err,
+	   size_t errlen)
+{
+	char where[PATH_MAX], have[256];
+	char *slash;
+
+	zn_strlcpy(where, root, sizeof(where));
+	if (get(where, "cgroup.controllers", have, sizeof(have)) == 0 &&
+	    has_word(have, ctl)) {
+		zn_strlcpy(where, dir, sizeof(where));
+		slash = strrchr(where, '/');
+		if (slash != NULL)
+			*slash = '\0';
+		if (get(where, "cgroup.controllers", have, sizeof(have)) < 0)
+			have[0] = '\0';
+	}
+	snprintf(err, errlen, "cgroup v2: the %s controller is not available "
+		 "in %s (it has: %s): enable it in the parents' "
+		 "cgroup.subtree_control, or give --cgroup-root a directory "
+		 "that has it", ctl, where, have[0] ? have : "none");
 }
 
 /* mkdir DIR under @p root for each of zeronf, instance, replica; in a v1
@@ -116,31 +162,37 @@ zn_cgroup_make(struct zn_mgr *m, const char *name, const char *cpus,
 	       unsigned int memory_mb, struct zn_cgroup *cg, char *err,
 	       size_t errlen)
 {
-	const char *inst = m->cfg.instance;
-	char mem[32];
+	const char *inst = m->cfg.instance, *root = root_of(m);
+	char mem[32], v1[PATH_MAX + 16];
+	bool v2 = is_v2(root);
 	int rc;
 
 	memset(cg, 0, sizeof(*cg));
+	err[0] = '\0';
 	snprintf(mem, sizeof(mem), "%llu",
 		 (unsigned long long)memory_mb << 20);
-	if (is_v2()) {
-		rc = make_path(V2_ROOT, inst, name, false, true, cg->dirs[0],
+	if (v2) {
+		rc = make_path(root, inst, name, false, true, cg->dirs[0],
 			       sizeof(cg->dirs[0]));
 		if (rc == 0)
 			cg->n = 1;
-		if (rc == 0 && cpus != NULL)
-			rc = put(cg->dirs[0], "cpuset.cpus", cpus);
-		if (rc == 0 && memory_mb != 0)
-			rc = put(cg->dirs[0], "memory.max", mem);
+		if (rc == 0 && cpus != NULL &&
+		    (rc = put(cg->dirs[0], "cpuset.cpus", cpus)) == -ENOENT)
+			v2_missing(root, cg->dirs[0], "cpuset", err, errlen);
+		if (rc == 0 && memory_mb != 0 &&
+		    (rc = put(cg->dirs[0], "memory.max", mem)) == -ENOENT)
+			v2_missing(root, cg->dirs[0], "memory", err, errlen);
 	} else {
-		rc = make_path(V1_CPUSET, inst, name, true, false, cg->dirs[0],
+		snprintf(v1, sizeof(v1), "%s/cpuset", root);
+		rc = make_path(v1, inst, name, true, false, cg->dirs[0],
 			       sizeof(cg->dirs[0]));
 		if (rc == 0)
 			cg->n = 1;
 		if (rc == 0 && cpus != NULL)
 			rc = put(cg->dirs[0], "cpuset.cpus", cpus);
 		if (rc == 0 && memory_mb != 0) {
-			rc = make_path(V1_MEMORY, inst, name, false, false,
+			snprintf(v1, sizeof(v1), "%s/memory", root);
+			rc = make_path(v1, inst, name, false, false,
 				       cg->dirs[1], sizeof(cg->dirs[1]));
 			if (rc == 0) {
 				cg->n = 2;
@@ -150,9 +202,12 @@ zn_cgroup_make(struct zn_mgr *m, const char *name, const char *cpus,
 		}
 	}
 	if (rc < 0) {
-		snprintf(err, errlen, "cgroup of %s (cgroup v%d): %s", name,
-			 is_v2() ? 2 : 1, strerror(-rc));
+		if (err[0] == '\0')
+			snprintf(err, errlen, "cgroup of %s (cgroup v%d under "
+				 "%s): %s", name, v2 ? 2 : 1, root,
+				 strerror(-rc));
 		zn_cgroup_remove(cg);
+		zn_cgroup_fini(m);
 	}
 	return rc;
 }
@@ -167,14 +222,15 @@ zn_cgroup_remove(const struct zn_cgroup *cg)
 void
 zn_cgroup_fini(struct zn_mgr *m)
 {
-	const char *roots[] = { V2_ROOT, V1_CPUSET, V1_MEMORY };
-	char dir[PATH_MAX];
+	const char *sub[] = { "", "/cpuset", "/memory" };
+	char dir[PATH_MAX + 64];
 
+	/* Each fails while in use (another replica, another instance). */
 	for (unsigned int i = 0; i < 3; i++) {
-		snprintf(dir, sizeof(dir), "%s/zeronf/%s", roots[i],
-			 m->cfg.instance);
+		snprintf(dir, sizeof(dir), "%s%s/zeronf/%s", root_of(m),
+			 sub[i], m->cfg.instance);
 		rmdir(dir);
-		snprintf(dir, sizeof(dir), "%s/zeronf", roots[i]);
-		rmdir(dir); /* fails while another instance uses it */
+		snprintf(dir, sizeof(dir), "%s%s/zeronf", root_of(m), sub[i]);
+		rmdir(dir);
 	}
 }

@@ -117,13 +117,16 @@ prefix(struct launch *l, struct replica *r, const char *name, char **argv,
 			     arena);
 	if (rc == -ENOENT)
 		snprintf(err, errlen, "no bwrap (bubblewrap) in PATH");
+	else if (rc == -E2BIG)
+		snprintf(err, errlen, "the sandbox's command line is too "
+			 "long (hugepage files: --legacy-mem?)");
+	else if (rc < 0)
+		snprintf(err, errlen, "sandbox: %s", strerror(-rc));
 	return rc;
 }
 
-/* Start replica @p i. 0 or -errno (the replica stays down or in
- * back-off: see the caller; @p err says why). */
-static int
-spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
+int
+launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 {
 	struct replica *r = &l->r[i];
 	char name[ZN_NAME_LEN], svc[8], path[PATH_MAX + 64];
@@ -235,7 +238,7 @@ launch_start_replica(struct launch *l, unsigned int i)
 {
 	struct replica *r = &l->r[i];
 	char err[256] = "";
-	int rc = spawn(l, i, err, sizeof(err));
+	int rc = launch_spawn(l, i, err, sizeof(err));
 
 	if (rc < 0) {
 		char name[ZN_NAME_LEN];

@@ -77,6 +77,7 @@ cmd_nf_start(struct zn_cmd_req *req)
 	struct launch *l = NULL;
 	cpu_set_t set;
 	size_t i;
+	int rc;
 
 	if (!name_ok(name)) {
 		snprintf(req->err, sizeof(req->err), "name: 1..%d characters "
@@ -93,8 +94,7 @@ cmd_nf_start(struct zn_cmd_req *req)
 		return -EINVAL;
 	}
 	if (access(bin, X_OK) < 0) {
-		int rc = -errno;
-
+		rc = -errno;
 		snprintf(req->err, sizeof(req->err), "binary %s: %s", bin,
 			 strerror(errno));
 		return rc;
@@ -149,6 +149,14 @@ cmd_nf_start(struct zn_cmd_req *req)
 	for (unsigned int r = 0; r < ZN_MAX_REPLICAS; r++)
 		l->r[r] = (struct replica){ .l = l, .idx = r, .pidfd = -1,
 					    .last_code = INT_MIN };
+	/* The first replica is spawned before the command answers: an NF
+	 * that cannot start at all (its sandbox, its cgroup) is the
+	 * command's error, not a replica retried every 10 s. */
+	rc = launch_spawn(l, 0, req->err, sizeof(req->err));
+	if (rc < 0) {
+		launch_spec_free(l);
+		return rc;
+	}
 	launch_set_replicas(l, rep ? (unsigned int)json_integer_value(rep) : 1);
 	req->result = launch_json(l);
 	return req->result ? 0 : -ENOMEM;

@@ -83,6 +83,8 @@ extern struct launch_state L;
 
 void launch_replica_name(const struct launch *l, unsigned int i, char *buf,
 			 size_t len);
+/** Spawn replica @p i. 0 or -errno: it stays down (@p err says why). */
+int launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen);
 /** Start replica @p i; a failure to spawn is a failure of the replica
  *  (back-off), not of the caller. */
 void launch_start_replica(struct launch *l, unsigned int i);

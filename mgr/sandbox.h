@@ -15,7 +15,8 @@
  * enough for a DPDK secondary: measured); a file system of /usr read-only,
  * its program and libzeronf, a new /proc, /dev and /tmp, /sys read-only,
  * the instance's runtime directory with the control and telemetry sockets
- * masked, the instance's hugepage files only, and its working directory.
+ * masked, the instance's hugepage files only, DPDK's driver directory
+ * with the pool's mempool driver only, and its working directory.
  * Limits (CPUs, memory) are cgroups (v1 or v2), joined by zeronf-run
  * before the NF starts.
  */

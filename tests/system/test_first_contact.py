@@ -143,6 +143,8 @@ def one_line_error(argv, want: str, rc: int | None = None):
     (["--log-level", "bogus"], "--log-level"),
     (["-p", "net_null0", "-p", "net_null0"], "port"),
     (["--pool-size", "0x100"], "--pool-size"),
+    (["--cgroup-root", "relative/dir"], "--cgroup-root"),
+    (["--cgroup-root", "/nonexistent-zeronf"], "--cgroup-root"),
 ])
 def test_manager_bad_options_one_line(args, want):
     one_line_error([MGR_BIN, "-i", unique_name("bo"), *args], want)

@@ -5,10 +5,12 @@ and the speed tester's report."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -157,16 +159,34 @@ def test_manager_dies_during_nf_start(managers, tmp_path, delay_ms):
     nf.close()
 
 
+DRIVERS = Path("/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0")
+
+
 def test_mempool_ops_mismatch_refused(managers, tmp_path):
-    """The classic multi-process trap: an NF that loads a mempool driver
-    before the EAL does (here by LD_PRELOAD; in real life by linking
-    differently) numbers the mempool ops differently from the manager. It
-    must refuse, not corrupt the shared pool."""
-    m = managers()
-    stack = "/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0/librte_mempool_stack.so"
+    """The classic multi-process trap: processes that load DPDK's mempool
+    drivers differently number their ops differently. The ring driver is
+    linked into manager and NFs (same index everywhere), so the trap needs
+    a pool of a plugin driver: the manager's pool uses driver P
+    (--mbuf-pool-ops-name), numbered by its place in the driver directory;
+    the NF preloads driver Q, which that directory lists after P, so P's
+    ops come one place later in the NF. It must refuse, not corrupt the
+    shared pool."""
+    order = [f for f in os.listdir(DRIVERS)
+             if f in ("librte_mempool_stack.so.23.0",
+                      "librte_mempool_bucket.so.23.0")]
+    if len(order) != 2:
+        pytest.skip(f"no stack and bucket mempool drivers in {DRIVERS}")
+    ops = {"librte_mempool_stack.so.23.0": "stack",
+           "librte_mempool_bucket.so.23.0": "bucket"}
+    m = managers(args=["--", f"--mbuf-pool-ops-name={ops[order[0]]}"])
     p = Proc([NF_BIN["forward"], "-i", m.name, "-s", "1"],
-             tmp_path / "nf.log", env={"LD_PRELOAD": stack})
+             tmp_path / "nf.log", env={"LD_PRELOAD": str(DRIVERS / order[1])})
     assert p.wait(15) == 1
-    assert "mempool ops mismatch" in p.output()
+    out = p.output()
+    assert "mempool ops mismatch" in out and \
+        f"pool uses '{ops[order[0]]}'" in out, out
     assert m.call("status")["nfs"] == 0
     p.close()
+    # The same NF without the preload: the same numbering, it runs.
+    m.start_nf("forward", 1)
+    assert m.call("status")["nfs"] == 1

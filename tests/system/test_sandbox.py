@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from harness import DATA, HUGE_DIR, NF_BIN, conserved, scaled, \
-    traffic_ports, wait_for
+    traffic_ports, unique_name, wait_for
+from zeronf import ZeroNFError
 from zeronf.client import runtime_dir
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
@@ -27,6 +29,7 @@ echo "init: $(tr '\0' ' ' < /proc/1/cmdline)"
 echo "other: $(ls /var/run/dpdk/$OTHER 2>&1 | head -1)"
 echo "runtime: $(ls /var/run/dpdk | tr '\n' ' ')"
 echo "huge: $(ls $HUGE | tr '\n' ' ')"
+echo "drivers: $(ls $DRIVERS | tr '\n' ' ')"
 python3 -c "
 import socket
 s = socket.socket(socket.AF_UNIX)
@@ -39,12 +42,23 @@ except OSError as e:
 echo "net: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
 grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status | tr '\t\n' '  '
 echo
-for f in /usr/probe-x /etc/probe-x /root/probe-x $HUGE/probe-x; do
+for f in /usr/probe-x /etc/probe-x /root/probe-x $HUGE/probe-x $DRIVERS/x.so; do
   touch $f 2>/dev/null && echo "wrote $f"
 done
 touch ./probe-here && echo "wrote here"
 echo done
 """
+
+
+def driver_dir(pid: int) -> Path:
+    """DPDK's driver directory, as the EAL library of process @pid
+    carries it (what dpdk-pmdinfo.py reads)."""
+    eal = next(ln.split()[-1] for ln in
+               Path(f"/proc/{pid}/maps").read_text().splitlines()
+               if "/librte_eal.so" in ln)
+    data = Path(eal).read_bytes()
+    i = data.index(b"DPDK_PLUGIN_PATH=") + len(b"DPDK_PLUGIN_PATH=")
+    return Path(data[i:data.index(b"\0", i)].decode()).resolve()
 
 
 def launched(m, name):
@@ -100,7 +114,9 @@ def test_what_a_sandboxed_nf_cannot_do(managers, tmp_path):
     other = managers(ports=["net_null0,no-rx=1"])
     m = managers(ports=["net_null0,no-rx=1"])
     probe = tmp_path / "probe.sh"
+    drivers = driver_dir(m.proc.pid)
     probe.write_text(PROBE.replace("$OTHER", other.name)
+                     .replace("$DRIVERS", str(drivers))
                      .replace("$SELF", m.name)
                      .replace("$HUGE", str(HUGE_DIR)))
     probe.chmod(0o755)
@@ -122,6 +138,14 @@ def test_what_a_sandboxed_nf_cannot_do(managers, tmp_path):
     assert out["runtime"].split() == [m.name]
     huge = out["huge"].split()
     assert huge and all(h.startswith(f"{m.name}map_") for h in huge)
+    # DPDK's drivers: only the packet pool's mempool driver (the files
+    # that lead to it), where the host has hundreds; read-only.
+    assert len(list(drivers.iterdir())) > 10
+    seen = out["drivers"].split()
+    assert seen and all(d.startswith("librte_mempool_ring.so") for d in
+                        seen), seen
+    assert not (drivers / "x.so").exists() and \
+        f"wrote {drivers}/x.so" not in log.read_text()
     assert out["control"].startswith("refused")
     assert out["net"].split() == ["lo"]
     text = log.read_text()
@@ -135,3 +159,90 @@ def test_what_a_sandboxed_nf_cannot_do(managers, tmp_path):
     (cwd / "probe-here").unlink()
     assert m.shutdown() == 0 and not m.leftovers()
     assert Path(runtime_dir(other.name)).exists()  # untouched
+
+
+def _mount(tmp: Path, *args: str) -> Path:
+    tmp.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["mount", *args, str(tmp)], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        pytest.skip(f"mount {' '.join(args)}: {r.stderr.strip()}")
+    return tmp
+
+
+def test_cgroup_root_delegated_v1(managers, tmp_path):
+    """--cgroup-root: a directory holding v1's cpuset and memory
+    hierarchies, here subgroups of the host's bound there (what a
+    container runtime delegates): the replica's groups go below them,
+    with their limits, and are gone after."""
+    v1 = Path("/sys/fs/cgroup")
+    if (v1 / "cgroup.controllers").exists() or \
+            not (v1 / "cpuset/cpuset.cpus").exists():
+        pytest.skip("no cgroup v1 cpuset hierarchy")
+    root = tmp_path / "cg"
+    sub = unique_name("deleg")
+    made, mounted = [], []
+    try:
+        for ctl in ("cpuset", "memory"):
+            d = v1 / ctl / sub
+            d.mkdir()
+            made.append(d)
+            if ctl == "cpuset":  # a v1 cpuset group takes no task empty
+                for f in ("cpuset.cpus", "cpuset.mems"):
+                    (d / f).write_text((v1 / ctl / f).read_text())
+            mounted.append(_mount(root / ctl, "--bind", str(d)))
+        m = managers(ports=["net_null0"], chain="1,drop",
+                     args=["--cgroup-root", str(root)])
+        m.call("nf.start", name="lim", binary=str(NF_BIN["forward"]),
+               service=1, sandbox=True, memory_mb=96, cpus="0")
+        wait_for(lambda: (nf_named(m, "lim") or {}).get("rx", 0) > 0,
+                 scaled(20), "limited NF running")
+        pid = nf_named(m, "lim")["pid"]
+        cg = Path(f"/proc/{pid}/cgroup").read_text()
+        assert f"/{sub}/zeronf/{m.name}/lim" in cg, cg
+        mine = v1 / "memory" / sub / "zeronf" / m.name / "lim"
+        assert int((mine / "memory.limit_in_bytes").read_text()) == 96 << 20
+        assert (v1 / "cpuset" / sub / "zeronf" / m.name / "lim" /
+                "cpuset.cpus").read_text().strip() == "0"
+        assert m.shutdown() == 0 and not m.leftovers()
+        for ctl in ("cpuset", "memory"):
+            assert not (v1 / ctl / sub / "zeronf").exists()
+            assert not (v1 / ctl / "zeronf" / m.name).exists()
+    finally:
+        for p in reversed(mounted):
+            subprocess.run(["umount", str(p)], check=False)
+        for d in reversed(made):
+            for g in sorted(d.glob("zeronf/**/"), reverse=True):
+                g.rmdir()
+            d.rmdir()
+
+
+def test_cgroup_v2_without_its_controllers(managers, tmp_path):
+    """A real cgroup v2 file system whose cpuset and memory controllers
+    are not available (on this host they belong to v1 hierarchies; on a
+    v2 host: not delegated): a limit is refused with the reason and what
+    the group has, nothing is left behind, and an NF without limits
+    still starts."""
+    root = _mount(tmp_path / "cg2", "-t", "cgroup2", "none")
+    try:
+        have = (root / "cgroup.controllers").read_text().split()
+        if "memory" in have:
+            pytest.skip("this cgroup v2 has the memory controller")
+        m = managers(ports=["net_null0"], chain="1,drop",
+                     args=["--cgroup-root", str(root)])
+        with pytest.raises(ZeroNFError) as e:
+            m.call("nf.start", name="lim", binary=str(NF_BIN["forward"]),
+                   service=1, memory_mb=64)
+        msg = str(e.value)
+        assert "cgroup v2: the memory controller is not available in " \
+            f"{root} (it has: {' '.join(have) or 'none'})" in msg, msg
+        assert not (root / "zeronf").exists()
+        assert not m.call("launch.list")["launched"]
+        m.call("nf.start", name="free", binary=str(NF_BIN["forward"]),
+               service=1)
+        wait_for(lambda: (nf_named(m, "free") or {}).get("rx", 0) > 0,
+                 scaled(20), "NF without limits running")
+        assert m.shutdown() == 0 and not m.leftovers()
+        assert not (root / "zeronf").exists()
+    finally:
+        subprocess.run(["umount", str(root)], check=False)
