@@ -1,0 +1,44 @@
+"""What every benchmark module shares: paths, the scratch directory, how
+results and progress are printed."""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "bench"))
+
+TMP = Path(tempfile.mkdtemp(prefix="zeronf-bench-"))
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def emit(obj: dict) -> None:
+    print(json.dumps(obj), flush=True)
+
+
+def median(xs: list[float]) -> float:
+    return round(statistics.median(xs), 4)
+
+
+# ---------------------------------------------------------------- idle
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+# ---------------------------------------------------------------- traces
+def udp_frame(src: bytes, dst: bytes, sport: int, dport: int) -> bytes:
+    """A 60-byte Ethernet / IPv4 / UDP frame (checksums left 0)."""
+    import struct
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0, src, dst)
+    fr = (b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + ip +
+          struct.pack("!HHHH", sport, dport, 26, 0))
+    return fr + bytes(60 - len(fr))

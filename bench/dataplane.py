@@ -1,0 +1,310 @@
+"""Data-path benchmarks: chain, p2p (against dpdk-testpmd), idle,
+flowtable, flowdir, lb. Line formats: bench/run.py."""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+from common import TMP, log, emit, median, cpu_ticks, udp_frame
+from harness import HUGE_DIR, Manager
+from zeronf import runtime_dir
+
+
+# ---------------------------------------------------------------- chain
+def chain_layout(n: int) -> tuple[list[str], dict[int, list[str]], int]:
+    """Manager args, per-service NF args and worker count for a chain of n
+    NFs on this machine. With a core per thread to spare, NFs get a core
+    each and NF draining is spread over TX worker threads (each NF drained
+    by one); otherwise everything floats over all CPUs with one worker."""
+    cpus = sorted(os.sched_getaffinity(0))
+    tx = min(n, len(cpus) - n - 2)
+    if tx < 1:
+        return [], {s: [] for s in range(1, n + 1)}, 1
+    mgr_cpus = cpus[:tx + 2]  # control thread, idle RX worker, TX workers
+    nf_cpus = cpus[tx + 2:]
+    args = ["--tx-threads", str(tx), "--cpus",
+            ",".join(str(c) for c in mgr_cpus)]
+    return args, {s: ["--cpus", str(nf_cpus[s - 1])]
+                  for s in range(1, n + 1)}, tx
+
+
+def chain_once(n: int, seconds: float) -> dict:
+    # The tester is service 1, at the end of the chain; forwards are 2..n.
+    hops = [str(s) for s in range(2, n + 1)] + ["1"]
+    mgr_args, nf_args, workers = chain_layout(n)
+    m = Manager(TMP, chain=",".join(hops), args=mgr_args)
+    try:
+        for s in range(2, n + 1):
+            m.start_nf("forward", s, lib_args=nf_args[s])
+        st = m.start_nf("speed-tester", 1, lib_args=nf_args[1],
+                        nf_args=["-n", "512", "-d", str(seconds), "-w", "1"])
+        st.proc.wait(seconds + 30)
+        line = [ln for ln in st.proc.output().splitlines()
+                if ln.startswith("{")][-1]
+        return {**json.loads(line), "workers": workers}
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def bench_chain(runs: int) -> None:
+    for n in (1, 2, 4, 8):
+        res = [chain_once(n, 2.0) for _ in range(runs)]
+        mpps = [r["mpps"] for r in res]
+        log(f"chain {n}: {mpps}")
+        emit({"bench": "chain", "nfs": n, "mpps": median(mpps),
+              "cpus": len(os.sched_getaffinity(0)),
+              "workers": res[0]["workers"],
+              "latency_p50_ns": int(statistics.median(
+                  r["latency_ns"]["p50"] for r in res)),
+              "latency_p99_ns": int(statistics.median(
+                  r["latency_ns"]["p99"] for r in res)),
+              "runs": mpps})
+
+
+# ---------------------------------------------------------------- p2p
+P2P_PORTS = ["net_null0", "net_null1,no-rx=1"]
+
+
+def zeronf_p2p_once(seconds: float) -> float:
+    m = Manager(TMP, ports=P2P_PORTS, chain="1,port:1", rx_paused=True)
+    try:
+        m.start_nf("forward", 1)
+        m.call("rx.set", enabled=True)
+        time.sleep(1.0)  # warm up
+        t0, a = time.monotonic(), m.call("port.list")["ports"][1]["tx"]
+        time.sleep(seconds)
+        t1, b = time.monotonic(), m.call("port.list")["ports"][1]["tx"]
+        return (b - a) / (t1 - t0) / 1e6
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def _tx_packets(out: str, port: int) -> list[int]:
+    blocks = re.findall(r"NIC statistics for port (\d+).*?TX-packets:\s+(\d+)",
+                        out, re.S)
+    return [int(v) for p, v in blocks if int(p) == port]
+
+
+def testpmd_once(seconds: float) -> float:
+    prefix = f"znbench-tpmd{os.getpid()}"
+    cmd = ["dpdk-testpmd", "-l", "0-1", "--no-pci", f"--file-prefix={prefix}",
+           "--log-level=error"] + \
+        [f"--vdev={p}" for p in P2P_PORTS] + \
+        ["--", "-i", "--forward-mode=io", "--nb-cores=1",
+         "--total-num-mbufs=32768"]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        p.stdin.write("start\n")
+        p.stdin.flush()
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        p.stdin.write("show port stats 1\n")
+        p.stdin.flush()
+        time.sleep(seconds)
+        t1 = time.monotonic()
+        p.stdin.write("show port stats 1\nstop\nquit\n")
+        p.stdin.flush()
+        out, _ = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        shutil.rmtree(runtime_dir(prefix), ignore_errors=True)
+        for f in HUGE_DIR.glob(f"{prefix}map_*"):
+            f.unlink()
+    tx = _tx_packets(out, 1)
+    if len(tx) < 2:
+        raise RuntimeError(f"cannot parse testpmd output:\n{out[-2000:]}")
+    return (tx[1] - tx[0]) / (t1 - t0) / 1e6
+
+
+def bench_p2p(runs: int) -> None:
+    if shutil.which("dpdk-testpmd") is None:
+        raise RuntimeError("dpdk-testpmd not found (Debian package dpdk-dev)")
+    zn, tp = [], []
+    for _ in range(runs):
+        zn.append(zeronf_p2p_once(3.0))
+        tp.append(testpmd_once(3.0))
+        log(f"p2p: zeronf {zn[-1]:.3f} Mpps, testpmd {tp[-1]:.3f} Mpps")
+    emit({"bench": "p2p", "zeronf_mpps": median(zn),
+          "testpmd_mpps": median(tp),
+          "ratio": round(statistics.median(zn) / statistics.median(tp), 3),
+          "zeronf_runs": [round(x, 4) for x in zn],
+          "testpmd_runs": [round(x, 4) for x in tp]})
+
+
+def idle_once(seconds: float, flows: int = 0) -> float:
+    m = Manager(TMP, ports=["net_null0,no-rx=1"], chain="1,2,3,4,port:0")
+    try:
+        nfs = [m.start_nf("forward", s) for s in range(1, 5)]
+        items = list(itertools.islice(flow_items(["svc:1", "port:0"]),
+                                      flows))
+        with m.client() as c:
+            for i in range(0, len(items), 300):
+                c.call("flow.add", flows=items[i:i + 300])
+        time.sleep(1.0)  # let start-up settle
+        pids = [m.proc.pid] + [nf.proc.pid for nf in nfs]
+        hz = os.sysconf("SC_CLK_TCK")
+        t0, c0 = time.monotonic(), sum(cpu_ticks(p) for p in pids)
+        time.sleep(seconds)
+        t1, c1 = time.monotonic(), sum(cpu_ticks(p) for p in pids)
+        return 100.0 * (c1 - c0) / hz / (t1 - t0)
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def bench_idle(runs: int) -> None:
+    res = [idle_once(10.0) for _ in range(runs)]
+    log(f"idle: {res}")
+    emit({"bench": "idle", "cpu_pct": median(res),
+          "runs": [round(x, 3) for x in res]})
+    # The same with N_FLOWS exact rules waiting to expire (the control
+    # thread's expiry passes).
+    res = [idle_once(10.0, N_FLOWS) for _ in range(runs)]
+    log(f"idle with {N_FLOWS} flows: {res}")
+    emit({"bench": "idle", "flows": N_FLOWS, "cpu_pct": median(res),
+          "runs": [round(x, 3) for x in res]})
+
+
+# ---------------------------------------------------------------- flowtable
+def bench_flowtable(runs: int) -> None:
+    """Lookup cost as the table grows (bench/ft_bench.c: medians of 5
+    rounds of 2M random lookups per size)."""
+    from harness import BUILD
+    out = subprocess.run([str(BUILD / "bench/zn-ft-bench")], check=True,
+                         capture_output=True, text=True, timeout=600).stdout
+    for line in out.splitlines():
+        if line.startswith("{"):
+            emit(json.loads(line))
+
+
+# ---------------------------------------------------------------- flowdir, lb
+N_FLOWS = 100_000
+
+
+def flows_trace() -> Path:
+    """N_FLOWS distinct UDP flows, one 60-byte frame each."""
+    from pcaputil import write_pcap
+    path = TMP / "flows100k.pcap"
+    if not path.exists():
+        write_pcap(path, (udp_frame(bytes([10, 0, i >> 8 & 255, i & 255]),
+                                    bytes([10, 1, 0, 1]), 1024 + i % 50000,
+                                    80) for i in range(N_FLOWS)))
+    return path
+
+
+def flow_items(chain: list[str]):
+    for i in range(N_FLOWS):
+        yield {"flow": {"proto": "udp", "src": f"10.0.{i >> 8 & 255}.{i & 255}",
+                        "dst": "10.1.0.1", "sport": 1024 + i % 50000,
+                        "dport": 80}, "chain": chain}
+
+
+def trace_manager(args: list[str]) -> tuple[Manager, int]:
+    m = Manager(TMP, ports=[f"net_pcap0,rx_pcap={flows_trace()},infinite_rx=1",
+                            "net_null0,no-rx=1"],
+                chain="1,port:1", rx_paused=True,
+                args=["--pool-size", "131071", "--mem", "1024"] + args)
+    return m, m.pool()["in_use"]
+
+
+def rate(m: Manager, seconds: float) -> float:
+    time.sleep(1.0)  # warm up
+    t0, a = time.monotonic(), m.call("port.list")["ports"][1]["tx"]
+    time.sleep(seconds)
+    t1, b = time.monotonic(), m.call("port.list")["ports"][1]["tx"]
+    return (b - a) / (t1 - t0) / 1e6
+
+
+def flowdir_once(mode: str, seconds: float) -> float:
+    # The worker keeps a core, as in lb: floating, runs of one build fell
+    # in two groups (13 and 19 Mpps) by where the scheduler put the NF.
+    mgr_args, nf_args = lb_layout(1)
+    m, _ = trace_manager(mgr_args + (["--fdir-rehash"]
+                                     if mode == "naive_rehash" else []))
+    try:
+        m.start_nf("forward", 1, lib_args=nf_args[0])
+        if mode != "default_chain":
+            items = list(flow_items(["svc:1", "port:1"]))
+            with m.client() as c:
+                for i in range(0, len(items), 300):
+                    c.call("flow.add", flows=items[i:i + 300])
+            assert m.call("flow.list", limit=0)["count"] == N_FLOWS
+        m.call("rx.set", enabled=True)
+        r = rate(m, seconds)
+        if mode != "default_chain":  # every packet hit a rule
+            fd = m.call("stats")["fdir"]
+            assert fd["misses"] == 0 and fd["exact_hits"] > 0, fd
+        return r
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def bench_flowdir(runs: int) -> None:
+    modes = ["default_chain", "flow_table", "naive_rehash"]
+    res: dict[str, list[float]] = {k: [] for k in modes}
+    for _ in range(runs):
+        for mode in modes:
+            res[mode].append(flowdir_once(mode, 3.0))
+            log(f"flowdir {mode}: {res[mode][-1]:.3f} Mpps")
+    base = statistics.median(res["default_chain"])
+    for mode in modes:
+        emit({"bench": "flowdir", "mode": mode, "mpps": median(res[mode]),
+              "flows": N_FLOWS,
+              "vs_default": round(statistics.median(res[mode]) / base, 3),
+              "runs": [round(x, 4) for x in res[mode]]})
+
+
+def lb_layout(r: int) -> tuple[list[str], list[list[str]]]:
+    """Manager args and per-replica NF args: every traffic crosses the
+    manager's one worker, so it keeps a core of its own; replicas get a
+    core each where there are enough, else they share the others (and
+    batch their turns, see nf_run.c). Floating all of them over 2 cores
+    measured 5 Mpps for 2 replicas instead of 20."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return [], [[] for _ in range(r)]
+    if len(cpus) >= r + 2:
+        return (["--cpus", f"{cpus[0]},{cpus[1]}"],
+                [["--cpus", str(cpus[2 + i])] for i in range(r)])
+    rest = ",".join(str(c) for c in cpus[:-1])
+    return ["--cpus", str(cpus[-1])], [["--cpus", rest] for _ in range(r)]
+
+
+def lb_once(replicas: int, seconds: float) -> tuple[float, float]:
+    mgr_args, nf_args = lb_layout(replicas)
+    m, _ = trace_manager(mgr_args)
+    try:
+        for i in range(replicas):
+            m.start_nf("forward", 1, f"r{i}", lib_args=nf_args[i])
+        m.call("rx.set", enabled=True)
+        time.sleep(1.0)
+        r0 = {n["instance"]: n["rx"] for n in m.call("nf.list")["nfs"]}
+        mpps = rate(m, seconds)
+        r1 = {n["instance"]: n["rx"] for n in m.call("nf.list")["nfs"]}
+        d = [r1[k] - r0[k] for k in r1]
+        return mpps, max(d) / sum(d)
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def bench_lb(runs: int) -> None:
+    for r in (1, 2, 4):
+        res = [lb_once(r, 3.0) for _ in range(runs)]
+        log(f"lb {r}: {res}")
+        emit({"bench": "lb", "replicas": r,
+              "mpps": median([x[0] for x in res]),
+              "max_share": round(statistics.median(x[1] for x in res), 3),
+              "runs": [round(x[0], 4) for x in res]})
