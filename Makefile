@@ -61,6 +61,7 @@ sanitize: setup
 	tests/sanitize.sh "$(abspath $(ASAN_BUILD))"
 
 bench: build
+	@scripts/setup.sh --bench
 	ZERONF_BUILD="$(abspath $(BUILD))" SOAK_S=$(SOAK_S) $(PY) bench/run.py $(if $(BENCH),--only $(BENCH))
 
 # make dpi-report PCAP=in.pcap OUT=flows.out: the capture through a manager

@@ -35,10 +35,17 @@ def cpu_ticks(pid: int) -> int:
 
 
 # ---------------------------------------------------------------- traces
-def udp_frame(src: bytes, dst: bytes, sport: int, dport: int) -> bytes:
-    """A 60-byte Ethernet / IPv4 / UDP frame (checksums left 0)."""
+def udp_frame(src: bytes, dst: bytes, sport: int, dport: int,
+              size: int = 60) -> bytes:
+    """An Ethernet / IPv4 / UDP frame of @size bytes (zero payload; the
+    IPv4 header checksum is right, UDP's is 0: none)."""
     import struct
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0, src, dst)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, size - 14, 0, 0, 64, 17, 0,
+                     src, dst)
+    csum = sum(struct.unpack("!10H", ip))
+    while csum >> 16:
+        csum = (csum & 0xffff) + (csum >> 16)
+    ip = ip[:10] + struct.pack("!H", ~csum & 0xffff) + ip[12:]
     fr = (b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + ip +
-          struct.pack("!HHHH", sport, dport, 26, 0))
-    return fr + bytes(60 - len(fr))
+          struct.pack("!HHHH", sport, dport, size - 34, 0))
+    return fr + bytes(size - len(fr))

@@ -73,8 +73,8 @@ def bench_chain(runs: int) -> None:
 P2P_PORTS = ["net_null0", "net_null1,no-rx=1"]
 
 
-def zeronf_p2p_once(seconds: float) -> float:
-    m = Manager(TMP, ports=P2P_PORTS, chain="1,port:1", rx_paused=True)
+def zeronf_p2p_once(seconds: float, ports: list[str] = P2P_PORTS) -> float:
+    m = Manager(TMP, ports=ports, chain="1,port:1", rx_paused=True)
     try:
         m.start_nf("forward", 1)
         m.call("rx.set", enabled=True)
@@ -94,12 +94,13 @@ def _tx_packets(out: str, port: int) -> list[int]:
     return [int(v) for p, v in blocks if int(p) == port]
 
 
-def testpmd_once(seconds: float) -> float:
+def testpmd_once(seconds: float, ports: list[str] = P2P_PORTS,
+                 mode: str = "io") -> float:
     prefix = f"znbench-tpmd{os.getpid()}"
     cmd = ["dpdk-testpmd", "-l", "0-1", "--no-pci", f"--file-prefix={prefix}",
            "--log-level=error"] + \
-        [f"--vdev={p}" for p in P2P_PORTS] + \
-        ["--", "-i", "--forward-mode=io", "--nb-cores=1",
+        [f"--vdev={p}" for p in ports] + \
+        ["--", "-i", f"--forward-mode={mode}", "--nb-cores=1",
          "--total-num-mbufs=32768"]
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
@@ -192,14 +193,14 @@ def bench_flowtable(runs: int) -> None:
 N_FLOWS = 100_000
 
 
-def flows_trace() -> Path:
-    """N_FLOWS distinct UDP flows, one 60-byte frame each."""
+def flows_trace(size: int = 60) -> Path:
+    """N_FLOWS distinct UDP flows, one frame of @size bytes each."""
     from pcaputil import write_pcap
-    path = TMP / "flows100k.pcap"
+    path = TMP / f"flows100k-{size}.pcap"
     if not path.exists():
         write_pcap(path, (udp_frame(bytes([10, 0, i >> 8 & 255, i & 255]),
                                     bytes([10, 1, 0, 1]), 1024 + i % 50000,
-                                    80) for i in range(N_FLOWS)))
+                                    80, size) for i in range(N_FLOWS)))
     return path
 
 
@@ -210,8 +211,9 @@ def flow_items(chain: list[str]):
                         "dport": 80}, "chain": chain}
 
 
-def trace_manager(args: list[str]) -> tuple[Manager, int]:
-    m = Manager(TMP, ports=[f"net_pcap0,rx_pcap={flows_trace()},infinite_rx=1",
+def trace_manager(args: list[str], size: int = 60) -> tuple[Manager, int]:
+    m = Manager(TMP, ports=[f"net_pcap0,rx_pcap={flows_trace(size)},"
+                            "infinite_rx=1",
                             "net_null0,no-rx=1"],
                 chain="1,port:1", rx_paused=True,
                 args=["--pool-size", "131071", "--mem", "1024"] + args)
@@ -226,12 +228,13 @@ def rate(m: Manager, seconds: float) -> float:
     return (b - a) / (t1 - t0) / 1e6
 
 
-def flowdir_once(mode: str, seconds: float) -> float:
+def flowdir_once(mode: str, seconds: float, size: int = 60) -> float:
     # The worker keeps a core, as in lb: floating, runs of one build fell
     # in two groups (13 and 19 Mpps) by where the scheduler put the NF.
     mgr_args, nf_args = lb_layout(1)
     m, _ = trace_manager(mgr_args + (["--fdir-rehash"]
-                                     if mode == "naive_rehash" else []))
+                                     if mode == "naive_rehash" else []),
+                         size)
     try:
         m.start_nf("forward", 1, lib_args=nf_args[0])
         if mode != "default_chain":

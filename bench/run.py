@@ -48,6 +48,10 @@ affects both sides alike. Progress goes to stderr.
          "p99_ms":Y}: 20 starts each of an NF the manager launches
          (nf.start), sandboxed or not, from the command to the NF's first
          packet (bench/nf_start.py).
+  peers  {"bench":"peers","system":S,"scenario":C,"size":B,"mpps":X}:
+         ZeroNF, dpdk-testpmd (io, mac), OVS-DPDK 3.1 and the kernel
+         (veth + bridge) on the same vdevs and sizes 64, 512, 1500; p2p
+         and 100k exact-match flows (bench/peers.py).
   lb     {"bench":"lb","replicas":R,"mpps":X,"max_share":S}: the same
          trace, R = 1, 2, 4 forward replicas of one service (hash mode, no
          RSS); max_share = the busiest replica's share of the packets. The
@@ -65,6 +69,7 @@ from common import TMP, emit, log
 from apps import bench_dpi, bench_flowmon, bench_route_load, bench_router
 from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
     bench_idle, bench_lb, bench_p2p
+from peers import bench_peers
 from soak import bench_soak
 
 
@@ -78,7 +83,7 @@ BENCHES = {"chain": bench_chain, "p2p": bench_p2p, "idle": bench_idle,
            "route_load": bench_route_load, "soak": bench_soak,
            "flowmon": bench_flowmon,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
-           "lb": bench_lb, "nf_start": bench_nf_start}
+           "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers}
 
 
 def main() -> int:

@@ -9,6 +9,10 @@ PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       libjansson-dev libpcap-dev libndpi-dev libndpi-bin iproute2 ethtool
       iputils-ping clang libclang-rt-14-dev bubblewrap prometheus chromium
       chromium-driver)
+# `setup.sh --bench` (make bench): the peers benchmark's OVS-DPDK too.
+if [ "${1:-}" = "--bench" ]; then
+  PKGS+=(openvswitch-switch-dpdk)
+fi
 HUGEPAGES=${ZERONF_HUGEPAGES:-1024}
 HUGE_DIR=${ZERONF_HUGE_DIR:-/mnt/huge}
 
@@ -49,8 +53,9 @@ fi
 # Python: control-plane client and test dependencies, in .venv.
 if ! .venv/bin/python -c 'import zeronf, pytest, scapy, yaml, jsonschema, \
     kubernetes_validate, dockerfile_parse, fastapi, uvicorn, httpx, \
-    prometheus_client, selenium' 2>/dev/null; then
+    prometheus_client, selenium, matplotlib' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -e '.[test]'
 fi
+
