@@ -11,6 +11,12 @@ affects both sides alike. Progress goes to stderr.
          and N-1 forward NFs); mpps = packets per second through the chain.
          Where the machine has a core per thread, NFs are pinned one per
          core and their output is drained by N worker threads.
+  latency {"bench":"latency","nfs":N,"load_pct":L,"peak_mpps":P,
+         "rate_mpps":R,"delivered_mpps":D,"p50_ns":A,"p99_ns":B,
+         "cdf_ns":[[q,ns],...]}: one-way latency through chains of N = 1,
+         2, 4 at L = 10 and 50 % of the chain's closed-loop peak P: the
+         speed tester generating at R (open loop, --rate) and measuring
+         each packet back from the chain.
   p2p    {"bench":"p2p","zeronf_mpps":X,"testpmd_mpps":Y}: net_null ->
          one forward NF -> net_null, and dpdk-testpmd io forwarding on the
          same vdevs.
@@ -68,7 +74,7 @@ import sys
 from common import TMP, emit, log
 from apps import bench_dpi, bench_flowmon, bench_route_load, bench_router
 from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
-    bench_idle, bench_lb, bench_p2p
+    bench_idle, bench_latency, bench_lb, bench_p2p
 from peers import bench_peers
 from soak import bench_soak
 
@@ -78,10 +84,10 @@ def bench_nf_start(runs: int) -> None:
     run(runs, TMP, emit, log)
 
 
-BENCHES = {"chain": bench_chain, "p2p": bench_p2p, "idle": bench_idle,
-           "dpi": bench_dpi, "router": bench_router,
-           "route_load": bench_route_load, "soak": bench_soak,
-           "flowmon": bench_flowmon,
+BENCHES = {"chain": bench_chain, "latency": bench_latency,
+           "p2p": bench_p2p, "idle": bench_idle, "dpi": bench_dpi,
+           "router": bench_router, "route_load": bench_route_load,
+           "soak": bench_soak, "flowmon": bench_flowmon,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
            "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers}
 

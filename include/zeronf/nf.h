@@ -84,6 +84,13 @@ struct zn_nf_ops {
 	void (*tick)(struct zn_nf *nf, uint64_t now_ns);
 	/** Called after the last burst (optional). */
 	void (*fini)(struct zn_nf *nf);
+	/** Generators (optional): called on every turn of the packet loop,
+	 *  busy or idle, with the TSC (rte_rdtsc()); it may make and send
+	 *  packets (zn_nf_send). Returns the TSC at which it next has work,
+	 *  or 0 for none planned: an idle NF does not sleep past it (it spins
+	 *  or yields when that is under 50 us away). As OpenNetVM's
+	 *  callback handler, for packet generators. */
+	uint64_t (*poll)(struct zn_nf *nf, uint64_t now_tsc);
 };
 
 /** Defines main() for an NF described by @p ops. */

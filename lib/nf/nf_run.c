@@ -25,6 +25,7 @@
 #define IDLE_YIELD (IDLE_SPIN + 256)
 #define SLEEP_US 100000 /* also the manager-liveness period when idle */
 #define TX_SLEEP_US 1000
+#define POLL_SPIN_US 50 /* a generator's turn nearer than this: no sleep */
 
 static bool
 rx_ready(void *arg)
@@ -59,19 +60,32 @@ tx_room(void *arg)
 
 struct idle_state {
 	unsigned int idle;     /* empty polls in a row */
+	uint64_t due;          /* tsc ops->poll wants its next turn; 0 none */
 	uint64_t shared_until; /* tsc: coalesce until then */
 	uint64_t wait_start;   /* tsc: first poll that found too few */
 	uint64_t shared_yield, hold, coalesce; /* the constants, in tsc */
+	uint64_t tsc_us;
 };
 
 /* An empty poll: spin, yield (noting whether that let another thread
- * run), then sleep until woken. Returns false when the sleep timed out. */
+ * run), then sleep until woken or a generator's next turn (ops->poll).
+ * Returns false when the long idle sleep timed out. */
 static bool
 idle_wait(struct zn_nf *nf, struct idle_state *st)
 {
-	uint64_t t0;
+	uint64_t t0, us = SLEEP_US;
 
 	st->idle++;
+	if (st->due != 0) { /* a generator's next turn bounds the sleep */
+		t0 = rte_rdtsc();
+		if (st->due <= t0)
+			return true;
+		us = RTE_MIN(us, (st->due - t0) / st->tsc_us);
+		if (us < POLL_SPIN_US) {
+			sched_yield();
+			return true;
+		}
+	}
 	if (st->idle < IDLE_SPIN) {
 		rte_pause();
 		return true;
@@ -83,7 +97,9 @@ idle_wait(struct zn_nf *nf, struct idle_state *st)
 			st->shared_until = rte_rdtsc() + st->hold;
 		return true;
 	}
-	return zn_db_wait(&nf->s->db, rx_ready, nf, SLEEP_US);
+	/* A sleep cut short for a generator's turn is not the long idle
+	 * timeout that prompts the periodic checks. */
+	return zn_db_wait(&nf->s->db, rx_ready, nf, us) || us < SLEEP_US;
 }
 
 /* True when the NF should let its ring fill some more first (and has
@@ -199,12 +215,15 @@ zn_nf_run(struct zn_nf *nf)
 		.shared_yield = tsc_us * SHARED_YIELD_NS / 1000,
 		.hold = tsc_us * (SHARED_HOLD_NS / 1000),
 		.coalesce = tsc_us * COALESCE_NS / 1000,
+		.tsc_us = tsc_us,
 	};
 	int rc;
 
 	for (;;) {
 		unsigned int n;
 
+		if (nf->ops.poll != NULL)
+			st.due = nf->ops.poll(nf, rte_rdtsc());
 		if (coalesce(nf, &st))
 			continue;
 		n = zn_ledger_rx(l, nf->rx, ZN_BURST);

@@ -9,6 +9,11 @@
  * timestamped, counted and sent round again (chain restarted). Reports
  * packets per second and round-trip latency percentiles as one JSON line
  * on stdout when --duration is over (or on SIGINT).
+ *
+ * With --rate PPS it is an open-loop generator instead: it makes packets
+ * at that rate (ops->poll paces it), timestamps them, and every packet
+ * that comes back is measured and dropped: the latency of the chain at a
+ * load below its peak, not only at saturation.
  */
 
 #include <errno.h>
@@ -37,6 +42,8 @@ static unsigned int pkt_size = 64;
 static unsigned int n_flows = 64;
 static double duration_s;
 static double warmup_s = 1.0;
+static double rate_pps; /* --rate: open loop; 0: packets circulate */
+static uint64_t gen_t0, gen_made, gen_failed, gen_base; /* tsc, packets */
 
 static uint64_t hist[N_BUCKETS];
 static uint64_t received, lat_max;
@@ -95,17 +102,27 @@ report(struct zn_nf *nf)
 
 	if (reported)
 		return;
+	static const double cdf_q[] = { 0.01, 0.05, 0.1, 0.25, 0.5, 0.75,
+					0.9, 0.95, 0.99, 0.999 };
+
 	reported = true;
 	printf("{\"nf\":\"speed-tester\",\"name\":\"%s\",\"packets\":%u,"
 	       "\"size\":%u,\"seconds\":%.3f,\"received\":%" PRIu64 ","
 	       "\"mpps\":%.4f,\"latency_ns\":{\"p50\":%" PRIu64 ",\"p90\":%"
 	       PRIu64 ",\"p99\":%" PRIu64 ",\"p999\":%" PRIu64 ",\"max\":%"
-	       PRIu64 "}}\n",
+	       PRIu64 "},\"rate_pps\":%.0f,\"offered_mpps\":%.4f,"
+	       "\"gen_failed\":%" PRIu64 ",\"cdf_ns\":[",
 	       zn_nf_name(nf), n_pkts, pkt_size, secs, received,
 	       secs > 0 ? (double)received / secs / 1e6 : 0.0,
 	       percentile_ns(0.50), percentile_ns(0.90), percentile_ns(0.99),
 	       percentile_ns(0.999),
-	       (uint64_t)(lat_max * 1000000000ULL / rte_get_tsc_hz()));
+	       (uint64_t)(lat_max * 1000000000ULL / rte_get_tsc_hz()),
+	       rate_pps, secs > 0 ? (double)(gen_made - gen_base) / secs / 1e6
+				  : 0.0, gen_failed);
+	for (unsigned int i = 0; i < RTE_DIM(cdf_q); i++)
+		printf("%s[%g,%" PRIu64 "]", i ? "," : "", cdf_q[i],
+		       percentile_ns(cdf_q[i]));
+	printf("]}\n");
 	fflush(stdout);
 }
 
@@ -125,8 +142,12 @@ st_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			if (lat > lat_max)
 				lat_max = lat;
 		}
-		*ts = now;
-		zn_pkt_restart_chain(pkts[i]);
+		if (rate_pps > 0) {
+			zn_pkt_drop(pkts[i]); /* measured: done with it */
+		} else {
+			*ts = now;
+			zn_pkt_restart_chain(pkts[i]);
+		}
 	}
 	if (measuring)
 		received += n;
@@ -142,6 +163,7 @@ st_tick(struct zn_nf *nf, uint64_t now_ns)
 	if (!measuring && now - t_start >= (uint64_t)(warmup_s * (double)hz)) {
 		memset(hist, 0, sizeof(hist));
 		received = lat_max = 0;
+		gen_base = gen_made;
 		t_measure = now;
 		measuring = true;
 	}
@@ -188,13 +210,50 @@ build_packet(struct rte_mbuf *m, unsigned int i)
 	*rte_pktmbuf_mtod_offset(m, uint64_t *, TS_OFF) = rte_rdtsc();
 }
 
+/* --rate: make the packets due since the start (at most a burst per
+ * turn; a generator that fell more than a burst behind drops the backlog
+ * rather than sending it at once) and say when the next one is due. */
+static uint64_t
+st_poll(struct zn_nf *nf, uint64_t now)
+{
+	struct rte_mbuf *pkts[ZN_BURST];
+	double hz = (double)rte_get_tsc_hz();
+	uint64_t due;
+	unsigned int n;
+
+	if (rate_pps <= 0 || gen_t0 == 0)
+		return 0;
+	due = (uint64_t)((double)(now - gen_t0) * rate_pps / hz);
+	if (due > gen_made + ZN_BURST)
+		gen_made = due - ZN_BURST;
+	n = (unsigned int)RTE_MIN(due - RTE_MIN(due, gen_made),
+				  (uint64_t)ZN_BURST);
+	if (n > 0) {
+		if (rte_pktmbuf_alloc_bulk(zn_nf_pktmbuf_pool(nf), pkts, n)) {
+			gen_failed += n; /* the pool is dry: counted, skipped */
+		} else {
+			for (unsigned int i = 0; i < n; i++)
+				build_packet(pkts[i], (unsigned int)(gen_made + i));
+			if (zn_nf_send(nf, pkts, (uint16_t)n) < 0)
+				gen_failed += n;
+		}
+		gen_made += n;
+	}
+	return gen_t0 + (uint64_t)((double)(gen_made + 1) * hz / rate_pps);
+}
+
 static int
 st_init(struct zn_nf *nf)
 {
-	struct rte_mbuf **pkts = calloc(n_pkts, sizeof(*pkts));
+	struct rte_mbuf **pkts;
 	int rc;
 
 	c_rx = zn_nf_counter_register(nf, "looped");
+	if (rate_pps > 0) { /* open loop: st_poll makes the packets */
+		t_start = gen_t0 = rte_rdtsc();
+		return 0;
+	}
+	pkts = calloc(n_pkts, sizeof(*pkts));
 	if (pkts == NULL)
 		return -ENOMEM;
 	if (rte_pktmbuf_alloc_bulk(zn_nf_pktmbuf_pool(nf), pkts, n_pkts)) {
@@ -238,13 +297,14 @@ st_parse(struct zn_nf *nf, int argc, char **argv)
 		{ "flows", required_argument, NULL, 'f' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "warmup", required_argument, NULL, 'w' },
+		{ "rate", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	double v;
 	int c;
 
 	(void)nf;
-	while ((c = getopt_long(argc, argv, "n:S:f:d:w:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:S:f:d:w:r:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (parse_double(optarg, 1, 65535, &v))
@@ -269,6 +329,10 @@ st_parse(struct zn_nf *nf, int argc, char **argv)
 			if (parse_double(optarg, 0, 3600, &warmup_s))
 				return -EINVAL;
 			break;
+		case 'r':
+			if (parse_double(optarg, 1, 1e9, &rate_pps))
+				return -EINVAL;
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -286,7 +350,12 @@ st_usage(FILE *out)
 		"  -f, --flows N        distinct UDP flows (default 64)\n"
 		"  -d, --duration SEC   measure for SEC seconds, report, exit "
 		"(default: until stopped)\n"
-		"  -w, --warmup SEC     seconds before measuring (default 1)\n");
+		"  -w, --warmup SEC     seconds before measuring (default 1)\n"
+		"  -r, --rate PPS       open loop: make PPS packets per second, "
+		"measure and\n"
+		"                       drop each one that comes back (default: "
+		"--packets\n"
+		"                       circulate)\n");
 }
 
 static const struct zn_nf_ops speed_tester_ops = {
@@ -298,6 +367,7 @@ static const struct zn_nf_ops speed_tester_ops = {
 	.burst = st_burst,
 	.tick = st_tick,
 	.fini = st_fini,
+	.poll = st_poll,
 };
 
 ZN_NF_REGISTER(speed_tester_ops)
