@@ -35,23 +35,29 @@ def chain_layout(n: int) -> tuple[list[str], dict[int, list[str]], int]:
                   for s in range(1, n + 1)}, tx
 
 
-def chain_once(n: int, seconds: float) -> dict:
-    # The tester is service 1, at the end of the chain; forwards are 2..n.
+def tester_line(n: int, tester_args: list[str], seconds: float) -> dict:
+    """The speed tester's report through a chain of n NFs: forwards as
+    services 2..n, the tester (service 1) last."""
     hops = [str(s) for s in range(2, n + 1)] + ["1"]
-    mgr_args, nf_args, workers = chain_layout(n)
+    mgr_args, nf_args, _ = chain_layout(n)
     m = Manager(TMP, chain=",".join(hops), args=mgr_args)
     try:
         for s in range(2, n + 1):
             m.start_nf("forward", s, lib_args=nf_args[s])
         st = m.start_nf("speed-tester", 1, lib_args=nf_args[1],
-                        nf_args=["-n", "512", "-d", str(seconds), "-w", "1"])
+                        nf_args=tester_args + ["-d", str(seconds),
+                                               "-w", "1"])
         st.proc.wait(seconds + 30)
-        line = [ln for ln in st.proc.output().splitlines()
-                if ln.startswith("{")][-1]
-        return {**json.loads(line), "workers": workers}
+        return json.loads([ln for ln in st.proc.output().splitlines()
+                           if ln.startswith("{")][-1])
     finally:
         m.shutdown()
         m.close()
+
+
+def chain_once(n: int, seconds: float) -> dict:
+    return {**tester_line(n, ["-n", "512"], seconds),
+            "workers": chain_layout(n)[2]}
 
 
 def bench_chain(runs: int) -> None:
@@ -70,25 +76,6 @@ def bench_chain(runs: int) -> None:
 
 
 # ---------------------------------------------------------------- latency
-def tester_line(n: int, tester_args: list[str], seconds: float) -> dict:
-    """The speed tester's report through a chain of n (itself last)."""
-    hops = [str(s) for s in range(2, n + 1)] + ["1"]
-    mgr_args, nf_args, _ = chain_layout(n)
-    m = Manager(TMP, chain=",".join(hops), args=mgr_args)
-    try:
-        for s in range(2, n + 1):
-            m.start_nf("forward", s, lib_args=nf_args[s])
-        st = m.start_nf("speed-tester", 1, lib_args=nf_args[1],
-                        nf_args=tester_args + ["-d", str(seconds),
-                                               "-w", "1"])
-        st.proc.wait(seconds + 30)
-        return json.loads([ln for ln in st.proc.output().splitlines()
-                           if ln.startswith("{")][-1])
-    finally:
-        m.shutdown()
-        m.close()
-
-
 def bench_latency(runs: int) -> None:
     """One-way latency through chains of 1, 2, 4 at 10 % and 50 % of the
     chain's peak: the speed tester as an open-loop generator (--rate),
