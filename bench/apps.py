@@ -46,15 +46,18 @@ def dpi_trace() -> tuple[Path, int]:
     return path, write_pcap(path, records())
 
 
-def dpi_zeronf_once(trace: Path, n: int) -> float:
+def dpi_zeronf_once(trace: Path, n: int, replicas: int = 1) -> float:
+    """@replicas dpi NFs of one service: the manager balances by flow
+    hash, so each sees whole flows (its results stay those of one)."""
     from harness import wait_for
     m = Manager(TMP, ports=[f"net_pcap0,rx_pcap={trace}", "net_null0,no-rx=1"],
                 chain="1,port:1", rx_paused=True,
                 args=["--rx-timestamp", "--pool-size", "65535"])
     try:
-        m.start_nf("dpi", 1, nf_args=[
-            "--proto-dir", str(REPO / "nfs/dpi/ndpi-4.2"), "--capture-time",
-            "--idle-s", "0"])
+        for _ in range(replicas):
+            m.start_nf("dpi", 1, nf_args=[
+                "--proto-dir", str(REPO / "nfs/dpi/ndpi-4.2"),
+                "--capture-time", "--idle-s", "0"])
         t0 = time.monotonic()
         m.call("rx.set", enabled=True)
         wait_for(lambda: m.call("port.list")["ports"][1]["tx"] == n, 120,
@@ -91,14 +94,16 @@ def dpi_ndpireader_once(trace: Path) -> float:
 
 def bench_dpi(runs: int) -> None:
     """The same capture set through the dpi NF on ZeroNF (net_pcap ->
-    manager -> NF -> net_null; time until the last packet left), the same
+    manager -> NF -> net_null; time until the last packet left; zeronf_2:
+    two replicas of it, balanced by flow hash), the same
     classifier on libpcap (its read-and-classify loop), and ndpiReader
     (its packet processing time); interleaved runs."""
     trace, n = dpi_trace()
-    res: dict[str, list[float]] = {"zeronf": [], "libpcap": [],
-                                   "ndpireader": []}
+    res: dict[str, list[float]] = {"zeronf": [], "zeronf_2": [],
+                                   "libpcap": [], "ndpireader": []}
     for _ in range(runs):
         res["zeronf"].append(dpi_zeronf_once(trace, n))
+        res["zeronf_2"].append(dpi_zeronf_once(trace, n, replicas=2))
         res["libpcap"].append(dpi_libpcap_once(trace))
         res["ndpireader"].append(dpi_ndpireader_once(trace))
         log(f"dpi: {[(k, round(v[-1], 3)) for k, v in res.items()]}")

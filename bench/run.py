@@ -34,7 +34,8 @@ affects both sides alike. Progress goes to stderr.
          at every hop (--fdir-rehash, OpenNetVM's way).
   dpi    {"bench":"dpi","mode":M,"mpps":X}: the nDPI test captures (those
          with Ethernet framing, concatenated) classified by the dpi NF on
-         ZeroNF (M = zeronf), by the same classifier reading the file with
+         ZeroNF (M = zeronf; zeronf_2: two replicas of it, balanced by
+         flow hash), by the same classifier reading the file with
          libpcap (libpcap) and by ndpiReader 4.2 (ndpireader).
   router {"bench":"router","prefixes":512621,"mpps":X}: the router NF
          with the RouteViews table, 64-byte packets to random IPv4
