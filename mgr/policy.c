@@ -23,6 +23,20 @@
 #define MAX_POLICIES 16
 #define NAME_LEN 32
 
+/* Defaults, once: the code uses them and policy.set's schema carries them
+ * ("default"), which is where clients (zeronf apply) read them. */
+#define D_MIN 1
+#define D_MAX 16 /* ZN_MAX_REPLICAS, checked below */
+#define D_OUT_FOR_S 3
+#define D_IN_OCC 0.01
+#define D_IN_FOR_S 10
+#define D_FOR_S 2
+#define D_REMOVE_S 10
+#define STR_(x) #x
+#define STR(x) STR_(x)
+_Static_assert(D_MAX == ZN_MAX_REPLICAS, "autoscale max defaults to "
+	       "ZN_MAX_REPLICAS");
+
 struct scale_policy {
 	char nf[NAME_LEN];
 	unsigned int min, max;
@@ -328,13 +342,13 @@ cmd_policy_set(struct zn_cmd_req *req)
 		    name_of(o, "nf", p->nf, sizeof(p->nf), req->err,
 			    sizeof(req->err), what) < 0)
 			return -EINVAL;
-		p->min = (unsigned int)num(o, "min", 1);
-		p->max = (unsigned int)num(o, "max", ZN_MAX_REPLICAS);
+		p->min = (unsigned int)num(o, "min", D_MIN);
+		p->max = (unsigned int)num(o, "max", D_MAX);
 		p->out_occupancy = num(o, "out_occupancy", 0);
 		p->out_drop_rate = num(o, "out_drop_rate", 0);
-		p->out_for_s = num(o, "out_for_s", 3);
-		p->in_occupancy = num(o, "in_occupancy", 0.01);
-		p->in_for_s = num(o, "in_for_s", 10);
+		p->out_for_s = num(o, "out_for_s", D_OUT_FOR_S);
+		p->in_occupancy = num(o, "in_occupancy", D_IN_OCC);
+		p->in_for_s = num(o, "in_for_s", D_IN_FOR_S);
 		if (p->min > p->max || p->max > ZN_MAX_REPLICAS ||
 		    (p->out_occupancy <= 0 && p->out_drop_rate <= 0) ||
 		    p->out_occupancy > 1 || p->in_occupancy < 0 ||
@@ -365,8 +379,8 @@ cmd_policy_set(struct zn_cmd_req *req)
 			    sizeof(req->err), what) < 0)
 			return -EINVAL;
 		r->above = num(o, "above", -1);
-		r->for_s = num(o, "for_s", 2);
-		r->remove_after_s = num(o, "remove_after_s", 10);
+		r->for_s = num(o, "for_s", D_FOR_S);
+		r->remove_after_s = num(o, "remove_after_s", D_REMOVE_S);
 		if (r->above < 0 || r->for_s < 0 || r->remove_after_s < 0 ||
 		    !isfinite(r->above)) {
 			snprintf(req->err, sizeof(req->err), "%s: above >= 0, "
@@ -431,13 +445,17 @@ static const struct zn_cmd policy_set_cmd = {
 		  .schema = "{\"maxItems\": 16, \"items\": {\"type\": "
 			    "\"object\", \"required\": [\"nf\"], "
 			    "\"properties\": {\"nf\": {\"type\": \"string\"}, "
-			    "\"min\": {\"type\": \"integer\"}, \"max\": "
-			    "{\"type\": \"integer\"}, \"out_occupancy\": "
-			    "{\"type\": \"number\"}, \"out_drop_rate\": "
-			    "{\"type\": \"number\"}, \"out_for_s\": {\"type\": "
-			    "\"number\"}, \"in_occupancy\": {\"type\": "
-			    "\"number\"}, \"in_for_s\": {\"type\": "
-			    "\"number\"}}}}" },
+			    "\"min\": {\"type\": \"integer\", \"default\": "
+			    STR(D_MIN) "}, \"max\": {\"type\": \"integer\", "
+			    "\"default\": " STR(D_MAX) "}, \"out_occupancy\": "
+			    "{\"type\": \"number\", \"default\": 0}, "
+			    "\"out_drop_rate\": {\"type\": \"number\", "
+			    "\"default\": 0}, \"out_for_s\": {\"type\": "
+			    "\"number\", \"default\": " STR(D_OUT_FOR_S) "}, "
+			    "\"in_occupancy\": {\"type\": \"number\", "
+			    "\"default\": " STR(D_IN_OCC) "}, \"in_for_s\": "
+			    "{\"type\": \"number\", \"default\": "
+			    STR(D_IN_FOR_S) "}}}}" },
 		{ .name = "reactions", .type = ZN_CMD_ARRAY,
 		  .schema = "{\"maxItems\": 16, \"items\": {\"type\": "
 			    "\"object\", \"required\": [\"name\", \"watch\", "
@@ -446,24 +464,30 @@ static const struct zn_cmd policy_set_cmd = {
 			    "\"string\"}, \"watch\": {\"type\": \"string\"}, "
 			    "\"counter\": {\"type\": \"string\"}, \"above\": "
 			    "{\"type\": \"number\"}, \"for_s\": {\"type\": "
-			    "\"number\"}, \"insert\": {\"type\": \"string\"}, "
-			    "\"after\": {\"type\": \"string\"}, "
-			    "\"remove_after_s\": {\"type\": \"number\"}}}}" },
+			    "\"number\", \"default\": " STR(D_FOR_S) "}, "
+			    "\"insert\": {\"type\": \"string\"}, "
+			    "\"after\": {\"type\": \"string\", \"default\": "
+			    "\"\"}, \"remove_after_s\": {\"type\": "
+			    "\"number\", \"default\": " STR(D_REMOVE_S) "}}}}" },
 	},
 	.result = "{\"autoscale\": \"policies now\", \"reactions\": \"now\"}",
 	.doc = "autoscale: a launched NF (`nf`) gets one more replica (up to "
-	       "`max`, default 16) when its RX rings were at least "
-	       "`out_occupancy` full on average, or ingress drops came at "
-	       "`out_drop_rate`/s or more, for `out_for_s` seconds (default "
-	       "3); one less (down to `min`, default 1) after `in_for_s` "
-	       "(default 10) at or below `in_occupancy` (default 0.01). "
+	       "`max`, default " STR(D_MAX) ") when its RX rings were at "
+	       "least `out_occupancy` full on average, or ingress drops came "
+	       "at `out_drop_rate`/s or more, for `out_for_s` seconds "
+	       "(default " STR(D_OUT_FOR_S) "); one less (down to `min`, "
+	       "default " STR(D_MIN) ") after `in_for_s` (default "
+	       STR(D_IN_FOR_S) ") at or below `in_occupancy` (default "
+	       STR(D_IN_OCC) "). "
 	       "reactions: when the NF counter `counter` of launched NF "
 	       "`watch` grows faster than `above`/s for `for_s` seconds "
-	       "(default 2), launched NF `insert` is put into the default "
+	       "(default " STR(D_FOR_S) "), launched NF `insert` is put into "
+	       "the default "
 	       "chain, first or right after launched NF `after` (a monitor "
 	       "placed before the filter keeps seeing the flood); it is taken "
 	       "out after `remove_after_s` "
-	       "(default 10) at or below. Sampled once a second; every "
+	       "(default " STR(D_REMOVE_S) ") at or below. Sampled once a "
+	       "second; every "
 	       "decision is an event.",
 	.fn = cmd_policy_set,
 };

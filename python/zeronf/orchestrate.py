@@ -379,7 +379,9 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
         steps.append(Step(f"= flows: {len(d.flows)} added or replaced",
                           lambda c: c.call("flow.add", flows=d.flows), 2))
     pol = policies(d)
-    if _canon_policies(pol) != _canon_policies(c.call("policy.list")):
+    defaults = _policy_defaults(c)
+    if _canon_policies(pol, defaults) != \
+            _canon_policies(c.call("policy.list"), defaults):
         steps.append(Step(f"~ policies: {len(pol['autoscale'])} autoscale, "
                           f"{len(pol['reactions'])} reactions",
                           lambda c: c.call("policy.set", **pol), 2))
@@ -400,22 +402,27 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
 
 
 # policy.set's defaults (mgr/policy.c), to compare a file with policy.list
-SCALE_DEFAULTS = {"min": 1, "max": 16, "out_occupancy": 0.0,
-                  "out_drop_rate": 0.0, "out_for_s": 3.0,
-                  "in_occupancy": 0.01, "in_for_s": 10.0}
-REACT_DEFAULTS = {"for_s": 2.0, "after": "", "remove_after_s": 10.0}
+def _policy_defaults(c: Client) -> tuple[dict, dict]:
+    """The defaults of an autoscale policy's and a reaction's fields, as
+    the manager states them in policy.set's schema (mgr/policy.c holds
+    them once)."""
+    params = c.call("schema")["methods"]["policy.set"]["params"]
+    return tuple({k: v["default"] for k, v in
+                  params[kind]["items"]["properties"].items()
+                  if "default" in v}
+                 for kind in ("autoscale", "reactions"))
 
 
-def _canon_policies(p: dict) -> list:
-    def canon(x: dict, defaults: dict) -> dict:
+def _canon_policies(p: dict, defaults: tuple[dict, dict]) -> list:
+    def canon(x: dict, dflt: dict) -> dict:
         return {k: (float(v) if isinstance(v, (int, float)) and
                     not isinstance(v, bool) and k not in ("min", "max")
                     else v)
-                for k, v in {**defaults, **x}.items()
-                if k in defaults or k in ("nf", "name", "watch", "counter",
-                                          "above", "insert")}
-    return [[canon(x, SCALE_DEFAULTS) for x in p["autoscale"]],
-            [canon(x, REACT_DEFAULTS) for x in p["reactions"]]]
+                for k, v in {**dflt, **x}.items()
+                if k in dflt or k in ("nf", "name", "watch", "counter",
+                                      "above", "insert")}
+    return [[canon(x, defaults[0]) for x in p["autoscale"]],
+            [canon(x, defaults[1]) for x in p["reactions"]]]
 
 
 def _wait_gone(c: Client, name: str, timeout: float = 20.0) -> None:

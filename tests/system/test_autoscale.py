@@ -111,6 +111,13 @@ autoscale:
     in_when: {ring_occupancy_below: 0.05, idle_for_s: 2}
 """)
     try:
+        # The same file again: the manager's policies equal the file's
+        # once the defaults the file leaves out are filled in (the
+        # manager's, from policy.set's schema): nothing to change.
+        r = subprocess.run([sys.executable, "-m", "zeronf", "apply",
+                            str(tmp / "d.yaml"), "--dry-run"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and "policies" not in r.stdout, r.stdout
         with Client(name) as c:
             c.rx_set(False)
             base = settled(c)  # net_pcap keeps its trace
