@@ -285,6 +285,81 @@ pool_driver(const struct zn_mgr *m, const char *dir, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * The bwrap options showing DPDK's driver directory with the pool's driver
+ * only, worked out on the first sandbox (neither the pool nor the
+ * directory changes while the manager runs: a sandbox then costs no walk
+ * of the directory's hundreds of entries). Every name in the directory
+ * that leads to the driver's file stays (the linker reaches it through a
+ * chain of symbolic links). The EAL refuses a directory others may write:
+ * 0755, then read-only. NULL-terminated; empty when the directory is to
+ * be shown as it is (not found, another pool driver, too many names).
+ */
+#define DRV_OPTS_MAX 32
+static const char *const *
+driver_args(const struct zn_mgr *m)
+{
+	static struct {
+		bool done;
+		const char *opt[DRV_OPTS_MAX + 1];
+		struct zn_arena a;
+	} D;
+	const char *drivers = driver_dir();
+	char keep[PATH_MAX];
+	struct dirent *e;
+	unsigned int n = 0;
+	DIR *d;
+
+	if (D.done)
+		return D.opt;
+	D.done = true;
+	if (drivers == NULL ||
+	    pool_driver(m, drivers, keep, sizeof(keep)) < 0 ||
+	    (d = opendir(drivers)) == NULL)
+		return D.opt;
+#define OPT(...)                                                            \
+	do {                                                                \
+		if (n >= DRV_OPTS_MAX ||                                    \
+		    (D.opt[n] = dup_in(&D.a, __VA_ARGS__)) == NULL)         \
+			goto full;                                          \
+		n++;                                                        \
+	} while (0)
+	OPT("--perms");
+	OPT("0755");
+	OPT("--tmpfs");
+	OPT("%s", drivers);
+	while ((e = readdir(d)) != NULL) {
+		char path[PATH_MAX], real[PATH_MAX], link[PATH_MAX];
+		ssize_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", drivers, e->d_name);
+		if (realpath(path, real) == NULL || strcmp(real, keep) != 0)
+			continue;
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0) {
+			link[len] = '\0';
+			OPT("--symlink");
+			OPT("%s", link);
+		} else {
+			OPT("--ro-bind");
+			OPT("%s", path);
+		}
+		OPT("%s", path);
+	}
+	OPT("--remount-ro");
+	OPT("%s", drivers);
+#undef OPT
+	closedir(d);
+	D.opt[n] = NULL;
+	return D.opt;
+full:
+	closedir(d);
+	D.opt[0] = NULL;
+	return D.opt;
+}
+
 #define ADD(...)                                                            \
 	do {                                                                \
 		if (argc >= max - 1 || (argv[argc] = dup_in(a, __VA_ARGS__)) \
@@ -310,8 +385,7 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		"--tmpfs", "/tmp",
 	};
 	struct zn_arena *a = malloc(sizeof(*a));
-	char bwrap[PATH_MAX], lib[PATH_MAX], keep[PATH_MAX];
-	const char *drivers;
+	char bwrap[PATH_MAX], lib[PATH_MAX];
 	struct dirent *e;
 	DIR *d = NULL;
 
@@ -348,47 +422,9 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	ADD("--ro-bind-try");
 	ADD("/dev/null");
 	ADD("%s/dpdk_telemetry.v2", m->rundir);
-	/* DPDK's drivers: the pool's only (driver_dir). Every name in the
-	 * directory that leads to its file stays (the linker reaches it
-	 * through a chain of symbolic links). The EAL refuses a directory
-	 * others may write: 0755, then read-only. */
-	drivers = driver_dir();
-	if (drivers != NULL &&
-	    pool_driver(m, drivers, keep, sizeof(keep)) == 0) {
-		ADD("--perms");
-		ADD("0755");
-		ADD("--tmpfs");
-		ADD("%s", drivers);
-		d = opendir(drivers);
-		if (d == NULL)
-			return -errno;
-		while ((e = readdir(d)) != NULL) {
-			char path[PATH_MAX], real[PATH_MAX], link[PATH_MAX];
-			ssize_t n;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", drivers,
-				 e->d_name);
-			if (realpath(path, real) == NULL ||
-			    strcmp(real, keep) != 0)
-				continue;
-			n = readlink(path, link, sizeof(link) - 1);
-			if (n > 0) {
-				link[n] = '\0';
-				ADD("--symlink");
-				ADD("%s", link);
-			} else {
-				ADD("--ro-bind");
-				ADD("%s", path);
-			}
-			ADD("%s", path);
-		}
-		closedir(d);
-		d = NULL;
-		ADD("--remount-ro");
-		ADD("%s", drivers);
-	}
+	/* DPDK's drivers: the pool's only (driver_args). */
+	for (const char *const *o = driver_args(m); *o != NULL; o++)
+		ADD("%s", *o);
 	/* The instance's hugepage files, and no other. */
 	ADD("--tmpfs");
 	ADD("%s", m->huge_dir);
