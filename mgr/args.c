@@ -47,6 +47,10 @@ usage(const char *prog, FILE *out)
 		"      --stall-ms N        drop packets whose next hop made no "
 		"progress for N ms\n"
 		"                          (0 = never; default 2000)\n"
+		"      --handoff MODE      direct: NFs hand packets to the next "
+		"NF themselves\n"
+		"                          (default); worker: every hop crosses "
+		"a worker\n"
 		"      --idle-sleep-us N   longest sleep of an idle polling "
 		"thread (default 1000)\n"
 		"      --stats-interval S  log a stats line every S seconds (0 = "
@@ -116,7 +120,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
-		O_LOGDIR, O_CGROOT,
+		O_LOGDIR, O_CGROOT, O_HANDOFF,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -130,6 +134,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "mem", required_argument, NULL, O_MEM },
 		{ "ingress", required_argument, NULL, O_INGRESS },
 		{ "stall-ms", required_argument, NULL, O_STALL },
+		{ "handoff", required_argument, NULL, O_HANDOFF },
 		{ "idle-sleep-us", required_argument, NULL, O_IDLE },
 		{ "stats-interval", required_argument, NULL, O_STATS },
 		{ "huge-dir", required_argument, NULL, O_HUGE },
@@ -249,6 +254,17 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			} else {
 				fprintf(stderr, "%s: --ingress is backpressure "
 					"or drop\n", prog);
+				return -EINVAL;
+			}
+			break;
+		case O_HANDOFF:
+			if (strcmp(optarg, "direct") == 0) {
+				cfg->handoff = ZN_HANDOFF_DIRECT;
+			} else if (strcmp(optarg, "worker") == 0) {
+				cfg->handoff = ZN_HANDOFF_WORKER;
+			} else {
+				fprintf(stderr, "%s: --handoff is direct or "
+					"worker\n", prog);
 				return -EINVAL;
 			}
 			break;

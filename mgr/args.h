@@ -19,6 +19,11 @@ enum zn_ingress_policy {
 	ZN_INGRESS_DROP = 1,         /* drop what the first hop cannot take */
 };
 
+enum zn_handoff {
+	ZN_HANDOFF_DIRECT = 0, /* NFs hand packets to NFs (links) */
+	ZN_HANDOFF_WORKER = 1, /* every hop crosses a worker (as before) */
+};
+
 #define ZN_MAX_PORT_ARGS ZN_MAX_PORTS
 #define ZN_DEVARGS_LEN 512
 
@@ -36,6 +41,7 @@ struct zn_mgr_cfg {
 	unsigned int ring_size;
 	unsigned int mem_mb;
 	enum zn_ingress_policy ingress;
+	enum zn_handoff handoff;
 	unsigned int stall_ms;
 	unsigned int idle_sleep_us;
 	unsigned int stats_interval_s;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <rte_malloc.h>
 
 #include "cmd.h"
 #include "lb.h"
@@ -177,11 +178,11 @@ zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
 	}
 	ls = &m->lb->svc[svc];
 	if (mode == ZN_LB_LEAST_LOADED && ls->pins == NULL) {
-		ls->pins = aligned_alloc(RTE_CACHE_LINE_SIZE,
-					 sizeof(*ls->pins));
+		/* Hugepage memory: NF packet threads pin flows too. */
+		ls->pins = rte_zmalloc("zn_lb_pins", sizeof(*ls->pins),
+				       RTE_CACHE_LINE_SIZE);
 		if (ls->pins == NULL)
 			return -ENOMEM;
-		memset(ls->pins, 0, sizeof(*ls->pins));
 	} else if (mode != ZN_LB_LEAST_LOADED) {
 		old = ls->pins; /* freed once no worker can see it */
 		ls->pins = NULL;
@@ -191,8 +192,8 @@ zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
 			if (weights[i] != 0)
 				m->lb->weight[i] = weights[i];
 	ls->mode = (uint8_t)mode;
-	m->lb->publish(m); /* no worker sees the old pins after it */
-	free(old);
+	m->lb->publish(m); /* no reader sees the old pins after it */
+	rte_free(old);
 	ZN_LOG(NOTICE, "service %u: load balancing %s", svc,
 	       zn_lb_mode_name(mode));
 	return 0;
@@ -204,7 +205,7 @@ lb_tick(void *arg)
 {
 	struct zn_mgr *m = arg;
 
-	__atomic_fetch_add(&m->lb_epoch, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&m->shm->rt.lb_epoch, 1, __ATOMIC_RELAXED);
 }
 
 json_t *
@@ -228,7 +229,7 @@ zn_lb_json(struct zn_mgr *m, uint16_t svc)
 						     1));
 	}
 	if (ls->pins != NULL) {
-		for (unsigned int w = 0; w < ZN_MAX_WORKERS; w++)
+		for (unsigned int w = 0; w < ZN_READERS; w++)
 			moved_flows += ls->pins->w[w].moved;
 		for (unsigned int i = 0; i < ZN_LB_PINS; i++)
 			pinned += ls->pins->pin[i] != 0;
@@ -259,7 +260,7 @@ zn_lb_fini(struct zn_mgr *m)
 	if (m->lb == NULL)
 		return;
 	for (unsigned int s = 0; s < ZN_MAX_SERVICES; s++)
-		free(m->lb->svc[s].pins);
+		rte_free(m->lb->svc[s].pins);
 	free(m->lb);
 	m->lb = NULL;
 }

@@ -21,38 +21,6 @@ struct zn_mgr;
 struct zn_route;
 
 
-/* Load balancing across the replicas of a service. */
-enum zn_lb_mode {
-	ZN_LB_HASH = 0,         /* flow affinity: bucket of the flow hash */
-	ZN_LB_LEAST_LOADED = 1, /* new flows to the shortest RX ring, pinned */
-	ZN_LB_WEIGHTED = 2,     /* like HASH, buckets in proportion to weights */
-};
-
-#define ZN_LB_BUCKETS 256          /* HASH/WEIGHTED: hash >> 24 */
-#define ZN_LB_PIN_BITS 16          /* LEAST_LOADED: pins by hash >> 16 */
-#define ZN_LB_PINS (1u << ZN_LB_PIN_BITS)
-
-/* LEAST_LOADED pin table of one service: entry = epoch << 16 | (slot + 1),
- * 0 = free. Workers claim entries with a CAS (both directions of a flow
- * share the flow hash, hence the entry); an entry not refreshed for
- * idle_epochs epochs (seconds, advanced by the control thread) is free
- * again. Flows sharing the top 16 bits of their hash share a pin. */
-struct zn_lb_pins {
-	struct {
-		uint64_t moved; /* writer: that worker */
-	} w[ZN_MAX_WORKERS] __rte_cache_aligned;
-	uint32_t pin[ZN_LB_PINS] __rte_cache_aligned;
-};
-
-struct zn_svc_entry {
-	uint16_t n;                     /* running instances */
-	uint8_t mode;                   /* enum zn_lb_mode */
-	uint16_t inst[ZN_MAX_REPLICAS]; /* instance (slot) ids */
-	uint16_t bucket[ZN_LB_BUCKETS]; /* HASH/WEIGHTED: slot per bucket */
-	struct zn_lb_pins *pins;        /* LEAST_LOADED */
-};
-
-
 int zn_lb_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m));
 void zn_lb_fini(struct zn_mgr *m);
 /** Fill rt->svc[] from the running NFs, keeping flows where they are. */

@@ -29,6 +29,7 @@
 #include "args.h"
 #include "ctl.h"
 #include "instance.h"
+#include "link.h"
 #include "launch.h"
 #include "loop.h"
 #include "mgr.h"
@@ -217,6 +218,7 @@ shared_init(struct zn_mgr *m)
 	h->ring_size = m->cfg.ring_size;
 	h->n_workers = m->n_workers;
 	h->mgr_pid = (uint32_t)getpid();
+	h->stall_ms = m->cfg.stall_ms;
 	h->mgr_start_time = start;
 	return 0;
 }
@@ -246,8 +248,8 @@ workers_init(struct zn_mgr *m)
 			.shm = &m->shm->workers[i],
 			.stall_cycles = m->cfg.stall_ms * (rte_get_tsc_hz() /
 							   1000),
-			.lb_decay_cycles = rte_get_tsc_hz() / 1000,
 		};
+		zn_rctx_init(&w->rc, m->shm, i, &w->shm->stats.lb_moved);
 		m->workers[i] = w;
 	}
 	for (uint16_t p = 0; p < m->n_ports; p++) {
@@ -313,6 +315,18 @@ free_staged(struct zn_mgr *m)
 				rte_pktmbuf_free_bulk(pkts, k);
 				n += k;
 			}
+		}
+	}
+	for (unsigned int l = 0; l < ZN_MAX_LINKS; l++) {
+		struct rte_ring *ring = m->shm->links[l].ring;
+		struct rte_mbuf *pkts[ZN_BURST];
+		unsigned int k;
+
+		while (ring != NULL &&
+		       (k = rte_ring_sc_dequeue_burst(ring, (void **)pkts,
+						      ZN_BURST, NULL)) > 0) {
+			rte_pktmbuf_free_bulk(pkts, k);
+			n += k;
 		}
 	}
 	m->shm->mgr.drops[ZN_DROP_SHUTDOWN] += n;
@@ -471,6 +485,8 @@ main(int argc, char **argv)
 	if (rc == 0)
 		rc = zn_registry_init(m);
 	if (rc == 0)
+		rc = zn_link_init(m);
+	if (rc == 0)
 		rc = zn_route_init(m);
 	if (rc == 0)
 		rc = zn_ctl_init(m);
@@ -510,6 +526,7 @@ main(int argc, char **argv)
 	zn_ctl_fini(m);
 	zn_registry_fini(m);
 	zn_route_fini(m);
+	zn_link_fini(m);
 	rte_eal_cleanup(); /* the telemetry thread too */
 	zn_telemetry_fini(m);
 	if (sigfd >= 0)

@@ -57,15 +57,14 @@ struct zn_mgr {
 	struct zn_port ports[ZN_MAX_PORTS]; /* port.c, at start */
 	uint16_t n_ports;
 
-	/* Routing: the live snapshot (route.c publishes; workers read) and
-	 * the control-thread state it is built from. */
-	struct zn_route *route;
+	/* Routing: the live snapshot is shm->rt.route (route.c publishes;
+	 * workers and NFs read); the control-thread state it is built from. */
 	struct zn_route *route_spare; /* the next to publish (route.c) */
-	struct rte_rcu_qsbr *qsbr;
+	struct rte_rcu_qsbr *qsbr;    /* also shm->rt.qsbr */
 	uint64_t route_version;       /* route.c */
 	struct zn_fdir *fdir;         /* rules and chains (fdir.c) */
 	struct zn_lb *lb;             /* per-service balancing (lb.c) */
-	volatile uint32_t lb_epoch;   /* seconds, lb.c; pin ageing */
+	struct zn_links *links;       /* NF -> NF links (link.c) */
 
 	struct zn_worker *workers[ZN_MAX_WORKERS];
 	unsigned int n_workers;

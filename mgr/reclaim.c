@@ -29,6 +29,7 @@
 
 #include "mgr.h"
 #include "instance.h"
+#include "link.h"
 #include "registry.h"
 #include "registry_pvt.h"
 #include "../lib/common/zn_ledger.h"
@@ -199,6 +200,33 @@ free_objs(struct zn_mgr *m, struct zn_nf_slot *s)
 	}
 }
 
+struct ring_of_arg {
+	struct zn_mgr *m;
+	unsigned int slot;
+};
+
+/* The ring a ledger names, if it is one of this NF's: its RX/TX ring, or
+ * a link into it (read) or out of it (written). */
+static struct rte_ring *
+ring_of(uint16_t id, bool tx, void *arg)
+{
+	const struct ring_of_arg *a = arg;
+	const struct zn_link *lk;
+
+	if (id == 0)
+		return tx ? a->m->nf_tx[a->slot] : a->m->nf_rx[a->slot];
+	if (id > ZN_MAX_LINKS)
+		return NULL;
+	lk = &a->m->shm->links[id - 1];
+	if (!lk->used || (tx ? lk->from : lk->to) != a->slot) {
+		ZN_LOG(ERR, "NF in slot %u: its ledger names link %u, not "
+		       "one of its own: nothing of that burst freed", a->slot,
+		       id - 1u);
+		return NULL;
+	}
+	return lk->ring;
+}
+
 uint64_t
 zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 {
@@ -207,12 +235,14 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 	uint64_t before = s->exit_drops;
 	unsigned int n;
 
-	n = zn_ledger_reclaim(&s->ledger, m->nf_rx[slot], m->nf_tx[slot],
-			      pkts);
+	struct ring_of_arg a = { .m = m, .slot = slot };
+
+	n = zn_ledger_reclaim(&s->ledger, ring_of, &a, pkts);
 	free_counted(m, s, pkts, n);
 	while ((n = rte_ring_sc_dequeue_burst(m->nf_rx[slot], (void **)pkts,
 					      ZN_BURST, NULL)) > 0)
 		free_counted(m, s, pkts, n);
+	zn_link_nf_gone(m, slot, free_counted);
 	/* When the manager stops, its memory goes with it. */
 	if (!m->shm->mgr.stopping)
 		free_objs(m, s);

@@ -38,6 +38,7 @@
 #include "event.h"
 #include "fdir.h"
 #include "instance.h"
+#include "link.h"
 #include "loop.h"
 #include "mgr.h"
 #include "registry.h"
@@ -98,6 +99,8 @@ zn_registry_init(struct zn_mgr *m)
 		m->nf_tx[slot] = rte_ring_create(name, m->cfg.ring_size,
 						 socket,
 						 RING_F_SP_ENQ | RING_F_SC_DEQ);
+		m->shm->rt.nf_rx[slot] = m->nf_rx[slot];
+		m->shm->rt.nf_tx[slot] = m->nf_tx[slot];
 		if (m->nf_rx[slot] == NULL || m->nf_tx[slot] == NULL) {
 			ZN_LOG(ERR, "cannot create NF rings of %u entries "
 			       "(raise --mem or lower --ring-size)",
@@ -275,7 +278,9 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 		return;
 	}
 	memset(&s->mstats, 0, sizeof(s->mstats));
+	memset(&s->links, 0, sizeof(s->links));
 	s->exit_drops = 0;
+	zn_route_reader_add(m, slot);
 	*reg = (struct zn_nf_reg){ .m = m, .slot = slot, .pidfd = pidfd,
 				   .reclaim_lock = -1 };
 
@@ -341,8 +346,10 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 
 	if (!nf_live(s->ctl.state) && s->ctl.state != ZN_NF_STOPPING)
 		return;
+	/* Its packet thread no longer runs: whatever RCU state it left. */
+	zn_route_reader_del(m, slot);
 	__atomic_store_n(&s->ctl.state, ZN_NF_RECLAIMING, __ATOMIC_RELEASE);
-	zn_route_publish(m); /* no worker sends to its RX ring any more */
+	zn_route_publish(m); /* nobody sends to its RX ring or links now */
 
 	zn_reclaim_nf(m, slot);
 	if (reg->pidfd >= 0) {
@@ -390,9 +397,12 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 		return;
 	/* A worker may be between dequeuing the ring and recording what it
 	 * staged: once every worker passed a quiescent state it is not. */
-	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
+	zn_route_sync(m);
 	if (rte_ring_count(m->nf_tx[slot]) != 0 || s->mstats.staged != 0)
 		return;
+	/* Drops the NF decided itself (stalled) stay in the totals. */
+	for (unsigned int r = 0; r < ZN_DROP_MAX; r++)
+		m->shm->mgr.drops[r] += s->hstats.drops[r];
 	__atomic_store_n(&s->ctl.state, ZN_NF_FREE, __ATOMIC_RELEASE);
 	zn_route_publish(m); /* lb forgets the slot's weight */
 	/* Buffers the NF allocated sit in its lcore's cache, in shared
@@ -432,6 +442,10 @@ handle_msgs(struct zn_mgr *m)
 			if (s->ctl.gen == msg.gen)
 				do_ready(m, msg.slot);
 			break;
+		case ZN_MSG_LINK:
+			if (s->ctl.gen == msg.gen)
+				zn_link_request(m, msg.slot);
+			break;
 		case ZN_MSG_STEER:
 			/* Only from a registered NF of this generation; the
 			 * answer goes to the request's own generation. */
@@ -456,6 +470,7 @@ zn_registry_poll(struct zn_mgr *m)
 
 	handle_msgs(m);
 	zn_reclaim_gc_exited(m);
+	zn_link_gc(m);
 	now = zn_now_ns();
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
 		struct zn_nf_slot *s = &m->shm->nfs[slot];

@@ -14,13 +14,17 @@
  */
 
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_malloc.h>
+#include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
+#include "event.h"
 #include "fdir.h"
 #include "lb.h"
 #include "mgr.h"
@@ -35,6 +39,8 @@ build(struct zn_mgr *m, struct zn_route *rt)
 	rt->version = ++m->route_version;
 	rt->n_ports = m->n_ports;
 	zn_fdir_fill(m, rt);
+	rt->direct = m->cfg.handoff == ZN_HANDOFF_DIRECT &&
+		     !rt->rehash_every_hop;
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 		const struct zn_nf_slot *slot = &m->shm->nfs[s];
@@ -58,46 +64,136 @@ build(struct zn_mgr *m, struct zn_route *rt)
 	zn_lb_fill(m, rt);
 }
 
-/* Two snapshots, made at start: the published one and the spare, built
- * and published next; once every worker passed a quiescent state the old
- * one is the spare. Publishing allocates nothing, so it cannot fail (a
- * failing ~180 KB allocation used to leave callers half done). Only the
- * control thread publishes, and only workers read snapshots. */
+/* A reader of the NFs' RCU variable that holds back the grace period now
+ * begun at @p token: online, since before it. */
+static bool
+nf_reader_blocks(const struct rte_rcu_qsbr *q, unsigned int slot,
+		 uint64_t token)
+{
+	uint64_t c = __atomic_load_n(&q->qsbr_cnt[slot].cnt, __ATOMIC_ACQUIRE);
+
+	return c != 0 && c < token;
+}
+
+/* Wait until no NF packet thread can still read what was unpublished.
+ * An NF is online only while it resolves and hands over a burst (no
+ * waiting inside), so this is microseconds, unless the NF is off its core
+ * or gone: one that died online is put offline here (its process cannot
+ * read any more); one alive but stuck online for ZN_READER_STUCK_NS
+ * (stopped, traced) is killed, so that no NF can hold routing changes,
+ * and with them the control thread, forever. */
+#define ZN_READER_STUCK_NS (2ULL * 1000 * 1000 * 1000)
+
+static void
+sync_nfs(struct zn_mgr *m)
+{
+	struct rte_rcu_qsbr *q = m->shm->rt.qsbr;
+	uint64_t token = rte_rcu_qsbr_start(q), t0 = 0;
+	unsigned int spins = 0;
+
+	while (!rte_rcu_qsbr_check(q, token, false)) {
+		if (++spins < 64) {
+			rte_pause();
+			continue;
+		}
+		/* On few cores the reader needs ours to finish its burst. */
+		sched_yield();
+		if (spins % 256 != 0)
+			continue;
+		if (t0 == 0)
+			t0 = zn_now_ns();
+		for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+			struct zn_nf_slot *slot = &m->shm->nfs[s];
+
+			if (!nf_reader_blocks(q, s, token))
+				continue;
+			if (!zn_proc_alive((pid_t)slot->ctl.pid,
+					   slot->ctl.start_time)) {
+				ZN_LOG(WARNING, "NF '%s' (instance %u) died "
+				       "while reading the routing table",
+				       slot->ctl.name, s);
+				rte_rcu_qsbr_thread_offline(q, s);
+			} else if (zn_now_ns() - t0 > ZN_READER_STUCK_NS) {
+				ZN_LOG(ERR, "NF '%s' (pid %u, instance %u) "
+				       "has held the routing table for 2 s "
+				       "(stopped?): killed", slot->ctl.name,
+				       slot->ctl.pid, s);
+				zn_event("nf.killed", "NF '%s' (instance %u) "
+					 "stuck reading the routing table",
+					 slot->ctl.name, s);
+				kill((pid_t)slot->ctl.pid, SIGKILL);
+				t0 = zn_now_ns();
+			}
+		}
+	}
+}
+
+void
+zn_route_sync(struct zn_mgr *m)
+{
+	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
+	sync_nfs(m);
+}
+
+void
+zn_route_reader_add(struct zn_mgr *m, unsigned int slot)
+{
+	rte_rcu_qsbr_thread_offline(m->shm->rt.qsbr, slot);
+	rte_rcu_qsbr_thread_register(m->shm->rt.qsbr, slot);
+}
+
+void
+zn_route_reader_del(struct zn_mgr *m, unsigned int slot)
+{
+	/* Its process can no longer run: whatever it left online. */
+	rte_rcu_qsbr_thread_offline(m->shm->rt.qsbr, slot);
+	rte_rcu_qsbr_thread_unregister(m->shm->rt.qsbr, slot);
+}
+
+/* Two snapshots, made at start in hugepage memory (NFs read them): the
+ * published one and the spare, built and published next; once every
+ * reader passed a quiescent state the old one is the spare. Publishing
+ * allocates nothing, so it cannot fail (a failing ~200 KB allocation used
+ * to leave callers half done). Only the control thread publishes. */
 void
 zn_route_publish(struct zn_mgr *m)
 {
 	struct zn_route *rt = m->route_spare;
 
 	build(m, rt);
-	m->route_spare = __atomic_exchange_n(&m->route, rt,
+	m->route_spare = __atomic_exchange_n(&m->shm->rt.route, rt,
 					     __ATOMIC_ACQ_REL);
-	/* After this no worker holds a reference to the old snapshot, nor
+	/* After this no reader holds a reference to the old snapshot, nor
 	 * sends to an NF the new one no longer accepts. */
-	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
+	zn_route_sync(m);
 }
 
 int
 zn_route_init(struct zn_mgr *m)
 {
 	size_t sz = rte_rcu_qsbr_get_memsize(ZN_MAX_WORKERS);
+	size_t nsz = rte_rcu_qsbr_get_memsize(ZN_MAX_NFS);
+	struct rte_rcu_qsbr *nq;
 	int rc;
 
 	m->qsbr = rte_zmalloc("zn_qsbr", sz, RTE_CACHE_LINE_SIZE);
-	if (m->qsbr == NULL)
+	nq = rte_zmalloc("zn_qsbr_nf", nsz, RTE_CACHE_LINE_SIZE);
+	if (m->qsbr == NULL || nq == NULL)
 		return -ENOMEM;
-	if (rte_rcu_qsbr_init(m->qsbr, ZN_MAX_WORKERS) < 0)
+	m->shm->rt.qsbr = nq;
+	if (rte_rcu_qsbr_init(m->qsbr, ZN_MAX_WORKERS) < 0 ||
+	    rte_rcu_qsbr_init(nq, ZN_MAX_NFS) < 0)
 		return -EINVAL;
 	for (int i = 0; i < 2; i++) {
-		struct zn_route *rt = aligned_alloc(RTE_CACHE_LINE_SIZE,
-			RTE_ALIGN_CEIL(sizeof(*rt), RTE_CACHE_LINE_SIZE));
+		struct zn_route *rt = rte_zmalloc("zn_route", sizeof(*rt),
+						  RTE_CACHE_LINE_SIZE);
 
 		if (rt == NULL)
 			return -ENOMEM;
-		memset(rt, 0, sizeof(*rt));
 		if (i == 0)
 			m->route_spare = rt;
 		else
-			m->route = rt;
+			m->shm->rt.route = rt;
 	}
 	rc = zn_lb_init(m, zn_route_publish);
 	if (rc == 0)
@@ -110,9 +206,14 @@ zn_route_init(struct zn_mgr *m)
 void
 zn_route_fini(struct zn_mgr *m)
 {
-	free(m->route);
-	free(m->route_spare);
-	m->route = m->route_spare = NULL;
+	if (m->shm != NULL) {
+		rte_free(m->shm->rt.route);
+		rte_free(m->shm->rt.qsbr);
+		m->shm->rt.route = NULL;
+		m->shm->rt.qsbr = NULL;
+	}
+	rte_free(m->route_spare);
+	m->route_spare = NULL;
 	zn_fdir_fini(m);
 	zn_lb_fini(m);
 	rte_free(m->qsbr);

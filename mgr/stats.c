@@ -74,11 +74,22 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 	json_t *acts = json_object(), *ctrs = json_object(), *cmds, *o;
 	unsigned int nc = s->req.n_counters;
 
+	uint64_t drops[ZN_DROP_MAX];
+	unsigned int n_out = 0;
+
+	/* Actions and drops: the worker's count (packets through the TX
+	 * ring) plus the NF's own (packets it handed to NFs directly). */
 	for (int a = 0; a < ZN_ACT_MAX; a++)
 		json_object_set_new(acts, action_names[a],
-				    json_integer((json_int_t)s->mstats.act[a]));
+				    json_integer((json_int_t)(s->mstats.act[a] +
+							      s->hstats.act[a])));
 	json_object_set_new(acts, "invalid",
-			    json_integer((json_int_t)s->mstats.act[ZN_ACT_MAX]));
+			    json_integer((json_int_t)(s->mstats.act[ZN_ACT_MAX] +
+						      s->hstats.act[ZN_ACT_MAX])));
+	for (int r = 0; r < ZN_DROP_MAX; r++)
+		drops[r] = s->mstats.drops[r] + s->hstats.drops[r];
+	for (unsigned int r = 0; r < ZN_MAX_NFS; r++)
+		n_out += s->links.out[r] != 0;
 	for (unsigned int i = 0; i < nc && i < ZN_NF_MAX_COUNTERS; i++) {
 		char name[ZN_COUNTER_NAME_LEN];
 
@@ -109,7 +120,7 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      "tx_full_waits", (json_int_t)s->stats.tx_full,
 		      "created", (json_int_t)s->stats.created,
 		      "dequeued", (json_int_t)s->mstats.dequeued, "drops",
-		      drops_json(s->mstats.drops), "exit_drops",
+		      drops_json(drops), "exit_drops",
 		      (json_int_t)s->exit_drops, "staged",
 		      (json_int_t)s->mstats.staged, "rx_ring",
 		      ring_json(m->nf_rx[slot]), "tx_ring",
@@ -117,6 +128,13 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      (json_int_t)s->db.sleeps, "wakeups",
 		      (json_int_t)s->db.wakeups, "counters", ctrs, "commands",
 		      cmds);
+	json_object_set_new(o, "handoff", json_pack(
+		"{s:I, s:I, s:I, s:i, s:i, s:I}",
+		"link_tx", (json_int_t)s->hstats.link_tx,
+		"link_rx", (json_int_t)s->hstats.link_rx,
+		"to_worker", (json_int_t)s->hstats.tx_ring_in,
+		"links_out", (int)n_out, "links_in", (int)s->links.n_in,
+		"blocked", (json_int_t)s->hstats.blocked));
 	return o;
 }
 
@@ -297,6 +315,12 @@ zn_stats_all(struct zn_mgr *m)
 
 	for (int r = 0; r < ZN_DROP_MAX; r++)
 		drops[r] += m->shm->mgr.drops[r];
+	/* Drops NFs decided (stalled hand-offs); folded into mgr.drops when
+	 * their slot is freed. */
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+		if (m->shm->nfs[s].ctl.state != ZN_NF_FREE)
+			for (int r = 0; r < ZN_DROP_MAX; r++)
+				drops[r] += m->shm->nfs[s].hstats.drops[r];
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "status",
 			 zn_stats_status(m), "ports", zn_stats_ports(m), "nfs",
 			 zn_stats_nfs(m), "services", zn_stats_services(m),

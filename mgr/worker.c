@@ -39,215 +39,11 @@
 #include "route.h"
 #include "../lib/common/zn_doorbell.h"
 
-#define ZN_HOP_LIMIT 64
 #define IDLE_SPIN 8
 #define IDLE_YIELD (IDLE_SPIN + 256)
 #define SLEEP_MIN_US 16
 #define SLEEP_BLOCKED_US 20
 #define SLEEP_NO_PORTS_US 100000
-
-static inline struct zn_res
-res_drop(enum zn_drop_reason reason)
-{
-	return (struct zn_res){ .type = ZN_RES_DROP, .reason = (uint8_t)reason };
-}
-
-/* Halve the recent-pin counts once per lb_decay_cycles (1 ms). */
-static void
-lb_decay(struct zn_worker *w)
-{
-	if (likely(w->now < w->lb_decay_at))
-		return;
-	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
-		w->lb_fresh[i] >>= 1;
-	w->lb_decay_at = w->now + w->lb_decay_cycles;
-}
-
-/* LEAST_LOADED: the flow's pinned replica, or the replica with the
- * shortest RX ring for a new flow (then pinned; see struct zn_lb_pins).
- * A flow pinned in the last millisecond or so counts as one packet in its
- * replica's ring: the ring alone says nothing about flows that have just
- * been given, so a burst of new flows arriving while one replica is off
- * its core would all pin to the other for good (seen on 2 cores: 1000
- * flows to one replica, none to the other). */
-static inline uint16_t
-pick_pinned(struct zn_worker *w, const struct zn_route *rt,
-	    const struct zn_svc_entry *e, uint16_t svc, uint32_t hash)
-{
-	uint32_t *pin = &e->pins->pin[hash >> (32 - ZN_LB_PIN_BITS)];
-	uint32_t epoch = w->mgr->lb_epoch & 0xffff;
-	uint32_t old = __atomic_load_n(pin, __ATOMIC_RELAXED);
-	unsigned int best = UINT32_MAX;
-	uint16_t slot = (uint16_t)((old & 0xffff) - 1u), pick = e->inst[0];
-	bool fresh = old != 0 &&
-		     ((epoch - (old >> 16)) & 0xffff) <= rt->lb_epoch_idle;
-
-	if (fresh && slot < ZN_MAX_NFS && rt->nf_svc[slot] == svc) {
-		if ((old >> 16) != epoch) /* once per epoch: keep it fresh */
-			__atomic_store_n(pin, epoch << 16 | (old & 0xffff),
-					 __ATOMIC_RELAXED);
-		return slot;
-	}
-	/* Ties (empty rings, typical when a burst brings many new flows
-	 * at once) go round-robin, not all to the first replica. */
-	lb_decay(w);
-	for (unsigned int k = 0, i = w->lb_rr++ % e->n; k < e->n;
-	     k++, i = i + 1 == e->n ? 0 : i + 1) {
-		unsigned int c = rte_ring_count(w->mgr->nf_rx[e->inst[i]]) +
-				 w->lb_fresh[e->inst[i]];
-
-		if (c < best) {
-			best = c;
-			pick = e->inst[i];
-		}
-	}
-	/* Another worker may pin the flow at the same time: its choice wins,
-	 * so both directions keep one replica. */
-	if (!__atomic_compare_exchange_n(pin, &old,
-					 epoch << 16 | (uint32_t)(pick + 1),
-					 false, __ATOMIC_RELAXED,
-					 __ATOMIC_RELAXED)) {
-		slot = (uint16_t)((old & 0xffff) - 1u);
-		if (slot < ZN_MAX_NFS && rt->nf_svc[slot] == svc)
-			return slot;
-	} else if (fresh) {
-		e->pins->w[w->id].moved++; /* its replica left */
-		w->shm->stats.lb_moved++;
-	}
-	w->lb_fresh[pick]++;
-	return pick;
-}
-
-static inline struct zn_res
-pick_instance(struct zn_worker *w, const struct zn_route *rt, uint16_t svc,
-	      struct rte_mbuf *m, uint8_t pos, uint8_t hops)
-{
-	const struct zn_svc_entry *e = &rt->svc[svc];
-	uint16_t id = e->inst[0];
-
-	if (e->n == 0)
-		return res_drop(ZN_DROP_NO_INSTANCE);
-	/* The flow hash is only needed (and computed) to choose a replica.
-	 * Buckets use its high bits. */
-	if (e->n > 1) {
-		uint32_t hash = zn_pkt_flow_hash(m);
-
-		if (e->mode == ZN_LB_LEAST_LOADED && e->pins != NULL &&
-		    w != NULL)
-			id = pick_pinned(w, rt, e, svc, hash);
-		else
-			id = e->bucket[hash >> 24];
-	}
-	return (struct zn_res){ .type = ZN_RES_NF, .pos = pos, .hops = hops,
-				.svc = svc, .id = id };
-}
-
-struct zn_res
-zn_route_resolve(struct zn_worker *w, const struct zn_route *rt,
-		 struct rte_mbuf *m)
-{
-	const struct zn_pkt_meta *meta = zn_pkt_meta(m);
-	const struct zn_chain *chain = &rt->chains[meta->chain];
-	unsigned int hops = meta->hops + 1u;
-	unsigned int pos;
-	const struct zn_step *hop;
-
-	switch (meta->action) {
-	case ZN_ACT_NEXT:
-		pos = meta->chain_pos == ZN_CHAIN_POS_START ?
-			      0 : meta->chain_pos + 1u;
-		if (pos >= chain->len)
-			return res_drop(ZN_DROP_CHAIN_END);
-		hop = &chain->hops[pos];
-		if (hop->type == ZN_STEP_PORT)
-			return hop->id < rt->n_ports ?
-				(struct zn_res){ .type = ZN_RES_PORT,
-						 .id = hop->id } :
-				res_drop(ZN_DROP_BAD_ACTION);
-		if (hop->type != ZN_STEP_SERVICE)
-			return res_drop(ZN_DROP_CHAIN);
-		if (hops > ZN_HOP_LIMIT)
-			return res_drop(ZN_DROP_HOP_LIMIT);
-		return pick_instance(w, rt, hop->id, m, (uint8_t)pos,
-				     (uint8_t)hops);
-	case ZN_ACT_TO_SERVICE:
-		if (meta->dest == 0 || meta->dest >= ZN_MAX_SERVICES)
-			return res_drop(ZN_DROP_BAD_ACTION);
-		if (hops > ZN_HOP_LIMIT)
-			return res_drop(ZN_DROP_HOP_LIMIT);
-		return pick_instance(w, rt, meta->dest, m, meta->chain_pos,
-				     (uint8_t)hops);
-	case ZN_ACT_OUT:
-		if (meta->dest >= rt->n_ports)
-			return res_drop(ZN_DROP_BAD_ACTION);
-		return (struct zn_res){ .type = ZN_RES_PORT, .id = meta->dest };
-	case ZN_ACT_DROP:
-		return res_drop(ZN_DROP_NF);
-	default:
-		return res_drop(ZN_DROP_BAD_ACTION);
-	}
-}
-
-/*
- * Resolve a burst. Packets of a burst mostly share their routing fields
- * (action, chain, position, hops, dest: the first 6 bytes of the meta);
- * such a packet reuses the previous decision unless that decision depends
- * on the flow hash (a service with several replicas). Counts the actions
- * into @p act (if not NULL). @return true if one decision, res[0], applies
- * to the whole burst (then res[1..] are not written).
- */
-static inline bool
-resolve_burst(struct zn_worker *w, const struct zn_route *rt,
-	      struct rte_mbuf **pkts,
-	      struct zn_res *res, unsigned int n, uint64_t *act)
-{
-	const uint64_t mask = 0x0000ffffffffffffULL;
-	uint64_t key0, key;
-	unsigned int i, j;
-	bool reuse;
-
-	memcpy(&key0, zn_pkt_meta(pkts[0]), sizeof(key0));
-	key0 &= mask;
-	res[0] = zn_route_resolve(w, rt, pkts[0]);
-	reuse = res[0].type != ZN_RES_NF || rt->svc[res[0].svc].n <= 1;
-	for (i = 1; i < n; i++) {
-		memcpy(&key, zn_pkt_meta(pkts[i]), sizeof(key));
-		if ((key & mask) != key0)
-			break;
-	}
-	if (reuse && i == n) {
-		if (act != NULL)
-			act[RTE_MIN((unsigned int)(key0 & 0xff),
-				    (unsigned int)ZN_ACT_MAX)] += n;
-		return true;
-	}
-	/* Mixed burst: one decision per run of equal keys. */
-	for (j = 0; j < n; j++) {
-		memcpy(&key, zn_pkt_meta(pkts[j]), sizeof(key));
-		key &= mask;
-		if (act != NULL)
-			act[RTE_MIN((unsigned int)(key & 0xff),
-				    (unsigned int)ZN_ACT_MAX)]++;
-		if (j > 0 && reuse && key == key0) {
-			res[j] = res[j - 1];
-			continue;
-		}
-		res[j] = zn_route_resolve(w, rt, pkts[j]);
-		key0 = key;
-		reuse = res[j].type != ZN_RES_NF || rt->svc[res[j].svc].n <= 1;
-	}
-	return false;
-}
-
-static inline bool
-res_same(const struct zn_res *a, const struct zn_res *b)
-{
-	uint64_t x, y;
-
-	memcpy(&x, a, sizeof(x));
-	memcpy(&y, b, sizeof(y));
-	return x == y;
-}
 
 static inline unsigned int
 deliver_drop(struct zn_worker *w, const struct zn_res *r,
@@ -266,13 +62,7 @@ deliver_nf(struct zn_worker *w, const struct zn_res *r,
 	unsigned int k;
 
 	/* Idempotent: a packet not enqueued now gets the same values again. */
-	for (unsigned int i = 0; i < n; i++) {
-		struct zn_pkt_meta *meta = zn_pkt_meta(pkts[i]);
-
-		meta->chain_pos = r->pos;
-		meta->hops = r->hops;
-		meta->action = ZN_ACT_NEXT;
-	}
+	zn_res_apply(r, pkts, n);
 	k = rte_ring_mp_enqueue_burst(w->mgr->nf_rx[r->id], (void **)pkts, n,
 				      NULL);
 	if (k > 0)
@@ -362,14 +152,14 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 				st->uniform = false;
 				r = &st->res[st->head];
 			}
-			*r = pick_instance(w, rt, r->svc, pkts[0], r->pos,
+			*r = zn_pick_instance(&w->rc, rt, r->svc, pkts[0], r->pos,
 					   r->hops);
 		}
 		if (st->uniform)
 			run = (unsigned int)(st->tail - st->head);
 		else
 			while (st->head + run < st->tail &&
-			       res_same(&st->res[st->head + run], r))
+			       zn_res_same(&st->res[st->head + run], r))
 				run++;
 		switch (r->type) {
 		case ZN_RES_NF:
@@ -392,11 +182,12 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 			st->blocked_since = w->now;
 		} else if (w->stall_cycles != 0 &&
 			   w->now - st->blocked_since > w->stall_cycles) {
-			struct zn_res d = res_drop(ZN_DROP_STALLED);
+			struct zn_res d = zn_res_drop(ZN_DROP_STALLED);
 
 			deliver_drop(w, &d, &st->pkts[st->head], run,
 				     src_drops);
 			st->head = (uint16_t)(st->head + run);
+			moved += run;
 			st->blocked_since = 0;
 			continue;
 		}
@@ -433,10 +224,10 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 {
 	struct zn_nf_slot *ns = &w->mgr->shm->nfs[slot];
 	struct zn_stage *st = &w->nf_stage[slot];
-	unsigned int moved = 0, n, staged;
+	unsigned int moved = 0, n, staged, done = 0;
 
 	if (st->tail != 0) {
-		moved = flush_stage(w, rt, st, ns->mstats.drops);
+		done = moved = flush_stage(w, rt, st, ns->mstats.drops);
 		if (st->tail != 0)
 			goto out;
 	}
@@ -450,17 +241,23 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 		rte_prefetch0(zn_pkt_meta(st->pkts[i]));
 	if (rt->rehash_every_hop) /* the naive baseline: look up again */
 		zn_fdir_classify(w, rt, st->pkts, n);
-	st->uniform = resolve_burst(w, rt, st->pkts, st->res, n,
-				    ns->mstats.act);
+	/* With direct hand-off the NF counted its actions itself. */
+	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, st->res, n,
+				       rt->direct ? NULL : ns->mstats.act);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;
 	moved += n;
-	flush_stage(w, rt, st, ns->mstats.drops);
+	done += flush_stage(w, rt, st, ns->mstats.drops);
 out:
 	staged = (unsigned int)(st->tail - st->head);
 	if (ns->mstats.staged != staged)
 		ns->mstats.staged = staged;
+	/* Release: the NF reads it to know that none of its packets is
+	 * still here (it may then hand packets to NFs directly). */
+	if (done != 0)
+		__atomic_store_n(&ns->mstats.delivered,
+				 ns->mstats.delivered + done, __ATOMIC_RELEASE);
 	return moved;
 }
 
@@ -484,7 +281,7 @@ ingress_meta(struct rte_mbuf *m, uint16_t port)
 static void
 ingress_drop_rest(struct zn_worker *w, struct zn_stage *st, uint64_t *drops)
 {
-	struct zn_res d = res_drop(ZN_DROP_INGRESS_FULL);
+	struct zn_res d = zn_res_drop(ZN_DROP_INGRESS_FULL);
 	unsigned int n = (unsigned int)(st->tail - st->head);
 
 	deliver_drop(w, &d, &st->pkts[st->head], n, drops);
@@ -520,7 +317,7 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	for (unsigned int i = 0; i < n; i++)
 		ingress_meta(st->pkts[i], rq->port);
 	zn_fdir_classify(w, rt, st->pkts, n);
-	st->uniform = resolve_burst(w, rt, st->pkts, st->res, n, NULL);
+	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, st->res, n, NULL);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;
@@ -590,12 +387,12 @@ zn_worker_main(void *arg)
 	w->shm->stats.online = 1;
 	while (!m->quit) {
 		const struct zn_route *rt =
-			__atomic_load_n(&m->route, __ATOMIC_ACQUIRE);
+			__atomic_load_n(&m->shm->rt.route, __ATOMIC_ACQUIRE);
 		unsigned int work = 0;
 		uint64_t timeout;
 		bool pending;
 
-		w->now = rte_rdtsc();
+		w->now = w->rc.now = rte_rdtsc();
 		if (w->tx_role) {
 			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
 				work += drain_nf(w, rt, rt->drain[w->id][i]);

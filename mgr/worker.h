@@ -62,21 +62,10 @@ struct zn_worker {
 	uint64_t stall_cycles; /* 0: never drop stalled packets */
 	uint64_t now;          /* tsc at the top of the loop */
 	uint64_t now_ns;       /* wall clock, set when the fdir needs it */
-	unsigned int lb_rr;    /* LEAST_LOADED tie-breaking */
-	/* LEAST_LOADED: flows this worker pinned to each slot lately, halved
-	 * every lb_decay_cycles; each counts as one queued packet. */
-	uint64_t lb_decay_cycles;
-	uint64_t lb_decay_at;
-	uint32_t lb_fresh[ZN_MAX_NFS];
+	struct zn_rctx rc;     /* routing: balancing state, reader id */
 };
 
 int zn_worker_main(void *arg);
-
-/** Decide where a packet goes. Does not change the packet; may pin its
- *  flow to a replica (LEAST_LOADED). @p w may be NULL (tests): then
- *  LEAST_LOADED services balance by hash. */
-struct zn_res zn_route_resolve(struct zn_worker *w, const struct zn_route *rt,
-			       struct rte_mbuf *m);
 
 /** Classify packets entering from a port: set each one's chain id. */
 void zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,

@@ -9,27 +9,36 @@
  * The ownership ledger: how the manager recovers every packet a dead NF
  * held, whatever instant it died at, and never frees one twice.
  *
- * An NF's RX ring has one consumer (the NF) and its TX ring one producer
- * (the NF). The consumer tail of the RX ring and the producer tail of the
- * TX ring are the commit points; the NF records around them, in shared
- * memory, what it holds (struct zn_ledger, zn_shm.h):
+ * Every ring an NF reads has one consumer (the NF: its RX ring, the links
+ * into it) and every ring it writes one producer (the NF: its TX ring,
+ * the links out of it). The consumer tail of the ring read and the
+ * producer tail of the ring written are the commit points; the NF records
+ * around them, in shared memory, what it holds (struct zn_ledger,
+ * zn_shm.h):
  *
- *   IDLE -> held[] peeked from RX (dequeue_start: pointers copied, the
- *           ring's tail unmoved), held_n, rx_expect = tail + n, phase RX
+ *   IDLE -> held[] peeked from a ring (dequeue_start: pointers copied, the
+ *           ring's tail unmoved), held_n, rx_ring, rx_expect = tail + n,
+ *           phase RX
  *        -> dequeue_finish (tail = rx_expect: now the NF owns held[])
  *        -> phase OWN ... the handler sets actions ...
- *        -> tx_base = TX prod.tail, phase TX, enqueue (tail advances as
- *           packets are handed over)
+ *        -> phase TX: held[] handed on in order, runs of one destination
+ *           at a time, each to one ring (TX ring or a link). tx_pos, one
+ *           64-bit store, says: held[0, off) are handed over, and so are
+ *           the (producer tail - base) packets after them in `ring`.
+ *           It is rewritten (off = packets handed over so far, the new
+ *           ring and its tail) before each run that goes to another ring
  *        -> phase IDLE.
  *
- * After the NF died, zn_ledger_reclaim() decides from the phase and the two
+ * After the NF died, zn_ledger_reclaim() decides from the phase and the
  * tails exactly which of held[] the NF still owned:
- *   IDLE: none.  RX: all if RX cons.tail == rx_expect, else none (they are
- *   still in the ring).  OWN: all.  TX: held[TX prod.tail - tx_base ..].
- * It also undoes a half-done peek or enqueue (head != tail) so the rings
- * can be drained. Packets an NF allocated are safe once in held[] with
- * phase OWN; between its allocation and that store a crash leaks them
- * (zn_nf_send() keeps that window to two stores).
+ *   IDLE: none.  RX: all if the ring's cons.tail == rx_expect, else none
+ *   (they are still in the ring).  OWN: all.  TX: held[off + tail - base
+ *   ..]. It also undoes a half-done peek or enqueue (head != tail) so the
+ *   rings can be drained. Packets an NF allocated are safe once in held[]
+ *   with phase OWN; between its allocation and that store a crash leaks
+ *   them (zn_nf_send() keeps that window to two stores). A packet the NF
+ *   drops itself (stalled) leaves held[] (NULL) before it is freed: a
+ *   crash between the two leaks it, never frees it twice.
  */
 
 #include <stdbool.h>
@@ -54,12 +63,21 @@ zn_ledger_set_phase(struct zn_ledger *l, uint32_t phase)
 	__atomic_store_n(&l->phase, phase, __ATOMIC_RELEASE);
 }
 
+/* tx_pos: see struct zn_ledger. */
+static inline uint64_t
+zn_ledger_pos(uint32_t base, uint16_t ring, uint16_t off)
+{
+	return (uint64_t)base | (uint64_t)ring << 32 | (uint64_t)off << 48;
+}
+
 /**
- * NF side: take up to @p max packets from @p rx (single consumer) into
- * l->held. @return packets now owned by the NF (phase OWN), 0 if none.
+ * NF side: take up to @p max packets from @p rx (single consumer; @p id:
+ * 0 for the RX ring, l + 1 for link l) into l->held.
+ * @return packets now owned by the NF (phase OWN), 0 if none.
  */
 static inline unsigned int
-zn_ledger_rx(struct zn_ledger *l, struct rte_ring *rx, unsigned int max)
+zn_ledger_rx(struct zn_ledger *l, struct rte_ring *rx, uint16_t id,
+	     unsigned int max)
 {
 	unsigned int n;
 
@@ -67,6 +85,7 @@ zn_ledger_rx(struct zn_ledger *l, struct rte_ring *rx, unsigned int max)
 	if (n == 0)
 		return 0;
 	l->held_n = n;
+	l->rx_ring = id;
 	l->rx_expect = rx->cons.tail + n;
 	zn_ledger_set_phase(l, ZN_LEDGER_RX);
 	rte_ring_dequeue_finish(rx, n);
@@ -84,21 +103,23 @@ zn_ledger_own(struct zn_ledger *l, struct rte_mbuf **pkts, unsigned int n)
 	zn_ledger_set_phase(l, ZN_LEDGER_OWN);
 }
 
-/** NF side: begin handing held[] to @p tx (single producer). */
+/** NF side: begin handing held[] on; nothing handed over yet. */
 static inline void
 zn_ledger_tx_begin(struct zn_ledger *l, struct rte_ring *tx)
 {
-	l->tx_base = tx->prod.tail;
+	l->tx_pos = zn_ledger_pos(tx->prod.tail, 0, 0);
 	zn_ledger_set_phase(l, ZN_LEDGER_TX);
 }
 
-/** NF side: hand over what fits of held[sent..held_n).
- *  @return packets enqueued by this call. */
-static inline unsigned int
-zn_ledger_tx_some(struct zn_ledger *l, struct rte_ring *tx, unsigned int sent)
+/** NF side: held[0, off) are handed over; what follows goes to @p ring
+ *  (@p id: 0 the TX ring, l + 1 link l; the NF its only producer). */
+static inline void
+zn_ledger_tx_ring(struct zn_ledger *l, const struct rte_ring *ring,
+		  uint16_t id, unsigned int off)
 {
-	return rte_ring_sp_enqueue_burst(tx, (void **)&l->held[sent],
-					 l->held_n - sent, NULL);
+	__atomic_store_n(&l->tx_pos,
+			 zn_ledger_pos(ring->prod.tail, id, (uint16_t)off),
+			 __ATOMIC_RELEASE);
 }
 
 /** NF side: every held packet was handed over. */
@@ -112,10 +133,15 @@ zn_ledger_tx_done(struct zn_ledger *l)
  * Manager side, only once the NF's packet thread can no longer run (its
  * process is gone or it declared itself exited). Puts the packets the NF
  * owned in @p out (room for ZN_BURST) and resets the ledger. Also aborts a
- * half-done peek on @p rx and a half-done enqueue on @p tx.
+ * half-done peek on the ring it read and a half-done enqueue on the ring
+ * it wrote. @p ring_of(id, arg) gives the ring of a ledger ring id (0: the
+ * NF's RX or TX ring, l + 1: link l) or NULL if the id is not one of this
+ * NF's (a corrupt ledger: then nothing is freed, never twice).
  * @return number of packets in @p out; the caller frees them.
  */
-unsigned int zn_ledger_reclaim(struct zn_ledger *l, struct rte_ring *rx,
-			       struct rte_ring *tx, struct rte_mbuf **out);
+unsigned int zn_ledger_reclaim(struct zn_ledger *l,
+			       struct rte_ring *(*ring_of)(uint16_t id,
+							   bool tx, void *arg),
+			       void *arg, struct rte_mbuf **out);
 
 #endif /* ZN_LEDGER_H */

@@ -58,8 +58,8 @@ kick_register(struct zn_nf *nf)
 	kick(nf, b, sizeof(b));
 }
 
-static int
-post_msg(struct zn_nf *nf, uint16_t type)
+int
+zn_nf_post_msg(struct zn_nf *nf, uint16_t type)
 {
 	struct zn_msg msg = { .type = type, .slot = nf->slot, .gen = nf->gen };
 
@@ -96,7 +96,7 @@ zn_nf_send_leave(struct zn_nf *nf)
 	__atomic_store_n(&s->req.leaving, 1, __ATOMIC_RELEASE);
 	nf->leave_sent = true;
 	nf->leave_deadline = zn_now_ns() + ZN_NF_LEAVE_TIMEOUT_NS;
-	return post_msg(nf, ZN_MSG_LEAVE);
+	return zn_nf_post_msg(nf, ZN_MSG_LEAVE);
 }
 
 static bool
@@ -119,7 +119,7 @@ zn_nf_join(struct zn_nf *nf)
 	if (nf->joined)
 		return 0;
 	nf->joined = true;
-	rc = post_msg(nf, ZN_MSG_READY);
+	rc = zn_nf_post_msg(nf, ZN_MSG_READY);
 	if (rc < 0) {
 		ZN_LOG(ERR, "manager message ring is full");
 		return rc;
@@ -171,6 +171,7 @@ zn_nf_register(struct zn_nf *nf)
 	/* Our own lines, left as the previous NF had them. */
 	memset(&s->ledger, 0, sizeof(s->ledger));
 	memset(&s->stats, 0, sizeof(s->stats));
+	memset(&s->hstats, 0, sizeof(s->hstats));
 	memset(s->counters, 0, sizeof(s->counters));
 	memset(s->counter_names, 0, sizeof(s->counter_names));
 	memset(&s->objs, 0, sizeof(s->objs));
@@ -186,7 +187,7 @@ zn_nf_register(struct zn_nf *nf)
 	nf->gen = __atomic_load_n(&s->ctl.gen, __ATOMIC_ACQUIRE) + 1;
 	__atomic_store_n(&s->req.gen, nf->gen, __ATOMIC_RELEASE);
 
-	rc = post_msg(nf, ZN_MSG_REGISTER);
+	rc = zn_nf_post_msg(nf, ZN_MSG_REGISTER);
 	if (rc < 0) {
 		ZN_LOG(ERR, "manager message ring is full");
 		return rc;
@@ -219,6 +220,9 @@ zn_nf_register(struct zn_nf *nf)
 	if (nf->rx == NULL || nf->tx == NULL || s->ctl.worker >= ZN_MAX_WORKERS)
 		return -EPROTO;
 	nf->w = &nf->shm->workers[s->ctl.worker];
+	if (nf->shm->rt.qsbr == NULL)
+		return -EPROTO;
+	zn_nf_tx_init(nf);
 	ZN_LOG(INFO, "NF '%s' registered with '%s': service %u, instance %u",
 	       nf->name, nf->instance, nf->service_id, nf->slot);
 	return 0;
@@ -264,7 +268,7 @@ steer_request(struct zn_nf *nf, uint8_t op, const struct zn_flow_key *key,
 		memcpy(rq->steps, steps, n * sizeof(*steps));
 	sw.gen = rq->gen + 1;
 	__atomic_store_n(&rq->gen, sw.gen, __ATOMIC_RELEASE);
-	rc = post_msg(nf, ZN_MSG_STEER);
+	rc = zn_nf_post_msg(nf, ZN_MSG_STEER);
 	if (rc < 0)
 		return rc;
 	deadline = zn_now_ns() + ZN_STEER_TIMEOUT_NS;

@@ -17,6 +17,7 @@
 
 #include <zeronf/nf.h>
 #include "../shm/zn_shm.h"
+#include "../common/zn_route_hot.h"
 
 #define ZN_API __attribute__((visibility("default")))
 
@@ -56,6 +57,26 @@ struct zn_nf {
 	struct rte_ring *msgq;
 	struct rte_mempool *pool;
 
+	/* NF -> NF hand-off (nf_tx.c): the burst being handed on. */
+	struct rte_rcu_qsbr *qsbr;  /* the NFs' RCU variable; we are `slot` */
+	struct zn_rctx rc;          /* balancing state */
+	struct zn_res res[ZN_BURST];
+	bool resolved;              /* res[] hold this burst's decisions */
+	bool uniform;               /* res[0] applies to all */
+	uint16_t tx_head;           /* held[] before it are handed on */
+	uint16_t tx_ring_id;        /* ring of the ledger's tx_pos; 0xffff */
+	struct rte_ring *blk_ring;  /* the ring a blocked run waits for */
+	uint64_t blocked_since;     /* tsc, 0: not blocked */
+	uint64_t stall_cycles;      /* 0: never drop */
+	uint16_t rx_next;           /* which inbound ring is read next */
+	struct zn_nf_link {
+		uint32_t out;       /* links.out[] value this state is for */
+		uint32_t mark;      /* receiver's RX prod.tail at priming */
+		uint8_t phase;      /* 0: wait for the worker, 1: for the
+				     * receiver's RX ring, 2: in use */
+		uint64_t asked;     /* tsc of the last request for one */
+	} lk[ZN_MAX_NFS];
+
 	volatile sig_atomic_t stop_req;
 	bool leave_sent;
 	uint64_t leave_deadline;
@@ -78,6 +99,12 @@ int zn_nf_send_leave(struct zn_nf *nf);
 bool zn_nf_mgr_alive(struct zn_nf *nf);
 int zn_nf_join(struct zn_nf *nf);
 void zn_nf_kick_manager(struct zn_nf *nf);
+int zn_nf_post_msg(struct zn_nf *nf, uint16_t type);
+
+/* nf_tx.c: hand held[0, n) of the ledger on (to NFs directly, or to the
+ * TX ring), waiting while a destination is full. 0 or -ENOTCONN. */
+int zn_nf_tx_held(struct zn_nf *nf, unsigned int n);
+void zn_nf_tx_init(struct zn_nf *nf);
 
 /* nf_cmd.c: commands (nf.call). _reset at registration; _serve answers
  * an open command, if any, from the packet thread. */

@@ -3,15 +3,17 @@
  */
 
 /* libzeronf packet loop (hot path). One thread: take a burst from the RX
- * ring, call ops->burst, hand the burst to the TX ring, wake the manager.
- * When idle it spins briefly, yields, then sleeps on its doorbell, which
- * the manager rings when it enqueues packets. */
+ * ring or a link from another NF, call ops->burst, hand the burst on
+ * (nf_tx.c: to the next NF, or to the TX ring for a worker). When idle it
+ * spins briefly, yields, then sleeps on its doorbell, which workers and
+ * sending NFs ring when they enqueue packets. */
 
 #include <errno.h>
 #include <sched.h>
 
 #include <rte_cycles.h>
 #include <rte_pause.h>
+#include <rte_rcu_qsbr.h>
 
 #include "nf_pvt.h"
 #include "../common/zn_doorbell.h"
@@ -24,7 +26,6 @@
 #define IDLE_SPIN 8
 #define IDLE_YIELD (IDLE_SPIN + 256)
 #define SLEEP_US 100000 /* also the manager-liveness period when idle */
-#define TX_SLEEP_US 1000
 #define POLL_SPIN_US 50 /* a generator's turn nearer than this: no sleep */
 
 static bool
@@ -32,17 +33,56 @@ rx_ready(void *arg)
 {
 	struct zn_nf *nf = arg;
 
-	return rte_ring_count(nf->rx) > 0 || nf->stop_req ||
+	return zn_nf_backlog(nf->shm, nf->slot) > 0 || nf->stop_req ||
 	       __atomic_load_n(&nf->s->ctl.stop, __ATOMIC_ACQUIRE) ||
 	       zn_nf_cmd_open(nf);
 }
 
-static bool
-tx_room(void *arg)
+/* Take a burst into the ledger: from the RX ring (packets from ports and
+ * workers) or a link (from another NF), in turn, so that no sender waits
+ * behind another. The list of links is read as an RCU reader: a link
+ * taken out of it may be given to another pair after a grace period. */
+static unsigned int
+rx_burst(struct zn_nf *nf)
 {
-	struct zn_nf *nf = arg;
+	struct zn_nf_slot *s = nf->s;
+	struct zn_ledger *l = &s->ledger;
+	unsigned int n = 0, n_in;
 
-	return rte_ring_free_count(nf->tx) > 0 || nf->stop_req;
+	if (likely(__atomic_load_n(&s->links.n_in, __ATOMIC_RELAXED) == 0))
+		return zn_ledger_rx(l, nf->rx, 0, ZN_BURST);
+	rte_rcu_qsbr_thread_online(nf->qsbr, nf->slot);
+	n_in = RTE_MIN(__atomic_load_n(&s->links.n_in, __ATOMIC_ACQUIRE),
+		       (uint16_t)ZN_MAX_LINKS_IN);
+	for (unsigned int k = 0; k <= n_in; k++) {
+		unsigned int i = (nf->rx_next + k) % (n_in + 1);
+		const struct zn_link *lk;
+		uint16_t id;
+
+		if (i == n_in) { /* the RX ring's turn */
+			n = zn_ledger_rx(l, nf->rx, 0, ZN_BURST);
+			if (n > 0) {
+				nf->rx_next = (uint16_t)(i + 1);
+				break;
+			}
+			continue;
+		}
+		id = s->links.in[i];
+		if (id >= ZN_MAX_LINKS)
+			continue;
+		lk = &nf->shm->links[id];
+		n = zn_ledger_rx(l, lk->ring, (uint16_t)(id + 1), ZN_BURST);
+		if (n > 0) {
+			nf->rx_next = (uint16_t)(i + 1);
+			s->hstats.link_rx += n;
+			/* The sender may wait for room. */
+			if (lk->from < ZN_MAX_NFS)
+				zn_db_ring(&nf->shm->nfs[lk->from].db);
+			break;
+		}
+	}
+	rte_rcu_qsbr_thread_offline(nf->qsbr, nf->slot);
+	return n;
 }
 
 /* Batching on a shared core. Switching between NF processes costs more
@@ -112,7 +152,7 @@ coalesce(struct zn_nf *nf, struct idle_state *st)
 
 	if (st->shared_until == 0)
 		return false;
-	c = rte_ring_count(nf->rx);
+	c = zn_nf_backlog(nf->shm, nf->slot);
 	if (c == 0 || c >= COALESCE_MIN)
 		goto take;
 	t = rte_rdtsc();
@@ -127,38 +167,6 @@ coalesce(struct zn_nf *nf, struct idle_state *st)
 take:
 	st->wait_start = 0;
 	return false;
-}
-
-/* Hand held[0..n) to the TX ring, waiting for room as needed.
- * Returns 0 or -ENOTCONN if the manager died while we waited. */
-static int
-send_held(struct zn_nf *nf, unsigned int n)
-{
-	struct zn_ledger *l = &nf->s->ledger;
-	unsigned int sent = 0, idle = 0;
-
-	zn_ledger_tx_begin(l, nf->tx);
-	for (;;) {
-		sent += zn_ledger_tx_some(l, nf->tx, sent);
-		if (sent >= n)
-			break;
-		nf->s->stats.tx_full++;
-		zn_db_ring(&nf->w->db);
-		/* The worker is draining: room comes soon, so spin and yield
-		 * before sleeping, as when idle. */
-		if (++idle < IDLE_SPIN) {
-			rte_pause();
-		} else if (idle < IDLE_YIELD) {
-			sched_yield();
-		} else if (!zn_db_wait(&nf->s->db, tx_room, nf, TX_SLEEP_US) &&
-			   !zn_nf_mgr_alive(nf)) {
-			return -ENOTCONN;
-		}
-	}
-	zn_ledger_tx_done(l);
-	nf->s->stats.tx += n;
-	zn_db_ring(&nf->w->db);
-	return 0;
 }
 
 int ZN_API
@@ -178,7 +186,7 @@ zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		int rc;
 
 		zn_ledger_own(&nf->s->ledger, pkts + done, k);
-		rc = send_held(nf, k);
+		rc = zn_nf_tx_held(nf, k);
 		if (rc < 0)
 			return rc;
 		nf->s->stats.created += k;
@@ -226,13 +234,13 @@ zn_nf_run(struct zn_nf *nf)
 			st.due = nf->ops.poll(nf, rte_rdtsc());
 		if (coalesce(nf, &st))
 			continue;
-		n = zn_ledger_rx(l, nf->rx, ZN_BURST);
+		n = rx_burst(nf);
 		if (n > 0) {
 			st.idle = 0;
 			s->stats.rx += n;
 			s->stats.bursts++;
 			nf->ops.burst(nf, l->held, (uint16_t)n);
-			rc = send_held(nf, n);
+			rc = zn_nf_tx_held(nf, n);
 			if (rc < 0)
 				return rc;
 		} else {

@@ -28,6 +28,7 @@
 
 #include <zeronf/flow.h>
 #include <zeronf/nf.h>
+#include <zeronf/step.h>
 
 #define ZN_SHM_MAGIC 0x31304e466f72655aULL /* "ZeroNF01" */
 
@@ -57,6 +58,19 @@
 #define ZN_NF_MAX_CMDS 16      /* commands an NF serves (nf.call) */
 #define ZN_CMD_NAME_LEN 32
 #define ZN_CMD_TEXT_LEN 8192   /* a command's args, its reply: JSON text */
+/* NF -> NF links (zn_link.h): single-producer single-consumer rings from
+ * one NF to another, made from a pool at start and given on demand. */
+#define ZN_MAX_LINKS 256
+#define ZN_MAX_LINKS_IN 64     /* links into one NF */
+/* Readers of the routing snapshot: workers 0..ZN_MAX_WORKERS-1, then the
+ * packet thread of the NF in slot s (per-reader counters are indexed so).
+ * Workers report to the manager's RCU variable, which also guards the
+ * exact flow table; NFs to their own (zn_shm_route.qsbr, thread id = slot),
+ * so that a dead NF never holds back the flow table's reclamation. */
+#define ZN_READER_NF(s) (ZN_MAX_WORKERS + (s))
+#define ZN_READERS (ZN_MAX_WORKERS + ZN_MAX_NFS)
+/* A packet making more NF hops than this is in a routing loop. */
+#define ZN_HOP_LIMIT 64
 
 _Static_assert(ZN_NF_LCORE_BASE + ZN_MAX_NFS <= RTE_MAX_LCORE,
 	       "NF lcores must fit in RTE_MAX_LCORE");
@@ -117,6 +131,7 @@ struct zn_shm_hdr {
 	uint16_t n_ports;
 	uint16_t pad0;
 	uint32_t mgr_pid;
+	uint32_t stall_ms;          /* --stall-ms: NFs drop after it too */
 	uint64_t mgr_start_time;    /* /proc/<pid>/stat starttime */
 	uint8_t port_mac[ZN_MAX_PORTS][6]; /* by ZeroNF port index */
 } __rte_cache_aligned;
@@ -176,14 +191,21 @@ enum zn_nf_state {
  * Ownership ledger of an NF's data path. writer: the NF's packet thread.
  * It records which packets the NF holds so that the manager can recover
  * every one of them, without double frees, whatever instant the NF dies at.
- * The commit points are the RX ring's consumer tail and the TX ring's
- * producer tail. See zn_ledger.h.
+ * The commit points are the consumer tail of the ring it reads (its RX
+ * ring or a link into it) and the producer tail of the ring it writes (its
+ * TX ring or a link out of it). See zn_ledger.h.
  */
 struct zn_ledger {
 	uint32_t phase;     /* enum zn_ledger_phase */
 	uint32_t held_n;    /* packets in held[] */
-	uint32_t rx_expect; /* RX cons.tail once this burst is committed */
-	uint32_t tx_base;   /* TX prod.tail when sending held[] began */
+	uint32_t rx_expect; /* cons.tail of rx_ring once this burst is taken */
+	uint16_t rx_ring;   /* 0: the RX ring; l + 1: link l */
+	uint16_t pad;
+	/* TX: one word, so that a crash never sees half of it:
+	 * base (bits 0-31): the producer tail of ring when off was written;
+	 * ring (32-47): 0: the TX ring, l + 1: link l; off (48-63): held[]
+	 * before off are handed over. Handed over: off + (tail - base). */
+	uint64_t tx_pos;
 	struct rte_mbuf *held[ZN_BURST];
 } __rte_cache_aligned;
 
@@ -263,10 +285,35 @@ struct zn_nf_slot {
 					       * the NF never reads metadata */
 		uint64_t drops[ZN_DROP_MAX];
 		uint32_t staged;     /* packets dequeued but not yet delivered */
+		uint64_t delivered;  /* packets of the TX ring gone on (or
+				      * dropped): == hstats.tx_ring_in means
+				      * the worker holds none of the NF's */
 	} mstats __rte_cache_aligned;
 
 	/* writer: the control thread, on reclaim */
 	uint64_t exit_drops __rte_cache_aligned; /* packets lost when it died */
+
+	/* writer: manager control thread (link.c): the NF's links. A link is
+	 * used only as the routing snapshot and these say; changed only with
+	 * an RCU grace period between taking a link away and reusing it. */
+	struct {
+		/* to slot r: 0 none, else ZN_LINK_OUT(link gen, link id) */
+		uint32_t out[ZN_MAX_NFS];
+		uint16_t n_in;
+		uint16_t in[ZN_MAX_LINKS_IN]; /* link ids into this NF */
+	} links __rte_cache_aligned;
+
+	/* writer: the NF packet thread: its own routing (NF -> NF hand-off) */
+	struct {
+		uint64_t want[(ZN_MAX_NFS + 63) / 64]; /* links asked for */
+		uint64_t tx_ring_in;  /* packets put on its TX ring */
+		uint64_t link_tx;     /* packets handed to other NFs directly */
+		uint64_t link_rx;     /* packets taken from links into it */
+		uint64_t blocked;     /* flushes that left packets held */
+		uint64_t lb_moved;    /* pinned flows moved off a replica */
+		uint64_t act[ZN_ACT_MAX + 1]; /* actions of link_tx packets */
+		uint64_t drops[ZN_DROP_MAX];  /* drops it decided (stalled) */
+	} hstats __rte_cache_aligned;
 
 	/* writer: the NF (zn_nf_flow_steer); read once req.steer_gen moves */
 	struct zn_steer_req {
@@ -323,10 +370,104 @@ enum zn_steer_op {
 	ZN_STEER_DEL = 2,
 };
 
+/* ---------------------------------------------------------------------- */
+/* Routing: the snapshot every worker and NF packet thread resolves
+ * packets with (lib/common/zn_route_hot.h). Built by the manager's
+ * control thread (mgr/route.c) in hugepage memory, published with one
+ * store, then read-only until every reader passed an RCU quiescent state
+ * (rte_rcu_qsbr, readers ZN_READER_*); LEAST_LOADED pins aside (readers
+ * CAS them). */
+
+/* Load balancing across the replicas of a service (mgr/lb.c). */
+enum zn_lb_mode {
+	ZN_LB_HASH = 0,         /* flow affinity: bucket of the flow hash */
+	ZN_LB_LEAST_LOADED = 1, /* new flows to the shortest backlog, pinned */
+	ZN_LB_WEIGHTED = 2,     /* like HASH, buckets in proportion to weights */
+};
+
+#define ZN_LB_BUCKETS 256          /* HASH/WEIGHTED: hash >> 24 */
+#define ZN_LB_PIN_BITS 16          /* LEAST_LOADED: pins by hash >> 16 */
+#define ZN_LB_PINS (1u << ZN_LB_PIN_BITS)
+
+/* LEAST_LOADED pin table of one service: entry = epoch << 16 | (slot + 1),
+ * 0 = free. Readers claim entries with a CAS (both directions of a flow
+ * share the flow hash, hence the entry); an entry not refreshed for
+ * idle_epochs epochs (seconds, advanced by the control thread) is free
+ * again. Flows sharing the top 16 bits of their hash share a pin. */
+struct zn_lb_pins {
+	struct {
+		uint64_t moved; /* writer: that reader (ZN_READER_*) */
+	} w[ZN_READERS] __rte_cache_aligned;
+	uint32_t pin[ZN_LB_PINS] __rte_cache_aligned;
+};
+
+struct zn_svc_entry {
+	uint16_t n;                     /* running instances */
+	uint8_t mode;                   /* enum zn_lb_mode */
+	uint16_t inst[ZN_MAX_REPLICAS]; /* instance (slot) ids */
+	uint16_t bucket[ZN_LB_BUCKETS]; /* HASH/WEIGHTED: slot per bucket */
+	struct zn_lb_pins *pins;        /* LEAST_LOADED (hugepage memory) */
+};
+
+struct zn_chain {
+	uint16_t len; /* 0: unused id */
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+};
+
+struct zn_ft;
+struct rte_acl_ctx;
+struct rte_rcu_qsbr;
+struct rte_ring;
+
+struct zn_route {
+	uint64_t version;
+	uint16_t n_ports;
+	/* Flow director (workers only): chains by id (0: the default chain),
+	 * wildcard rules (rte_acl, IPv4 and IPv6) and the exact flow table
+	 * (concurrent rte_hash, changed in place). */
+	struct zn_chain chains[ZN_MAX_CHAINS];
+	struct rte_acl_ctx *acl[2];     /* [0] IPv4, [1] IPv6; NULL: none */
+	struct zn_ft *exact;
+	bool rehash_every_hop;          /* naive mode: no NF -> NF hand-off */
+	bool direct;                    /* NFs may hand packets to NFs */
+	uint16_t lb_epoch_idle;         /* LEAST_LOADED pin idle epochs */
+	struct zn_svc_entry svc[ZN_MAX_SERVICES];
+	uint16_t nf_svc[ZN_MAX_NFS];    /* service of a running NF, else 0 */
+	uint16_t n_drain[ZN_MAX_WORKERS];
+	uint16_t drain[ZN_MAX_WORKERS][ZN_MAX_NFS]; /* TX rings to drain */
+};
+
+/* writer: manager control thread. The snapshot pointer moves on every
+ * publish; the rest is set before `ready`. */
+struct zn_shm_route {
+	struct zn_route *route;      /* the live snapshot */
+	uint32_t lb_epoch;           /* seconds: LEAST_LOADED pin ageing */
+	uint32_t pad;
+	struct rte_rcu_qsbr *qsbr;   /* NF readers: thread id = slot */
+	struct rte_ring *nf_rx[ZN_MAX_NFS];
+	struct rte_ring *nf_tx[ZN_MAX_NFS];
+} __rte_cache_aligned;
+
+/* One NF -> NF link. writer: manager control thread. */
+struct zn_link {
+	uint16_t from;  /* sender slot */
+	uint16_t to;    /* receiver slot */
+	uint16_t used;  /* 1: given to from -> to */
+	uint16_t gen;   /* times given: a sender tells a new link from the
+			 * one it had by (gen, id) */
+	struct rte_ring *ring; /* SP/SC: the sender alone enqueues */
+};
+
+/* A sender's links.out[] entry: (gen << 16) | (link id + 1), never 0. */
+#define ZN_LINK_OUT(gen, id) (((uint32_t)(gen) << 16) | ((uint32_t)(id) + 1u))
+#define ZN_LINK_OUT_ID(o) (((o) & 0xffffu) - 1u)
+
 /** The whole shared zone, one per manager instance. */
 struct zn_shm {
 	struct zn_shm_hdr hdr;
 	struct zn_shm_mgr mgr;
+	struct zn_shm_route rt;
+	struct zn_link links[ZN_MAX_LINKS] __rte_cache_aligned;
 	struct zn_worker_shm workers[ZN_MAX_WORKERS];
 	struct zn_nf_slot nfs[ZN_MAX_NFS];
 };
@@ -337,6 +478,7 @@ enum zn_msg_type {
 	ZN_MSG_LEAVE = 2,    /* the NF in slot asks to leave */
 	ZN_MSG_STEER = 3,    /* slot's steer request is filled */
 	ZN_MSG_READY = 4,    /* the NF in slot finished ops->init */
+	ZN_MSG_LINK = 5,     /* the NF in slot wants links (hstats.want) */
 };
 
 struct zn_msg {

@@ -290,30 +290,32 @@ ZN_TEST(lb_buckets)
 ZN_TEST(lb_least_loaded)
 {
 	static struct zn_route rt;
-	static struct zn_mgr mgr;
+	static struct zn_shm shm;
 	static struct zn_lb_pins pins;
-	struct zn_worker_shm wshm;
-	struct zn_worker w = { .mgr = &mgr, .shm = &wshm,
-			       .lb_decay_cycles = 1000 };
+	static struct zn_rctx w;
+	uint64_t moved = 0;
 	unsigned int count[2] = { 0 };
 	void *objs[100] = { NULL };
 	struct zn_res r;
 
 	memset(&rt, 0, sizeof(rt));
-	memset(&mgr, 0, sizeof(mgr));
+	memset(&shm, 0, sizeof(shm));
 	memset(&pins, 0, sizeof(pins));
-	memset(&wshm, 0, sizeof(wshm));
+	zn_rctx_init(&w, &shm, 0, &moved);
+	w.lb_decay_cycles = 1000;
 	rt.chains[0].len = 1;
 	rt.chains[0].hops[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 2 };
 	rt.lb_epoch_idle = 5;
 	set_service(&rt, 2, 2, (const uint16_t[]){ 3, 4 });
 	rt.svc[2].mode = ZN_LB_LEAST_LOADED;
 	rt.svc[2].pins = &pins;
-	mgr.nf_rx[3] = rte_ring_create("ll3", 256, SOCKET_ID_ANY, 0);
-	mgr.nf_rx[4] = rte_ring_create("ll4", 256, SOCKET_ID_ANY, 0);
-	ZT_CHECK(mgr.nf_rx[3] != NULL && mgr.nf_rx[4] != NULL);
+	shm.rt.nf_rx[3] = rte_ring_create("ll3", 256, SOCKET_ID_ANY, 0);
+	shm.rt.nf_rx[4] = rte_ring_create("ll4", 256, SOCKET_ID_ANY, 0);
+	shm.links[0].ring = rte_ring_create("ll4l", 256, SOCKET_ID_ANY, 0);
+	ZT_CHECK(shm.rt.nf_rx[3] != NULL && shm.rt.nf_rx[4] != NULL &&
+		 shm.links[0].ring != NULL);
 	/* Replica 3 has 100 packets queued (its NF is off its core). */
-	ZT_EQ(rte_ring_enqueue_bulk(mgr.nf_rx[3], objs, 100, NULL), 100u);
+	ZT_EQ(rte_ring_enqueue_bulk(shm.rt.nf_rx[3], objs, 100, NULL), 100u);
 	for (uint32_t f = 0; f < 1000; f++) {
 		struct rte_mbuf *m = pkt(ZN_ACT_NEXT, ZN_CHAIN_POS_START, 0,
 					 f << 16);
@@ -342,7 +344,22 @@ ZN_TEST(lb_least_loaded)
 	}
 	ZT_CHECK(w.lb_fresh[3] + w.lb_fresh[4] <= 2);
 	ZT_EQ(r.id, 4);
-	ZT_EQ(wshm.stats.lb_moved, 0u);
-	rte_ring_free(mgr.nf_rx[3]);
-	rte_ring_free(mgr.nf_rx[4]);
+	ZT_EQ(moved, 0u);
+	/* A link into replica 4 counts as its backlog: 150 queued there. */
+	shm.nfs[4].links.in[0] = 0;
+	shm.nfs[4].links.n_in = 1;
+	ZT_EQ(rte_ring_enqueue_bulk(shm.links[0].ring, objs, 100, NULL), 100u);
+	ZT_EQ(rte_ring_enqueue_bulk(shm.links[0].ring, objs, 50, NULL), 50u);
+	ZT_EQ(zn_nf_backlog(&shm, 4), 150u);
+	for (unsigned int i = 0; i < 20; i++) {
+		struct rte_mbuf *m = pkt(ZN_ACT_NEXT, ZN_CHAIN_POS_START, 0,
+					 (3000 + i) << 16);
+
+		w.now += 1000;
+		ZT_EQ(zn_route_resolve(&w, &rt, m).id, 3);
+		rte_pktmbuf_free(m);
+	}
+	rte_ring_free(shm.rt.nf_rx[3]);
+	rte_ring_free(shm.rt.nf_rx[4]);
+	rte_ring_free(shm.links[0].ring);
 }

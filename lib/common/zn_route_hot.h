@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_ROUTE_HOT_H
+#define ZN_ROUTE_HOT_H
+
+/**
+ * @file
+ * Where a packet goes next, from the routing snapshot (struct zn_route,
+ * zn_shm.h): the one implementation that the manager's workers and
+ * libzeronf's packet threads (NF -> NF hand-off) both run. Header-only so
+ * that both inline it into their burst loops. The caller is an RCU reader
+ * (ZN_READER_*) online while it reads @p rt.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <zeronf/pkt.h>
+
+#include "../shm/zn_shm.h"
+
+/* Where a packet goes, decided once and kept while it waits in a stage.
+ * Applying it to the packet's metadata is idempotent, so a delivery that
+ * only partly succeeds can be retried. */
+enum zn_res_type {
+	ZN_RES_NF = 1,
+	ZN_RES_PORT = 2,
+	ZN_RES_DROP = 3,
+};
+
+struct zn_res {
+	uint8_t type;  /* enum zn_res_type */
+	uint8_t pos;   /* NF: chain position the packet is at there */
+	uint8_t hops;  /* NF: hop count the packet will have there */
+	uint8_t reason; /* DROP: enum zn_drop_reason */
+	uint16_t svc;  /* NF: service (to re-pick an instance) */
+	uint16_t id;   /* NF: instance; PORT: port */
+};
+
+/* A reader's private balancing state (process-private). */
+struct zn_rctx {
+	const struct zn_shm *shm;
+	uint64_t now;            /* tsc, set by the reader once per loop */
+	uint64_t *lb_moved;      /* its count of flows moved off a replica */
+	unsigned int reader;     /* its ZN_READER_* id: pins->w[reader] */
+	unsigned int lb_rr;      /* LEAST_LOADED tie-breaking */
+	/* LEAST_LOADED: flows this reader pinned to each slot lately, halved
+	 * every lb_decay_cycles; each counts as one queued packet. */
+	uint64_t lb_decay_cycles;
+	uint64_t lb_decay_at;
+	uint32_t lb_fresh[ZN_MAX_NFS];
+};
+
+static inline void
+zn_rctx_init(struct zn_rctx *c, const struct zn_shm *shm, unsigned int reader,
+	     uint64_t *lb_moved)
+{
+	memset(c, 0, sizeof(*c));
+	c->shm = shm;
+	c->reader = reader;
+	c->lb_moved = lb_moved;
+	c->lb_decay_cycles = rte_get_tsc_hz() / 1000;
+}
+
+static inline struct zn_res
+zn_res_drop(enum zn_drop_reason reason)
+{
+	return (struct zn_res){ .type = ZN_RES_DROP, .reason = (uint8_t)reason };
+}
+
+/** Packets waiting for the NF in @p slot: its RX ring and the links into
+ *  it. Reads only memory that is never freed while the manager runs. */
+static inline unsigned int
+zn_nf_backlog(const struct zn_shm *shm, unsigned int slot)
+{
+	const struct zn_nf_slot *s = &shm->nfs[slot];
+	unsigned int n = rte_ring_count(shm->rt.nf_rx[slot]);
+	unsigned int n_in = RTE_MIN(__atomic_load_n(&s->links.n_in,
+						    __ATOMIC_ACQUIRE),
+				    (uint16_t)ZN_MAX_LINKS_IN);
+
+	for (unsigned int i = 0; i < n_in; i++) {
+		uint16_t l = s->links.in[i];
+
+		if (l < ZN_MAX_LINKS && shm->links[l].ring != NULL)
+			n += rte_ring_count(shm->links[l].ring);
+	}
+	return n;
+}
+
+/* Halve the recent-pin counts once per lb_decay_cycles (1 ms). */
+static inline void
+zn_lb_decay(struct zn_rctx *c)
+{
+	if (likely(c->now < c->lb_decay_at))
+		return;
+	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
+		c->lb_fresh[i] >>= 1;
+	c->lb_decay_at = c->now + c->lb_decay_cycles;
+}
+
+/* LEAST_LOADED: the flow's pinned replica, or the replica with the
+ * shortest backlog for a new flow (then pinned; see struct zn_lb_pins).
+ * A flow pinned in the last millisecond or so counts as one packet in its
+ * replica's backlog: the rings alone say nothing about flows that have
+ * just been given, so a burst of new flows arriving while one replica is
+ * off its core would all pin to the other for good (seen on 2 cores: 1000
+ * flows to one replica, none to the other). */
+static inline uint16_t
+zn_pick_pinned(struct zn_rctx *c, const struct zn_route *rt,
+	       const struct zn_svc_entry *e, uint16_t svc, uint32_t hash)
+{
+	uint32_t *pin = &e->pins->pin[hash >> (32 - ZN_LB_PIN_BITS)];
+	uint32_t epoch = __atomic_load_n(&c->shm->rt.lb_epoch,
+					 __ATOMIC_RELAXED) & 0xffff;
+	uint32_t old = __atomic_load_n(pin, __ATOMIC_RELAXED);
+	unsigned int best = UINT32_MAX;
+	uint16_t slot = (uint16_t)((old & 0xffff) - 1u), pick = e->inst[0];
+	bool fresh = old != 0 &&
+		     ((epoch - (old >> 16)) & 0xffff) <= rt->lb_epoch_idle;
+
+	if (fresh && slot < ZN_MAX_NFS && rt->nf_svc[slot] == svc) {
+		if ((old >> 16) != epoch) /* once per epoch: keep it fresh */
+			__atomic_store_n(pin, epoch << 16 | (old & 0xffff),
+					 __ATOMIC_RELAXED);
+		return slot;
+	}
+	/* Ties (empty rings, typical when a burst brings many new flows
+	 * at once) go round-robin, not all to the first replica. */
+	zn_lb_decay(c);
+	for (unsigned int k = 0, i = c->lb_rr++ % e->n; k < e->n;
+	     k++, i = i + 1 == e->n ? 0 : i + 1) {
+		unsigned int n = zn_nf_backlog(c->shm, e->inst[i]) +
+				 c->lb_fresh[e->inst[i]];
+
+		if (n < best) {
+			best = n;
+			pick = e->inst[i];
+		}
+	}
+	/* Another reader may pin the flow at the same time: its choice wins,
+	 * so both directions keep one replica. */
+	if (!__atomic_compare_exchange_n(pin, &old,
+					 epoch << 16 | (uint32_t)(pick + 1),
+					 false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED)) {
+		slot = (uint16_t)((old & 0xffff) - 1u);
+		if (slot < ZN_MAX_NFS && rt->nf_svc[slot] == svc)
+			return slot;
+	} else if (fresh) {
+		e->pins->w[c->reader].moved++; /* its replica left */
+		if (c->lb_moved != NULL)
+			(*c->lb_moved)++;
+	}
+	c->lb_fresh[pick]++;
+	return pick;
+}
+
+/** An instance of service @p svc for packet @p m. @p c may be NULL
+ *  (tests): LEAST_LOADED services then balance by hash. */
+static inline struct zn_res
+zn_pick_instance(struct zn_rctx *c, const struct zn_route *rt, uint16_t svc,
+		 struct rte_mbuf *m, uint8_t pos, uint8_t hops)
+{
+	const struct zn_svc_entry *e = &rt->svc[svc];
+	uint16_t id = e->inst[0];
+
+	if (e->n == 0)
+		return zn_res_drop(ZN_DROP_NO_INSTANCE);
+	/* The flow hash is only needed (and computed) to choose a replica.
+	 * Buckets use its high bits. */
+	if (e->n > 1) {
+		uint32_t hash = zn_pkt_flow_hash(m);
+
+		if (e->mode == ZN_LB_LEAST_LOADED && e->pins != NULL &&
+		    c != NULL)
+			id = zn_pick_pinned(c, rt, e, svc, hash);
+		else
+			id = e->bucket[hash >> 24];
+	}
+	return (struct zn_res){ .type = ZN_RES_NF, .pos = pos, .hops = hops,
+				.svc = svc, .id = id };
+}
+
+/** Decide where a packet goes. Does not change the packet; may pin its
+ *  flow to a replica (LEAST_LOADED). */
+static inline struct zn_res
+zn_route_resolve(struct zn_rctx *c, const struct zn_route *rt,
+		 struct rte_mbuf *m)
+{
+	const struct zn_pkt_meta *meta = zn_pkt_meta(m);
+	const struct zn_chain *chain = &rt->chains[meta->chain];
+	unsigned int hops = meta->hops + 1u;
+	unsigned int pos;
+	const struct zn_step *hop;
+
+	switch (meta->action) {
+	case ZN_ACT_NEXT:
+		pos = meta->chain_pos == ZN_CHAIN_POS_START ?
+			      0 : meta->chain_pos + 1u;
+		if (pos >= chain->len)
+			return zn_res_drop(ZN_DROP_CHAIN_END);
+		hop = &chain->hops[pos];
+		if (hop->type == ZN_STEP_PORT)
+			return hop->id < rt->n_ports ?
+				(struct zn_res){ .type = ZN_RES_PORT,
+						 .id = hop->id } :
+				zn_res_drop(ZN_DROP_BAD_ACTION);
+		if (hop->type != ZN_STEP_SERVICE)
+			return zn_res_drop(ZN_DROP_CHAIN);
+		if (hops > ZN_HOP_LIMIT)
+			return zn_res_drop(ZN_DROP_HOP_LIMIT);
+		return zn_pick_instance(c, rt, hop->id, m, (uint8_t)pos,
+					(uint8_t)hops);
+	case ZN_ACT_TO_SERVICE:
+		if (meta->dest == 0 || meta->dest >= ZN_MAX_SERVICES)
+			return zn_res_drop(ZN_DROP_BAD_ACTION);
+		if (hops > ZN_HOP_LIMIT)
+			return zn_res_drop(ZN_DROP_HOP_LIMIT);
+		return zn_pick_instance(c, rt, meta->dest, m, meta->chain_pos,
+					(uint8_t)hops);
+	case ZN_ACT_OUT:
+		if (meta->dest >= rt->n_ports)
+			return zn_res_drop(ZN_DROP_BAD_ACTION);
+		return (struct zn_res){ .type = ZN_RES_PORT, .id = meta->dest };
+	case ZN_ACT_DROP:
+		return zn_res_drop(ZN_DROP_NF);
+	default:
+		return zn_res_drop(ZN_DROP_BAD_ACTION);
+	}
+}
+
+/**
+ * Resolve a burst. Packets of a burst mostly share their routing fields
+ * (action, chain, position, hops, dest: the first 6 bytes of the meta);
+ * such a packet reuses the previous decision unless that decision depends
+ * on the flow hash (a service with several replicas). Counts the actions
+ * into @p act (if not NULL). @return true if one decision, res[0], applies
+ * to the whole burst (then res[1..] are not written).
+ */
+static inline bool
+zn_resolve_burst(struct zn_rctx *c, const struct zn_route *rt,
+		 struct rte_mbuf **pkts, struct zn_res *res, unsigned int n,
+		 uint64_t *act)
+{
+	const uint64_t mask = 0x0000ffffffffffffULL;
+	uint64_t key0, key;
+	unsigned int i, j;
+	bool reuse;
+
+	memcpy(&key0, zn_pkt_meta(pkts[0]), sizeof(key0));
+	key0 &= mask;
+	res[0] = zn_route_resolve(c, rt, pkts[0]);
+	reuse = res[0].type != ZN_RES_NF || rt->svc[res[0].svc].n <= 1;
+	for (i = 1; i < n; i++) {
+		memcpy(&key, zn_pkt_meta(pkts[i]), sizeof(key));
+		if ((key & mask) != key0)
+			break;
+	}
+	if (reuse && i == n) {
+		if (act != NULL)
+			act[RTE_MIN((unsigned int)(key0 & 0xff),
+				    (unsigned int)ZN_ACT_MAX)] += n;
+		return true;
+	}
+	/* Mixed burst: one decision per run of equal keys. */
+	for (j = 0; j < n; j++) {
+		memcpy(&key, zn_pkt_meta(pkts[j]), sizeof(key));
+		key &= mask;
+		if (act != NULL)
+			act[RTE_MIN((unsigned int)(key & 0xff),
+				    (unsigned int)ZN_ACT_MAX)]++;
+		if (j > 0 && reuse && key == key0) {
+			res[j] = res[j - 1];
+			continue;
+		}
+		res[j] = zn_route_resolve(c, rt, pkts[j]);
+		key0 = key;
+		reuse = res[j].type != ZN_RES_NF || rt->svc[res[j].svc].n <= 1;
+	}
+	return false;
+}
+
+static inline bool
+zn_res_same(const struct zn_res *a, const struct zn_res *b)
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, sizeof(x));
+	memcpy(&y, b, sizeof(y));
+	return x == y;
+}
+
+/** Set what the receiving NF sees: the packet is at hop r->pos. */
+static inline void
+zn_res_apply(const struct zn_res *r, struct rte_mbuf **pkts, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct zn_pkt_meta *meta = zn_pkt_meta(pkts[i]);
+
+		meta->chain_pos = r->pos;
+		meta->hops = r->hops;
+		meta->action = ZN_ACT_NEXT;
+	}
+}
+
+#endif /* ZN_ROUTE_HOT_H */

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * libzeronf hand-off (hot path): where the packets of a burst go once the
+ * handler set their actions. The NF resolves them itself with the
+ * manager's routing snapshot (zn_route_hot.h, the workers' own code) and
+ * puts those bound for another NF straight on a link to it (a ring with
+ * this NF as its only producer, mgr/link.h), ringing the receiver's
+ * doorbell; packets for a port, drops and whatever has no link yet go to
+ * the NF's TX ring, for a worker. With the manager's --handoff worker, or
+ * its --fdir-rehash baseline, everything goes to the TX ring.
+ *
+ * Guarantees, as the worker gives them:
+ *   - no drop inside a chain: runs of one destination go in order; the
+ *     first that does not fit stops the flush, and the NF reads nothing
+ *     new until it is gone (backpressure, back to ingress). A run that
+ *     makes no progress for --stall-ms is dropped, counted "stalled", so
+ *     that a hung NF or a chain that loops back onto a full NF cannot stop
+ *     everything for good;
+ *   - order per flow: a sender puts packets for an NF on a new link only
+ *     once the worker holds none of its packets (mstats.delivered) and the
+ *     receiver took everything that was in its RX ring by then (phase 0,
+ *     1 of struct zn_nf_link); it never goes back to the worker for that
+ *     receiver while the link lasts;
+ *   - a routing change seen whole: one snapshot per flush, read while an
+ *     RCU reader online; the NF is online only inside a flush (no waiting
+ *     there), so a slow or stopped NF does not hold routing changes;
+ *   - nothing lost on kill -9: the ledger's tx_pos names the ring and tail
+ *     at which each run started (zn_ledger.h).
+ */
+
+#include <errno.h>
+#include <sched.h>
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+#include <rte_rcu_qsbr.h>
+
+#include "nf_pvt.h"
+#include "../common/zn_doorbell.h"
+#include "../common/zn_ledger.h"
+#include "../common/zn_util.h"
+
+#define IDLE_SPIN 8
+#define IDLE_YIELD (IDLE_SPIN + 256)
+#define TX_SLEEP_US 1000
+#define RING_NONE 0xffff
+#define ASK_EVERY_MS 100 /* a link asked for and not given: ask again */
+
+void
+zn_nf_tx_init(struct zn_nf *nf)
+{
+	nf->qsbr = nf->shm->rt.qsbr;
+	zn_rctx_init(&nf->rc, nf->shm, ZN_READER_NF(nf->slot),
+		     &nf->s->hstats.lb_moved);
+	nf->stall_cycles = (uint64_t)nf->shm->hdr.stall_ms *
+			   (rte_get_tsc_hz() / 1000);
+	memset(nf->lk, 0, sizeof(nf->lk));
+	nf->rx_next = 0;
+}
+
+static void
+ask_link(struct zn_nf *nf, unsigned int to)
+{
+	struct zn_nf_link *pl = &nf->lk[to];
+	uint64_t *w = &nf->s->hstats.want[to / 64];
+	uint64_t bit = 1ULL << (to % 64);
+
+	if (pl->asked != 0 && nf->rc.now - pl->asked <
+	    ASK_EVERY_MS * (rte_get_tsc_hz() / 1000))
+		return;
+	pl->asked = nf->rc.now;
+	__atomic_store_n(w, *w | bit, __ATOMIC_RELEASE);
+	/* A full message ring: asked again later. */
+	(void)zn_nf_post_msg(nf, ZN_MSG_LINK);
+}
+
+/*
+ * The link to the NF in slot @p to, if packets may go on it now. NULL
+ * with *wait false: none (yet): use the TX ring. NULL with *wait true:
+ * one is there but the packets that went through the worker before it
+ * are not all taken yet: hold on.
+ */
+static struct rte_ring *
+link_to(struct zn_nf *nf, uint16_t to, uint16_t *id, bool *wait)
+{
+	uint32_t o = __atomic_load_n(&nf->s->links.out[to], __ATOMIC_ACQUIRE);
+	struct zn_nf_link *pl = &nf->lk[to];
+	const struct rte_ring *rx;
+	unsigned int l;
+
+	*wait = false;
+	if (o == 0 || ZN_LINK_OUT_ID(o) >= ZN_MAX_LINKS) {
+		ask_link(nf, to);
+		return NULL;
+	}
+	l = ZN_LINK_OUT_ID(o);
+	if (pl->out != o) { /* a new link (or to a new NF in that slot) */
+		pl->out = o;
+		pl->phase = 0;
+	}
+	if (unlikely(pl->phase < 2)) {
+		rx = nf->shm->rt.nf_rx[to];
+		if (pl->phase == 0) {
+			if (__atomic_load_n(&nf->s->mstats.delivered,
+					    __ATOMIC_ACQUIRE) !=
+			    nf->s->hstats.tx_ring_in) {
+				*wait = true;
+				return NULL;
+			}
+			/* All ours the worker had are in rx before this. */
+			pl->mark = __atomic_load_n(&rx->prod.tail,
+						   __ATOMIC_ACQUIRE);
+			pl->phase = 1;
+		}
+		if ((int32_t)(__atomic_load_n(&rx->cons.tail,
+					      __ATOMIC_ACQUIRE) - pl->mark) < 0) {
+			*wait = true;
+			return NULL;
+		}
+		pl->phase = 2;
+	}
+	*id = (uint16_t)(l + 1);
+	return nf->shm->links[l].ring;
+}
+
+/* Drop a run that made no progress for stall_ms: out of held[] first
+ * (reclaim skips NULL), then freed; the ledger's next run starts anew. */
+static void
+drop_stalled(struct zn_nf *nf, unsigned int head, unsigned int run)
+{
+	struct zn_ledger *l = &nf->s->ledger;
+	struct rte_mbuf *pkts[ZN_BURST];
+
+	for (unsigned int i = 0; i < run; i++) {
+		pkts[i] = l->held[head + i];
+		__atomic_store_n(&l->held[head + i], NULL, __ATOMIC_RELEASE);
+	}
+	rte_pktmbuf_free_bulk(pkts, run);
+	nf->s->hstats.drops[ZN_DROP_STALLED] += run;
+	nf->tx_ring_id = RING_NONE;
+}
+
+/* Deliver held[tx_head, n) in order, runs of one destination at a time,
+ * until done or a destination cannot take more. @return true when done. */
+static bool
+flush(struct zn_nf *nf, unsigned int n)
+{
+	struct zn_nf_slot *s = nf->s;
+	struct zn_ledger *l = &s->ledger;
+	struct rte_mbuf **held = l->held;
+	const struct zn_route *rt;
+	bool to_worker = false;
+
+	rte_rcu_qsbr_thread_online(nf->qsbr, nf->slot);
+	rt = __atomic_load_n(&nf->shm->rt.route, __ATOMIC_ACQUIRE);
+	nf->rc.now = rte_rdtsc();
+	if (!nf->resolved) {
+		if (rt->direct) {
+			nf->uniform = zn_resolve_burst(&nf->rc, rt, held,
+						       nf->res, n,
+						       s->hstats.act);
+		} else { /* the worker decides everything */
+			nf->res[0] = (struct zn_res){ .type = 0 };
+			nf->uniform = true;
+		}
+		nf->resolved = true;
+	}
+	nf->blk_ring = NULL;
+	while (nf->tx_head < n) {
+		unsigned int head = nf->tx_head, run = 1, k;
+		struct zn_res *r = &nf->res[nf->uniform ? 0 : head];
+		struct rte_ring *ring = NULL;
+		uint16_t id = 0;
+		bool wait = false;
+
+		/* The chosen instance may have left since: pick again. */
+		if (r->type == ZN_RES_NF && rt->nf_svc[r->id] != r->svc) {
+			if (nf->uniform) {
+				for (unsigned int i = head; i < n; i++)
+					nf->res[i] = *r;
+				nf->uniform = false;
+				r = &nf->res[head];
+			}
+			*r = zn_pick_instance(&nf->rc, rt, r->svc, held[head],
+					      r->pos, r->hops);
+		}
+		if (nf->uniform)
+			run = n - head;
+		else
+			while (head + run < n &&
+			       zn_res_same(&nf->res[head + run], r))
+				run++;
+		if (r->type == ZN_RES_NF && rt->direct)
+			ring = link_to(nf, r->id, &id, &wait);
+		if (ring == NULL && !wait) {
+			ring = nf->tx;
+			id = 0;
+		}
+		if (wait) {
+			k = 0;
+		} else {
+			if (id != nf->tx_ring_id) {
+				zn_ledger_tx_ring(l, ring, id, head);
+				nf->tx_ring_id = id;
+			}
+			if (id != 0)
+				zn_res_apply(r, &held[head], run);
+			k = rte_ring_sp_enqueue_burst(ring,
+						      (void **)&held[head],
+						      run, NULL);
+			if (id != 0) {
+				s->hstats.link_tx += k;
+				if (k > 0)
+					zn_db_ring(&nf->shm->nfs[r->id].db);
+			} else {
+				s->hstats.tx_ring_in += k;
+				to_worker |= k > 0;
+			}
+		}
+		nf->tx_head = (uint16_t)(head + k);
+		if (k == run) {
+			nf->blocked_since = 0;
+			continue;
+		}
+		/* Blocked: since when, and for too long? */
+		if (k > 0 || nf->blocked_since == 0) {
+			nf->blocked_since = nf->rc.now;
+		} else if (nf->stall_cycles != 0 &&
+			   nf->rc.now - nf->blocked_since > nf->stall_cycles) {
+			drop_stalled(nf, head + k, run - k);
+			nf->tx_head = (uint16_t)(head + run);
+			nf->blocked_since = 0;
+			continue;
+		}
+		nf->blk_ring = wait ? NULL : ring;
+		if (id == 0 && !wait)
+			s->stats.tx_full++;
+		s->hstats.blocked++;
+		break;
+	}
+	rte_rcu_qsbr_thread_offline(nf->qsbr, nf->slot);
+	if (to_worker)
+		zn_db_ring(&nf->w->db);
+	return nf->tx_head >= n;
+}
+
+static bool
+tx_room(void *arg)
+{
+	struct zn_nf *nf = arg;
+
+	return nf->stop_req || nf->blk_ring == NULL ||
+	       rte_ring_free_count(nf->blk_ring) > 0;
+}
+
+int
+zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
+{
+	struct zn_ledger *l = &nf->s->ledger;
+	unsigned int idle = 0;
+
+	nf->tx_head = 0;
+	nf->resolved = false;
+	nf->tx_ring_id = 0;
+	zn_ledger_tx_begin(l, nf->tx);
+	while (!flush(nf, n)) {
+		/* The worker or the next NF is draining: room comes soon,
+		 * so spin and yield before sleeping, as when idle. */
+		if (nf->blk_ring == nf->tx)
+			zn_db_ring(&nf->w->db);
+		if (++idle < IDLE_SPIN) {
+			rte_pause();
+		} else if (idle < IDLE_YIELD) {
+			sched_yield();
+		} else if (!zn_db_wait(&nf->s->db, tx_room, nf, TX_SLEEP_US) &&
+			   !zn_nf_mgr_alive(nf)) {
+			return -ENOTCONN;
+		}
+	}
+	zn_ledger_tx_done(l);
+	nf->s->stats.tx += n;
+	return 0;
+}
