@@ -26,6 +26,7 @@
 #include "loop.h"
 #include "mgr.h"
 #include "port.h"
+#include "link.h"
 #include "registry.h"
 #include "stats.h"
 #include "worker.h"
@@ -249,8 +250,8 @@ zn_stats_status(struct zn_mgr *m)
 	const struct zn_shm_mgr *g = &m->shm->mgr;
 
 	return json_pack("{s:s, s:i, s:s, s:s, s:I, s:b, s:b, s:i, s:i, s:i, "
-			 "s:o, s:s, s:b, s:b, s:{s:i, s:i, s:i}, s:{s:I, s:I, s:I, "
-			 "s:I, s:I, s:I, s:I}, s:{s:I, s:I}}",
+			 "s:o, s:s, s:s, s:i, s:b, s:b, s:{s:i, s:i, s:i}, "
+			 "s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I}}",
 			 "instance", m->cfg.instance, "pid", (int)m->pid,
 			 "build", zn_build_id, "dpdk", rte_version(),
 			 "uptime_ms",
@@ -261,6 +262,9 @@ zn_stats_status(struct zn_mgr *m)
 			 chain_json(m), "ingress",
 			 m->cfg.ingress == ZN_INGRESS_DROP ? "drop" :
 							     "backpressure",
+			 "handoff", m->cfg.handoff == ZN_HANDOFF_WORKER ?
+					    "worker" : "direct",
+			 "links", (int)zn_link_count(m),
 			 "rx_enabled", m->rx_enabled != 0,
 			 "rx_waiting", m->rx_waiting, "pool", "size", (int)size, "available", (int)avail,
 			 "in_use", (int)(size - avail), "registry",
@@ -418,7 +422,9 @@ static const struct zn_cmd status_cmd = {
 		  "\"stopping\": \"shutting down\", \"workers\": \"data-path "
 		  "threads\", \"ports\": \"port count\", \"nfs\": \"NFs not "
 		  "yet reclaimed\", \"chain\": \"the default chain\", "
-		  "\"ingress\": \"backpressure or drop\", \"rx_enabled\": "
+		  "\"ingress\": \"backpressure or drop\", \"handoff\": "
+		  "\"direct or worker (--handoff)\", \"links\": \"NF -> NF "
+		  "links in use\", \"rx_enabled\": "
 		  "\"ports are read\", \"rx_waiting\": \"--rx-when-ready, "
 		  "not yet enabled\", \"pool\": \"{size, available, "
 		  "in_use}\", \"registry\": \"{registered, rejected, exited, "

@@ -24,6 +24,7 @@ NF_BIN = {n: BUILD / "nfs" / f"zeronf-{n}"
                     "router", "flowmon", "filter")}
 NF_BIN["test-objs"] = BUILD / "tests/unit/zeronf-test-objs"
 NF_BIN["test-chaos"] = BUILD / "tests/unit/zeronf-test-chaos"
+NF_BIN["test-rcu-hold"] = BUILD / "tests/unit/zeronf-test-rcu-hold"
 CORPORA = Path(os.environ.get("ZERONF_CORPORA",
                               REPO.parent / "shared" / "corpora"))
 DATA = REPO / "data"

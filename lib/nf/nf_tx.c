@@ -92,6 +92,8 @@ link_to(struct zn_nf *nf, uint16_t to, uint16_t *id, bool *wait)
 	unsigned int l;
 
 	*wait = false;
+	if (to == nf->slot) /* never given: see mgr/link.c */
+		return NULL;
 	if (o == 0 || ZN_LINK_OUT_ID(o) >= ZN_MAX_LINKS) {
 		ask_link(nf, to);
 		return NULL;
