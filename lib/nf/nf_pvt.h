@@ -71,9 +71,7 @@ struct zn_nf {
 	uint16_t rx_next;           /* which inbound ring is read next */
 	struct zn_nf_link {
 		uint32_t out;       /* links.out[] value this state is for */
-		uint32_t mark;      /* receiver's RX prod.tail at priming */
-		uint8_t phase;      /* 0: wait for the worker, 1: for the
-				     * receiver's RX ring, 2: in use */
+		bool in_use;        /* switched to it (ordering rule met) */
 		uint64_t asked;     /* tsc of the last request for one */
 	} lk[ZN_MAX_NFS];
 

@@ -71,6 +71,14 @@ rx_burst(struct zn_nf *nf)
 		if (id >= ZN_MAX_LINKS)
 			continue;
 		lk = &nf->shm->links[id];
+		/* Not before what the worker put in our RX ring for this
+		 * sender earlier (struct zn_link_mark). The mark is written
+		 * before the link's first packet: read it after seeing one. */
+		if (__atomic_load_n(&lk->ring->prod.tail, __ATOMIC_ACQUIRE) ==
+		    lk->ring->cons.tail ||
+		    (int32_t)(nf->rx->cons.tail -
+			      nf->shm->link_mark[id].rx_mark) < 0)
+			continue;
 		n = zn_ledger_rx(l, lk->ring, (uint16_t)(id + 1), ZN_BURST);
 		if (n > 0) {
 			nf->rx_next = (uint16_t)(i + 1);

@@ -19,11 +19,13 @@
  *     makes no progress for --stall-ms is dropped, counted "stalled", so
  *     that a hung NF or a chain that loops back onto a full NF cannot stop
  *     everything for good;
- *   - order per flow: a sender puts packets for an NF on a new link only
- *     once the worker holds none of its packets (mstats.delivered) and the
- *     receiver took everything that was in its RX ring by then (phase 0,
- *     1 of struct zn_nf_link); it never goes back to the worker for that
- *     receiver while the link lasts;
+ *   - order per flow: a sender switches to a new link only once the
+ *     worker holds none of its packets (mstats.delivered; until then the
+ *     worker path goes on: nothing waits, so no loop of NFs can wait for
+ *     itself), and the receiver reads the link only once it took from its
+ *     RX ring everything the worker had put there by then (link_mark); it
+ *     never goes back to the worker for that receiver while the link
+ *     lasts;
  *   - a routing change seen whole: one snapshot per flush, read while an
  *     RCU reader online; the NF is online only inside a flush (no waiting
  *     there), so a slow or stopped NF does not hold routing changes;
@@ -45,6 +47,7 @@
 
 #define IDLE_SPIN 8
 #define IDLE_YIELD (IDLE_SPIN + 256)
+
 #define TX_SLEEP_US 1000
 #define RING_NONE 0xffff
 #define ASK_EVERY_MS 100 /* a link asked for and not given: ask again */
@@ -78,20 +81,18 @@ ask_link(struct zn_nf *nf, unsigned int to)
 }
 
 /*
- * The link to the NF in slot @p to, if packets may go on it now. NULL
- * with *wait false: none (yet): use the TX ring. NULL with *wait true:
- * one is there but the packets that went through the worker before it
- * are not all taken yet: hold on.
+ * The link to the NF in slot @p to, if packets may go on it now; NULL:
+ * use the TX ring (no link yet, or packets of ours for that NF may still
+ * be with the worker: they must arrive first). Never waits: an NF waiting
+ * here for another to make room could wait for itself around a loop.
  */
 static struct rte_ring *
-link_to(struct zn_nf *nf, uint16_t to, uint16_t *id, bool *wait)
+link_to(struct zn_nf *nf, uint16_t to, uint16_t *id)
 {
 	uint32_t o = __atomic_load_n(&nf->s->links.out[to], __ATOMIC_ACQUIRE);
 	struct zn_nf_link *pl = &nf->lk[to];
-	const struct rte_ring *rx;
 	unsigned int l;
 
-	*wait = false;
 	if (to == nf->slot) /* never given: see mgr/link.c */
 		return NULL;
 	if (o == 0 || ZN_LINK_OUT_ID(o) >= ZN_MAX_LINKS) {
@@ -101,28 +102,20 @@ link_to(struct zn_nf *nf, uint16_t to, uint16_t *id, bool *wait)
 	l = ZN_LINK_OUT_ID(o);
 	if (pl->out != o) { /* a new link (or to a new NF in that slot) */
 		pl->out = o;
-		pl->phase = 0;
+		pl->in_use = false;
 	}
-	if (unlikely(pl->phase < 2)) {
-		rx = nf->shm->rt.nf_rx[to];
-		if (pl->phase == 0) {
-			if (__atomic_load_n(&nf->s->mstats.delivered,
-					    __ATOMIC_ACQUIRE) !=
-			    nf->s->hstats.tx_ring_in) {
-				*wait = true;
-				return NULL;
-			}
-			/* All ours the worker had are in rx before this. */
-			pl->mark = __atomic_load_n(&rx->prod.tail,
-						   __ATOMIC_ACQUIRE);
-			pl->phase = 1;
-		}
-		if ((int32_t)(__atomic_load_n(&rx->cons.tail,
-					      __ATOMIC_ACQUIRE) - pl->mark) < 0) {
-			*wait = true;
+	if (unlikely(!pl->in_use)) {
+		/* The worker holds none of ours: all we sent that way are
+		 * in the receiver's RX ring, below its producer tail now. */
+		if (__atomic_load_n(&nf->s->mstats.delivered,
+				    __ATOMIC_ACQUIRE) != nf->s->hstats.tx_ring_in)
 			return NULL;
-		}
-		pl->phase = 2;
+		/* The receiver reads the link only past that point; the
+		 * ring's tail store (release) publishes the mark with our
+		 * first packet. */
+		nf->shm->link_mark[l].rx_mark = __atomic_load_n(
+			&nf->shm->rt.nf_rx[to]->prod.tail, __ATOMIC_ACQUIRE);
+		pl->in_use = true;
 	}
 	*id = (uint16_t)(l + 1);
 	return nf->shm->links[l].ring;
@@ -176,7 +169,6 @@ flush(struct zn_nf *nf, unsigned int n)
 		struct zn_res *r = &nf->res[nf->uniform ? 0 : head];
 		struct rte_ring *ring = NULL;
 		uint16_t id = 0;
-		bool wait = false;
 
 		/* The chosen instance may have left since: pick again. */
 		if (r->type == ZN_RES_NF && rt->nf_svc[r->id] != r->svc) {
@@ -196,31 +188,26 @@ flush(struct zn_nf *nf, unsigned int n)
 			       zn_res_same(&nf->res[head + run], r))
 				run++;
 		if (r->type == ZN_RES_NF && rt->direct)
-			ring = link_to(nf, r->id, &id, &wait);
-		if (ring == NULL && !wait) {
+			ring = link_to(nf, r->id, &id);
+		if (ring == NULL) {
 			ring = nf->tx;
 			id = 0;
 		}
-		if (wait) {
-			k = 0;
+		if (id != nf->tx_ring_id) {
+			zn_ledger_tx_ring(l, ring, id, head);
+			nf->tx_ring_id = id;
+		}
+		if (id != 0)
+			zn_res_apply(r, &held[head], run);
+		k = rte_ring_sp_enqueue_burst(ring, (void **)&held[head], run,
+					      NULL);
+		if (id != 0) {
+			s->hstats.link_tx += k;
+			if (k > 0)
+				zn_db_ring(&nf->shm->nfs[r->id].db);
 		} else {
-			if (id != nf->tx_ring_id) {
-				zn_ledger_tx_ring(l, ring, id, head);
-				nf->tx_ring_id = id;
-			}
-			if (id != 0)
-				zn_res_apply(r, &held[head], run);
-			k = rte_ring_sp_enqueue_burst(ring,
-						      (void **)&held[head],
-						      run, NULL);
-			if (id != 0) {
-				s->hstats.link_tx += k;
-				if (k > 0)
-					zn_db_ring(&nf->shm->nfs[r->id].db);
-			} else {
-				s->hstats.tx_ring_in += k;
-				to_worker |= k > 0;
-			}
+			s->hstats.tx_ring_in += k;
+			to_worker |= k > 0;
 		}
 		nf->tx_head = (uint16_t)(head + k);
 		if (k == run) {
@@ -237,8 +224,8 @@ flush(struct zn_nf *nf, unsigned int n)
 			nf->blocked_since = 0;
 			continue;
 		}
-		nf->blk_ring = wait ? NULL : ring;
-		if (id == 0 && !wait)
+		nf->blk_ring = ring;
+		if (id == 0)
 			s->stats.tx_full++;
 		s->hstats.blocked++;
 		break;
@@ -254,8 +241,7 @@ tx_room(void *arg)
 {
 	struct zn_nf *nf = arg;
 
-	return nf->stop_req || nf->blk_ring == NULL ||
-	       rte_ring_free_count(nf->blk_ring) > 0;
+	return nf->stop_req || rte_ring_free_count(nf->blk_ring) > 0;
 }
 
 int

@@ -458,6 +458,16 @@ struct zn_link {
 	struct rte_ring *ring; /* SP/SC: the sender alone enqueues */
 };
 
+/* Where a link may start being read (writer: the link's sender, before
+ * its first packet on it): the receiver reads a link only once it has
+ * taken from its RX ring everything up to `rx_mark` (its producer tail
+ * when the sender switched from the worker to the link), so the packets
+ * of a flow that went through the worker come first. */
+struct zn_link_mark {
+	uint32_t rx_mark;
+	uint32_t pad;
+} __rte_cache_aligned;
+
 /* A sender's links.out[] entry: (gen << 16) | (link id + 1), never 0. */
 #define ZN_LINK_OUT(gen, id) (((uint32_t)(gen) << 16) | ((uint32_t)(id) + 1u))
 #define ZN_LINK_OUT_ID(o) (((o) & 0xffffu) - 1u)
@@ -468,6 +478,7 @@ struct zn_shm {
 	struct zn_shm_mgr mgr;
 	struct zn_shm_route rt;
 	struct zn_link links[ZN_MAX_LINKS] __rte_cache_aligned;
+	struct zn_link_mark link_mark[ZN_MAX_LINKS];
 	struct zn_worker_shm workers[ZN_MAX_WORKERS];
 	struct zn_nf_slot nfs[ZN_MAX_NFS];
 };
