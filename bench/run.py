@@ -6,11 +6,14 @@ Each prints one JSON object per line on stdout; values are medians of
 dpdk-testpmd) are measured in the same run, interleaved, so a noisy machine
 affects both sides alike. Progress goes to stderr.
 
-  chain  {"bench":"chain","nfs":N,"mpps":X}  N = 1, 2, 4, 8: the speed
-         tester keeps 512 64-byte packets circulating through N NFs (itself
-         and N-1 forward NFs); mpps = packets per second through the chain.
-         Where the machine has a core per thread, NFs are pinned one per
-         core and their output is drained by N worker threads.
+  chain  {"bench":"chain","nfs":N,"mpps":X,"window":W,"worker_mpps":Y}
+         N = 1, 2, 4, 8: the speed tester keeps W = max(512, 256 N)
+         64-byte packets circulating through N NFs (itself and N-1 forward
+         NFs); mpps = packets per second through the chain, NFs handing
+         packets to each other; worker_mpps: the same with every hop
+         through a worker (--handoff worker), interleaved. Where the
+         machine has a core per thread, NFs are pinned one per core and
+         their output is drained by N worker threads.
   latency {"bench":"latency","nfs":N,"load_pct":L,"peak_mpps":P,
          "rate_mpps":R,"delivered_mpps":D,"p50_ns":A,"p99_ns":B,
          "cdf_ns":[[q,ns],...]}: one-way latency through chains of N = 1,

@@ -97,13 +97,28 @@ def peers_section(lines: list[dict], img: Path) -> list[str]:
 
 def chain_section(lines: list[dict], img: Path) -> list[str]:
     p = plt()
-    pts = sorted((ln["nfs"], ln["mpps"]) for ln in lines)
+    lines = sorted(lines, key=lambda ln: ln["nfs"])
+    pts = [(ln["nfs"], ln["mpps"]) for ln in lines]
+    # Lines from before the hand-off have no worker_mpps.
+    base_pts = [(ln["nfs"], ln["worker_mpps"]) for ln in lines
+                if "worker_mpps" in ln]
     out = ["## Chain length (`make bench BENCH=chain`)", "",
-           "| NFs | Mpps | vs 1 NF |", "|---|---|---|"]
-    base = pts[0][1] if pts else 1
-    out += [f"| {n} | {x:.2f} | {x / base:.2f} |" for n, x in pts]
+           "NFs hand packets to each other (mpps); worker: every hop "
+           "through a manager worker (`--handoff worker`), same run.", "",
+           "| NFs | Mpps | vs 1 NF | vs 2 NFs | worker Mpps |",
+           "|---|---|---|---|---|"]
+    first = pts[0][1] if pts else 1
+    two = dict(pts).get(2, first)
+    wk = dict(base_pts)
+    out += [f"| {n} | {x:.2f} | {x / first:.2f} | {x / two:.2f} | "
+            + (f"{wk[n]:.2f}" if n in wk else "-") + " |" for n, x in pts]
     fig, ax = p.subplots(figsize=(5, 3.2))
-    ax.plot([n for n, _ in pts], [x for _, x in pts], marker="o")
+    ax.plot([n for n, _ in pts], [x for _, x in pts], marker="o",
+            label="NF to NF")
+    if base_pts:
+        ax.plot([n for n, _ in base_pts], [x for _, x in base_pts],
+                marker="s", label="through a worker")
+        ax.legend()
     ax.set_xscale("log", base=2)
     ax.set_xticks([n for n, _ in pts])
     ax.set_xticklabels([str(n) for n, _ in pts])

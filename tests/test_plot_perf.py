@@ -30,7 +30,8 @@ def peers_lines() -> list[dict]:
 def test_peers_chain_latency(tmp_path):
     f = tmp_path / "bench.jsonl"
     lines = peers_lines() + [
-        {"bench": "chain", "nfs": n, "mpps": 50.0 / n} for n in (1, 2, 4, 8)
+        {"bench": "chain", "nfs": n, "mpps": 50.0 / n,
+         "worker_mpps": 25.0 / n} for n in (1, 2, 4, 8)
     ] + [{"bench": "latency", "nfs": 2, "load_pct": 10, "p50_ns": 8000,
           "p99_ns": 21000, "cdf_ns": [[0.5, 8000], [0.9, 15000],
                                       [0.99, 21000]]}]
@@ -44,7 +45,7 @@ def test_peers_chain_latency(tmp_path):
     # zeronf / ovs-dpdk: 40 / 16 at every size, with the target.
     assert "| zeronf / ovs-dpdk | 2.50 | 2.50 | 2.50 |  (target >= 2.0)" in md
     assert "| zeronf / ovs-dpdk | 4.00 | 4.00 | 4.00 |  (target >= 1.5)" in md
-    assert "| 8 | 6.25 | 0.12 |" in md
+    assert "| 8 | 6.25 | 0.12 | 0.25 | 3.12 |" in md
     assert "| 2 | 10 % | 8.0 | 21.0 |" in md
     assert "Not in the input" not in md
     for name in ("peers-p2p.svg", "peers-flows100k.svg", "chain.svg",
