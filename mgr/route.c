@@ -163,6 +163,7 @@ zn_route_publish(struct zn_mgr *m)
 	build(m, rt);
 	m->route_spare = __atomic_exchange_n(&m->shm->rt.route, rt,
 					     __ATOMIC_ACQ_REL);
+	__atomic_store_n(&m->shm->rt.version, rt->version, __ATOMIC_RELEASE);
 	/* After this no reader holds a reference to the old snapshot, nor
 	 * sends to an NF the new one no longer accepts. */
 	zn_route_sync(m);

@@ -241,9 +241,9 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 		rte_prefetch0(zn_pkt_meta(st->pkts[i]));
 	if (rt->rehash_every_hop) /* the naive baseline: look up again */
 		zn_fdir_classify(w, rt, st->pkts, n);
-	/* With direct hand-off the NF counted its actions itself. */
+	/* The NF counts the actions of what it puts on links. */
 	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, st->res, n,
-				       rt->direct ? NULL : ns->mstats.act);
+				       ns->mstats.act);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;

@@ -69,6 +69,16 @@ struct zn_nf {
 	uint64_t blocked_since;     /* tsc, 0: not blocked */
 	uint64_t stall_cycles;      /* 0: never drop */
 	uint16_t rx_next;           /* which inbound ring is read next */
+	uint16_t applied;           /* held[] before it: meta set for a
+				     * link, action counted (act0) */
+	uint8_t act0[ZN_BURST];     /* their actions before that */
+	/* No link in use and the last resolved burst had no packet for an
+	 * NF, under snapshot fast_ver: then bursts go to the TX ring without
+	 * reading a packet (the worker resolves them; see nf_tx.c). */
+	unsigned int links_in_use;
+	bool fast_ok;
+	uint64_t fast_ver;
+	unsigned int fast_n;        /* bursts sent so since the last check */
 	struct zn_nf_link {
 		uint32_t out;       /* links.out[] value this state is for */
 		bool in_use;        /* switched to it (ordering rule met) */

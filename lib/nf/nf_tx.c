@@ -101,6 +101,8 @@ link_to(struct zn_nf *nf, uint16_t to, uint16_t *id)
 	}
 	l = ZN_LINK_OUT_ID(o);
 	if (pl->out != o) { /* a new link (or to a new NF in that slot) */
+		if (pl->in_use)
+			nf->links_in_use--;
 		pl->out = o;
 		pl->in_use = false;
 	}
@@ -116,6 +118,7 @@ link_to(struct zn_nf *nf, uint16_t to, uint16_t *id)
 		nf->shm->link_mark[l].rx_mark = __atomic_load_n(
 			&nf->shm->rt.nf_rx[to]->prod.tail, __ATOMIC_ACQUIRE);
 		pl->in_use = true;
+		nf->links_in_use++;
 	}
 	*id = (uint16_t)(l + 1);
 	return nf->shm->links[l].ring;
@@ -138,6 +141,91 @@ drop_stalled(struct zn_nf *nf, unsigned int head, unsigned int run)
 	nf->tx_ring_id = RING_NONE;
 }
 
+/* The bursts of an NF whose packets all leave through ports (the last
+ * hop of a chain, p2p) need no resolving here: the worker does it, and
+ * reading every packet's metadata on this core costs the worker a cache
+ * miss when it reuses the buffer. So once a resolved burst had no packet
+ * for an NF, and no link of ours is in use (nothing to keep in order with
+ * the worker path), the next bursts go straight to the TX ring, until the
+ * snapshot changes or every FAST_CHECK bursts, when one is resolved again
+ * (to find traffic for NFs that appeared since). */
+#define FAST_CHECK 32
+
+static bool
+fast_path(struct zn_nf *nf)
+{
+	if (!nf->fast_ok || nf->links_in_use != 0 ||
+	    ++nf->fast_n >= FAST_CHECK ||
+	    __atomic_load_n(&nf->shm->rt.version, __ATOMIC_ACQUIRE) !=
+		    nf->fast_ver)
+		return false;
+	return true;
+}
+
+static void
+fast_learn(struct zn_nf *nf, const struct zn_route *rt, unsigned int n)
+{
+	bool to_nf = false;
+
+	if (nf->uniform)
+		to_nf = nf->res[0].type == ZN_RES_NF;
+	else
+		for (unsigned int i = 0; i < n && !to_nf; i++)
+			to_nf = nf->res[i].type == ZN_RES_NF;
+	nf->fast_ok = rt->direct && !to_nf;
+	nf->fast_ver = rt->version;
+	nf->fast_n = 0;
+}
+
+/* A run goes on a link: the receiver sees it at hop r->pos (metadata
+ * set before the enqueue publishes it), and its actions are counted here
+ * (the worker counts those of the TX ring), once per packet. */
+static void
+to_link(struct zn_nf *nf, const struct zn_res *r, unsigned int head,
+	unsigned int run)
+{
+	struct rte_mbuf **held = nf->s->ledger.held;
+	uint64_t *act = nf->s->hstats.act;
+
+	for (unsigned int i = RTE_MAX(head, (unsigned int)nf->applied);
+	     i < head + run; i++) {
+		struct zn_pkt_meta *meta = zn_pkt_meta(held[i]);
+
+		nf->act0[i] = meta->action;
+		act[RTE_MIN((unsigned int)meta->action,
+			    (unsigned int)ZN_ACT_MAX)]++;
+		meta->chain_pos = r->pos;
+		meta->hops = r->hops;
+		meta->action = ZN_ACT_NEXT;
+		meta->dest = r->svc; /* for to_worker_again() */
+	}
+	if (head + run > nf->applied)
+		nf->applied = (uint16_t)(head + run);
+}
+
+/* Packets set up for a link go to the worker after all (their NF left
+ * and its replacement has no link yet, or the service has no instance):
+ * their metadata says "at hop pos, go NEXT", which the worker would take
+ * one hop too far. Say instead what was decided: to that service (dest,
+ * set with them), arriving at hop pos (TO_SERVICE keeps the position and
+ * adds the hop again); and give their action count back (the worker
+ * counts them). */
+static void
+to_worker_again(struct zn_nf *nf, unsigned int head, unsigned int run)
+{
+	struct rte_mbuf **held = nf->s->ledger.held;
+	unsigned int end = RTE_MIN(head + run, (unsigned int)nf->applied);
+
+	for (unsigned int i = head; i < end; i++) {
+		struct zn_pkt_meta *meta = zn_pkt_meta(held[i]);
+
+		nf->s->hstats.act[RTE_MIN((unsigned int)nf->act0[i],
+					  (unsigned int)ZN_ACT_MAX)]--;
+		meta->action = ZN_ACT_TO_SERVICE;
+		meta->hops = (uint8_t)(meta->hops - 1);
+	}
+}
+
 /* Deliver held[tx_head, n) in order, runs of one destination at a time,
  * until done or a destination cannot take more. @return true when done. */
 static bool
@@ -148,24 +236,41 @@ flush(struct zn_nf *nf, unsigned int n)
 	struct rte_mbuf **held = l->held;
 	const struct zn_route *rt;
 	bool to_worker = false;
+	unsigned int k;
 
+	nf->rc.now = rte_rdtsc();
+	if (!nf->resolved && fast_path(nf)) {
+		/* Not one packet read: the worker resolves them all. */
+		k = rte_ring_sp_enqueue_burst(nf->tx, (void **)held, n, NULL);
+		s->hstats.tx_ring_in += k;
+		nf->tx_head = (uint16_t)k;
+		if (k > 0)
+			zn_db_ring(&nf->w->db);
+		if (k == n)
+			return true;
+		nf->res[0] = (struct zn_res){ .type = 0 };
+		nf->uniform = true;
+		nf->resolved = true;
+		nf->blk_ring = nf->tx;
+		s->stats.tx_full++;
+		return false;
+	}
 	rte_rcu_qsbr_thread_online(nf->qsbr, nf->slot);
 	rt = __atomic_load_n(&nf->shm->rt.route, __ATOMIC_ACQUIRE);
-	nf->rc.now = rte_rdtsc();
 	if (!nf->resolved) {
 		if (rt->direct) {
 			nf->uniform = zn_resolve_burst(&nf->rc, rt, held,
-						       nf->res, n,
-						       s->hstats.act);
+						       nf->res, n, NULL);
 		} else { /* the worker decides everything */
 			nf->res[0] = (struct zn_res){ .type = 0 };
 			nf->uniform = true;
 		}
 		nf->resolved = true;
+		fast_learn(nf, rt, n);
 	}
 	nf->blk_ring = NULL;
 	while (nf->tx_head < n) {
-		unsigned int head = nf->tx_head, run = 1, k;
+		unsigned int head = nf->tx_head, run = 1;
 		struct zn_res *r = &nf->res[nf->uniform ? 0 : head];
 		struct rte_ring *ring = NULL;
 		uint16_t id = 0;
@@ -198,7 +303,9 @@ flush(struct zn_nf *nf, unsigned int n)
 			nf->tx_ring_id = id;
 		}
 		if (id != 0)
-			zn_res_apply(r, &held[head], run);
+			to_link(nf, r, head, run);
+		else if (head < nf->applied)
+			to_worker_again(nf, head, run);
 		k = rte_ring_sp_enqueue_burst(ring, (void **)&held[head], run,
 					      NULL);
 		if (id != 0) {
@@ -251,6 +358,7 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 	unsigned int idle = 0;
 
 	nf->tx_head = 0;
+	nf->applied = 0;
 	nf->resolved = false;
 	nf->tx_ring_id = 0;
 	zn_ledger_tx_begin(l, nf->tx);

@@ -311,7 +311,9 @@ struct zn_nf_slot {
 		uint64_t link_rx;     /* packets taken from links into it */
 		uint64_t blocked;     /* flushes that left packets held */
 		uint64_t lb_moved;    /* pinned flows moved off a replica */
-		uint64_t act[ZN_ACT_MAX + 1]; /* actions of link_tx packets */
+		uint64_t act[ZN_ACT_MAX + 1]; /* actions of link_tx packets
+					       * (the worker counts the TX
+					       * ring's) */
 		uint64_t drops[ZN_DROP_MAX];  /* drops it decided (stalled) */
 	} hstats __rte_cache_aligned;
 
@@ -441,6 +443,7 @@ struct zn_route {
  * publish; the rest is set before `ready`. */
 struct zn_shm_route {
 	struct zn_route *route;      /* the live snapshot */
+	uint64_t version;            /* its version, stored after it */
 	uint32_t lb_epoch;           /* seconds: LEAST_LOADED pin ageing */
 	uint32_t pad;
 	struct rte_rcu_qsbr *qsbr;   /* NF readers: thread id = slot */
