@@ -167,11 +167,14 @@ fast_learn(struct zn_nf *nf, const struct zn_route *rt, unsigned int n)
 {
 	bool to_nf = false;
 
+	/* To itself counts as no NF: it never gets a link to itself. */
 	if (nf->uniform)
-		to_nf = nf->res[0].type == ZN_RES_NF;
+		to_nf = nf->res[0].type == ZN_RES_NF &&
+			nf->res[0].id != nf->slot;
 	else
 		for (unsigned int i = 0; i < n && !to_nf; i++)
-			to_nf = nf->res[i].type == ZN_RES_NF;
+			to_nf = nf->res[i].type == ZN_RES_NF &&
+				nf->res[i].id != nf->slot;
 	nf->fast_ok = rt->direct && !to_nf;
 	nf->fast_ver = rt->version;
 	nf->fast_n = 0;
