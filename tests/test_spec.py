@@ -67,6 +67,22 @@ def test_a_good_file_resolves_names(tmp_path):
     assert load(f, name="other").name == "other"
 
 
+def test_manager_options_become_its_command_line(tmp_path):
+    from zeronf.orchestrate import manager_argv
+    f = tmp_path / "d.yaml"
+    f.write_text(GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
+                              "  handoff: worker\n  ingress: drop\n"
+                              "  ring_size: 512\n"))
+    argv = manager_argv(load(f), Path("/x/zeronf-mgr"))
+    for opt, val in (("--handoff", "worker"), ("--ingress", "drop"),
+                     ("--ring-size", "512")):
+        assert argv[argv.index(opt) + 1] == val, argv
+    bad = GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
+                       "  handoff: hub\n")
+    assert any("manager.handoff: 'hub' is not one of" in e
+               for e in errors_of(bad, tmp_path))
+
+
 @pytest.mark.parametrize("edit, expect", [
     (("    replicas: 2", "    replicas: 40"),
      "d.yaml:12: services[1].replicas: 40 is greater than the maximum"),

@@ -48,7 +48,8 @@ def manager_argv(d: Deployment, mgr: Path) -> list[str]:
     for key, opt in (("cpus", "--cpus"), ("memory_mb", "--mem"),
                      ("rx_threads", "--rx-threads"),
                      ("tx_threads", "--tx-threads"),
-                     ("ingress", "--ingress"), ("pool_size", "--pool-size"),
+                     ("ingress", "--ingress"), ("handoff", "--handoff"),
+                     ("pool_size", "--pool-size"),
                      ("ring_size", "--ring-size"),
                      ("flow_capacity", "--flow-capacity"),
                      ("flow_idle_s", "--flow-idle-s")):
