@@ -61,6 +61,8 @@ zn_nf_tx_init(struct zn_nf *nf)
 	nf->stall_cycles = (uint64_t)nf->shm->hdr.stall_ms *
 			   (rte_get_tsc_hz() / 1000);
 	memset(nf->lk, 0, sizeof(nf->lk));
+	nf->links_in_use = 0;
+	nf->fast_ok = false;
 	nf->rx_next = 0;
 }
 
@@ -96,6 +98,11 @@ link_to(struct zn_nf *nf, uint16_t to, uint16_t *id)
 	if (to == nf->slot) /* never given: see mgr/link.c */
 		return NULL;
 	if (o == 0 || ZN_LINK_OUT_ID(o) >= ZN_MAX_LINKS) {
+		if (pl->in_use) { /* taken back: its receiver left */
+			pl->in_use = false;
+			pl->out = 0;
+			nf->links_in_use--;
+		}
 		ask_link(nf, to);
 		return NULL;
 	}
