@@ -61,7 +61,10 @@ def test_build_and_run_out_of_tree(managers, tmp_path):
     libdir = pcs[0].parent.parent
     nf = Proc([exe, "-i", m.name, "-s", "1", "-n", "guard"],
               tmp_path / "guard.log", env={"LD_LIBRARY_PATH": str(libdir)})
-    wait_for(lambda: m.nf_by_pid(nf.pid), 20, "out-of-tree NF registered")
+    # Running, not only registered: a packet that arrives while the NF is
+    # still "starting" finds no instance of its service (dropped, counted).
+    wait_for(lambda: (m.nf_by_pid(nf.pid) or {}).get("state") == "running",
+             20, "out-of-tree NF running")
     m.call("rx.set", enabled=True)
     wait_for(lambda: m.call("port.list")["ports"][0]["tx"] == 20, 20,
              "forwarded")
