@@ -130,12 +130,13 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      (json_int_t)s->db.wakeups, "counters", ctrs, "commands",
 		      cmds);
 	json_object_set_new(o, "handoff", json_pack(
-		"{s:I, s:I, s:I, s:i, s:i, s:I}",
+		"{s:I, s:I, s:I, s:i, s:i, s:I, s:I}",
 		"link_tx", (json_int_t)s->hstats.link_tx,
 		"link_rx", (json_int_t)s->hstats.link_rx,
 		"to_worker", (json_int_t)s->hstats.tx_ring_in,
 		"links_out", (int)n_out, "links_in", (int)s->links.n_in,
-		"blocked", (json_int_t)s->hstats.blocked));
+		"blocked", (json_int_t)s->hstats.blocked,
+		"loops_broken", (json_int_t)s->hstats.cycles_broken));
 	return o;
 }
 

@@ -68,6 +68,7 @@ struct zn_nf {
 	struct rte_ring *blk_ring;  /* the ring a blocked run waits for */
 	uint64_t blocked_since;     /* tsc, 0: not blocked */
 	uint64_t stall_cycles;      /* 0: never drop */
+	uint64_t cycle_cycles;      /* LOOP_WAIT_US in tsc (nf_tx.c) */
 	uint16_t rx_next;           /* which inbound ring is read next */
 	uint16_t applied;           /* held[] before it: meta set for a
 				     * link, action counted (act0) */

@@ -51,6 +51,7 @@
 #define TX_SLEEP_US 1000
 #define RING_NONE 0xffff
 #define ASK_EVERY_MS 100 /* a link asked for and not given: ask again */
+#define LOOP_WAIT_US 1000 /* in_loop() */
 
 void
 zn_nf_tx_init(struct zn_nf *nf)
@@ -60,6 +61,7 @@ zn_nf_tx_init(struct zn_nf *nf)
 		     &nf->s->hstats.lb_moved);
 	nf->stall_cycles = (uint64_t)nf->shm->hdr.stall_ms *
 			   (rte_get_tsc_hz() / 1000);
+	nf->cycle_cycles = LOOP_WAIT_US * (rte_get_tsc_hz() / 1000000);
 	memset(nf->lk, 0, sizeof(nf->lk));
 	nf->links_in_use = 0;
 	nf->fast_ok = false;
@@ -236,6 +238,34 @@ to_worker_again(struct zn_nf *nf, unsigned int head, unsigned int run)
 	}
 }
 
+/* A loop of NFs each waiting for room in a link to the next (a chain
+ * that visits NFs twice, or changing while packets are between hops): no
+ * one reads, so no one will ever make room, and waiting for --stall-ms
+ * would stop them all for that long. Each NF says which link it waits on
+ * (hstats.blocked_on); one that has waited LOOP_WAIT_US and finds the
+ * waits lead back to itself drops its run as stalled, which frees the
+ * loop. Racy reads: a wait just ended makes no loop (it is looked at
+ * again at the next retry). */
+static bool
+in_loop(struct zn_nf *nf, uint16_t to)
+{
+	unsigned int cur = to;
+
+	for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
+		uint32_t b = __atomic_load_n(&nf->shm->nfs[cur].hstats.blocked_on,
+					     __ATOMIC_RELAXED);
+
+		if (b == 0 || b > ZN_MAX_NFS)
+			return false;
+		cur = b - 1;
+		if (cur == nf->slot) {
+			nf->s->hstats.cycles_broken++;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Deliver held[tx_head, n) in order, runs of one destination at a time,
  * until done or a destination cannot take more. @return true when done. */
 static bool
@@ -334,19 +364,28 @@ flush(struct zn_nf *nf, unsigned int n)
 		/* Blocked: since when, and for too long? */
 		if (k > 0 || nf->blocked_since == 0) {
 			nf->blocked_since = nf->rc.now;
-		} else if (nf->stall_cycles != 0 &&
-			   nf->rc.now - nf->blocked_since > nf->stall_cycles) {
+		} else if ((nf->stall_cycles != 0 &&
+			    nf->rc.now - nf->blocked_since > nf->stall_cycles) ||
+			   (id != 0 && nf->rc.now - nf->blocked_since >
+					       nf->cycle_cycles &&
+			    in_loop(nf, r->id))) {
 			drop_stalled(nf, head + k, run - k);
 			nf->tx_head = (uint16_t)(head + run);
 			nf->blocked_since = 0;
 			continue;
 		}
+		if (s->hstats.blocked_on != (id != 0 ? r->id + 1u : 0))
+			__atomic_store_n(&s->hstats.blocked_on,
+					 id != 0 ? r->id + 1u : 0,
+					 __ATOMIC_RELAXED);
 		nf->blk_ring = ring;
 		if (id == 0)
 			s->stats.tx_full++;
 		s->hstats.blocked++;
 		break;
 	}
+	if (nf->tx_head >= n && s->hstats.blocked_on != 0)
+		__atomic_store_n(&s->hstats.blocked_on, 0, __ATOMIC_RELAXED);
 	rte_rcu_qsbr_thread_offline(nf->qsbr, nf->slot);
 	if (to_worker)
 		zn_db_ring(&nf->w->db);

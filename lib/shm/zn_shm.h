@@ -310,6 +310,10 @@ struct zn_nf_slot {
 		uint64_t link_tx;     /* packets handed to other NFs directly */
 		uint64_t link_rx;     /* packets taken from links into it */
 		uint64_t blocked;     /* flushes that left packets held */
+		uint32_t blocked_on;  /* r + 1: waiting for room in the link
+				       * to slot r; 0: not on a link */
+		uint32_t pad;
+		uint64_t cycles_broken; /* waits found to be a loop of NFs */
 		uint64_t lb_moved;    /* pinned flows moved off a replica */
 		uint64_t act[ZN_ACT_MAX + 1]; /* actions of link_tx packets
 					       * (the worker counts the TX
