@@ -49,8 +49,29 @@ def tap_dropped(iface: str) -> int:
                .read_text())
 
 
+def busiest() -> str:
+    """The processes that used the most CPU lately (for a failure
+    message): ps's view, top 6."""
+    import subprocess
+    return subprocess.run(["ps", "-eo", "pcpu,pid,args", "--sort=-pcpu"],
+                          capture_output=True, text=True).stdout[:1200]
+
+
 @pytest.mark.parametrize("ingress", ["drop", "backpressure"])
 def test_twice_overloaded_chain(managers, tmp_path, ingress):
+    # The offered load is this test's own Python sender on the same two
+    # cores: on a loaded machine it can fall behind its pace (seen twice
+    # in CI after long runs, never alone). That says nothing of ZeroNF, so
+    # the scenario runs again, once, before the test fails on it.
+    for attempt in (1, 2):
+        why = overloaded_chain(managers, tmp_path / f"a{attempt}", ingress)
+        if why is None:
+            return
+    pytest.fail(why)
+
+
+def overloaded_chain(managers, tmp_path, ingress) -> str | None:
+    tmp_path.mkdir()
     tap = f"zo{unique_tag(3)}{ingress[0]}"
     out = tmp_path / "out.pcap"
     m = managers(ports=[f"net_tap0,iface={tap}", f"net_pcap1,tx_pcap={out}"],
@@ -81,7 +102,8 @@ def test_twice_overloaded_chain(managers, tmp_path, ingress):
     assert len(got) == tx
     # about twice overloaded: half or so of what was sent is lost
     lost = len(frames) - tx
-    assert took < len(frames) / RATE * 1.5, f"sender too slow: {took}s"
+    if took >= len(frames) / RATE * 1.5:
+        return f"sender too slow: {took:.2f} s\n{busiest()}"
     assert len(frames) * 0.2 < lost < len(frames) * 0.8, (lost, drops)
     # every loss counted at ingress, none inside the chain
     if ingress == "drop":
@@ -100,3 +122,4 @@ def test_twice_overloaded_chain(managers, tmp_path, ingress):
         assert seq > last.get(flow, -1), (flow, seq, last.get(flow))
         last[flow] = seq
     assert len(last) == FLOWS
+    return None
