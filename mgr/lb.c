@@ -13,7 +13,7 @@
  * WEIGHTED sizes the shares by per-instance weights.
  *
  * LEAST_LOADED: a new flow goes to the replica with the shortest RX ring
- * (NetVM's policy) and stays pinned there (struct zn_lb_pins, lb.h); a
+ * (NetVM's policy) and stays pinned there (struct zn_lb_pins, lib/shm/zn_shm.h); a
  * pinned flow whose replica left moves to the least loaded survivor at its
  * next packet, counted by the worker that moved it.
  *

@@ -93,9 +93,9 @@ flush_txbuf(struct zn_worker *w, uint16_t port)
 	}
 	w->shm->port[port].tx_retry++;
 	if (sent > 0 || tb->blocked_since == 0) {
-		tb->blocked_since = w->now;
+		tb->blocked_since = w->rc.now;
 	} else if (w->stall_cycles != 0 &&
-		   w->now - tb->blocked_since > w->stall_cycles) {
+		   w->rc.now - tb->blocked_since > w->stall_cycles) {
 		/* The port took nothing for stall_ms: a dead link. */
 		rte_pktmbuf_free_bulk(tb->pkts, tb->n);
 		w->shm->stats.drops[ZN_DROP_STALLED] += tb->n;
@@ -179,9 +179,9 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 			continue;
 		}
 		if (k > 0 || st->blocked_since == 0) {
-			st->blocked_since = w->now;
+			st->blocked_since = w->rc.now;
 		} else if (w->stall_cycles != 0 &&
-			   w->now - st->blocked_since > w->stall_cycles) {
+			   w->rc.now - st->blocked_since > w->stall_cycles) {
 			struct zn_res d = zn_res_drop(ZN_DROP_STALLED);
 
 			deliver_drop(w, &d, &st->pkts[st->head], run,
@@ -392,7 +392,7 @@ zn_worker_main(void *arg)
 		uint64_t timeout;
 		bool pending;
 
-		w->now = w->rc.now = rte_rdtsc();
+		w->rc.now = rte_rdtsc();
 		if (w->tx_role) {
 			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
 				work += drain_nf(w, rt, rt->drain[w->id][i]);
@@ -433,7 +433,7 @@ zn_worker_main(void *arg)
 		rte_rcu_qsbr_thread_online(m->qsbr, w->id);
 	}
 	/* Last chance for buffered output; the rest is freed at shutdown. */
-	w->now = rte_rdtsc();
+	w->rc.now = rte_rdtsc();
 	for (uint16_t p = 0; p < m->n_ports; p++)
 		flush_txbuf(w, p);
 	w->shm->stats.online = 0;

@@ -60,9 +60,9 @@ struct zn_worker {
 	struct zn_txbuf txbuf[ZN_MAX_PORTS];
 	struct zn_stage nf_stage[ZN_MAX_NFS]; /* per drained NF */
 	uint64_t stall_cycles; /* 0: never drop stalled packets */
-	uint64_t now;          /* tsc at the top of the loop */
 	uint64_t now_ns;       /* wall clock, set when the fdir needs it */
-	struct zn_rctx rc;     /* routing: balancing state, reader id */
+	struct zn_rctx rc;     /* routing: balancing state, reader id, and
+				* rc.now: the tsc at the top of the loop */
 };
 
 int zn_worker_main(void *arg);

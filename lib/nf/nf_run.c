@@ -20,11 +20,7 @@
 #include "../common/zn_ledger.h"
 #include "../common/zn_util.h"
 
-/* Idle policy: a few polls with rte_pause, then polls separated by
- * sched_yield (when NFs share cores, the one with packets runs; measured
- * 2-3x faster chains on 2 cores than spinning), then sleep until woken. */
-#define IDLE_SPIN 8
-#define IDLE_YIELD (IDLE_SPIN + 256)
+/* Idle policy: ZN_IDLE_SPIN, ZN_IDLE_YIELD (nf_pvt.h), then sleep. */
 #define SLEEP_US 100000 /* also the manager-liveness period when idle */
 #define POLL_SPIN_US 50 /* a generator's turn nearer than this: no sleep */
 
@@ -134,11 +130,11 @@ idle_wait(struct zn_nf *nf, struct idle_state *st)
 			return true;
 		}
 	}
-	if (st->idle < IDLE_SPIN) {
+	if (st->idle < ZN_IDLE_SPIN) {
 		rte_pause();
 		return true;
 	}
-	if (st->idle < IDLE_YIELD) {
+	if (st->idle < ZN_IDLE_YIELD) {
 		t0 = rte_rdtsc();
 		sched_yield();
 		if (rte_rdtsc() - t0 > st->shared_yield)

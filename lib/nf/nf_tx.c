@@ -45,8 +45,6 @@
 #include "../common/zn_ledger.h"
 #include "../common/zn_util.h"
 
-#define IDLE_SPIN 8
-#define IDLE_YIELD (IDLE_SPIN + 256)
 
 #define TX_SLEEP_US 1000
 #define RING_NONE 0xffff
@@ -177,13 +175,9 @@ fast_learn(struct zn_nf *nf, const struct zn_route *rt, unsigned int n)
 	bool to_nf = false;
 
 	/* To itself counts as no NF: it never gets a link to itself. */
-	if (nf->uniform)
-		to_nf = nf->res[0].type == ZN_RES_NF &&
-			nf->res[0].id != nf->slot;
-	else
-		for (unsigned int i = 0; i < n && !to_nf; i++)
-			to_nf = nf->res[i].type == ZN_RES_NF &&
-				nf->res[i].id != nf->slot;
+	for (unsigned int i = 0; i < (nf->uniform ? 1 : n) && !to_nf; i++)
+		to_nf = nf->res[i].type == ZN_RES_NF &&
+			nf->res[i].id != nf->slot;
 	nf->fast_ok = rt->direct && !to_nf;
 	nf->fast_ver = rt->version;
 	nf->fast_n = 0;
@@ -198,21 +192,20 @@ to_link(struct zn_nf *nf, const struct zn_res *r, unsigned int head,
 {
 	struct rte_mbuf **held = nf->s->ledger.held;
 	uint64_t *act = nf->s->hstats.act;
+	unsigned int from = RTE_MAX(head, (unsigned int)nf->applied);
 
-	for (unsigned int i = RTE_MAX(head, (unsigned int)nf->applied);
-	     i < head + run; i++) {
+	if (from >= head + run)
+		return;
+	for (unsigned int i = from; i < head + run; i++) {
 		struct zn_pkt_meta *meta = zn_pkt_meta(held[i]);
 
 		nf->act0[i] = meta->action;
 		act[RTE_MIN((unsigned int)meta->action,
 			    (unsigned int)ZN_ACT_MAX)]++;
-		meta->chain_pos = r->pos;
-		meta->hops = r->hops;
-		meta->action = ZN_ACT_NEXT;
 		meta->dest = r->svc; /* for to_worker_again() */
 	}
-	if (head + run > nf->applied)
-		nf->applied = (uint16_t)(head + run);
+	zn_res_apply(r, &held[from], head + run - from);
+	nf->applied = (uint16_t)(head + run);
 }
 
 /* Packets set up for a link go to the worker after all (their NF left
@@ -416,9 +409,9 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 		 * so spin and yield before sleeping, as when idle. */
 		if (nf->blk_ring == nf->tx)
 			zn_db_ring(&nf->w->db);
-		if (++idle < IDLE_SPIN) {
+		if (++idle < ZN_IDLE_SPIN) {
 			rte_pause();
-		} else if (idle < IDLE_YIELD) {
+		} else if (idle < ZN_IDLE_YIELD) {
 			sched_yield();
 		} else if (!zn_db_wait(&nf->s->db, tx_room, nf, TX_SLEEP_US) &&
 			   !zn_nf_mgr_alive(nf)) {
