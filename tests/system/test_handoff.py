@@ -127,6 +127,13 @@ def test_cyclic_chain_under_overload(managers):
     for s in (1, 2):
         m.start_nf("forward", s)
     m.call("rx.set", enabled=True)
+    # Until both links are in use the hops 1 -> 2 -> 1 go through the
+    # worker, and a loop of waits through it (its stage for 1 waiting on
+    # 2's full RX ring, 2 on its link to 1, 1 on its full TX ring) is only
+    # broken by --stall-ms, as before the hand-off: allow that once.
+    wait_for(lambda: all(n["handoff"]["link_tx"] > 0
+                         for n in m.call("nf.list")["nfs"]), 10,
+             "both links in use")
     for _ in range(5):  # five seconds, a second at a time
         # Never a freeze for --stall-ms (500 ms here): a loop of waits is
         # found and broken within milliseconds.
