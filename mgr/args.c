@@ -51,6 +51,11 @@ usage(const char *prog, FILE *out)
 		"NF themselves\n"
 		"                          (default); worker: every hop crosses "
 		"a worker\n"
+		"      --nf-tx-queues N    TX queues per port for NFs that "
+		"transmit themselves\n"
+		"                          (net_null, net_tap; 0: the workers "
+		"transmit all;\n"
+		"                          default 8)\n"
 		"      --idle-sleep-us N   longest sleep of an idle polling "
 		"thread (default 1000)\n"
 		"      --stats-interval S  log a stats line every S seconds (0 = "
@@ -120,7 +125,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
-		O_LOGDIR, O_CGROOT, O_HANDOFF,
+		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -135,6 +140,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "ingress", required_argument, NULL, O_INGRESS },
 		{ "stall-ms", required_argument, NULL, O_STALL },
 		{ "handoff", required_argument, NULL, O_HANDOFF },
+		{ "nf-tx-queues", required_argument, NULL, O_NFTXQ },
 		{ "idle-sleep-us", required_argument, NULL, O_IDLE },
 		{ "stats-interval", required_argument, NULL, O_STATS },
 		{ "huge-dir", required_argument, NULL, O_HUGE },
@@ -163,6 +169,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 	cfg->ring_size = 1024;
 	cfg->mem_mb = 256;
 	cfg->stall_ms = 2000;
+	cfg->nf_tx_queues = 8;
 	cfg->idle_sleep_us = 1000;
 	cfg->flow_capacity = 1u << 18;
 	cfg->flow_idle_s = 300;
@@ -267,6 +274,11 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 					"worker\n", prog);
 				return -EINVAL;
 			}
+			break;
+		case O_NFTXQ:
+			if (parse_u(prog, "--nf-tx-queues", optarg, 0,
+				    ZN_MAX_NFS, &cfg->nf_tx_queues))
+				return -EINVAL;
 			break;
 		case O_STALL:
 			if (parse_u(prog, "--stall-ms", optarg, 0, 3600000,

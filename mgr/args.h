@@ -42,6 +42,7 @@ struct zn_mgr_cfg {
 	unsigned int mem_mb;
 	enum zn_ingress_policy ingress;
 	enum zn_handoff handoff;
+	unsigned int nf_tx_queues;  /* per port, for NF -> port */
 	unsigned int stall_ms;
 	unsigned int idle_sleep_us;
 	unsigned int stats_interval_s;

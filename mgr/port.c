@@ -62,7 +62,7 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info info;
-	uint16_t nb_rxd = NB_RXD, nb_txd = NB_TXD;
+	uint16_t nb_rxd = NB_RXD, nb_txd = NB_TXD, nb_nftxq;
 	int socket = rte_eth_dev_socket_id(p->port_id);
 	int rc;
 
@@ -101,6 +101,7 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 		if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_RSS_HASH)
 			conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_RSS_HASH;
 	}
+	nb_nftxq = (uint16_t)zn_port_nftx_plan(m, p, &info);
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	/* The driver registers the timestamp dynfield and flag; NFs look
@@ -109,7 +110,8 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 	    (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
 
-	rc = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &conf);
+	rc = rte_eth_dev_configure(p->port_id, p->nb_rxq,
+				   (uint16_t)(p->nb_txq + nb_nftxq), &conf);
 	if (rc < 0)
 		return rc;
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &nb_rxd, &nb_txd);
@@ -121,7 +123,7 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 		if (rc < 0)
 			return rc;
 	}
-	for (uint16_t q = 0; q < p->nb_txq; q++) {
+	for (uint16_t q = 0; q < p->nb_txq + nb_nftxq; q++) {
 		rc = rte_eth_tx_queue_setup(p->port_id, q, nb_txd,
 					    (unsigned int)socket, NULL);
 		if (rc < 0)
@@ -159,10 +161,11 @@ zn_ports_init(struct zn_mgr *m)
 			       p->devargs, strerror(-rc));
 			return rc;
 		}
-		ZN_LOG(INFO, "port %u: %s (%s), %u RX / %u TX queues%s%s", i,
-		       p->name, p->driver, p->nb_rxq, p->nb_txq,
-		       p->rss ? ", RSS" : "",
-		       p->txq_shared ? ", shared TX queue" : "");
+		zn_port_nftx_publish(m, i);
+		ZN_LOG(INFO, "port %u: %s (%s), %u RX / %u TX queues%s%s, "
+		       "%u TX queues for NFs", i, p->name, p->driver,
+		       p->nb_rxq, p->nb_txq, p->rss ? ", RSS" : "",
+		       p->txq_shared ? ", shared TX queue" : "", p->nf_txq_n);
 	}
 	return 0;
 }

@@ -237,7 +237,12 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 
 	struct ring_of_arg a = { .m = m, .slot = slot };
 
-	n = zn_ledger_reclaim(&s->ledger, ring_of, &a, pkts);
+	/* Its PMD freed what it sent into its lcore's cache (flushed when
+	 * the slot is freed, registry.c). */
+	n = zn_ledger_reclaim(&s->ledger, ring_of, &a,
+			      rte_mempool_default_cache(m->pool,
+							ZN_NF_LCORE_BASE + slot),
+			      pkts);
 	free_counted(m, s, pkts, n);
 	while ((n = rte_ring_sc_dequeue_burst(m->nf_rx[slot], (void **)pkts,
 					      ZN_BURST, NULL)) > 0)

@@ -41,6 +41,7 @@
 #include "link.h"
 #include "loop.h"
 #include "mgr.h"
+#include "port.h"
 #include "registry.h"
 #include "registry_pvt.h"
 #include "route.h"
@@ -280,6 +281,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	memset(&s->mstats, 0, sizeof(s->mstats));
 	memset(&s->links, 0, sizeof(s->links));
 	s->exit_drops = 0;
+	zn_port_nftx_assign(m, slot);
 	zn_route_reader_add(m, slot);
 	*reg = (struct zn_nf_reg){ .m = m, .slot = slot, .pidfd = pidfd,
 				   .reclaim_lock = -1 };
@@ -403,6 +405,7 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	/* Drops the NF decided itself (stalled) stay in the totals. */
 	for (unsigned int r = 0; r < ZN_DROP_MAX; r++)
 		m->shm->mgr.drops[r] += s->hstats.drops[r];
+	zn_port_nftx_release(m, slot);
 	__atomic_store_n(&s->ctl.state, ZN_NF_FREE, __ATOMIC_RELEASE);
 	zn_route_publish(m); /* lb forgets the slot's weight */
 	/* Buffers the NF allocated sit in its lcore's cache, in shared

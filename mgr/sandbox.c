@@ -26,6 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <link.h>
+
+#include <rte_bus_vdev.h>
 #include <rte_eal.h>
 #include <rte_mempool.h>
 
@@ -285,6 +288,66 @@ pool_driver(const struct zn_mgr *m, const char *dir, char *buf, size_t len)
 	return 0;
 }
 
+/* The drivers a sandboxed NF needs from the directory (real paths): the
+ * pool's, the vdev bus (linked, meson.build), the PMD of each port NFs
+ * transmit on themselves (lib/nf/nf_port.c loads it), and whatever of the
+ * directory these need in turn (net_null needs the PCI bus): found from
+ * the libraries as this process loaded them (their DT_NEEDED). */
+#define KEEP_MAX 16
+struct keep {
+	char path[KEEP_MAX][PATH_MAX];
+	unsigned int n;
+};
+
+static bool
+keep_has(const struct keep *k, const char *real)
+{
+	for (unsigned int i = 0; i < k->n; i++)
+		if (strcmp(k->path[i], real) == 0)
+			return true;
+	return false;
+}
+
+static void
+keep_add(struct keep *k, const char *dir, const char *file)
+{
+	size_t n = strlen(dir);
+	char real[PATH_MAX];
+	struct link_map *lm = NULL;
+	const char *strtab = NULL;
+	void *h;
+
+	if (file == NULL || realpath(file, real) == NULL ||
+	    strncmp(real, dir, n) != 0 || real[n] != '/' ||
+	    keep_has(k, real) || k->n >= KEEP_MAX)
+		return;
+	zn_strlcpy(k->path[k->n++], real, PATH_MAX);
+	h = dlopen(real, RTLD_LAZY | RTLD_NOLOAD);
+	if (h == NULL)
+		return;
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL) {
+		for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_STRTAB)
+				strtab = (const char *)d->d_un.d_ptr;
+		for (const ElfW(Dyn) *d = lm->l_ld;
+		     strtab != NULL && d->d_tag != DT_NULL; d++) {
+			struct link_map *dm = NULL;
+			void *dh;
+
+			if (d->d_tag != DT_NEEDED)
+				continue;
+			dh = dlopen(strtab + d->d_un.d_val,
+				    RTLD_LAZY | RTLD_NOLOAD);
+			if (dh == NULL)
+				continue;
+			if (dlinfo(dh, RTLD_DI_LINKMAP, &dm) == 0 && dm != NULL)
+				keep_add(k, dir, dm->l_name);
+			dlclose(dh);
+		}
+	}
+	dlclose(h);
+}
+
 /*
  * The bwrap options showing DPDK's driver directory with the pool's driver
  * only, worked out on the first sandbox (neither the pool nor the
@@ -295,7 +358,7 @@ pool_driver(const struct zn_mgr *m, const char *dir, char *buf, size_t len)
  * 0755, then read-only. NULL-terminated; empty when the directory is to
  * be shown as it is (not found, another pool driver, too many names).
  */
-#define DRV_OPTS_MAX 32
+#define DRV_OPTS_MAX 96
 static const char *const *
 driver_args(const struct zn_mgr *m)
 {
@@ -305,18 +368,26 @@ driver_args(const struct zn_mgr *m)
 		struct zn_arena a;
 	} D;
 	const char *drivers = driver_dir();
-	char keep[PATH_MAX];
+	static struct keep keep;
+	char pool_so[PATH_MAX];
 	struct dirent *e;
 	unsigned int n = 0;
+	Dl_info info;
 	DIR *d;
 
 	if (D.done)
 		return D.opt;
 	D.done = true;
 	if (drivers == NULL ||
-	    pool_driver(m, drivers, keep, sizeof(keep)) < 0 ||
+	    pool_driver(m, drivers, pool_so, sizeof(pool_so)) < 0 ||
 	    (d = opendir(drivers)) == NULL)
 		return D.opt;
+	keep_add(&keep, drivers, pool_so);
+	if (dladdr((void *)(uintptr_t)rte_vdev_init, &info) != 0)
+		keep_add(&keep, drivers, info.dli_fname);
+	for (unsigned int i = 0; i < m->n_ports; i++)
+		if (m->shm->ports[i].nf_txq_n != 0)
+			keep_add(&keep, drivers, m->shm->ports[i].driver_so);
 #define OPT(...)                                                            \
 	do {                                                                \
 		if (n >= DRV_OPTS_MAX ||                                    \
@@ -335,7 +406,7 @@ driver_args(const struct zn_mgr *m)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", drivers, e->d_name);
-		if (realpath(path, real) == NULL || strcmp(real, keep) != 0)
+		if (realpath(path, real) == NULL || !keep_has(&keep, real))
 			continue;
 		len = readlink(path, link, sizeof(link) - 1);
 		if (len > 0) {

@@ -75,11 +75,13 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 	json_t *acts = json_object(), *ctrs = json_object(), *cmds, *o;
 	unsigned int nc = s->req.n_counters;
 
-	uint64_t drops[ZN_DROP_MAX];
+	uint64_t drops[ZN_DROP_MAX], port_tx = 0;
 	unsigned int n_out = 0;
+	json_t *ports = json_array();
 
 	/* Actions and drops: the worker's count (packets through the TX
-	 * ring) plus the NF's own (packets it handed to NFs directly). */
+	 * ring) plus the NF's own (packets it handed to NFs or ports
+	 * directly). */
 	for (int a = 0; a < ZN_ACT_MAX; a++)
 		json_object_set_new(acts, action_names[a],
 				    json_integer((json_int_t)(s->mstats.act[a] +
@@ -129,10 +131,16 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      (json_int_t)s->db.sleeps, "wakeups",
 		      (json_int_t)s->db.wakeups, "counters", ctrs, "commands",
 		      cmds);
+	for (unsigned int p = 0; p < m->n_ports; p++)
+		if (s->ptx[p].q != 0) {
+			port_tx += s->ptx[p].tx;
+			json_array_append_new(ports, json_integer((int)p));
+		}
 	json_object_set_new(o, "handoff", json_pack(
-		"{s:I, s:I, s:I, s:i, s:i, s:I, s:I}",
+		"{s:I, s:I, s:I, s:o, s:I, s:i, s:i, s:I, s:I}",
 		"link_tx", (json_int_t)s->hstats.link_tx,
 		"link_rx", (json_int_t)s->hstats.link_rx,
+		"port_tx", (json_int_t)port_tx, "ports", ports,
 		"to_worker", (json_int_t)s->hstats.tx_ring_in,
 		"links_out", (int)n_out, "links_in", (int)s->links.n_in,
 		"blocked", (json_int_t)s->hstats.blocked,
@@ -188,6 +196,7 @@ port_json(struct zn_mgr *m, unsigned int i)
 	struct rte_eth_link link = { 0 };
 	struct rte_ether_addr mac = { 0 };
 	char macs[RTE_ETHER_ADDR_FMT_SIZE];
+	json_t *nftx;
 
 	for (unsigned int w = 0; w < m->n_workers; w++) {
 		const struct zn_port_wstats *ws = &m->shm->workers[w].port[i];
@@ -199,23 +208,25 @@ port_json(struct zn_mgr *m, unsigned int i)
 		for (int r = 0; r < ZN_DROP_MAX; r++)
 			sum.drops[r] += ws->drops[r];
 	}
+	nftx = zn_port_nftx_json(m, i, &sum);
 	rte_eth_stats_get(p->port_id, &hw);
 	rte_eth_link_get_nowait(p->port_id, &link);
 	rte_eth_macaddr_get(p->port_id, &mac);
 	rte_ether_format_addr(macs, sizeof(macs), &mac);
 	return json_pack("{s:i, s:o, s:o, s:s, s:s, s:b, s:I, s:i, s:i, s:b, "
-			 "s:I, s:I, s:I, s:I, s:o, s:{s:I, s:I, s:I, s:I, s:I, "
-			 "s:I, s:I, s:I}}",
+			 "s:I, s:I, s:I, s:I, s:o, s:o, s:{s:I, s:I, s:I, s:I, "
+			 "s:I, s:I, s:I, s:I}}",
 			 "port", (int)i, "name", jstr(p->name, sizeof(p->name)),
 			 "devargs", jstr(p->devargs, sizeof(p->devargs)),
 			 "driver", p->driver, "mac", macs, "link_up",
 			 link.link_status == RTE_ETH_LINK_UP, "speed_mbps",
 			 (json_int_t)link.link_speed, "rx_queues", p->nb_rxq,
-			 "tx_queues", p->nb_txq, "rss", p->rss, "rx",
+			 "tx_queues", p->nb_txq + p->nf_txq_n, "rss", p->rss, "rx",
 			 (json_int_t)sum.rx, "tx", (json_int_t)sum.tx,
 			 "rx_paused", (json_int_t)sum.rx_paused, "tx_retry",
 			 (json_int_t)sum.tx_retry, "drops",
-			 drops_json(sum.drops), "hw", "ipackets",
+			 drops_json(sum.drops), "nf_tx", nftx, "hw",
+			 "ipackets",
 			 (json_int_t)hw.ipackets, "opackets",
 			 (json_int_t)hw.opackets, "ibytes",
 			 (json_int_t)hw.ibytes, "obytes", (json_int_t)hw.obytes,
@@ -444,9 +455,14 @@ static const struct zn_cmd port_list_cmd = {
 	.name = "port.list", .help = "ports with their counters",
 	.result = "{\"ports\": \"[port]\"}",
 	.doc = "Each port: id, name, devargs, driver, MAC, link, queues, RSS; "
-	       "`rx`, `tx`, `rx_paused`, `tx_retry`, `drops` by reason (of "
-	       "packets from this port before an NF); `hw`: the device's "
-	       "counters (`ipackets`, `imissed`, `rx_nombuf`, ...).",
+	       "`rx`, `tx` (by the workers and by NFs), `rx_paused`, "
+	       "`tx_retry`, `drops` by reason (of packets from this port "
+	       "before an NF; `stalled` also for a port that took nothing "
+	       "for --stall-ms); `nf_tx`: TX queues for NFs that transmit "
+	       "themselves `{queues, first_queue, why_not, tx, nfs: "
+	       "[{instance, name, queue, attached, tx}]}` (`why_not`: null, "
+	       "or why the port has none); `hw`: the device's counters "
+	       "(`ipackets`, `opackets`, `imissed`, `rx_nombuf`, ...).",
 	.fn = cmd_port_list,
 };
 ZN_CMD_REGISTER(port_list_cmd)
@@ -461,7 +477,11 @@ static const struct zn_cmd nf_list_cmd = {
 	       "`created`, `dequeued`, `drops` by reason, `exit_drops`, "
 	       "`staged`, `rx_ring`/`tx_ring` `{count, size}`, `sleeps`, "
 	       "`wakeups`, NF-defined `counters`, `commands` the NF serves "
-	       "(for `nf.call`).",
+	       "(for `nf.call`); `handoff`: `link_tx`/`link_rx` (packets "
+	       "handed to / taken from other NFs directly), `port_tx` "
+	       "(transmitted on its own TX queues) and `ports` (those it "
+	       "attached), `to_worker` (put on its TX ring), `links_out`, "
+	       "`links_in`, `blocked`, `loops_broken`.",
 	.fn = cmd_nf_list,
 };
 ZN_CMD_REGISTER(nf_list_cmd)

@@ -137,6 +137,7 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 {
 	unsigned int moved = 0;
 
+	st->wait_nf = 0;
 	while (st->head < st->tail) {
 		struct zn_res *r = &st->res[st->uniform ? 0 : st->head];
 		struct rte_mbuf **pkts = &st->pkts[st->head];
@@ -192,6 +193,8 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 			continue;
 		}
 		w->shm->stats.stalls++;
+		if (r->type == ZN_RES_NF)
+			st->wait_nf = (uint16_t)(r->id + 1);
 		break;
 	}
 	if (st->head == st->tail)
@@ -253,6 +256,12 @@ out:
 	staged = (unsigned int)(st->tail - st->head);
 	if (ns->mstats.staged != staged)
 		ns->mstats.staged = staged;
+	/* For the NFs' loop finding (lib/nf/nf_tx.c in_loop): the NF whose
+	 * packets wait here waits, through us, for that NF. */
+	if (ns->mstats.blocked_on != (staged != 0 ? st->wait_nf : 0u))
+		__atomic_store_n(&ns->mstats.blocked_on,
+				 staged != 0 ? st->wait_nf : 0u,
+				 __ATOMIC_RELAXED);
 	/* Release: the NF reads it to know that none of its packets is
 	 * still here (it may then hand packets to NFs directly). */
 	if (done != 0)

@@ -28,6 +28,8 @@ struct zn_stage {
 	uint16_t head;
 	uint16_t tail;
 	bool uniform;           /* res[0] applies to every packet */
+	uint16_t wait_nf;       /* slot + 1 of the NF whose full RX ring
+				 * stopped the last flush, 0: none */
 	uint64_t blocked_since; /* tsc of the first failed delivery, or 0 */
 	struct rte_mbuf *pkts[ZN_STAGE_SZ];
 	struct zn_res res[ZN_STAGE_SZ];

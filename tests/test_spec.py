@@ -72,10 +72,10 @@ def test_manager_options_become_its_command_line(tmp_path):
     f = tmp_path / "d.yaml"
     f.write_text(GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
                               "  handoff: worker\n  ingress: drop\n"
-                              "  ring_size: 512\n"))
+                              "  ring_size: 512\n  nf_tx_queues: 0\n"))
     argv = manager_argv(load(f), Path("/x/zeronf-mgr"))
     for opt, val in (("--handoff", "worker"), ("--ingress", "drop"),
-                     ("--ring-size", "512")):
+                     ("--ring-size", "512"), ("--nf-tx-queues", "0")):
         assert argv[argv.index(opt) + 1] == val, argv
     bad = GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
                        "  handoff: hub\n")

@@ -3,16 +3,34 @@
  */
 #include "zn_ledger.h"
 
+/* In the dead NF's cache: its PMD freed it there (ZN_LEDGER_PORT_CACHE). */
+static bool
+in_cache(const struct rte_mempool_cache *c, const struct rte_mbuf *m)
+{
+	uint32_t len = c != NULL ? RTE_MIN(c->len, (uint32_t)RTE_DIM(c->objs))
+				 : 0;
+
+	for (uint32_t i = 0; i < len; i++)
+		if (c->objs[i] == m)
+			return true;
+	return false;
+}
+
 unsigned int
 zn_ledger_reclaim(struct zn_ledger *l,
 		  struct rte_ring *(*ring_of)(uint16_t id, bool tx, void *arg),
-		  void *arg, struct rte_mbuf **out)
+		  void *arg, const struct rte_mempool_cache *cache,
+		  struct rte_mbuf **out)
 {
 	uint32_t phase = __atomic_load_n(&l->phase, __ATOMIC_ACQUIRE);
 	uint32_t n = l->held_n, first = 0, i, k = 0;
 	uint64_t pos = __atomic_load_n(&l->tx_pos, __ATOMIC_ACQUIRE);
+	uint16_t tx_id = (uint16_t)(pos >> 32);
+	bool port = tx_id == ZN_LEDGER_PORT || tx_id == ZN_LEDGER_PORT_CACHE;
+	bool cached = tx_id == ZN_LEDGER_PORT_CACHE;
+	uint32_t port_end = 0;
 	struct rte_ring *rx = ring_of(l->rx_ring, false, arg);
-	struct rte_ring *tx = ring_of((uint16_t)(pos >> 32), true, arg);
+	struct rte_ring *tx = port ? NULL : ring_of(tx_id, true, arg);
 
 	if (n > ZN_BURST)
 		n = 0; /* corrupt ledger: trust only the rings */
@@ -24,6 +42,11 @@ zn_ledger_reclaim(struct zn_ledger *l,
 	case ZN_LEDGER_OWN:
 		break;
 	case ZN_LEDGER_TX:
+		if (port) { /* held[first, port_end): see zn_ledger.h */
+			first = RTE_MIN((uint32_t)(pos >> 48), n);
+			port_end = RTE_MIN((uint32_t)pos, n);
+			break;
+		}
 		if (tx == NULL) {
 			n = 0;
 			break;
@@ -37,9 +60,21 @@ zn_ledger_reclaim(struct zn_ledger *l,
 		n = 0;
 		break;
 	}
-	for (i = first; i < n; i++)
-		if (l->held[i] != NULL)
-			out[k++] = l->held[i];
+	for (i = first; i < n; i++) {
+		struct rte_mbuf *m = l->held[i];
+
+		if (m == NULL)
+			continue;
+		if (i < port_end && cached) {
+			if (in_cache(cache, m))
+				continue; /* sent */
+		} else if (i < port_end) {
+			/* Ours alone now, whatever the PMD did with it. */
+			for (struct rte_mbuf *g = m; g != NULL; g = g->next)
+				rte_mbuf_refcnt_set(g, 1);
+		}
+		out[k++] = m;
+	}
 
 	/* Undo what the dead NF left half done: it was the only consumer of
 	 * the ring it read and the only producer of the ring it wrote. */

@@ -29,6 +29,26 @@
  *           ring and its tail) before each run that goes to another ring
  *        -> phase IDLE.
  *
+ *   A run to a port (the NF transmits on a TX queue of its own) has no
+ *   ring: the PMD's tx_burst takes packets and frees them before it
+ *   returns (only such PMDs are used, mgr/port_nftx.c), so whether a
+ *   packet was sent is not visible in the packet. Two ways to know it,
+ *   the ledger says which (tx_pos: ring, off = run start, base = run end):
+ *   - ZN_LEDGER_PORT_CACHE (plain packets: one segment, of the pool the
+ *     NF's lcore has a cache of): the PMD frees into that cache, in this
+ *     process's shared memory, and the NF first makes room there for the
+ *     whole run, so no free during the call goes further. Reclaim skips
+ *     the run's packets found in the dead NF's cache (sent; the cache is
+ *     flushed afterwards) and gives back the others. Nothing is written
+ *     to the packets (a cache line less to move between cores).
+ *   - ZN_LEDGER_PORT (other packets): each gets a second reference before
+ *     the call; a packet sent is then not back in the pool until the NF
+ *     drops that reference, after taking it out of held[] (NULL).
+ *     Reclaim gives every packet of the run still in held[] back whole:
+ *     not sent, sent and freed by the PMD (one reference left), or being
+ *     sent when the NF died (its PMD code died with it).
+ *   Packets the port took leave held[] (NULL) once tx_burst returns.
+ *
  * After the NF died, zn_ledger_reclaim() decides from the phase and the
  * tails exactly which of held[] the NF still owned:
  *   IDLE: none.  RX: all if the ring's cons.tail == rx_expect, else none
@@ -62,6 +82,10 @@ zn_ledger_set_phase(struct zn_ledger *l, uint32_t phase)
 {
 	__atomic_store_n(&l->phase, phase, __ATOMIC_RELEASE);
 }
+
+/* tx_pos rings of a run to a port (no ring: see above). */
+#define ZN_LEDGER_PORT 0xfffe
+#define ZN_LEDGER_PORT_CACHE 0xfffd
 
 /* tx_pos: see struct zn_ledger. */
 static inline uint64_t
@@ -122,6 +146,70 @@ zn_ledger_tx_ring(struct zn_ledger *l, const struct rte_ring *ring,
 			 __ATOMIC_RELEASE);
 }
 
+/** NF side: held[off, end) go to a port now; each gets the reference
+ *  reclaim counts on (the NF owns them alone: a plain store will do). */
+static inline void
+zn_ledger_tx_port(struct zn_ledger *l, unsigned int off, unsigned int end)
+{
+	__atomic_store_n(&l->tx_pos,
+			 zn_ledger_pos(end, ZN_LEDGER_PORT, (uint16_t)off),
+			 __ATOMIC_RELEASE);
+	for (unsigned int i = off; i < end; i++) {
+		struct rte_mbuf *m = l->held[i];
+
+		if (likely(m->nb_segs == 1))
+			rte_mbuf_refcnt_set(m, 2);
+		else
+			rte_pktmbuf_refcnt_update(m, 1);
+	}
+}
+
+/** NF side: the port took held[off, off + k) of the run [off, end): out
+ *  of held[] (reclaim skips NULL), then our references dropped (a crash
+ *  in between leaks them, never frees them twice); the rest are ours
+ *  alone again. */
+static inline void
+zn_ledger_tx_port_done(struct zn_ledger *l, unsigned int off, unsigned int k,
+		       unsigned int end)
+{
+	struct rte_mbuf *sent[ZN_BURST];
+
+	for (unsigned int i = 0; i < k; i++) {
+		sent[i] = l->held[off + i];
+		__atomic_store_n(&l->held[off + i], NULL, __ATOMIC_RELEASE);
+	}
+	rte_pktmbuf_free_bulk(sent, k);
+	for (unsigned int i = off + k; i < end; i++) {
+		struct rte_mbuf *m = l->held[i];
+
+		if (likely(m->nb_segs == 1))
+			rte_mbuf_refcnt_set(m, 1);
+		else
+			rte_pktmbuf_refcnt_update(m, -1);
+	}
+}
+
+/** NF side: held[off, end) go to a port now, the PMD freeing what it
+ *  sends into @p cache, which has room for all of them (the caller made
+ *  sure): nothing to do to the packets. */
+static inline void
+zn_ledger_tx_port_cached(struct zn_ledger *l, unsigned int off,
+			 unsigned int end)
+{
+	__atomic_store_n(&l->tx_pos,
+			 zn_ledger_pos(end, ZN_LEDGER_PORT_CACHE, (uint16_t)off),
+			 __ATOMIC_RELEASE);
+}
+
+/** NF side: the port took held[off, off + k): they are its (freed). */
+static inline void
+zn_ledger_tx_port_cached_done(struct zn_ledger *l, unsigned int off,
+			      unsigned int k)
+{
+	for (unsigned int i = 0; i < k; i++)
+		__atomic_store_n(&l->held[off + i], NULL, __ATOMIC_RELEASE);
+}
+
 /** NF side: every held packet was handed over. */
 static inline void
 zn_ledger_tx_done(struct zn_ledger *l)
@@ -136,12 +224,15 @@ zn_ledger_tx_done(struct zn_ledger *l)
  * half-done peek on the ring it read and a half-done enqueue on the ring
  * it wrote. @p ring_of(id, arg) gives the ring of a ledger ring id (0: the
  * NF's RX or TX ring, l + 1: link l) or NULL if the id is not one of this
- * NF's (a corrupt ledger: then nothing is freed, never twice).
+ * NF's (a corrupt ledger: then nothing is freed, never twice). @p cache:
+ * the NF's lcore cache of the pool (ZN_LEDGER_PORT_CACHE), flushed by the
+ * caller afterwards; NULL: none.
  * @return number of packets in @p out; the caller frees them.
  */
 unsigned int zn_ledger_reclaim(struct zn_ledger *l,
 			       struct rte_ring *(*ring_of)(uint16_t id,
 							   bool tx, void *arg),
-			       void *arg, struct rte_mbuf **out);
+			       void *arg, const struct rte_mempool_cache *cache,
+			       struct rte_mbuf **out);
 
 #endif /* ZN_LEDGER_H */

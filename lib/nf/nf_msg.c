@@ -223,6 +223,7 @@ zn_nf_register(struct zn_nf *nf)
 	if (nf->shm->rt.qsbr == NULL)
 		return -EPROTO;
 	zn_nf_tx_init(nf);
+	zn_nf_ports_attach(nf);
 	ZN_LOG(INFO, "NF '%s' registered with '%s': service %u, instance %u",
 	       nf->name, nf->instance, nf->service_id, nf->slot);
 	return 0;

@@ -92,6 +92,14 @@ struct zn_nf {
 		bool in_use;        /* switched to it (ordering rule met) */
 		uint64_t asked;     /* tsc of the last request for one */
 	} lk[ZN_MAX_NFS];
+	/* NF -> port (nf_port.c, nf_tx.c): TX queue + 1 per ZeroNF port
+	 * (0: the workers transmit), its DPDK port id here. */
+	uint16_t ptxq[ZN_MAX_PORTS];
+	uint16_t ptx_pid[ZN_MAX_PORTS];
+	unsigned int n_ptxq;
+	/* The pool's cache of our lcore, where a PMD frees what we send
+	 * (NULL: none; then each packet sent gets an extra reference). */
+	struct rte_mempool_cache *cache;
 
 	volatile sig_atomic_t stop_req;
 	bool leave_sent;
@@ -121,6 +129,10 @@ int zn_nf_post_msg(struct zn_nf *nf, uint16_t type);
  * TX ring), waiting while a destination is full. 0 or -ENOTCONN. */
 int zn_nf_tx_held(struct zn_nf *nf, unsigned int n);
 void zn_nf_tx_init(struct zn_nf *nf);
+/* nf_port.c: attach the ports the manager gave us a TX queue of;
+ * _thread in the packet thread before it starts. */
+void zn_nf_ports_attach(struct zn_nf *nf);
+void zn_nf_ports_thread(struct zn_nf *nf);
 
 /* nf_cmd.c: commands (nf.call). _reset at registration; _serve answers
  * an open command, if any, from the packet thread. */

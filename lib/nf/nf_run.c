@@ -12,6 +12,7 @@
 #include <sched.h>
 
 #include <rte_cycles.h>
+#include <rte_prefetch.h>
 #include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
@@ -231,6 +232,7 @@ zn_nf_run(struct zn_nf *nf)
 	};
 	int rc;
 
+	zn_nf_ports_thread(nf);
 	for (;;) {
 		unsigned int n;
 
@@ -243,6 +245,16 @@ zn_nf_run(struct zn_nf *nf)
 			st.idle = 0;
 			s->stats.rx += n;
 			s->stats.bursts++;
+			/* An NF that transmits on a port itself reads every
+			 * packet's metadata and header line after the handler
+			 * (to route, then the extra reference): written on
+			 * the worker's core, they are on their way while the
+			 * handler runs. */
+			if (nf->n_ptxq != 0)
+				for (unsigned int i = 0; i < n; i++) {
+					rte_prefetch0(l->held[i]);
+					rte_prefetch0(zn_pkt_meta(l->held[i]));
+				}
 			nf->ops.burst(nf, l->held, (uint16_t)n);
 			rc = zn_nf_tx_held(nf, n);
 			if (rc < 0)

@@ -37,6 +37,7 @@
 #include <sched.h>
 
 #include <rte_cycles.h>
+#include <rte_ethdev.h>
 #include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
@@ -169,16 +170,27 @@ fast_path(struct zn_nf *nf)
 	return true;
 }
 
+/* A destination this NF hands packets to itself: another NF (it never
+ * gets a link to itself) or a port it has a TX queue of. */
+static inline bool
+own_dest(const struct zn_nf *nf, const struct zn_res *r)
+{
+	return (r->type == ZN_RES_NF && r->id != nf->slot) ||
+	       (r->type == ZN_RES_PORT && r->id < ZN_MAX_PORTS &&
+		nf->ptxq[r->id] != 0);
+}
+
 static void
 fast_learn(struct zn_nf *nf, const struct zn_route *rt, unsigned int n)
 {
-	bool to_nf = false;
+	bool own = false;
 
-	/* To itself counts as no NF: it never gets a link to itself. */
-	for (unsigned int i = 0; i < (nf->uniform ? 1 : n) && !to_nf; i++)
-		to_nf = nf->res[i].type == ZN_RES_NF &&
-			nf->res[i].id != nf->slot;
-	nf->fast_ok = rt->direct && !to_nf;
+	for (unsigned int i = 0; i < (nf->uniform ? 1 : n) && !own; i++)
+		own = own_dest(nf, &nf->res[i]);
+	/* An NF with a port queue never skips resolving: a port it has a
+	 * queue of is always reached directly, never through the worker,
+	 * so the packets of a flow cannot overtake each other there. */
+	nf->fast_ok = rt->direct && !own && nf->n_ptxq == 0;
 	nf->fast_ver = rt->version;
 	nf->fast_n = 0;
 }
@@ -208,6 +220,64 @@ to_link(struct zn_nf *nf, const struct zn_res *r, unsigned int head,
 	nf->applied = (uint16_t)(head + run);
 }
 
+/* Can the ledger follow this run through our pool cache (zn_ledger.h,
+ * ZN_LEDGER_PORT_CACHE)? Packets of one segment from the pool our lcore
+ * caches, and room in the cache for all of them: whatever the PMD frees
+ * in the call then stays in the cache. Reads only the header line the
+ * PMD's free reads anyway. */
+static bool
+plain_run(struct zn_nf *nf, struct rte_mbuf **pkts, unsigned int run)
+{
+	struct rte_mempool_cache *c = nf->cache;
+
+	if (c == NULL)
+		return false;
+	for (unsigned int i = 0; i < run; i++)
+		if (pkts[i]->pool != nf->pool || pkts[i]->nb_segs != 1)
+			return false;
+	if (c->len + run > c->flushthresh)
+		rte_mempool_cache_flush(c, nf->pool);
+	return true;
+}
+
+/* A run goes out of a port on our own TX queue (mgr/port_nftx.c): the
+ * worker never sees these packets, so their actions are counted here,
+ * once however many tries the run takes. The ledger covers the call
+ * (zn_ledger_tx_port). @return packets the port took. */
+static unsigned int
+to_port(struct zn_nf *nf, uint16_t port, unsigned int head, unsigned int run)
+{
+	struct zn_ledger *l = &nf->s->ledger;
+	struct zn_nf_ptx *ps = &nf->s->ptx[port];
+	uint64_t *act = nf->s->hstats.act;
+	unsigned int k;
+
+	for (unsigned int i = RTE_MAX(head, (unsigned int)nf->applied);
+	     i < head + run; i++)
+		act[RTE_MIN((unsigned int)zn_pkt_meta(l->held[i])->action,
+			    (unsigned int)ZN_ACT_MAX)]++;
+	if (nf->applied < head + run)
+		nf->applied = (uint16_t)(head + run);
+	if (plain_run(nf, &l->held[head], run)) {
+		zn_ledger_tx_port_cached(l, head, head + run);
+		k = rte_eth_tx_burst(nf->ptx_pid[port],
+				     (uint16_t)(nf->ptxq[port] - 1),
+				     &l->held[head], (uint16_t)run);
+		zn_ledger_tx_port_cached_done(l, head, k);
+	} else {
+		zn_ledger_tx_port(l, head, head + run);
+		k = rte_eth_tx_burst(nf->ptx_pid[port],
+				     (uint16_t)(nf->ptxq[port] - 1),
+				     &l->held[head], (uint16_t)run);
+		zn_ledger_tx_port_done(l, head, k, head + run);
+	}
+	nf->tx_ring_id = RING_NONE; /* the next ring run says where it starts */
+	ps->tx += k;
+	if (k < run)
+		ps->tx_retry++;
+	return k;
+}
+
 /* Packets set up for a link go to the worker after all (their NF left
  * and its replacement has no link yet, or the service has no instance):
  * their metadata says "at hop pos, go NEXT", which the worker would take
@@ -231,32 +301,53 @@ to_worker_again(struct zn_nf *nf, unsigned int head, unsigned int run)
 	}
 }
 
-/* A loop of NFs each waiting for room in a link to the next (a chain
- * that visits NFs twice, or changing while packets are between hops): no
- * one reads, so no one will ever make room, and waiting for --stall-ms
- * would stop them all for that long. Each NF says which link it waits on
- * (hstats.blocked_on); one that has waited LOOP_WAIT_US and finds the
- * waits lead back to itself drops its run as stalled, which frees the
- * loop. Racy reads: a wait just ended makes no loop (it is looked at
- * again at the next retry). */
+/* A loop of NFs each waiting for room in the next (a chain that visits
+ * NFs twice, or changing while packets are between hops): no one reads,
+ * so no one will ever make room, and waiting for --stall-ms would stop
+ * them all for that long. Each NF says what it waits on
+ * (hstats.blocked_on): a link to an NF, or its TX ring, where the worker
+ * says for which NF's RX ring its packets wait (mstats.blocked_on; a
+ * chain that loops back onto an NF before it has links, or with
+ * --handoff worker, waits through the worker). One that has waited
+ * LOOP_WAIT_US and finds the waits lead back to itself drops its run as
+ * stalled, which frees the loop. Racy reads: a wait just ended makes no
+ * loop (it is looked at again at the next retry). @p to: the NF we wait
+ * for. */
 static bool
 in_loop(struct zn_nf *nf, uint16_t to)
 {
 	unsigned int cur = to;
 
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
-		uint32_t b = __atomic_load_n(&nf->shm->nfs[cur].hstats.blocked_on,
-					     __ATOMIC_RELAXED);
+		const struct zn_nf_slot *c;
+		uint32_t b;
 
-		if (b == 0 || b > ZN_MAX_NFS)
-			return false;
-		cur = b - 1;
 		if (cur == nf->slot) {
 			nf->s->hstats.cycles_broken++;
 			return true;
 		}
+		c = &nf->shm->nfs[cur];
+		b = __atomic_load_n(&c->hstats.blocked_on, __ATOMIC_RELAXED);
+		if (b == ZN_WAIT_TX_RING)
+			b = __atomic_load_n(&c->mstats.blocked_on,
+					    __ATOMIC_RELAXED);
+		if (b == 0 || b > ZN_MAX_NFS)
+			return false;
+		cur = b - 1;
 	}
 	return false;
+}
+
+/* Whom a run blocked in a ring waits for (slot + 1; 0: no NF). */
+static uint32_t
+waits_for(const struct zn_nf *nf, bool link, uint16_t to)
+{
+	uint32_t b;
+
+	if (link)
+		return to + 1u;
+	b = __atomic_load_n(&nf->s->mstats.blocked_on, __ATOMIC_RELAXED);
+	return b <= ZN_MAX_NFS ? b : 0;
 }
 
 /* Deliver held[tx_head, n) in order, runs of one destination at a time,
@@ -307,6 +398,8 @@ flush(struct zn_nf *nf, unsigned int n)
 		struct zn_res *r = &nf->res[nf->uniform ? 0 : head];
 		struct rte_ring *ring = NULL;
 		uint16_t id = 0;
+		uint32_t wf;
+		bool link;
 
 		/* The chosen instance may have left since: pick again. */
 		if (r->type == ZN_RES_NF && rt->nf_svc[r->id] != r->svc) {
@@ -325,6 +418,11 @@ flush(struct zn_nf *nf, unsigned int n)
 			while (head + run < n &&
 			       zn_res_same(&nf->res[head + run], r))
 				run++;
+		if (r->type == ZN_RES_PORT && rt->direct && own_dest(nf, r)) {
+			id = ZN_LEDGER_PORT;
+			k = to_port(nf, r->id, head, run);
+			goto sent;
+		}
 		if (r->type == ZN_RES_NF && rt->direct)
 			ring = link_to(nf, r->id, &id);
 		if (ring == NULL) {
@@ -349,29 +447,34 @@ flush(struct zn_nf *nf, unsigned int n)
 			s->hstats.tx_ring_in += k;
 			to_worker |= k > 0;
 		}
+sent:
 		nf->tx_head = (uint16_t)(head + k);
 		if (k == run) {
 			nf->blocked_since = 0;
 			continue;
 		}
+		link = id != 0 && id != ZN_LEDGER_PORT;
 		/* Blocked: since when, and for too long? */
 		if (k > 0 || nf->blocked_since == 0) {
 			nf->blocked_since = nf->rc.now;
 		} else if ((nf->stall_cycles != 0 &&
 			    nf->rc.now - nf->blocked_since > nf->stall_cycles) ||
-			   (id != 0 && nf->rc.now - nf->blocked_since >
-					       nf->cycle_cycles &&
-			    in_loop(nf, r->id))) {
+			   (id != ZN_LEDGER_PORT &&
+			    nf->rc.now - nf->blocked_since > nf->cycle_cycles &&
+			    (wf = waits_for(nf, link, r->id)) != 0 &&
+			    in_loop(nf, (uint16_t)(wf - 1)))) {
+			if (id == ZN_LEDGER_PORT) /* a dead link, as the worker */
+				s->ptx[r->id].stalled += run - k;
 			drop_stalled(nf, head + k, run - k);
 			nf->tx_head = (uint16_t)(head + run);
 			nf->blocked_since = 0;
 			continue;
 		}
-		if (s->hstats.blocked_on != (id != 0 ? r->id + 1u : 0))
-			__atomic_store_n(&s->hstats.blocked_on,
-					 id != 0 ? r->id + 1u : 0,
+		wf = link ? r->id + 1u : id == 0 ? ZN_WAIT_TX_RING : 0;
+		if (s->hstats.blocked_on != wf)
+			__atomic_store_n(&s->hstats.blocked_on, wf,
 					 __ATOMIC_RELAXED);
-		nf->blk_ring = ring;
+		nf->blk_ring = ring; /* NULL: a port; tried again in a while */
 		if (id == 0)
 			s->stats.tx_full++;
 		s->hstats.blocked++;
@@ -390,7 +493,9 @@ tx_room(void *arg)
 {
 	struct zn_nf *nf = arg;
 
-	return nf->stop_req || rte_ring_free_count(nf->blk_ring) > 0;
+	/* A port says nothing when it has room: the wait's timeout. */
+	return nf->stop_req ||
+	       (nf->blk_ring != NULL && rte_ring_free_count(nf->blk_ring) > 0);
 }
 
 int

@@ -62,6 +62,9 @@
  * one NF to another, made from a pool at start and given on demand. */
 #define ZN_MAX_LINKS 256
 #define ZN_MAX_LINKS_IN 64     /* links into one NF */
+#define ZN_PORT_NAME_LEN 64    /* RTE_ETH_NAME_MAX_LEN */
+#define ZN_WAIT_TX_RING 0xffffffffu /* hstats.blocked_on */
+#define ZN_PORT_SO_LEN 256
 /* Readers of the routing snapshot: workers 0..ZN_MAX_WORKERS-1, then the
  * packet thread of the NF in slot s (per-reader counters are indexed so).
  * Workers report to the manager's RCU variable, which also guards the
@@ -226,6 +229,10 @@ struct zn_nf_slot {
 		uint64_t start_time;
 		uint64_t registered_ns;
 		char name[ZN_NAME_LEN];
+		/* Port TX queue of its own per port (NF -> port hand-off):
+		 * q + 1, 0: none (the workers transmit for it). Set before
+		 * the registration reply, kept until the slot is FREE. */
+		uint16_t txq[ZN_MAX_PORTS];
 	} ctl __rte_cache_aligned;
 
 	/* writer: the NF, control path */
@@ -285,6 +292,8 @@ struct zn_nf_slot {
 					       * the NF never reads metadata */
 		uint64_t drops[ZN_DROP_MAX];
 		uint32_t staged;     /* packets dequeued but not yet delivered */
+		uint32_t blocked_on; /* r + 1: they wait for room in slot r's
+				      * RX ring; 0: not waiting for an NF */
 		uint64_t delivered;  /* packets of the TX ring gone on (or
 				      * dropped): == hstats.tx_ring_in means
 				      * the worker holds none of the NF's */
@@ -311,7 +320,9 @@ struct zn_nf_slot {
 		uint64_t link_rx;     /* packets taken from links into it */
 		uint64_t blocked;     /* flushes that left packets held */
 		uint32_t blocked_on;  /* r + 1: waiting for room in the link
-				       * to slot r; 0: not on a link */
+				       * to slot r; ZN_WAIT_TX_RING: in its
+				       * TX ring (mstats.blocked_on says for
+				       * whom the worker waits); 0: neither */
 		uint32_t pad;
 		uint64_t cycles_broken; /* waits found to be a loop of NFs */
 		uint64_t lb_moved;    /* pinned flows moved off a replica */
@@ -367,6 +378,17 @@ struct zn_nf_slot {
 		uint32_t pad;
 		char text[ZN_CMD_TEXT_LEN];
 	} cmd_reply __rte_cache_aligned;
+
+	/* writer: the NF packet thread: what it transmitted itself on port
+	 * p (ZeroNF port index), on queue q - 1 (0: not attached) */
+	struct zn_nf_ptx {
+		uint64_t tx;       /* packets the port took */
+		uint64_t tx_retry; /* bursts it did not take whole */
+		uint64_t stalled;  /* dropped: the port took nothing for
+				    * --stall-ms (also in hstats.drops) */
+		uint32_t q;
+		uint32_t pad;
+	} ptx[ZN_MAX_PORTS] __rte_cache_aligned;
 
 	struct zn_doorbell db; /* the NF sleeps here; workers ring it */
 } __rte_cache_aligned;
@@ -480,8 +502,22 @@ struct zn_link_mark {
 #define ZN_LINK_OUT_ID(o) (((o) & 0xffffu) - 1u)
 
 /** The whole shared zone, one per manager instance. */
+/* A port as an NF sees it, for transmitting on it itself (NF -> port
+ * hand-off, mgr/port.c). writer: manager control thread, before `ready`. */
+struct zn_shm_port {
+	char name[ZN_PORT_NAME_LEN]; /* ethdev name: what the NF attaches */
+	char driver_so[ZN_PORT_SO_LEN]; /* the PMD's shared object, loaded
+					 * by an NF whose EAL did not (a
+					 * sandbox shows only the pool's) */
+	uint16_t port_id;     /* DPDK port id (the same in every process) */
+	uint16_t nf_txq_first; /* queues [first, first + n) are NFs' */
+	uint16_t nf_txq_n;    /* 0: the workers transmit everything */
+	uint16_t pad;
+};
+
 struct zn_shm {
 	struct zn_shm_hdr hdr;
+	struct zn_shm_port ports[ZN_MAX_PORTS];
 	struct zn_shm_mgr mgr;
 	struct zn_shm_route rt;
 	struct zn_link links[ZN_MAX_LINKS] __rte_cache_aligned;

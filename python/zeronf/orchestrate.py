@@ -49,6 +49,7 @@ def manager_argv(d: Deployment, mgr: Path) -> list[str]:
                      ("rx_threads", "--rx-threads"),
                      ("tx_threads", "--tx-threads"),
                      ("ingress", "--ingress"), ("handoff", "--handoff"),
+                     ("nf_tx_queues", "--nf-tx-queues"),
                      ("pool_size", "--pool-size"),
                      ("ring_size", "--ring-size"),
                      ("flow_capacity", "--flow-capacity"),

@@ -128,12 +128,10 @@ def test_cyclic_chain_under_overload(managers):
         m.start_nf("forward", s)
     m.call("rx.set", enabled=True)
     # Until both links are in use the hops 1 -> 2 -> 1 go through the
-    # worker, and a loop of waits through it (its stage for 1 waiting on
-    # 2's full RX ring, 2 on its link to 1, 1 on its full TX ring) is only
-    # broken by --stall-ms, as before the hand-off: allow that once.
-    wait_for(lambda: all(n["handoff"]["link_tx"] > 0
-                         for n in m.call("nf.list")["nfs"]), 10,
-             "both links in use")
+    # worker; a loop of waits through it (its stage for 1 waiting on 2's
+    # full RX ring, 2 on its link to 1, 1 on its full TX ring) is found
+    # too (the worker says whom its stage waits for): no freeze from the
+    # first packet on.
     for _ in range(5):  # five seconds, a second at a time
         # Never a freeze for --stall-ms (500 ms here): a loop of waits is
         # found and broken within milliseconds.
@@ -148,6 +146,30 @@ def test_cyclic_chain_under_overload(managers):
     assert by[1]["handoff"]["link_tx"] > 0 and by[2]["handoff"]["link_tx"] > 0
     # Each packet that left went through each NF twice.
     assert by[1]["rx"] >= 2 * tx and by[2]["rx"] >= 2 * tx
+    assert st["status"]["pool"]["in_use"] == base
+
+
+def test_cyclic_chain_through_the_worker(managers):
+    """The same loop of waits, every hop through a worker (--handoff
+    worker; a direct chain's first milliseconds are the same): the worker
+    publishes for which NF its stage of an NF waits, the NFs follow that
+    too, and the loop is broken within milliseconds, not after --stall-ms
+    (60 s here: a freeze would fail the test at once)."""
+    m, base = start(managers, "1,2,1,2,port:1",
+                    args=["--ring-size", "64", "--stall-ms", "60000",
+                          "--handoff", "worker"])
+    for s in (1, 2):
+        m.start_nf("forward", s)
+    m.call("rx.set", enabled=True)
+    for _ in range(6):
+        flowing(m, min_pkts=2000, timeout=0.5)
+        time.sleep(0.5)
+    st = stop_traffic(m, base)
+    rx, tx, dropped = conserved(st)
+    assert rx == tx + dropped
+    assert dropped == st["drops"]["stalled"], st["drops"]
+    assert sum(n["handoff"]["loops_broken"] for n in st["nfs"]) > 0
+    assert all(n["handoff"]["link_tx"] == 0 for n in st["nfs"])
     assert st["status"]["pool"]["in_use"] == base
 
 

@@ -96,6 +96,10 @@ def test_sandboxed_replicas_carry_traffic_and_come_back(managers):
     m.call("rx.set", enabled=True)
     wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > 300, 20,
              "traffic")
+    # The sandbox shows DPDK's driver directory with the pool's driver
+    # only: the NFs loaded net_null's themselves and send on their queues.
+    for n in ("fw", "fw.1"):
+        assert nf_named(m, n)["handoff"]["ports"] == [1]
     victim = nf_named(m, "fw.1")["pid"]
     os.kill(victim, signal.SIGKILL)
     wait_for(lambda: (nf_named(m, "fw.1") or {}).get("pid") not in
@@ -138,12 +142,15 @@ def test_what_a_sandboxed_nf_cannot_do(managers, tmp_path):
     assert out["runtime"].split() == [m.name]
     huge = out["huge"].split()
     assert huge and all(h.startswith(f"{m.name}map_") for h in huge)
-    # DPDK's drivers: only the packet pool's mempool driver (the files
-    # that lead to it), where the host has hundreds; read-only.
+    # DPDK's drivers: only the packet pool's mempool driver, the vdev bus
+    # and the PMD of the port the NF transmits on (net_null) with what it
+    # needs (the PCI bus): the files that lead to them, where the host has
+    # hundreds; read-only.
     assert len(list(drivers.iterdir())) > 10
     seen = out["drivers"].split()
-    assert seen and all(d.startswith("librte_mempool_ring.so") for d in
-                        seen), seen
+    assert {d.split(".so")[0] for d in seen} == {
+        "librte_mempool_ring", "librte_bus_vdev", "librte_net_null",
+        "librte_bus_pci"}, seen
     assert not (drivers / "x.so").exists() and \
         f"wrote {drivers}/x.so" not in log.read_text()
     assert out["control"].startswith("refused")

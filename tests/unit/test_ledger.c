@@ -23,6 +23,7 @@ struct fx {
 	struct rte_mempool *mp;
 	struct rte_ring *rx, *tx, *lk; /* lk: a link (ledger ring id 1) */
 	struct zn_ledger l;
+	struct rte_mempool_cache *cache; /* the dead NF's (port runs) */
 	struct rte_mbuf *pkts[IN_RING + BURST];
 	unsigned int n_pkts;
 };
@@ -68,7 +69,7 @@ fx_check(struct fx *f, unsigned int want_reclaimed)
 	struct rte_mbuf *got[64], *out[ZN_BURST];
 	unsigned int n = 0, k;
 
-	k = zn_ledger_reclaim(&f->l, fx_ring, f, out);
+	k = zn_ledger_reclaim(&f->l, fx_ring, f, f->cache, out);
 	ZT_EQ(k, want_reclaimed);
 	memcpy(got, out, k * sizeof(*out));
 	n = k;
@@ -89,6 +90,10 @@ fx_check(struct fx *f, unsigned int want_reclaimed)
 		ZT_EQ(seen, 1);
 	}
 	rte_pktmbuf_free_bulk(got, n);
+	if (f->cache != NULL) { /* as the manager does when the slot is free */
+		rte_mempool_cache_flush(f->cache, f->mp);
+		rte_mempool_cache_free(f->cache);
+	}
 	ZT_EQ(rte_mempool_avail_count(f->mp), 255);
 	ZT_EQ(f->l.phase, ZN_LEDGER_IDLE);
 	rte_ring_free(f->rx);
@@ -314,9 +319,186 @@ ZN_TEST(ledger_foreign_ring)
 	zn_ledger_rx(&f.l, f.rx, 0, BURST);
 	zn_ledger_tx_begin(&f.l, f.tx);
 	f.l.tx_pos = zn_ledger_pos(0, 7, 0);
-	ZT_EQ(zn_ledger_reclaim(&f.l, fx_ring, &f, out), 0u);
+	ZT_EQ(zn_ledger_reclaim(&f.l, fx_ring, &f, NULL, out), 0u);
 	/* Give them back by hand so the fixture's count holds. */
 	ZT_EQ(rte_ring_sp_enqueue_burst(f.tx, (void **)f.l.held, BURST, NULL),
 	      BURST);
 	fx_check(&f, 0);
+}
+
+/* NF -> port: a synchronous PMD (net_null, net_tap) frees what it takes
+ * before tx_burst returns. The NF may die anywhere in that call. */
+static void
+fx_forget(struct fx *f, const struct rte_mbuf *m)
+{
+	for (unsigned int j = 0; j < f->n_pkts; j++)
+		if (f->pkts[j] == m) {
+			f->pkts[j] = f->pkts[--f->n_pkts];
+			return;
+		}
+	ZT_CHECK(false);
+}
+
+/* The PMD: takes (frees) the first @p take of @p pkts. */
+static void
+pmd_takes(struct fx *f, struct rte_mbuf **pkts, unsigned int take)
+{
+	for (unsigned int i = 0; i < take; i++)
+		rte_pktmbuf_free(pkts[i]);
+	(void)f;
+}
+
+ZN_TEST(ledger_port_died_before_the_pmd)
+{
+	struct fx f;
+
+	fx_init(&f);
+	zn_ledger_rx(&f.l, f.rx, 0, BURST);
+	zn_ledger_tx_begin(&f.l, f.tx);
+	zn_ledger_tx_port(&f.l, 0, BURST);
+	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[0]), 2);
+	fx_check(&f, BURST);
+}
+
+/* Died inside tx_burst, 5 packets freed by the PMD (they are not back in
+ * the pool: the NF's reference), 3 not taken: all 8 come back, once. */
+ZN_TEST(ledger_port_died_inside_the_pmd)
+{
+	struct fx f;
+
+	fx_init(&f);
+	zn_ledger_rx(&f.l, f.rx, 0, BURST);
+	zn_ledger_tx_begin(&f.l, f.tx);
+	zn_ledger_tx_port(&f.l, 0, BURST);
+	pmd_takes(&f, f.l.held, 5);
+	ZT_EQ(rte_mempool_avail_count(f.mp), 255 - IN_RING);
+	fx_check(&f, BURST);
+}
+
+/* tx_burst returned 5: those are gone to the pool, 3 are the NF's again
+ * (one reference); a second try of the rest, then death mid-call. */
+ZN_TEST(ledger_port_partial_then_died)
+{
+	struct fx f;
+
+	fx_init(&f);
+	zn_ledger_rx(&f.l, f.rx, 0, BURST);
+	zn_ledger_tx_begin(&f.l, f.tx);
+	zn_ledger_tx_port(&f.l, 0, BURST);
+	for (unsigned int i = 0; i < 5; i++)
+		fx_forget(&f, f.l.held[i]);
+	pmd_takes(&f, f.l.held, 5);
+	zn_ledger_tx_port_done(&f.l, 0, 5, BURST);
+	ZT_CHECK(f.l.held[4] == NULL && f.l.held[5] != NULL);
+	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[5]), 1);
+	zn_ledger_tx_port(&f.l, 5, BURST);
+	pmd_takes(&f, &f.l.held[5], 1);
+	fx_check(&f, BURST - 5);
+}
+
+/* After a port run the next run goes to a ring: the ledger says so. */
+ZN_TEST(ledger_port_then_ring)
+{
+	struct fx f;
+
+	fx_init(&f);
+	zn_ledger_rx(&f.l, f.rx, 0, BURST);
+	zn_ledger_tx_begin(&f.l, f.tx);
+	zn_ledger_tx_port(&f.l, 0, 3);
+	for (unsigned int i = 0; i < 3; i++)
+		fx_forget(&f, f.l.held[i]);
+	pmd_takes(&f, f.l.held, 3);
+	zn_ledger_tx_port_done(&f.l, 0, 3, 3);
+	zn_ledger_tx_ring(&f.l, f.tx, 0, 3);
+	ZT_EQ(rte_ring_sp_enqueue_burst(f.tx, (void **)&f.l.held[3], 2, NULL),
+	      2);
+	fx_check(&f, BURST - 5);
+}
+
+/* A packet of two segments: the NF's reference is on both (a PMD's
+ * rte_pktmbuf_free frees segment by segment). */
+ZN_TEST(ledger_port_multi_segment)
+{
+	struct fx f;
+	struct rte_mbuf *seg;
+
+	fx_init(&f);
+	zn_ledger_rx(&f.l, f.rx, 0, BURST);
+	seg = rte_pktmbuf_alloc(f.mp);
+	ZT_CHECK(seg != NULL);
+	ZT_EQ(rte_pktmbuf_chain(f.l.held[0], seg), 0);
+	zn_ledger_tx_begin(&f.l, f.tx);
+	zn_ledger_tx_port(&f.l, 0, BURST);
+	ZT_EQ(rte_mbuf_refcnt_read(seg), 2);
+	pmd_takes(&f, f.l.held, 2);
+	ZT_EQ(rte_mbuf_refcnt_read(seg), 1);
+	ZT_EQ(rte_mempool_avail_count(f.mp), 255 - IN_RING - 1);
+	fx_check(&f, BURST);
+}
+
+/* The PMD of an NF with a pool cache: frees into the NF's cache (what
+ * rte_pktmbuf_free does on the NF's lcore). */
+static void
+pmd_takes_cached(struct fx *f, struct rte_mbuf **pkts, unsigned int take)
+{
+	for (unsigned int i = 0; i < take; i++) {
+		fx_forget(f, pkts[i]); /* back in the pool after the flush */
+		rte_mempool_generic_put(f->mp, (void **)&pkts[i], 1, f->cache);
+	}
+}
+
+/* Died inside tx_burst: 5 freed into the cache (sent), 3 not taken: the
+ * 3 come back, the 5 are not freed twice. */
+ZN_TEST(ledger_port_cached_died_inside_the_pmd)
+{
+	struct fx f;
+
+	fx_init(&f);
+	f.cache = rte_mempool_cache_create(64, 0);
+	ZT_CHECK(f.cache != NULL);
+	zn_ledger_rx(&f.l, f.rx, 0, BURST);
+	zn_ledger_tx_begin(&f.l, f.tx);
+	zn_ledger_tx_port_cached(&f.l, 0, BURST);
+	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[0]), 1); /* untouched */
+	pmd_takes_cached(&f, f.l.held, 5);
+	fx_check(&f, BURST - 5);
+}
+
+/* tx_burst returned 5 (out of held[]), then a second run of the rest;
+ * died before the PMD freed any of it. */
+ZN_TEST(ledger_port_cached_second_try)
+{
+	struct fx f;
+
+	fx_init(&f);
+	f.cache = rte_mempool_cache_create(64, 0);
+	zn_ledger_rx(&f.l, f.rx, 0, BURST);
+	zn_ledger_tx_begin(&f.l, f.tx);
+	zn_ledger_tx_port_cached(&f.l, 0, BURST);
+	pmd_takes_cached(&f, f.l.held, 5);
+	zn_ledger_tx_port_cached_done(&f.l, 0, 5);
+	ZT_CHECK(f.l.held[4] == NULL);
+	zn_ledger_tx_port_cached(&f.l, 5, BURST);
+	pmd_takes_cached(&f, &f.l.held[5], 1);
+	fx_check(&f, BURST - 6);
+}
+
+/* The cache holds other buffers the NF freed before (its own drops):
+ * they are not packets of the run, nothing of the run is mistaken. */
+ZN_TEST(ledger_port_cached_with_other_buffers)
+{
+	struct fx f;
+	struct rte_mbuf *own[4];
+
+	fx_init(&f);
+	f.cache = rte_mempool_cache_create(64, 0);
+	ZT_EQ(rte_pktmbuf_alloc_bulk(f.mp, own, 4), 0);
+	rte_mempool_generic_put(f.mp, (void **)own, 4, f.cache);
+	zn_ledger_rx(&f.l, f.rx, 0, BURST);
+	zn_ledger_tx_begin(&f.l, f.tx);
+	/* held[0, 2) go to the TX ring first, the rest to the port. */
+	ZT_EQ(rte_ring_sp_enqueue_burst(f.tx, (void **)f.l.held, 2, NULL), 2);
+	zn_ledger_tx_port_cached(&f.l, 2, BURST);
+	pmd_takes_cached(&f, &f.l.held[2], 3);
+	fx_check(&f, BURST - 5);
 }
