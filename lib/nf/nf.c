@@ -35,6 +35,13 @@
 #include "../common/zn_util.h"
 
 /* Wait (up to --wait) for a live, ready manager. */
+/* zn_nf_main's NF for SIGINT/SIGTERM: set just before it tells the
+ * manager it is ready (zn_nf_open), so that a stop asked as soon as the
+ * manager shows it running is a clean one. Before that, the signal's
+ * default action (the process ends). */
+static struct zn_nf *volatile signal_nf;
+static bool signal_main; /* zn_nf_main runs: zn_nf_open sets signal_nf */
+
 static int
 find_manager(struct zn_nf *nf)
 {
@@ -319,12 +326,16 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 		}
 	}
 	nf->init_done = true;
+	if (signal_main)
+		signal_nf = nf;
 	rc = zn_nf_join(nf);
 	if (rc < 0)
 		goto fail;
 	*nfp = nf;
 	return 0;
 fail:
+	if (signal_nf == nf)
+		signal_nf = NULL;
 	free(nf_argv);
 	zn_nf_close(nf);
 	return rc;
@@ -496,13 +507,17 @@ zn_nf_counter_add(struct zn_nf *nf, int idx, uint64_t v)
 		nf->s->counters[idx] += v;
 }
 
-static struct zn_nf *signal_nf;
-
 static void
 on_signal(int sig)
 {
-	(void)sig;
-	zn_nf_stop(signal_nf);
+	struct zn_nf *nf = signal_nf;
+
+	if (nf == NULL) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	zn_nf_stop(nf);
 }
 
 int ZN_API
@@ -512,6 +527,11 @@ zn_nf_main(int argc, char **argv, const struct zn_nf_ops *ops)
 	struct zn_nf *nf;
 	int rc;
 
+	/* No SA_RESTART: a sleeping NF must wake up to stop. */
+	sigemptyset(&sa.sa_mask);
+	signal_main = true;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	rc = zn_nf_open(argc, argv, ops, &nf);
 	if (rc == -ECANCELED)
 		return 0;
@@ -520,10 +540,6 @@ zn_nf_main(int argc, char **argv, const struct zn_nf_ops *ops)
 	if (rc < 0)
 		return rc == -ENOTCONN ? 3 : 1;
 	signal_nf = nf;
-	/* No SA_RESTART: a sleeping NF must wake up to stop. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	rc = zn_nf_run(nf);
 	if (rc == -ENOTCONN)
 		ZN_LOG(ERR, "NF '%s': manager '%s' is gone, exiting",

@@ -339,6 +339,20 @@ fx_forget(struct fx *f, const struct rte_mbuf *m)
 	ZT_CHECK(false);
 }
 
+/* An NF that took a burst and starts handing it on (port tests); with
+ * @p cached, the lcore cache its PMD frees into. */
+static void
+port_fx(struct fx *f, bool cached)
+{
+	fx_init(f);
+	if (cached) {
+		f->cache = rte_mempool_cache_create(64, 0);
+		ZT_CHECK(f->cache != NULL);
+	}
+	zn_ledger_rx(&f->l, f->rx, 0, BURST);
+	zn_ledger_tx_begin(&f->l, f->tx);
+}
+
 /* The PMD: takes (frees) the first @p take of @p pkts. */
 static void
 pmd_takes(struct fx *f, struct rte_mbuf **pkts, unsigned int take)
@@ -352,9 +366,7 @@ ZN_TEST(ledger_port_died_before_the_pmd)
 {
 	struct fx f;
 
-	fx_init(&f);
-	zn_ledger_rx(&f.l, f.rx, 0, BURST);
-	zn_ledger_tx_begin(&f.l, f.tx);
+	port_fx(&f, false);
 	zn_ledger_tx_port(&f.l, 0, BURST);
 	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[0]), 2);
 	fx_check(&f, BURST);
@@ -366,9 +378,7 @@ ZN_TEST(ledger_port_died_inside_the_pmd)
 {
 	struct fx f;
 
-	fx_init(&f);
-	zn_ledger_rx(&f.l, f.rx, 0, BURST);
-	zn_ledger_tx_begin(&f.l, f.tx);
+	port_fx(&f, false);
 	zn_ledger_tx_port(&f.l, 0, BURST);
 	pmd_takes(&f, f.l.held, 5);
 	ZT_EQ(rte_mempool_avail_count(f.mp), 255 - IN_RING);
@@ -381,9 +391,7 @@ ZN_TEST(ledger_port_partial_then_died)
 {
 	struct fx f;
 
-	fx_init(&f);
-	zn_ledger_rx(&f.l, f.rx, 0, BURST);
-	zn_ledger_tx_begin(&f.l, f.tx);
+	port_fx(&f, false);
 	zn_ledger_tx_port(&f.l, 0, BURST);
 	for (unsigned int i = 0; i < 5; i++)
 		fx_forget(&f, f.l.held[i]);
@@ -401,9 +409,7 @@ ZN_TEST(ledger_port_then_ring)
 {
 	struct fx f;
 
-	fx_init(&f);
-	zn_ledger_rx(&f.l, f.rx, 0, BURST);
-	zn_ledger_tx_begin(&f.l, f.tx);
+	port_fx(&f, false);
 	zn_ledger_tx_port(&f.l, 0, 3);
 	for (unsigned int i = 0; i < 3; i++)
 		fx_forget(&f, f.l.held[i]);
@@ -453,11 +459,7 @@ ZN_TEST(ledger_port_cached_died_inside_the_pmd)
 {
 	struct fx f;
 
-	fx_init(&f);
-	f.cache = rte_mempool_cache_create(64, 0);
-	ZT_CHECK(f.cache != NULL);
-	zn_ledger_rx(&f.l, f.rx, 0, BURST);
-	zn_ledger_tx_begin(&f.l, f.tx);
+	port_fx(&f, true);
 	zn_ledger_tx_port_cached(&f.l, 0, BURST);
 	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[0]), 1); /* untouched */
 	pmd_takes_cached(&f, f.l.held, 5);
@@ -470,10 +472,7 @@ ZN_TEST(ledger_port_cached_second_try)
 {
 	struct fx f;
 
-	fx_init(&f);
-	f.cache = rte_mempool_cache_create(64, 0);
-	zn_ledger_rx(&f.l, f.rx, 0, BURST);
-	zn_ledger_tx_begin(&f.l, f.tx);
+	port_fx(&f, true);
 	zn_ledger_tx_port_cached(&f.l, 0, BURST);
 	pmd_takes_cached(&f, f.l.held, 5);
 	zn_ledger_tx_port_cached_done(&f.l, 0, 5);
