@@ -39,6 +39,20 @@ rx_ready(void *arg)
  * workers) or a link (from another NF), in turn, so that no sender waits
  * behind another. The list of links is read as an RCU reader: a link
  * taken out of it may be given to another pair after a grace period. */
+/* We took packets from our RX ring, which was at least half full: a
+ * worker may be holding ingress back for room in it (backpressure) and
+ * sleeping. Nothing else wakes it when this NF sends everything itself
+ * (to NFs, to ports): it would wait for its timeout while we run dry. */
+static void
+rx_room(struct zn_nf *nf, unsigned int n)
+{
+	if (n == 0 || rte_ring_count(nf->rx) + n < rte_ring_get_size(nf->rx) / 2)
+		return;
+	for (uint32_t w = 0; w < RTE_MIN(nf->shm->hdr.n_workers,
+					 (uint32_t)ZN_MAX_WORKERS); w++)
+		zn_db_ring(&nf->shm->workers[w].db);
+}
+
 static unsigned int
 rx_burst(struct zn_nf *nf)
 {
@@ -46,8 +60,11 @@ rx_burst(struct zn_nf *nf)
 	struct zn_ledger *l = &s->ledger;
 	unsigned int n = 0, n_in;
 
-	if (likely(__atomic_load_n(&s->links.n_in, __ATOMIC_RELAXED) == 0))
-		return zn_ledger_rx(l, nf->rx, 0, ZN_BURST);
+	if (likely(__atomic_load_n(&s->links.n_in, __ATOMIC_RELAXED) == 0)) {
+		n = zn_ledger_rx(l, nf->rx, 0, ZN_BURST);
+		rx_room(nf, n);
+		return n;
+	}
 	rte_rcu_qsbr_thread_online(nf->qsbr, nf->slot);
 	n_in = RTE_MIN(__atomic_load_n(&s->links.n_in, __ATOMIC_ACQUIRE),
 		       (uint16_t)ZN_MAX_LINKS_IN);
@@ -58,6 +75,7 @@ rx_burst(struct zn_nf *nf)
 
 		if (i == n_in) { /* the RX ring's turn */
 			n = zn_ledger_rx(l, nf->rx, 0, ZN_BURST);
+			rx_room(nf, n);
 			if (n > 0) {
 				nf->rx_next = (uint16_t)(i + 1);
 				break;
