@@ -20,7 +20,7 @@ unsigned int
 zn_ledger_reclaim(struct zn_ledger *l,
 		  struct rte_ring *(*ring_of)(uint16_t id, bool tx, void *arg),
 		  void *arg, const struct rte_mempool_cache *cache,
-		  struct rte_mbuf **out)
+		  struct rte_mbuf **out, unsigned int *sent)
 {
 	uint32_t phase = __atomic_load_n(&l->phase, __ATOMIC_ACQUIRE);
 	uint32_t n = l->held_n, first = 0, i, k = 0;
@@ -60,15 +60,26 @@ zn_ledger_reclaim(struct zn_ledger *l,
 		n = 0;
 		break;
 	}
+	*sent = 0;
+	for (i = first; i < port_end; i++) { /* the port's first */
+		struct rte_mbuf *m = l->held[i];
+
+		if (m == NULL)
+			continue;
+		if (cached ? in_cache(cache, m) :
+			     rte_mbuf_refcnt_read(m) == 1) {
+			if (!cached) /* our reference is the last */
+				out[k++] = m;
+			(*sent)++;
+			l->held[i] = NULL;
+		}
+	}
 	for (i = first; i < n; i++) {
 		struct rte_mbuf *m = l->held[i];
 
 		if (m == NULL)
 			continue;
-		if (i < port_end && cached) {
-			if (in_cache(cache, m))
-				continue; /* sent */
-		} else if (i < port_end) {
+		if (i < port_end && !cached) {
 			/* Ours alone now, whatever the PMD did with it. */
 			for (struct rte_mbuf *g = m; g != NULL; g = g->next)
 				rte_mbuf_refcnt_set(g, 1);

@@ -149,8 +149,11 @@ zn_ledger_tx_ring(struct zn_ledger *l, const struct rte_ring *ring,
 /** NF side: held[off, end) go to a port now; each gets the reference
  *  reclaim counts on (the NF owns them alone: a plain store will do). */
 static inline void
-zn_ledger_tx_port(struct zn_ledger *l, unsigned int off, unsigned int end)
+zn_ledger_tx_port(struct zn_ledger *l, unsigned int off, unsigned int end,
+		  uint16_t port, uint64_t tx0)
 {
+	l->port = port;
+	l->port_tx0 = tx0;
 	__atomic_store_n(&l->tx_pos,
 			 zn_ledger_pos(end, ZN_LEDGER_PORT, (uint16_t)off),
 			 __ATOMIC_RELEASE);
@@ -194,8 +197,10 @@ zn_ledger_tx_port_done(struct zn_ledger *l, unsigned int off, unsigned int k,
  *  sure): nothing to do to the packets. */
 static inline void
 zn_ledger_tx_port_cached(struct zn_ledger *l, unsigned int off,
-			 unsigned int end)
+			 unsigned int end, uint16_t port, uint64_t tx0)
 {
+	l->port = port;
+	l->port_tx0 = tx0;
 	__atomic_store_n(&l->tx_pos,
 			 zn_ledger_pos(end, ZN_LEDGER_PORT_CACHE, (uint16_t)off),
 			 __ATOMIC_RELEASE);
@@ -226,13 +231,17 @@ zn_ledger_tx_done(struct zn_ledger *l)
  * NF's RX or TX ring, l + 1: link l) or NULL if the id is not one of this
  * NF's (a corrupt ledger: then nothing is freed, never twice). @p cache:
  * the NF's lcore cache of the pool (ZN_LEDGER_PORT_CACHE), flushed by the
- * caller afterwards; NULL: none.
+ * caller afterwards; NULL: none. @p sent: packets of a run to a port
+ * that the port took (in @p cache, or with one reference left: those
+ * are out[0, *sent), to be freed but not counted as lost); the NF counted
+ * them in its ptx[l->port].tx only if that moved from l->port_tx0 (read
+ * both before the call).
  * @return number of packets in @p out; the caller frees them.
  */
 unsigned int zn_ledger_reclaim(struct zn_ledger *l,
 			       struct rte_ring *(*ring_of)(uint16_t id,
 							   bool tx, void *arg),
 			       void *arg, const struct rte_mempool_cache *cache,
-			       struct rte_mbuf **out);
+			       struct rte_mbuf **out, unsigned int *sent);
 
 #endif /* ZN_LEDGER_H */

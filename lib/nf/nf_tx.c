@@ -258,21 +258,24 @@ to_port(struct zn_nf *nf, uint16_t port, unsigned int head, unsigned int run)
 			    (unsigned int)ZN_ACT_MAX)]++;
 	if (nf->applied < head + run)
 		nf->applied = (uint16_t)(head + run);
+	/* Counted (one store) before the packets leave held[]: reclaim
+	 * counts those it finds sent only if this did not happen. */
 	if (plain_run(nf, &l->held[head], run)) {
-		zn_ledger_tx_port_cached(l, head, head + run);
+		zn_ledger_tx_port_cached(l, head, head + run, port, ps->tx);
 		k = rte_eth_tx_burst(nf->ptx_pid[port],
 				     (uint16_t)(nf->ptxq[port] - 1),
 				     &l->held[head], (uint16_t)run);
+		__atomic_store_n(&ps->tx, ps->tx + k, __ATOMIC_RELEASE);
 		zn_ledger_tx_port_cached_done(l, head, k);
 	} else {
-		zn_ledger_tx_port(l, head, head + run);
+		zn_ledger_tx_port(l, head, head + run, port, ps->tx);
 		k = rte_eth_tx_burst(nf->ptx_pid[port],
 				     (uint16_t)(nf->ptxq[port] - 1),
 				     &l->held[head], (uint16_t)run);
+		__atomic_store_n(&ps->tx, ps->tx + k, __ATOMIC_RELEASE);
 		zn_ledger_tx_port_done(l, head, k, head + run);
 	}
 	nf->tx_ring_id = RING_NONE; /* the next ring run says where it starts */
-	ps->tx += k;
 	if (k < run)
 		ps->tx_retry++;
 	return k;

@@ -203,12 +203,14 @@ struct zn_ledger {
 	uint32_t held_n;    /* packets in held[] */
 	uint32_t rx_expect; /* cons.tail of rx_ring once this burst is taken */
 	uint16_t rx_ring;   /* 0: the RX ring; l + 1: link l */
-	uint16_t pad;
+	uint16_t port;      /* port of a run to a port (zn_ledger.h) */
 	/* TX: one word, so that a crash never sees half of it:
 	 * base (bits 0-31): the producer tail of ring when off was written;
 	 * ring (32-47): 0: the TX ring, l + 1: link l; off (48-63): held[]
 	 * before off are handed over. Handed over: off + (tail - base). */
 	uint64_t tx_pos;
+	uint64_t port_tx0;  /* ptx[port].tx before that run: reclaim counts
+			     * what the port took if the NF did not */
 	struct rte_mbuf *held[ZN_BURST];
 } __rte_cache_aligned;
 

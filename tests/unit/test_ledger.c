@@ -24,11 +24,17 @@ struct fx {
 	struct rte_ring *rx, *tx, *lk; /* lk: a link (ledger ring id 1) */
 	struct zn_ledger l;
 	struct rte_mempool_cache *cache; /* the dead NF's (port runs) */
+	unsigned int sent;               /* what reclaim found the port took */
 	struct rte_mbuf *pkts[IN_RING + BURST];
 	unsigned int n_pkts;
 };
 
 static int fx_seq;
+
+/* The ledger calls of a port run, port 0, counter at 0. */
+#define zn_ledger_tx_port_t(l, off, end) zn_ledger_tx_port(l, off, end, 0, 0)
+#define zn_ledger_tx_port_cached_t(l, off, end) \
+	zn_ledger_tx_port_cached(l, off, end, 0, 0)
 
 static void
 fx_init(struct fx *f)
@@ -69,7 +75,7 @@ fx_check(struct fx *f, unsigned int want_reclaimed)
 	struct rte_mbuf *got[64], *out[ZN_BURST];
 	unsigned int n = 0, k;
 
-	k = zn_ledger_reclaim(&f->l, fx_ring, f, f->cache, out);
+	k = zn_ledger_reclaim(&f->l, fx_ring, f, f->cache, out, &f->sent);
 	ZT_EQ(k, want_reclaimed);
 	memcpy(got, out, k * sizeof(*out));
 	n = k;
@@ -319,7 +325,7 @@ ZN_TEST(ledger_foreign_ring)
 	zn_ledger_rx(&f.l, f.rx, 0, BURST);
 	zn_ledger_tx_begin(&f.l, f.tx);
 	f.l.tx_pos = zn_ledger_pos(0, 7, 0);
-	ZT_EQ(zn_ledger_reclaim(&f.l, fx_ring, &f, NULL, out), 0u);
+	ZT_EQ(zn_ledger_reclaim(&f.l, fx_ring, &f, NULL, out, &f.sent), 0u);
 	/* Give them back by hand so the fixture's count holds. */
 	ZT_EQ(rte_ring_sp_enqueue_burst(f.tx, (void **)f.l.held, BURST, NULL),
 	      BURST);
@@ -367,7 +373,7 @@ ZN_TEST(ledger_port_died_before_the_pmd)
 	struct fx f;
 
 	port_fx(&f, false);
-	zn_ledger_tx_port(&f.l, 0, BURST);
+	zn_ledger_tx_port_t(&f.l, 0, BURST);
 	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[0]), 2);
 	fx_check(&f, BURST);
 }
@@ -379,10 +385,11 @@ ZN_TEST(ledger_port_died_inside_the_pmd)
 	struct fx f;
 
 	port_fx(&f, false);
-	zn_ledger_tx_port(&f.l, 0, BURST);
+	zn_ledger_tx_port_t(&f.l, 0, BURST);
 	pmd_takes(&f, f.l.held, 5);
 	ZT_EQ(rte_mempool_avail_count(f.mp), 255 - IN_RING);
 	fx_check(&f, BURST);
+	ZT_EQ(f.sent, 5u); /* out[0, 5): sent, freed, not lost */
 }
 
 /* tx_burst returned 5: those are gone to the pool, 3 are the NF's again
@@ -392,14 +399,14 @@ ZN_TEST(ledger_port_partial_then_died)
 	struct fx f;
 
 	port_fx(&f, false);
-	zn_ledger_tx_port(&f.l, 0, BURST);
+	zn_ledger_tx_port_t(&f.l, 0, BURST);
 	for (unsigned int i = 0; i < 5; i++)
 		fx_forget(&f, f.l.held[i]);
 	pmd_takes(&f, f.l.held, 5);
 	zn_ledger_tx_port_done(&f.l, 0, 5, BURST);
 	ZT_CHECK(f.l.held[4] == NULL && f.l.held[5] != NULL);
 	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[5]), 1);
-	zn_ledger_tx_port(&f.l, 5, BURST);
+	zn_ledger_tx_port_t(&f.l, 5, BURST);
 	pmd_takes(&f, &f.l.held[5], 1);
 	fx_check(&f, BURST - 5);
 }
@@ -410,7 +417,7 @@ ZN_TEST(ledger_port_then_ring)
 	struct fx f;
 
 	port_fx(&f, false);
-	zn_ledger_tx_port(&f.l, 0, 3);
+	zn_ledger_tx_port_t(&f.l, 0, 3);
 	for (unsigned int i = 0; i < 3; i++)
 		fx_forget(&f, f.l.held[i]);
 	pmd_takes(&f, f.l.held, 3);
@@ -434,7 +441,7 @@ ZN_TEST(ledger_port_multi_segment)
 	ZT_CHECK(seg != NULL);
 	ZT_EQ(rte_pktmbuf_chain(f.l.held[0], seg), 0);
 	zn_ledger_tx_begin(&f.l, f.tx);
-	zn_ledger_tx_port(&f.l, 0, BURST);
+	zn_ledger_tx_port_t(&f.l, 0, BURST);
 	ZT_EQ(rte_mbuf_refcnt_read(seg), 2);
 	pmd_takes(&f, f.l.held, 2);
 	ZT_EQ(rte_mbuf_refcnt_read(seg), 1);
@@ -460,10 +467,11 @@ ZN_TEST(ledger_port_cached_died_inside_the_pmd)
 	struct fx f;
 
 	port_fx(&f, true);
-	zn_ledger_tx_port_cached(&f.l, 0, BURST);
+	zn_ledger_tx_port_cached_t(&f.l, 0, BURST);
 	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[0]), 1); /* untouched */
 	pmd_takes_cached(&f, f.l.held, 5);
 	fx_check(&f, BURST - 5);
+	ZT_EQ(f.sent, 5u); /* in the cache: sent */
 }
 
 /* tx_burst returned 5 (out of held[]), then a second run of the rest;
@@ -473,11 +481,11 @@ ZN_TEST(ledger_port_cached_second_try)
 	struct fx f;
 
 	port_fx(&f, true);
-	zn_ledger_tx_port_cached(&f.l, 0, BURST);
+	zn_ledger_tx_port_cached_t(&f.l, 0, BURST);
 	pmd_takes_cached(&f, f.l.held, 5);
 	zn_ledger_tx_port_cached_done(&f.l, 0, 5);
 	ZT_CHECK(f.l.held[4] == NULL);
-	zn_ledger_tx_port_cached(&f.l, 5, BURST);
+	zn_ledger_tx_port_cached_t(&f.l, 5, BURST);
 	pmd_takes_cached(&f, &f.l.held[5], 1);
 	fx_check(&f, BURST - 6);
 }
@@ -497,7 +505,7 @@ ZN_TEST(ledger_port_cached_with_other_buffers)
 	zn_ledger_tx_begin(&f.l, f.tx);
 	/* held[0, 2) go to the TX ring first, the rest to the port. */
 	ZT_EQ(rte_ring_sp_enqueue_burst(f.tx, (void **)f.l.held, 2, NULL), 2);
-	zn_ledger_tx_port_cached(&f.l, 2, BURST);
+	zn_ledger_tx_port_cached_t(&f.l, 2, BURST);
 	pmd_takes_cached(&f, &f.l.held[2], 3);
 	fx_check(&f, BURST - 5);
 }
