@@ -235,7 +235,7 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 	uint64_t before = s->exit_drops;
 	uint16_t port = s->ledger.port;
 	uint64_t tx0 = s->ledger.port_tx0;
-	unsigned int n, sent;
+	unsigned int n, sent, sent_out;
 
 	struct ring_of_arg a = { .m = m, .slot = slot };
 
@@ -244,13 +244,13 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 	n = zn_ledger_reclaim(&s->ledger, ring_of, &a,
 			      rte_mempool_default_cache(m->pool,
 							ZN_NF_LCORE_BASE + slot),
-			      pkts, &sent);
+			      pkts, &sent, &sent_out);
 	/* What its port took is not lost: counted as sent, unless the NF
 	 * counted it itself before it died. */
 	if (sent != 0 && port < ZN_MAX_PORTS && s->ptx[port].tx == tx0)
 		s->ptx[port].tx += sent;
-	rte_pktmbuf_free_bulk(pkts, RTE_MIN(sent, n));
-	free_counted(m, s, pkts + RTE_MIN(sent, n), n - RTE_MIN(sent, n));
+	rte_pktmbuf_free_bulk(pkts, sent_out);
+	free_counted(m, s, pkts + sent_out, n - sent_out);
 	while ((n = rte_ring_sc_dequeue_burst(m->nf_rx[slot], (void **)pkts,
 					      ZN_BURST, NULL)) > 0)
 		free_counted(m, s, pkts, n);

@@ -20,7 +20,8 @@ unsigned int
 zn_ledger_reclaim(struct zn_ledger *l,
 		  struct rte_ring *(*ring_of)(uint16_t id, bool tx, void *arg),
 		  void *arg, const struct rte_mempool_cache *cache,
-		  struct rte_mbuf **out, unsigned int *sent)
+		  struct rte_mbuf **out, unsigned int *sent,
+		  unsigned int *sent_out)
 {
 	uint32_t phase = __atomic_load_n(&l->phase, __ATOMIC_ACQUIRE);
 	uint32_t n = l->held_n, first = 0, i, k = 0;
@@ -74,6 +75,7 @@ zn_ledger_reclaim(struct zn_ledger *l,
 			l->held[i] = NULL;
 		}
 	}
+	*sent_out = k;
 	for (i = first; i < n; i++) {
 		struct rte_mbuf *m = l->held[i];
 

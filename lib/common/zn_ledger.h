@@ -232,16 +232,17 @@ zn_ledger_tx_done(struct zn_ledger *l)
  * NF's (a corrupt ledger: then nothing is freed, never twice). @p cache:
  * the NF's lcore cache of the pool (ZN_LEDGER_PORT_CACHE), flushed by the
  * caller afterwards; NULL: none. @p sent: packets of a run to a port
- * that the port took (in @p cache, or with one reference left: those
- * are out[0, *sent), to be freed but not counted as lost); the NF counted
- * them in its ptx[l->port].tx only if that moved from l->port_tx0 (read
- * both before the call).
+ * that the port took (in @p cache, or with one reference left); the NF
+ * counted them in its ptx[l->port].tx only if that moved from
+ * l->port_tx0 (read both before the call). Those with a reference left
+ * are out[0, *sent_out), to be freed but not counted as lost.
  * @return number of packets in @p out; the caller frees them.
  */
 unsigned int zn_ledger_reclaim(struct zn_ledger *l,
 			       struct rte_ring *(*ring_of)(uint16_t id,
 							   bool tx, void *arg),
 			       void *arg, const struct rte_mempool_cache *cache,
-			       struct rte_mbuf **out, unsigned int *sent);
+			       struct rte_mbuf **out, unsigned int *sent,
+			       unsigned int *sent_out);
 
 #endif /* ZN_LEDGER_H */

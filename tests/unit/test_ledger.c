@@ -25,6 +25,7 @@ struct fx {
 	struct zn_ledger l;
 	struct rte_mempool_cache *cache; /* the dead NF's (port runs) */
 	unsigned int sent;               /* what reclaim found the port took */
+	unsigned int sent_out;           /* of those, in out[] */
 	struct rte_mbuf *pkts[IN_RING + BURST];
 	unsigned int n_pkts;
 };
@@ -75,7 +76,8 @@ fx_check(struct fx *f, unsigned int want_reclaimed)
 	struct rte_mbuf *got[64], *out[ZN_BURST];
 	unsigned int n = 0, k;
 
-	k = zn_ledger_reclaim(&f->l, fx_ring, f, f->cache, out, &f->sent);
+	k = zn_ledger_reclaim(&f->l, fx_ring, f, f->cache, out, &f->sent,
+			      &f->sent_out);
 	ZT_EQ(k, want_reclaimed);
 	memcpy(got, out, k * sizeof(*out));
 	n = k;
@@ -325,7 +327,8 @@ ZN_TEST(ledger_foreign_ring)
 	zn_ledger_rx(&f.l, f.rx, 0, BURST);
 	zn_ledger_tx_begin(&f.l, f.tx);
 	f.l.tx_pos = zn_ledger_pos(0, 7, 0);
-	ZT_EQ(zn_ledger_reclaim(&f.l, fx_ring, &f, NULL, out, &f.sent), 0u);
+	ZT_EQ(zn_ledger_reclaim(&f.l, fx_ring, &f, NULL, out, &f.sent,
+				&f.sent_out), 0u);
 	/* Give them back by hand so the fixture's count holds. */
 	ZT_EQ(rte_ring_sp_enqueue_burst(f.tx, (void **)f.l.held, BURST, NULL),
 	      BURST);
@@ -390,6 +393,7 @@ ZN_TEST(ledger_port_died_inside_the_pmd)
 	ZT_EQ(rte_mempool_avail_count(f.mp), 255 - IN_RING);
 	fx_check(&f, BURST);
 	ZT_EQ(f.sent, 5u); /* out[0, 5): sent, freed, not lost */
+	ZT_EQ(f.sent_out, 5u);
 }
 
 /* tx_burst returned 5: those are gone to the pool, 3 are the NF's again
@@ -472,6 +476,7 @@ ZN_TEST(ledger_port_cached_died_inside_the_pmd)
 	pmd_takes_cached(&f, f.l.held, 5);
 	fx_check(&f, BURST - 5);
 	ZT_EQ(f.sent, 5u); /* in the cache: sent */
+	ZT_EQ(f.sent_out, 0u);
 }
 
 /* tx_burst returned 5 (out of held[]), then a second run of the rest;
