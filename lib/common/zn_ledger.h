@@ -147,7 +147,8 @@ zn_ledger_tx_ring(struct zn_ledger *l, const struct rte_ring *ring,
 }
 
 /** NF side: held[off, end) go to a port now; each gets the reference
- *  reclaim counts on (the NF owns them alone: a plain store will do). */
+ *  reclaim counts on, on every segment (the NF owns them alone: a plain
+ *  store will do; a retry of the same run sets it again). */
 static inline void
 zn_ledger_tx_port(struct zn_ledger *l, unsigned int off, unsigned int end,
 		  uint16_t port, uint64_t tx0)
@@ -157,23 +158,18 @@ zn_ledger_tx_port(struct zn_ledger *l, unsigned int off, unsigned int end,
 	__atomic_store_n(&l->tx_pos,
 			 zn_ledger_pos(end, ZN_LEDGER_PORT, (uint16_t)off),
 			 __ATOMIC_RELEASE);
-	for (unsigned int i = off; i < end; i++) {
-		struct rte_mbuf *m = l->held[i];
-
-		if (likely(m->nb_segs == 1))
-			rte_mbuf_refcnt_set(m, 2);
-		else
-			rte_pktmbuf_refcnt_update(m, 1);
-	}
+	for (unsigned int i = off; i < end; i++)
+		for (struct rte_mbuf *g = l->held[i]; g != NULL; g = g->next)
+			rte_mbuf_refcnt_set(g, 2);
 }
 
-/** NF side: the port took held[off, off + k) of the run [off, end): out
- *  of held[] (reclaim skips NULL), then our references dropped (a crash
- *  in between leaks them, never frees them twice); the rest are ours
- *  alone again. */
+/** NF side: the port took held[off, off + k): out of held[] (reclaim
+ *  skips NULL), then our references dropped (a crash in between leaks
+ *  them, never frees them twice). The rest keep their second reference
+ *  while the run waits to be tried again: to reclaim, one reference left
+ *  means sent. */
 static inline void
-zn_ledger_tx_port_done(struct zn_ledger *l, unsigned int off, unsigned int k,
-		       unsigned int end)
+zn_ledger_tx_port_done(struct zn_ledger *l, unsigned int off, unsigned int k)
 {
 	struct rte_mbuf *sent[ZN_BURST];
 
@@ -182,14 +178,19 @@ zn_ledger_tx_port_done(struct zn_ledger *l, unsigned int off, unsigned int k,
 		__atomic_store_n(&l->held[off + i], NULL, __ATOMIC_RELEASE);
 	}
 	rte_pktmbuf_free_bulk(sent, k);
-	for (unsigned int i = off + k; i < end; i++) {
-		struct rte_mbuf *m = l->held[i];
+}
 
-		if (likely(m->nb_segs == 1))
-			rte_mbuf_refcnt_set(m, 1);
-		else
-			rte_pktmbuf_refcnt_update(m, -1);
-	}
+/** NF side: a run to a port given up (dropped): if it carried the second
+ *  references, held[off, end) are ours alone again (the caller frees). */
+static inline void
+zn_ledger_tx_port_abandon(struct zn_ledger *l, unsigned int off,
+			  unsigned int end)
+{
+	if ((uint16_t)(l->tx_pos >> 32) != ZN_LEDGER_PORT)
+		return;
+	for (unsigned int i = off; i < end; i++)
+		for (struct rte_mbuf *g = l->held[i]; g != NULL; g = g->next)
+			rte_mbuf_refcnt_set(g, 1);
 }
 
 /** NF side: held[off, end) go to a port now, the PMD freeing what it

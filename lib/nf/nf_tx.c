@@ -140,6 +140,7 @@ drop_stalled(struct zn_nf *nf, unsigned int head, unsigned int run)
 	struct zn_ledger *l = &nf->s->ledger;
 	struct rte_mbuf *pkts[ZN_BURST];
 
+	zn_ledger_tx_port_abandon(l, head, head + run);
 	for (unsigned int i = 0; i < run; i++) {
 		pkts[i] = l->held[head + i];
 		__atomic_store_n(&l->held[head + i], NULL, __ATOMIC_RELEASE);
@@ -273,7 +274,7 @@ to_port(struct zn_nf *nf, uint16_t port, unsigned int head, unsigned int run)
 				     (uint16_t)(nf->ptxq[port] - 1),
 				     &l->held[head], (uint16_t)run);
 		__atomic_store_n(&ps->tx, ps->tx + k, __ATOMIC_RELEASE);
-		zn_ledger_tx_port_done(l, head, k, head + run);
+		zn_ledger_tx_port_done(l, head, k);
 	}
 	nf->tx_ring_id = RING_NONE; /* the next ring run says where it starts */
 	if (k < run)

@@ -396,8 +396,26 @@ ZN_TEST(ledger_port_died_inside_the_pmd)
 	ZT_EQ(f.sent_out, 5u);
 }
 
-/* tx_burst returned 5: those are gone to the pool, 3 are the NF's again
- * (one reference); a second try of the rest, then death mid-call. */
+/* tx_burst returned 5: those are gone to the pool, 3 wait for a retry
+ * with their second reference; died waiting: none of the 3 is taken for
+ * sent. */
+ZN_TEST(ledger_port_partial_died_waiting)
+{
+	struct fx f;
+
+	port_fx(&f, false);
+	zn_ledger_tx_port_t(&f.l, 0, BURST);
+	for (unsigned int i = 0; i < 5; i++)
+		fx_forget(&f, f.l.held[i]);
+	pmd_takes(&f, f.l.held, 5);
+	zn_ledger_tx_port_done(&f.l, 0, 5);
+	ZT_CHECK(f.l.held[4] == NULL && f.l.held[5] != NULL);
+	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[5]), 2);
+	fx_check(&f, BURST - 5);
+	ZT_EQ(f.sent, 0u);
+}
+
+/* The same, then a second try of the rest, and death inside it. */
 ZN_TEST(ledger_port_partial_then_died)
 {
 	struct fx f;
@@ -407,12 +425,12 @@ ZN_TEST(ledger_port_partial_then_died)
 	for (unsigned int i = 0; i < 5; i++)
 		fx_forget(&f, f.l.held[i]);
 	pmd_takes(&f, f.l.held, 5);
-	zn_ledger_tx_port_done(&f.l, 0, 5, BURST);
-	ZT_CHECK(f.l.held[4] == NULL && f.l.held[5] != NULL);
-	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[5]), 1);
+	zn_ledger_tx_port_done(&f.l, 0, 5);
 	zn_ledger_tx_port_t(&f.l, 5, BURST);
+	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[5]), 2); /* set, not added */
 	pmd_takes(&f, &f.l.held[5], 1);
 	fx_check(&f, BURST - 5);
+	ZT_EQ(f.sent, 1u);
 }
 
 /* After a port run the next run goes to a ring: the ledger says so. */
@@ -425,7 +443,7 @@ ZN_TEST(ledger_port_then_ring)
 	for (unsigned int i = 0; i < 3; i++)
 		fx_forget(&f, f.l.held[i]);
 	pmd_takes(&f, f.l.held, 3);
-	zn_ledger_tx_port_done(&f.l, 0, 3, 3);
+	zn_ledger_tx_port_done(&f.l, 0, 3);
 	zn_ledger_tx_ring(&f.l, f.tx, 0, 3);
 	ZT_EQ(rte_ring_sp_enqueue_burst(f.tx, (void **)&f.l.held[3], 2, NULL),
 	      2);
