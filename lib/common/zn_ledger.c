@@ -81,11 +81,8 @@ zn_ledger_reclaim(struct zn_ledger *l,
 
 		if (m == NULL)
 			continue;
-		if (i < port_end && !cached) {
-			/* Ours alone now, whatever the PMD did with it. */
-			for (struct rte_mbuf *g = m; g != NULL; g = g->next)
-				rte_mbuf_refcnt_set(g, 1);
-		}
+		if (i < port_end && !cached) /* ours alone now, whatever */
+			zn_ledger_refs(m, 1);  /* the PMD did with it */
 		out[k++] = m;
 	}
 

@@ -146,6 +146,15 @@ zn_ledger_tx_ring(struct zn_ledger *l, const struct rte_ring *ring,
 			 __ATOMIC_RELEASE);
 }
 
+/* Reference count @p refs on every segment of @p m: the NF (or, once it
+ * died, the manager) holds it alone, so a plain store will do. */
+static inline void
+zn_ledger_refs(struct rte_mbuf *m, uint16_t refs)
+{
+	for (; m != NULL; m = m->next)
+		rte_mbuf_refcnt_set(m, refs);
+}
+
 /** NF side: held[off, end) go to a port now; each gets the reference
  *  reclaim counts on, on every segment (the NF owns them alone: a plain
  *  store will do; a retry of the same run sets it again). */
@@ -159,8 +168,7 @@ zn_ledger_tx_port(struct zn_ledger *l, unsigned int off, unsigned int end,
 			 zn_ledger_pos(end, ZN_LEDGER_PORT, (uint16_t)off),
 			 __ATOMIC_RELEASE);
 	for (unsigned int i = off; i < end; i++)
-		for (struct rte_mbuf *g = l->held[i]; g != NULL; g = g->next)
-			rte_mbuf_refcnt_set(g, 2);
+		zn_ledger_refs(l->held[i], 2);
 }
 
 /** NF side: the port took held[off, off + k): out of held[] (reclaim
@@ -189,8 +197,7 @@ zn_ledger_tx_port_abandon(struct zn_ledger *l, unsigned int off,
 	if ((uint16_t)(l->tx_pos >> 32) != ZN_LEDGER_PORT)
 		return;
 	for (unsigned int i = off; i < end; i++)
-		for (struct rte_mbuf *g = l->held[i]; g != NULL; g = g->next)
-			rte_mbuf_refcnt_set(g, 1);
+		zn_ledger_refs(l->held[i], 1);
 }
 
 /** NF side: held[off, end) go to a port now, the PMD freeing what it

@@ -34,7 +34,6 @@
 #include "../common/zn_doorbell.h"
 #include "../common/zn_util.h"
 
-/* Wait (up to --wait) for a live, ready manager. */
 /* zn_nf_main's NF for SIGINT/SIGTERM: set just before it tells the
  * manager it is ready (zn_nf_open), so that a stop asked as soon as the
  * manager shows it running is a clean one. Before that, the signal's
@@ -42,6 +41,7 @@
 static struct zn_nf *volatile signal_nf;
 static bool signal_main; /* zn_nf_main runs: zn_nf_open sets signal_nf */
 
+/* Wait (up to --wait) for a live, ready manager. */
 static int
 find_manager(struct zn_nf *nf)
 {

@@ -35,10 +35,6 @@ rx_ready(void *arg)
 	       zn_nf_cmd_open(nf);
 }
 
-/* Take a burst into the ledger: from the RX ring (packets from ports and
- * workers) or a link (from another NF), in turn, so that no sender waits
- * behind another. The list of links is read as an RCU reader: a link
- * taken out of it may be given to another pair after a grace period. */
 /* We took packets from our RX ring, which was at least half full: a
  * worker may be holding ingress back for room in it (backpressure) and
  * sleeping. Nothing else wakes it when this NF sends everything itself
@@ -53,6 +49,10 @@ rx_room(struct zn_nf *nf, unsigned int n)
 		zn_db_ring(&nf->shm->workers[w].db);
 }
 
+/* Take a burst into the ledger: from the RX ring (packets from ports and
+ * workers) or a link (from another NF), in turn, so that no sender waits
+ * behind another. The list of links is read as an RCU reader: a link
+ * taken out of it may be given to another pair after a grace period. */
 static unsigned int
 rx_burst(struct zn_nf *nf)
 {

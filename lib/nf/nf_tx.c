@@ -46,7 +46,6 @@
 #include "../common/zn_ledger.h"
 #include "../common/zn_util.h"
 
-
 #define TX_SLEEP_US 1000
 #define RING_NONE 0xffff
 #define ASK_EVERY_MS 100 /* a link asked for and not given: ask again */
@@ -252,6 +251,7 @@ to_port(struct zn_nf *nf, uint16_t port, unsigned int head, unsigned int run)
 	struct zn_nf_ptx *ps = &nf->s->ptx[port];
 	uint64_t *act = nf->s->hstats.act;
 	unsigned int k;
+	bool cached;
 
 	for (unsigned int i = RTE_MAX(head, (unsigned int)nf->applied);
 	     i < head + run; i++)
@@ -259,23 +259,20 @@ to_port(struct zn_nf *nf, uint16_t port, unsigned int head, unsigned int run)
 			    (unsigned int)ZN_ACT_MAX)]++;
 	if (nf->applied < head + run)
 		nf->applied = (uint16_t)(head + run);
+	cached = plain_run(nf, &l->held[head], run);
+	if (cached)
+		zn_ledger_tx_port_cached(l, head, head + run, port, ps->tx);
+	else
+		zn_ledger_tx_port(l, head, head + run, port, ps->tx);
+	k = rte_eth_tx_burst(nf->ptx_pid[port], (uint16_t)(nf->ptxq[port] - 1),
+			     &l->held[head], (uint16_t)run);
 	/* Counted (one store) before the packets leave held[]: reclaim
 	 * counts those it finds sent only if this did not happen. */
-	if (plain_run(nf, &l->held[head], run)) {
-		zn_ledger_tx_port_cached(l, head, head + run, port, ps->tx);
-		k = rte_eth_tx_burst(nf->ptx_pid[port],
-				     (uint16_t)(nf->ptxq[port] - 1),
-				     &l->held[head], (uint16_t)run);
-		__atomic_store_n(&ps->tx, ps->tx + k, __ATOMIC_RELEASE);
+	__atomic_store_n(&ps->tx, ps->tx + k, __ATOMIC_RELEASE);
+	if (cached)
 		zn_ledger_tx_port_cached_done(l, head, k);
-	} else {
-		zn_ledger_tx_port(l, head, head + run, port, ps->tx);
-		k = rte_eth_tx_burst(nf->ptx_pid[port],
-				     (uint16_t)(nf->ptxq[port] - 1),
-				     &l->held[head], (uint16_t)run);
-		__atomic_store_n(&ps->tx, ps->tx + k, __ATOMIC_RELEASE);
+	else
 		zn_ledger_tx_port_done(l, head, k);
-	}
 	nf->tx_ring_id = RING_NONE; /* the next ring run says where it starts */
 	if (k < run)
 		ps->tx_retry++;

@@ -22,6 +22,19 @@ def worker_port_tx(m, port: int) -> int:
     return p["tx"] - p["nf_tx"]["tx"]
 
 
+def carry(m, base: int, pkts: int) -> tuple[dict, int]:
+    """Traffic until port 1 sent more than pkts, then idle: every packet
+    in went out, none dropped. Returns the stats and the packets out."""
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > pkts, 20,
+             "traffic")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    rx, tx, dropped = conserved(st)
+    assert rx == tx > 0 and dropped == 0, st["drops"]
+    return st, tx
+
+
 def test_nf_transmits_on_its_own_queue(managers):
     """Port 1 (net_null) has TX queues for NFs; the NF that ends the
     chain attaches it and sends everything itself, the worker nothing.
@@ -40,13 +53,7 @@ def test_nf_transmits_on_its_own_queue(managers):
         sorted(nf.instance for nf in nfs)
     assert all(n["attached"] for n in nt["nfs"])
     assert len({n["queue"] for n in nt["nfs"]}) == 2  # one each
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > 200000, 20,
-             "traffic")
-    m.call("rx.set", enabled=False)
-    st = m.wait_idle(baseline=base)
-    rx, tx, dropped = conserved(st)
-    assert rx == tx > 0 and dropped == 0, st["drops"]
+    st, tx = carry(m, base, 200000)
     by = {n["service"]: n for n in st["nfs"]}
     assert by[2]["handoff"]["port_tx"] == tx
     assert by[2]["handoff"]["ports"] == [1]
@@ -74,13 +81,7 @@ def test_worker_mode_and_no_queues(managers):
         m.start_nf("forward", 1)
         nt = m.call("port.list")["ports"][1]["nf_tx"]
         assert nt["queues"] == 0 and nt["why_not"] == why and not nt["nfs"]
-        m.call("rx.set", enabled=True)
-        wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > 5000, 20,
-                 "traffic")
-        m.call("rx.set", enabled=False)
-        st = m.wait_idle(baseline=base)
-        rx, tx, dropped = conserved(st)
-        assert rx == tx > 0 and dropped == 0
+        st, tx = carry(m, base, 5000)
         assert st["nfs"][0]["handoff"]["port_tx"] == 0
         assert worker_port_tx(m, 1) == tx
         assert m.shutdown() == 0
@@ -97,13 +98,7 @@ def test_more_nfs_than_queues(managers):
     b = m.start_nf("forward", 1, "b")
     nt = m.call("port.list")["ports"][1]["nf_tx"]
     assert [n["instance"] for n in nt["nfs"]] == [a.instance]
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > 100000, 20,
-             "traffic")
-    m.call("rx.set", enabled=False)
-    st = m.wait_idle(baseline=base)
-    rx, tx, dropped = conserved(st)
-    assert rx == tx > 0 and dropped == 0
+    st, _ = carry(m, base, 100000)
     by = {n["name"]: n["handoff"] for n in st["nfs"]}
     assert by["a"]["port_tx"] > 0 and by["a"]["to_worker"] == 0
     assert by["b"]["port_tx"] == 0 and by["b"]["to_worker"] > 0

@@ -396,19 +396,25 @@ ZN_TEST(ledger_port_died_inside_the_pmd)
 	ZT_EQ(f.sent_out, 5u);
 }
 
-/* tx_burst returned 5: those are gone to the pool, 3 wait for a retry
- * with their second reference; died waiting: none of the 3 is taken for
- * sent. */
+/* A port run of which tx_burst took 5: those are gone to the pool, 3
+ * wait for a retry with their second reference. */
+static void
+port_partial(struct fx *f)
+{
+	port_fx(f, false);
+	zn_ledger_tx_port_t(&f->l, 0, BURST);
+	for (unsigned int i = 0; i < 5; i++)
+		fx_forget(f, f->l.held[i]);
+	pmd_takes(f, f->l.held, 5);
+	zn_ledger_tx_port_done(&f->l, 0, 5);
+}
+
+/* Died waiting for the retry: none of the 3 is taken for sent. */
 ZN_TEST(ledger_port_partial_died_waiting)
 {
 	struct fx f;
 
-	port_fx(&f, false);
-	zn_ledger_tx_port_t(&f.l, 0, BURST);
-	for (unsigned int i = 0; i < 5; i++)
-		fx_forget(&f, f.l.held[i]);
-	pmd_takes(&f, f.l.held, 5);
-	zn_ledger_tx_port_done(&f.l, 0, 5);
+	port_partial(&f);
 	ZT_CHECK(f.l.held[4] == NULL && f.l.held[5] != NULL);
 	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[5]), 2);
 	fx_check(&f, BURST - 5);
@@ -420,12 +426,7 @@ ZN_TEST(ledger_port_partial_then_died)
 {
 	struct fx f;
 
-	port_fx(&f, false);
-	zn_ledger_tx_port_t(&f.l, 0, BURST);
-	for (unsigned int i = 0; i < 5; i++)
-		fx_forget(&f, f.l.held[i]);
-	pmd_takes(&f, f.l.held, 5);
-	zn_ledger_tx_port_done(&f.l, 0, 5);
+	port_partial(&f);
 	zn_ledger_tx_port_t(&f.l, 5, BURST);
 	ZT_EQ(rte_mbuf_refcnt_read(f.l.held[5]), 2); /* set, not added */
 	pmd_takes(&f, &f.l.held[5], 1);
