@@ -349,12 +349,12 @@ keep_add(struct keep *k, const char *dir, const char *file)
 }
 
 /*
- * The bwrap options showing DPDK's driver directory with the pool's driver
- * only, worked out on the first sandbox (neither the pool nor the
- * directory changes while the manager runs: a sandbox then costs no walk
- * of the directory's hundreds of entries). Every name in the directory
- * that leads to the driver's file stays (the linker reaches it through a
- * chain of symbolic links). The EAL refuses a directory others may write:
+ * The bwrap options showing DPDK's driver directory with only the drivers
+ * NFs need (keep_add), worked out on the first sandbox (neither the pool,
+ * the ports nor the directory change while the manager runs: a sandbox
+ * then costs no walk of the directory's hundreds of entries). Every name
+ * in the directory that leads to one of their files stays (the linker
+ * reaches it through a chain of symbolic links). The EAL refuses a directory others may write:
  * 0755, then read-only. NULL-terminated; empty when the directory is to
  * be shown as it is (not found, another pool driver, too many names).
  */
