@@ -138,8 +138,33 @@ class Manager:
         return Client(self.name)
 
     def call(self, method: str, **params):
-        with self.client() as c:
-            return c.call(method, **params)
+        try:
+            with self.client() as c:
+                return c.call(method, **params)
+        except TimeoutError as e:
+            raise TimeoutError(f"{method}: no reply from manager "
+                               f"{self.name}\n{self.diagnose()}") from e
+
+    def diagnose(self) -> str:
+        """What a manager that stopped answering is doing: every thread's
+        stack (gdb, when installed) and the end of its log, so that a
+        failure seen once in CI can be understood from its output."""
+        out = []
+        gdb = shutil.which("gdb")
+        if gdb and self.proc.alive():
+            try:
+                r = subprocess.run(
+                    [gdb, "-p", str(self.proc.pid), "-batch", "-nx",
+                     "-ex", "thread apply all bt 12"],
+                    capture_output=True, text=True, timeout=30)
+                out.append("\n".join(
+                    ln for ln in r.stdout.splitlines()
+                    if ln.startswith(("Thread", "#"))))
+            except (subprocess.SubprocessError, OSError) as e:
+                out.append(f"(gdb: {e})")
+        out.append("--- log (end) ---")
+        out.append(self.proc.output()[-6000:])
+        return "\n".join(out)
 
     def start_nf(self, kind: str, service: int, name: str | None = None,
                  nf_args: list[str] | None = None,
