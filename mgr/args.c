@@ -56,6 +56,12 @@ usage(const char *prog, FILE *out)
 		"                          (net_null, net_tap; 0: the workers "
 		"transmit all;\n"
 		"                          default 8)\n"
+		"      --trust-group NAME[:BUFFERS]\n"
+		"                          a trust group: a packet pool of "
+		"BUFFERS (default\n"
+		"                          8191) in hugepage memory that only "
+		"the group's NFs\n"
+		"                          map (repeat for more, up to %u)\n"
 		"      --idle-sleep-us N   longest sleep of an idle polling "
 		"thread (default 1000)\n"
 		"      --stats-interval S  log a stats line every S seconds (0 = "
@@ -99,7 +105,7 @@ usage(const char *prog, FILE *out)
 		"      --schema            print the control protocol's schema "
 		"(JSON) and exit\n"
 		"  -h, --help              this help\n",
-		prog, ZN_MAX_CHAIN_HOPS);
+		prog, ZN_MAX_CHAIN_HOPS, ZN_MAX_GROUPS);
 }
 
 static int
@@ -118,6 +124,47 @@ parse_u(const char *prog, const char *opt, const char *arg, uint64_t min,
 	return 0;
 }
 
+/* --trust-group NAME[:BUFFERS]: a name (as an instance name) used once. */
+static int
+parse_group(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	struct zn_group_cfg *g;
+	const char *colon = strchr(arg, ':');
+	size_t n = colon != NULL ? (size_t)(colon - arg) : strlen(arg);
+
+	if (cfg->n_groups >= ZN_MAX_GROUPS) {
+		fprintf(stderr, "%s: at most %u --trust-group\n", prog,
+			ZN_MAX_GROUPS);
+		return -EINVAL;
+	}
+	g = &cfg->groups[cfg->n_groups];
+	if (n == 0 || n >= sizeof(g->name)) {
+		fprintf(stderr, "%s: --trust-group '%s': a name of 1..%zu "
+			"characters first\n", prog, arg, sizeof(g->name) - 1);
+		return -EINVAL;
+	}
+	memcpy(g->name, arg, n);
+	g->name[n] = '\0';
+	if (!zn_instance_name_valid(g->name)) {
+		fprintf(stderr, "%s: --trust-group: bad name '%s' (letters, "
+			"digits, '_', '-')\n", prog, g->name);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < cfg->n_groups; i++)
+		if (strcmp(cfg->groups[i].name, g->name) == 0) {
+			fprintf(stderr, "%s: --trust-group '%s' given twice\n",
+				prog, g->name);
+			return -EINVAL;
+		}
+	g->n_mbufs = 8191;
+	if (colon != NULL &&
+	    parse_u(prog, "--trust-group's BUFFERS", colon + 1, 1023,
+		    1u << 22, &g->n_mbufs) < 0)
+		return -EINVAL;
+	cfg->n_groups++;
+	return 0;
+}
+
 int
 zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 {
@@ -125,7 +172,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
-		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ,
+		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -141,6 +188,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "stall-ms", required_argument, NULL, O_STALL },
 		{ "handoff", required_argument, NULL, O_HANDOFF },
 		{ "nf-tx-queues", required_argument, NULL, O_NFTXQ },
+		{ "trust-group", required_argument, NULL, O_GROUP },
 		{ "idle-sleep-us", required_argument, NULL, O_IDLE },
 		{ "stats-interval", required_argument, NULL, O_STATS },
 		{ "huge-dir", required_argument, NULL, O_HUGE },
@@ -278,6 +326,10 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		case O_NFTXQ:
 			if (parse_u(prog, "--nf-tx-queues", optarg, 0,
 				    ZN_MAX_NFS, &cfg->nf_tx_queues))
+				return -EINVAL;
+			break;
+		case O_GROUP:
+			if (parse_group(prog, optarg, cfg) < 0)
 				return -EINVAL;
 			break;
 		case O_STALL:

@@ -54,6 +54,12 @@ struct zn_mgr_cfg {
 	bool rx_paused;
 	bool rx_when_ready;         /* RX once --chain's services are up */
 	bool print_schema;          /* --schema: print it and exit */
+	/* --trust-group NAME[:BUFFERS] (mgr/group.c) */
+	struct zn_group_cfg {
+		char name[ZN_NAME_LEN];
+		unsigned int n_mbufs;
+	} groups[ZN_MAX_GROUPS];
+	unsigned int n_groups;
 	char huge_dir[PATH_MAX];
 	char log_dir[PATH_MAX];     /* launched NFs' output; "": rundir/logs */
 	char cgroup_root[PATH_MAX]; /* launched NFs' cgroups; "": default */

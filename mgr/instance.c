@@ -64,9 +64,16 @@ is_hugefile_of(const char *file, const char *name)
 {
 	size_t n = strlen(name);
 
-	if (strncmp(file, name, n) != 0 || strncmp(file + n, "map_", 4) != 0)
+	if (strncmp(file, name, n) != 0)
 		return false;
-	file += n + 4;
+	/* DPDK's "<prefix>map_N", and a trust group's "<prefix>tg_N"
+	 * (ZN_GROUP_FILE_FMT) */
+	if (strncmp(file + n, "map_", 4) == 0)
+		file += n + 4;
+	else if (strncmp(file + n, "tg_", 3) == 0)
+		file += n + 3;
+	else
+		return false;
 	if (*file == '\0')
 		return false;
 	for (; *file != '\0'; file++)

@@ -113,8 +113,8 @@ prefix(struct launch *l, struct replica *r, const char *name, char **argv,
 			 strerror(-rc));
 		return rc;
 	}
-	rc = zn_sandbox_argv(L.m, name, l->binary, cwd, argv, argc, max,
-			     arena);
+	rc = zn_sandbox_argv(L.m, name, l->binary, cwd, l->group, argv, argc,
+			     max, arena);
 	if (rc == -ENOENT)
 		snprintf(err, errlen, "no bwrap (bubblewrap) in PATH");
 	else if (rc == -E2BIG)
@@ -158,6 +158,10 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	if (l->cpus[0] != '\0') {
 		argv[argc++] = (char *)(uintptr_t)"--cpus";
 		argv[argc++] = l->cpus;
+	}
+	if (l->group >= 0) {
+		argv[argc++] = (char *)(uintptr_t)"--trust-group";
+		argv[argc++] = L.m->shm->groups[l->group].name;
 	}
 	if (l->n_args > 0) {
 		argv[argc++] = (char *)(uintptr_t)"--";

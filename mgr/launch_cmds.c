@@ -14,6 +14,7 @@
 
 #include "cmd.h"
 #include "event.h"
+#include "group.h"
 #include "launch.h"
 #include "launch_pvt.h"
 #include "mgr.h"
@@ -53,7 +54,7 @@ launch_json(const struct launch *l)
 						  json_integer(r->last_code)));
 	}
 	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:i, s:s, s:s, s:I, s:I,"
-			 " s:I, s:o, s:b, s:i, s:b}",
+			 " s:I, s:o, s:b, s:i, s:b, s:o}",
 			 "name", l->name, "binary", l->binary, "args", args,
 			 "service", l->service, "replicas", (int)l->replicas,
 			 "running", (int)running, "cpus", l->cpus, "restart",
@@ -62,7 +63,9 @@ launch_json(const struct launch *l)
 			 (json_int_t)l->restarts, "failures",
 			 (json_int_t)l->failures, "instances", reps, "sandbox",
 			 l->sandbox, "memory_mb", (int)l->memory_mb, "removing",
-			 l->removing);
+			 l->removing, "trust_group", l->group >= 0 ?
+			 json_string(L.m->shm->groups[l->group].name) :
+			 json_null());
 }
 
 static int
@@ -73,6 +76,9 @@ cmd_nf_start(struct zn_cmd_req *req)
 	const char *bin = json_string_value(json_object_get(p, "binary"));
 	const char *cpus = json_string_value(json_object_get(p, "cpus"));
 	const char *pol = json_string_value(json_object_get(p, "restart"));
+	const char *grp = json_string_value(json_object_get(p,
+							    "trust_group"));
+	int group = -1;
 	json_t *rep = json_object_get(p, "replicas");
 	struct launch *l = NULL;
 	cpu_set_t set;
@@ -105,6 +111,11 @@ cmd_nf_start(struct zn_cmd_req *req)
 			 "as 0-3,6");
 		return -EINVAL;
 	}
+	if (grp != NULL && (group = zn_group_find(req->mgr, grp)) < 0) {
+		snprintf(req->err, sizeof(req->err), "trust_group: the "
+			 "manager has no trust group '%.64s' (group.list)", grp);
+		return -ENOENT;
+	}
 	if (json_array_size(args) > LAUNCH_MAX_ARGS) {
 		snprintf(req->err, sizeof(req->err), "args: at most %d",
 			 LAUNCH_MAX_ARGS);
@@ -132,6 +143,7 @@ cmd_nf_start(struct zn_cmd_req *req)
 	l->service = (uint16_t)json_integer_value(json_object_get(p,
 								  "service"));
 	l->sandbox = json_is_true(json_object_get(p, "sandbox"));
+	l->group = group;
 	l->memory_mb = (unsigned int)json_integer_value(
 		json_object_get(p, "memory_mb"));
 	l->policy = pol == NULL ? RESTART_ON_FAILURE :
@@ -265,7 +277,7 @@ static const char *const policy_choices[] = { "never", "on-failure",
 	"a failure\", \"instances\": \"[{name, state, pid, restarts, "      \
 	"last_exit}]\", \"sandbox\": \"sandboxed\", \"memory_mb\": "     \
 	"\"limit, 0: none\", \"removing\": \"nf.remove'd, replicas "     \
-	"still stopping\"}"
+	"still stopping\", \"trust_group\": \"its group, or null\"}"
 
 static const struct zn_cmd nf_start_cmd = {
 	.name = "nf.start",
@@ -288,13 +300,17 @@ static const struct zn_cmd nf_start_cmd = {
 		  .desc = "default on-failure", .choices = policy_choices },
 		{ .name = "sandbox", .type = ZN_CMD_BOOL,
 		  .desc = "run it in a sandbox (bubblewrap; docs/operations.md)" },
+		{ .name = "trust_group", .type = ZN_CMD_STR,
+		  .desc = "the trust group it joins (group.list); sandboxed, "
+			  "it can open no other group's memory" },
 		{ .name = "memory_mb", .type = ZN_CMD_INT, .bounded = true,
 		  .min = 16, .max = 1048576,
 		  .desc = "memory limit of each replica (a cgroup)" },
 	},
 	.result = LAUNCH_RESULT,
 	.doc = "Replica *i* is named `NAME.i` (replica 0: `NAME`) and runs "
-	       "`BINARY -i INSTANCE -s SERVICE -n NAME.i [--cpus CPUS] -- "
+	       "`BINARY -i INSTANCE -s SERVICE -n NAME.i [--cpus CPUS] "
+	       "[--trust-group G] -- "
 	       "ARGS`; its output goes to `<log dir>/<replica>.log`. A replica "
 	       "that fails is restarted after a back-off that doubles from "
 	       "100 ms to 10 s while it keeps failing within 10 s of its "

@@ -67,6 +67,7 @@ struct launch {
 	char cpus[128];
 	unsigned int memory_mb; /* 0: no limit */
 	bool sandbox;
+	int group;           /* trust group index; -1: none */
 	enum policy policy;
 	uint64_t starts, restarts, failures;
 	struct replica r[ZN_MAX_REPLICAS];

@@ -28,6 +28,7 @@
 
 #include "args.h"
 #include "ctl.h"
+#include "group.h"
 #include "instance.h"
 #include "link.h"
 #include "launch.h"
@@ -469,6 +470,8 @@ main(int argc, char **argv)
 	}
 	rc = shared_init(m);
 	if (rc == 0)
+		rc = zn_group_init(m);
+	if (rc == 0)
 		rc = zn_ports_init(m);
 	if (rc == 0) {
 		m->shm->hdr.n_ports = m->n_ports;
@@ -522,6 +525,7 @@ main(int argc, char **argv)
 	while (!m->shutdown_requested)
 		zn_loop_run_once(m->loop, 100);
 	shutdown_mgr(m);
+	zn_group_fini(m);
 	zn_launch_fini(m);
 	zn_ctl_fini(m);
 	zn_registry_fini(m);
@@ -540,6 +544,8 @@ fail_ports:
 	m->quit = 1;
 	rte_eal_mp_wait_lcore();
 	zn_ports_close(m);
+	if (m->shm != NULL)
+		zn_group_fini(m);
 	zn_ctl_fini(m);
 	zn_registry_fini(m);
 fail_eal:

@@ -50,6 +50,7 @@ struct zn_mgr {
 	/* Shared memory and rings (main.c), read by everyone. */
 	struct zn_shm *shm;
 	struct rte_mempool *pool;
+	struct rte_mempool *gpool[ZN_MAX_GROUPS]; /* trust groups (group.c) */
 	struct rte_ring *msgq;
 	struct rte_ring *nf_rx[ZN_MAX_NFS];
 	struct rte_ring *nf_tx[ZN_MAX_NFS];

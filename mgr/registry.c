@@ -251,6 +251,13 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 		reply(m, slot, gen, -EINVAL);
 		return;
 	}
+	if (s->req.group > ZN_MAX_GROUPS ||
+	    (s->req.group != 0 && !m->shm->groups[s->req.group - 1].used)) {
+		ZN_LOG(WARNING, "NF '%s' (pid %d): no trust group %u", name,
+		       (int)pid, s->req.group);
+		reply(m, slot, gen, -ENOENT);
+		return;
+	}
 	if (service_instances(m, svc) >= ZN_MAX_REPLICAS) {
 		ZN_LOG(WARNING, "NF '%s': service %u already has %d instances",
 		       name, svc, ZN_MAX_REPLICAS);
@@ -292,6 +299,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	s->ctl.ns_pid = s->req.pid;
 	s->ctl.start_time = s->req.start_time;
 	s->ctl.registered_ns = zn_now_ns();
+	s->ctl.group = s->req.group;
 	s->ctl.stop = 0;
 	zn_strlcpy(s->ctl.name, name, sizeof(s->ctl.name));
 	s->ctl.gen = gen;
@@ -413,6 +421,14 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	cache = rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + slot);
 	if (cache != NULL)
 		rte_mempool_cache_flush(cache, m->pool);
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+		if (m->gpool[g] == NULL)
+			continue;
+		cache = rte_mempool_default_cache(m->gpool[g],
+						  ZN_NF_LCORE_BASE + slot);
+		if (cache != NULL)
+			rte_mempool_cache_flush(cache, m->gpool[g]);
+	}
 	if (m->registry->reg[slot].reclaim_lock >= 0)
 		close(m->registry->reg[slot].reclaim_lock);
 	m->registry->reg[slot] = (struct zn_nf_reg){ .m = m, .slot = slot,

@@ -441,7 +441,7 @@ full:
 
 int
 zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
-		const char *cwd, char **argv, int argc, int max,
+		const char *cwd, int group, char **argv, int argc, int max,
 		struct zn_arena **arena)
 {
 	static const char *const fixed[] = {
@@ -511,6 +511,13 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	}
 	closedir(d);
 	d = NULL;
+	/* Its trust group's pool, and no other group's (mgr/group.c): the
+	 * file another group's packets are in is not in its namespace. */
+	if (group >= 0 && group < ZN_MAX_GROUPS && m->shm->groups[group].used) {
+		ADD("--bind");
+		ADD("%s", m->shm->groups[group].path);
+		ADD("%s", m->shm->groups[group].path);
+	}
 	ADD("--bind");
 	ADD("%s", cwd);
 	ADD("%s", cwd);

@@ -28,13 +28,14 @@ struct zn_mgr;
 
 /* sandbox.c */
 /** Append bwrap and its options for NF @p name of program @p binary,
- *  working in @p cwd, to @p argv (from @p argc; at most @p max). Strings
+ *  working in @p cwd, of trust group @p group (index; -1: none), to
+ *  @p argv (from @p argc; at most @p max). Strings
  *  are allocated in @p arena (zn_sandbox_arena_free after the spawn).
  *  @return the new argc, or -errno (ENOENT: no bwrap). The namespace fd
  *  must be passed to the child as fd 3 (zn_sandbox_pidns_fd). */
 struct zn_arena;
 int zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
-		    const char *cwd, char **argv, int argc, int max,
+		    const char *cwd, int group, char **argv, int argc, int max,
 		    struct zn_arena **arena);
 void zn_sandbox_arena_free(struct zn_arena *a);
 /** The instance's PID namespace (started on first use). fd or -errno. */

@@ -136,6 +136,10 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 			port_tx += s->ptx[p].tx;
 			json_array_append_new(ports, json_integer((int)p));
 		}
+	json_object_set_new(o, "trust_group", s->ctl.group != 0 &&
+			    s->ctl.group <= ZN_MAX_GROUPS ?
+			    json_string(m->shm->groups[s->ctl.group - 1].name) :
+			    json_null());
 	json_object_set_new(o, "handoff", json_pack(
 		"{s:I, s:I, s:I, s:o, s:I, s:i, s:i, s:I, s:I}",
 		"link_tx", (json_int_t)s->hstats.link_tx,
@@ -477,7 +481,8 @@ static const struct zn_cmd nf_list_cmd = {
 	       "`created`, `dequeued`, `drops` by reason, `exit_drops`, "
 	       "`staged`, `rx_ring`/`tx_ring` `{count, size}`, `sleeps`, "
 	       "`wakeups`, NF-defined `counters`, `commands` the NF serves "
-	       "(for `nf.call`); `handoff`: `link_tx`/`link_rx` (packets "
+	       "(for `nf.call`), `trust_group` (its name, or null); "
+	       "`handoff`: `link_tx`/`link_rx` (packets "
 	       "handed to / taken from other NFs directly), `port_tx` "
 	       "(transmitted on its own TX queues) and `ports` (those it "
 	       "attached), `to_worker` (put on its TX ring), `links_out`, "

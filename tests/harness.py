@@ -25,6 +25,7 @@ NF_BIN = {n: BUILD / "nfs" / f"zeronf-{n}"
 NF_BIN["test-objs"] = BUILD / "tests/unit/zeronf-test-objs"
 NF_BIN["test-chaos"] = BUILD / "tests/unit/zeronf-test-chaos"
 NF_BIN["test-rcu-hold"] = BUILD / "tests/unit/zeronf-test-rcu-hold"
+NF_BIN["test-group"] = BUILD / "tests/unit/zeronf-test-group"
 CORPORA = Path(os.environ.get("ZERONF_CORPORA",
                               REPO.parent / "shared" / "corpora"))
 DATA = REPO / "data"
@@ -240,13 +241,15 @@ class Manager:
             left += [str(p) for p in rd.iterdir()] or [str(rd)]
         if HUGE_DIR.exists():
             left += [str(p) for p in HUGE_DIR.glob(f"{self.name}map_*")]
+            left += [str(p) for p in HUGE_DIR.glob(f"{self.name}tg_*")]
         return left
 
     def remove_leftovers(self) -> None:
         """Remove what a killed manager of this name left behind."""
         shutil.rmtree(runtime_dir(self.name), ignore_errors=True)
-        for p in HUGE_DIR.glob(f"{self.name}map_*"):
-            p.unlink(missing_ok=True)
+        for pat in ("map_*", "tg_*"):
+            for p in HUGE_DIR.glob(f"{self.name}{pat}"):
+                p.unlink(missing_ok=True)
 
     def close(self) -> None:
         for nf in self.nfs:

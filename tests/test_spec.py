@@ -83,6 +83,30 @@ def test_manager_options_become_its_command_line(tmp_path):
                for e in errors_of(bad, tmp_path))
 
 
+def test_trust_groups_become_options_and_launch_parameters(tmp_path):
+    from zeronf.orchestrate import manager_argv, start_params
+    f = tmp_path / "d.yaml"
+    f.write_text(GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
+                              "  trust_groups:\n    - name: red\n"
+                              "      buffers: 02047\n    - name: blue\n")
+                 .replace("    lb: least_loaded",
+                          "    lb: least_loaded\n    trust_group: red"))
+    d = load(f)
+    argv = manager_argv(d, Path("/x/zeronf-mgr"))
+    got = [argv[i + 1] for i, a in enumerate(argv) if a == "--trust-group"]
+    assert got == ["red:2047", "blue"]
+    assert start_params(d.service("fw"))["trust_group"] == "red"
+    assert "trust_group" not in start_params(d.service("mon"))
+    bad = GOOD.replace("    lb: least_loaded",
+                       "    lb: least_loaded\n    trust_group: green")
+    assert any("services[1].trust_group: no trust group 'green' in "
+               "manager.trust_groups" in e for e in errors_of(bad, tmp_path))
+    twice = GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
+                         "  trust_groups: [{name: a}, {name: a}]\n")
+    assert any("trust group 'a' twice" in e
+               for e in errors_of(twice, tmp_path))
+
+
 @pytest.mark.parametrize("edit, expect", [
     (("    replicas: 2", "    replicas: 40"),
      "d.yaml:12: services[1].replicas: 40 is greater than the maximum"),

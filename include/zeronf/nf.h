@@ -50,7 +50,7 @@ extern "C" {
  *  refuses a manager whose ABI version differs. Overridable only so that
  *  tests can build a deliberately incompatible library. */
 #ifndef ZN_ABI_VERSION
-#define ZN_ABI_VERSION 8
+#define ZN_ABI_VERSION 9
 #endif
 
 /** Most packets the library hands to ops->burst at once. */
@@ -248,6 +248,9 @@ uint16_t zn_nf_service_id(const struct zn_nf *nf);
 const char *zn_nf_name(const struct zn_nf *nf);
 /** The shared packet pool, for NFs that create packets. */
 struct rte_mempool *zn_nf_pktmbuf_pool(const struct zn_nf *nf);
+/** The pool of the NF's trust group (--trust-group NAME): buffers only
+ *  the group's NFs map; NULL when the NF is in none. */
+struct rte_mempool *zn_nf_group_pool(const struct zn_nf *nf);
 /** Number of ports the manager owns. */
 uint16_t zn_nf_port_count(const struct zn_nf *nf);
 /** MAC address of the manager's port @p port. 0 or -ENODEV. */

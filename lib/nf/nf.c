@@ -314,6 +314,9 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 		rc = -ENOTCONN;
 		goto fail;
 	}
+	rc = zn_nf_group_attach(nf);
+	if (rc < 0)
+		goto fail;
 	rc = zn_nf_register(nf);
 	if (rc < 0)
 		goto fail;
@@ -373,6 +376,7 @@ zn_nf_close(struct zn_nf *nf)
 		close(nf->mgr_pidfd);
 	if (nf->mgr_lock_fd >= 0)
 		close(nf->mgr_lock_fd);
+	zn_nf_group_detach(nf);
 	/* rte_eal_cleanup() is deliberately not called. In a secondary it
 	 * closes the vdevs it attached, which the primary still uses, and
 	 * talks to the primary over a multi-process channel that, when

@@ -27,6 +27,8 @@ lib_usage(const struct zn_nf *nf, const char *prog, FILE *out)
 		"  -n, --name NAME       instance name shown in stats\n"
 		"      --cpus LIST       CPUs the NF may run on (default: all "
 		"allowed)\n"
+		"      --trust-group G   join the manager's trust group G "
+		"(map its pool)\n"
 		"      --log-level LVL   EAL/ZeroNF log level (default notice)\n"
 		"      --wait SECONDS    wait for the manager to come up\n"
 		"  -h, --help            this help\n",
@@ -63,6 +65,7 @@ zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "trust-group", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -131,6 +134,15 @@ zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 				return -EINVAL;
 			}
 			nf->wait_s = (unsigned int)v;
+			break;
+		case 'g':
+			if (!zn_instance_name_valid(optarg)) {
+				fprintf(stderr, "%s: bad trust group name "
+					"'%s'\n", prog, optarg);
+				return -EINVAL;
+			}
+			zn_strlcpy(nf->group_name, optarg,
+				   sizeof(nf->group_name));
 			break;
 		case 'h':
 			lib_usage(nf, prog, stdout);

@@ -178,6 +178,7 @@ zn_nf_register(struct zn_nf *nf)
 	zn_nf_cmd_reset(nf);
 	zn_proc_start_time(getpid(), &start);
 	s->req.service_id = nf->service_id;
+	s->req.group = nf->group;
 	s->req.n_counters = 0;
 	s->req.pid = (uint32_t)getpid();
 	s->req.start_time = start;

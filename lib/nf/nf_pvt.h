@@ -101,6 +101,13 @@ struct zn_nf {
 	 * (NULL: none; then each packet sent gets an extra reference). */
 	struct rte_mempool_cache *cache;
 
+	/* Trust group (nf_group.c): --trust-group, its pool and mapping. */
+	char group_name[ZN_NAME_LEN];
+	uint32_t group;             /* index + 1; 0: none */
+	struct rte_mempool *gpool;
+	void *gva;
+	size_t glen;
+
 	volatile sig_atomic_t stop_req;
 	bool leave_sent;
 	uint64_t leave_deadline;
@@ -133,6 +140,11 @@ void zn_nf_tx_init(struct zn_nf *nf);
  * _thread in the packet thread before it starts. */
 void zn_nf_ports_attach(struct zn_nf *nf);
 void zn_nf_ports_thread(struct zn_nf *nf);
+
+/* nf_group.c: map the trust group's pool (--trust-group); 0 or -errno
+ * (0 without a group). _detach at close. */
+int zn_nf_group_attach(struct zn_nf *nf);
+void zn_nf_group_detach(struct zn_nf *nf);
 
 /* nf_cmd.c: commands (nf.call). _reset at registration; _serve answers
  * an open command, if any, from the packet thread. */

@@ -65,6 +65,14 @@
 #define ZN_PORT_NAME_LEN 64    /* RTE_ETH_NAME_MAX_LEN */
 #define ZN_WAIT_TX_RING 0xffffffffu /* hstats.blocked_on */
 #define ZN_PORT_SO_LEN 256
+/* Trust groups (mgr/group.c): each group's packet pool lives in a
+ * hugepage file of its own, mapped at a fixed address by the manager and
+ * by the group's NFs only (an NF of another group has nothing there). */
+#define ZN_MAX_GROUPS 8
+#define ZN_GROUP_VA_BASE 0x500000000000ULL
+#define ZN_GROUP_VA_STRIDE (64ULL << 30) /* the most one group may map */
+#define ZN_GROUP_FILE_FMT "%stg_%u"       /* instance, group index */
+#define ZN_GROUP_PATH_LEN 256
 /* Readers of the routing snapshot: workers 0..ZN_MAX_WORKERS-1, then the
  * packet thread of the NF in slot s (per-reader counters are indexed so).
  * Workers report to the manager's RCU variable, which also guards the
@@ -137,6 +145,18 @@ struct zn_shm_hdr {
 	uint32_t stall_ms;          /* --stall-ms: NFs drop after it too */
 	uint64_t mgr_start_time;    /* /proc/<pid>/stat starttime */
 	uint8_t port_mac[ZN_MAX_PORTS][6]; /* by ZeroNF port index */
+} __rte_cache_aligned;
+
+/* A trust group. writer: manager, at start; read-only after. */
+struct zn_shm_group {
+	uint32_t used;               /* 1: defined */
+	uint32_t n_mbufs;            /* buffers of its pool */
+	uint64_t va;                 /* where its file is mapped, everywhere */
+	uint64_t len;                /* bytes mapped */
+	uint64_t page_sz;
+	char name[ZN_NAME_LEN];
+	char pool[ZN_NAME_LEN];      /* its rte_mempool's name */
+	char path[ZN_GROUP_PATH_LEN]; /* its hugepage file */
 } __rte_cache_aligned;
 
 /* Manager state. writer: manager control thread. */
@@ -230,6 +250,8 @@ struct zn_nf_slot {
 		uint32_t ns_pid;     /* in the NF's own (its EAL's file names) */
 		uint64_t start_time;
 		uint64_t registered_ns;
+		uint32_t group;      /* trust group index + 1 (req.group, checked) */
+		uint32_t pad;
 		char name[ZN_NAME_LEN];
 		/* Port TX queue of its own per port (NF -> port hand-off):
 		 * q + 1, 0: none (the workers transmit for it). Set before
@@ -245,7 +267,7 @@ struct zn_nf_slot {
 		uint32_t pid;        /* getpid(): in the NF's PID namespace */
 		uint32_t leaving;    /* 1: the NF asks to leave */
 		uint32_t exited;     /* 1: drained, the NF is gone */
-		uint32_t pad;
+		uint32_t group;      /* trust group index + 1; 0: none */
 		uint64_t start_time;
 		char name[ZN_NAME_LEN];
 	} req __rte_cache_aligned;
@@ -526,6 +548,7 @@ struct zn_shm {
 	struct zn_link_mark link_mark[ZN_MAX_LINKS];
 	struct zn_worker_shm workers[ZN_MAX_WORKERS];
 	struct zn_nf_slot nfs[ZN_MAX_NFS];
+	struct zn_shm_group groups[ZN_MAX_GROUPS];
 };
 
 /** Messages on the manager's message ring (ZN_MSG_RING_NAME). */

@@ -56,6 +56,10 @@ def manager_argv(d: Deployment, mgr: Path) -> list[str]:
                      ("flow_idle_s", "--flow-idle-s")):
         if key in m:
             argv += [opt, str(m[key])]
+    for g in m.get("trust_groups", []):
+        argv += ["--trust-group",
+                 f"{g['name']}:{g['buffers']}" if "buffers" in g
+                 else g["name"]]
     return argv + list(m.get("args", []))
 
 
@@ -105,6 +109,8 @@ def start_params(s) -> dict:
         p["memory_mb"] = s.memory_mb
     if s.sandbox:
         p["sandbox"] = True
+    if s.trust_group:
+        p["trust_group"] = s.trust_group
     return p
 
 
@@ -329,11 +335,12 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
                 cur["service"] == s.id and cur["cpus"] == (s.cpus or "") and
                 cur["restart"] == s.restart and
                 cur["sandbox"] == s.sandbox and
-                cur["memory_mb"] == (s.memory_mb or 0))
+                cur["memory_mb"] == (s.memory_mb or 0) and
+                cur.get("trust_group") == s.trust_group)
         if not same:
             steps.append(Step(f"~ service {name}: replaced (program, "
-                              f"arguments, id, CPUs, restart, sandbox or "
-                              f"memory changed)",
+                              f"arguments, id, CPUs, restart, sandbox, "
+                              f"memory or trust group changed)",
                               lambda c, n=name, p=p: (
                                   c.call("nf.remove", name=n),
                                   _wait_gone(c, n),

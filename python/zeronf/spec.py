@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -82,6 +83,7 @@ class Service:
     memory_mb: int | None
     sandbox: bool
     restart: str
+    trust_group: str | None
     lb: str
 
 
@@ -133,6 +135,30 @@ def _steps(chain: list[str], svc_ids: dict[str, int],
     return out
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2's integers: 0-prefixed digits are decimal (02047 is 2047,
+    not YAML 1.1's octal 1063, and 08 a number, not a string); 0o17 and
+    0x1f stay octal and hex."""
+
+    yaml_implicit_resolvers = {
+        k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def _decimal_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    text = loader.construct_scalar(node).replace("_", "")
+    if text.lstrip("+-").isdigit():
+        return int(text, 10)
+    if text.lstrip("+-").startswith("0o"):
+        return int(text, 8)
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _decimal_int)
+_Loader.add_implicit_resolver("tag:yaml.org,2002:int",
+                              re.compile(r"^(?:[-+]?[0-9][0-9_]*|0o[0-7]+)$"),
+                              list("-+0123456789"))
+
+
 def load(path: str | os.PathLike, text: str | None = None,
          name: str | None = None) -> Deployment:
     """Read and check a deployment file; @p name overrides its name (one
@@ -145,8 +171,8 @@ def load(path: str | os.PathLike, text: str | None = None,
         except OSError as e:
             raise SpecError([f"{shown}: {e.strerror}"]) from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - safe loader
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
@@ -191,6 +217,12 @@ def load(path: str | os.PathLike, text: str | None = None,
                     f"twice")
             port_ids[p["name"]] = i
     port_ids.update({str(i): i for i in range(len(data["ports"]))})
+    groups: set[str] = set()
+    for i, g in enumerate(data.get("manager", {}).get("trust_groups", [])):
+        if g["name"] in groups:
+            err(("manager", "trust_groups", i, "name"),
+                f"trust group '{g['name']}' twice")
+        groups.add(g["name"])
     services: list[Service] = []
     svc_ids: dict[str, int] = {}
     used: dict[int, str] = {}
@@ -203,6 +235,9 @@ def load(path: str | os.PathLike, text: str | None = None,
                 f"service id {sid} is also '{used[sid]}'s")
         used[sid] = s["name"]
         svc_ids[s["name"]] = sid
+        if "trust_group" in s and s["trust_group"] not in groups:
+            err(("services", i, "trust_group"), f"no trust group "
+                f"'{s['trust_group']}' in manager.trust_groups")
         binary = paths.find_nf(s["nf"]["binary"], base)
         if binary is None:
             err(("services", i, "nf", "binary"),
@@ -213,7 +248,8 @@ def load(path: str | os.PathLike, text: str | None = None,
             args=list(s["nf"].get("args", [])),
             replicas=s.get("replicas", 1), cpus=s.get("cpus"),
             memory_mb=s.get("memory_mb"), sandbox=s.get("sandbox", False),
-            restart=s.get("restart", "on-failure"), lb=s.get("lb", "hash")))
+            restart=s.get("restart", "on-failure"), lb=s.get("lb", "hash"),
+            trust_group=s.get("trust_group")))
     chain = _steps(data.get("chain", []), svc_ids, port_ids, ("chain",),
                    err)
     flows, rules = [], []

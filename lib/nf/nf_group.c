@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * libzeronf: joining a trust group (--trust-group NAME; mgr/group.c). The
+ * group's packet pool is in a hugepage file of its own that the EAL does
+ * not map in a secondary: the NF opens it and maps it at the address the
+ * manager published, then tells DPDK it is there (rte_extmem_attach). An
+ * NF of no group, or of another, never maps it; a sandboxed one cannot
+ * open it (docs/security.md).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+#include <rte_memory.h>
+#include <rte_mempool.h>
+
+#include "nf_pvt.h"
+#include "../common/zn_util.h"
+
+int
+zn_nf_group_attach(struct zn_nf *nf)
+{
+	const struct zn_shm_group *g = NULL;
+	unsigned int i;
+	void *va;
+	int fd;
+
+	if (nf->group_name[0] == '\0')
+		return 0;
+	for (i = 0; i < ZN_MAX_GROUPS; i++)
+		if (__atomic_load_n(&nf->shm->groups[i].used,
+				    __ATOMIC_ACQUIRE) &&
+		    strcmp(nf->shm->groups[i].name, nf->group_name) == 0) {
+			g = &nf->shm->groups[i];
+			break;
+		}
+	if (g == NULL) {
+		ZN_LOG(ERR, "manager '%s' has no trust group '%s'",
+		       nf->instance, nf->group_name);
+		return -ENOENT;
+	}
+	fd = open(g->path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+
+		ZN_LOG(ERR, "trust group '%s': cannot open %s: %s",
+		       g->name, g->path, strerror(err));
+		return -err;
+	}
+	va = mmap((void *)(uintptr_t)g->va, g->len, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	close(fd);
+	if (va == MAP_FAILED || va != (void *)(uintptr_t)g->va) {
+		int err = va == MAP_FAILED ? errno : EADDRINUSE;
+
+		if (va != MAP_FAILED)
+			munmap(va, g->len);
+		ZN_LOG(ERR, "trust group '%s': cannot map it at %#llx: %s",
+		       g->name, (unsigned long long)g->va, strerror(err));
+		return -err;
+	}
+	if (rte_extmem_attach(va, g->len) < 0) {
+		int err = rte_errno;
+
+		munmap(va, g->len);
+		ZN_LOG(ERR, "trust group '%s': %s", g->name,
+		       rte_strerror(err));
+		return -err;
+	}
+	nf->gpool = rte_mempool_lookup(g->pool);
+	if (nf->gpool == NULL) {
+		rte_extmem_detach(va, g->len);
+		munmap(va, g->len);
+		ZN_LOG(ERR, "trust group '%s': pool '%s' not found", g->name,
+		       g->pool);
+		return -EPROTO;
+	}
+	nf->group = i + 1;
+	nf->gva = va;
+	nf->glen = g->len;
+	return 0;
+}
+
+void
+zn_nf_group_detach(struct zn_nf *nf)
+{
+	if (nf->gva == NULL)
+		return;
+	rte_extmem_detach(nf->gva, nf->glen);
+	munmap(nf->gva, nf->glen);
+	nf->gva = NULL;
+	nf->gpool = NULL;
+}
+
+ZN_API struct rte_mempool *
+zn_nf_group_pool(const struct zn_nf *nf)
+{
+	return nf != NULL ? nf->gpool : NULL;
+}

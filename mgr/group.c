@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Trust groups (NetVM's trust boundaries): each group's packet pool lives
+ * in a hugepage file of its own, outside the EAL's memory. A DPDK
+ * secondary maps every segment of the EAL's memory, whatever it is told,
+ * so a pool there is readable by every NF; memory registered as external
+ * (rte_extmem_register) is mapped by no other process until it opens the
+ * file itself and attaches (rte_extmem_attach). So the group's NFs map it
+ * (lib/nf/nf_group.c) and no other NF has it in its address space: a
+ * group's packet address, read by an NF of another group, faults. What
+ * keeps an NF from opening another group's file is the sandbox: a
+ * sandboxed NF sees only the files bound into its mount namespace (and
+ * the file is the manager's, mode 0600). docs/security.md.
+ *
+ * Each group's file is mapped at ZN_GROUP_VA_BASE + index * STRIDE in
+ * every process (mbufs hold virtual addresses): far above the EAL's own
+ * reservations, below the kernel's top-down mmap area.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_memory.h>
+#include <rte_mempool.h>
+
+#include "mgr.h"
+#include "cmd.h"
+#include "group.h"
+#include "../lib/common/zn_util.h"
+
+#define GROUP_CACHE 256
+
+static void *group_va(unsigned int i)
+{
+	return (void *)(uintptr_t)(ZN_GROUP_VA_BASE +
+				   (uint64_t)i * ZN_GROUP_VA_STRIDE);
+}
+
+static int
+group_create(struct zn_mgr *m, unsigned int i)
+{
+	const struct zn_group_cfg *c = &m->cfg.groups[i];
+	struct zn_shm_group *g = &m->shm->groups[i];
+	struct rte_pktmbuf_pool_private priv = {
+		.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE,
+	};
+	uint32_t elt = (uint32_t)sizeof(struct rte_mbuf) +
+		       RTE_MBUF_DEFAULT_BUF_SIZE;
+	struct rte_mempool_objsz sz;
+	struct rte_mempool *mp;
+	struct statfs fs;
+	uint64_t len, pg;
+	void *va;
+	int fd, rc;
+
+	if ((size_t)snprintf(g->path, sizeof(g->path), "%s/" ZN_GROUP_FILE_FMT,
+			     m->huge_dir, m->cfg.instance, i) >=
+	    sizeof(g->path))
+		return -ENAMETOOLONG;
+	snprintf(g->pool, sizeof(g->pool), "zn_tg%u", i);
+	zn_strlcpy(g->name, c->name, sizeof(g->name));
+	if (statfs(m->huge_dir, &fs) < 0)
+		return -errno;
+	pg = (uint64_t)fs.f_bsize;
+	/* Room for every object whole, one page of slack per object run
+	 * that populate cuts at a page boundary (never across one). */
+	len = (uint64_t)rte_mempool_calc_obj_size(elt, 0, &sz) *
+	      c->n_mbufs;
+	len += len / pg * (sz.total_size) + 2 * pg;
+	len = RTE_ALIGN_CEIL(len, pg);
+	if (len > ZN_GROUP_VA_STRIDE)
+		return -E2BIG;
+
+	fd = open(g->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) < 0) {
+		rc = -errno;
+		goto fail_file;
+	}
+	/* Populated now: a hugetlbfs file short of pages would fault later,
+	 * in a worker, as SIGBUS. */
+	va = mmap(group_va(i), len, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_POPULATE, fd, 0);
+	close(fd);
+	fd = -1;
+	if (va == MAP_FAILED) {
+		rc = -errno;
+		goto fail_file;
+	}
+	if (va != group_va(i)) { /* a kernel without FIXED_NOREPLACE */
+		munmap(va, len);
+		rc = -EADDRINUSE;
+		goto fail_file;
+	}
+	if (rte_extmem_register(va, len, NULL, 0, pg) < 0) {
+		rc = -rte_errno;
+		goto fail_map;
+	}
+	mp = rte_mempool_create_empty(g->pool, c->n_mbufs, elt, GROUP_CACHE,
+				      sizeof(priv), SOCKET_ID_ANY, 0);
+	if (mp == NULL) {
+		rc = -rte_errno;
+		goto fail_reg;
+	}
+	rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(),
+					NULL);
+	if (rc == 0) {
+		rte_pktmbuf_pool_init(mp, &priv);
+		rc = rte_mempool_populate_virt(mp, va, len, pg, NULL, NULL);
+	}
+	if (rc >= 0 && mp->populated_size != mp->size)
+		rc = -ENOSPC;
+	if (rc < 0)
+		goto fail_pool;
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	m->gpool[i] = mp;
+	g->va = (uint64_t)(uintptr_t)va;
+	g->len = len;
+	g->page_sz = pg;
+	g->n_mbufs = c->n_mbufs;
+	__atomic_store_n(&g->used, 1, __ATOMIC_RELEASE);
+	ZN_LOG(NOTICE, "trust group '%s': %u buffers in %s (%" PRIu64
+	       " MB at %p)", g->name, c->n_mbufs, g->path, len >> 20, va);
+	return 0;
+
+fail_pool:
+	rte_mempool_free(mp);
+fail_reg:
+	rte_extmem_unregister(va, len);
+fail_map:
+	munmap(va, len);
+fail_file:
+	if (fd >= 0)
+		close(fd);
+	unlink(g->path);
+	return rc;
+}
+
+int
+zn_group_init(struct zn_mgr *m)
+{
+	for (unsigned int i = 0; i < m->cfg.n_groups; i++) {
+		int rc = group_create(m, i);
+
+		if (rc < 0) {
+			ZN_LOG(ERR, "trust group '%s': %s", m->cfg.groups[i].name,
+			       strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void
+zn_group_fini(struct zn_mgr *m)
+{
+	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
+		struct zn_shm_group *g = &m->shm->groups[i];
+		void *va = (void *)(uintptr_t)g->va;
+
+		if (!g->used)
+			continue;
+		if (rte_mempool_avail_count(m->gpool[i]) != m->gpool[i]->size)
+			ZN_LOG(WARNING, "trust group '%s': %u of %u buffers "
+			       "not returned", g->name,
+			       m->gpool[i]->size -
+			       rte_mempool_avail_count(m->gpool[i]),
+			       m->gpool[i]->size);
+		rte_mempool_free(m->gpool[i]);
+		m->gpool[i] = NULL;
+		rte_extmem_unregister(va, g->len);
+		munmap(va, g->len);
+		unlink(g->path);
+		g->used = 0;
+	}
+}
+
+int
+zn_group_find(const struct zn_mgr *m, const char *name)
+{
+	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++)
+		if (m->shm->groups[i].used &&
+		    strcmp(m->shm->groups[i].name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+static int
+cmd_group_list(struct zn_cmd_req *req)
+{
+	struct zn_mgr *m = req->mgr;
+	json_t *a = json_array();
+
+	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
+		const struct zn_shm_group *g = &m->shm->groups[i];
+		json_t *nfs;
+
+		if (!g->used)
+			continue;
+		nfs = json_array();
+		for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+			if (m->shm->nfs[s].ctl.state != ZN_NF_FREE &&
+			    m->shm->nfs[s].ctl.group == i + 1)
+				json_array_append_new(nfs, json_integer(s));
+		json_array_append_new(a, json_pack(
+			"{s:s, s:i, s:s, s:I, s:{s:i, s:i}, s:o}",
+			"name", g->name, "id", (int)i, "file", g->path,
+			"bytes", (json_int_t)g->len, "pool", "size",
+			(int)m->gpool[i]->size, "in_use",
+			(int)rte_mempool_in_use_count(m->gpool[i]),
+			"nfs", nfs));
+	}
+	req->result = json_pack("{s:o}", "groups", a);
+	return req->result ? 0 : -ENOMEM;
+}
+
+static const struct zn_cmd group_list_cmd = {
+	.name = "group.list", .help = "trust groups and their pools",
+	.result = "{\"groups\": \"[{name, id, file, bytes, pool: {size, "
+		  "in_use}, nfs}]\"}",
+	.doc = "A trust group's packet pool is a hugepage file of its own "
+	       "(`file`, `bytes`), mapped by the manager and by the NFs of "
+	       "the group only (`nfs`: their instances). Groups are made at "
+	       "start (`--trust-group NAME[:BUFFERS]`).",
+	.fn = cmd_group_list,
+};
+ZN_CMD_REGISTER(group_list_cmd)

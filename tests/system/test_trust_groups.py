@@ -1,0 +1,214 @@
+"""Trust groups (mgr/group.c, lib/nf/nf_group.c): a group's packet pool
+is a hugepage file of its own that only the group's NFs map. An NF of
+another group, or of none, that reads a group's packet address faults:
+the memory is not in its address space. The test NF (tests/unit/
+nf_group.c) puts a secret in a buffer of its group's pool and peeks at
+addresses it is given."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from harness import HUGE_DIR, MGR_BIN, NF_BIN, unique_name, wait_for
+from zeronf import Client, ZeroNFError
+
+GROUPS = ["--trust-group", "a:1023", "--trust-group", "b:01023"]
+
+
+def call(m, nf, cmd, **args):
+    return m.call("nf.call", instance=nf.instance, command=cmd, args=args)
+
+
+def test_a_groups_packets_are_not_mapped_outside_it(managers):
+    m = managers(args=GROUPS)
+    groups = {g["name"]: g for g in m.call("group.list")["groups"]}
+    assert sorted(groups) == ["a", "b"]
+    for g in groups.values():
+        assert g["pool"] == {"size": 1023, "in_use": 0}  # 01023 is 1023
+        st = os.stat(g["file"])
+        assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_size == g["bytes"]
+        assert g["file"].startswith(str(HUGE_DIR))
+    na = m.start_nf("test-group", 1, "in-a", lib_args=["--trust-group", "a"])
+    nb = m.start_nf("test-group", 2, "in-b", lib_args=["--trust-group", "b"])
+    n0 = m.start_nf("test-group", 3, "in-none")
+    by_name = {n["name"]: n for n in m.call("nf.list")["nfs"]}
+    assert by_name["in-a"]["trust_group"] == "a"
+    assert by_name["in-b"]["trust_group"] == "b"
+    assert by_name["in-none"]["trust_group"] is None
+    groups = {g["name"]: g for g in m.call("group.list")["groups"]}
+    assert groups["a"]["nfs"] == [na.instance]
+    assert groups["b"]["nfs"] == [nb.instance]
+
+    secret_a = call(m, na, "put", text="secret-of-a")
+    secret_b = call(m, nb, "put", text="secret-of-b")
+    shared = call(m, n0, "put", text="shared-pool")
+    assert secret_a["pool"] == "zn_tg0" and secret_b["pool"] == "zn_tg1"
+    assert m.call("group.list")["groups"][0]["pool"]["in_use"] == 1
+
+    def peek(nf, put):
+        return call(m, nf, "peek", addr=put["addr"], len=11)
+
+    # Each group reads its own; nobody else can: the address faults.
+    assert peek(na, secret_a) == {"text": "secret-of-a"}
+    assert peek(nb, secret_b) == {"text": "secret-of-b"}
+    for nf, put in ((nb, secret_a), (n0, secret_a), (na, secret_b),
+                    (n0, secret_b)):
+        assert peek(nf, put) == {"fault": True}
+    # The EAL's own memory is every process's (what groups are for).
+    assert peek(na, shared) == {"text": "shared-pool"}
+    # The NFs that faulted are fine and still serve.
+    assert all(n["state"] == "running" for n in m.call("nf.list")["nfs"])
+
+    for nf in (na, nb, n0):
+        nf.proc.signal(signal.SIGTERM)
+        nf.proc.wait(10)
+    wait_for(lambda: m.call("nf.list")["nfs"] == [], 10, "NFs gone")
+    for g in m.call("group.list")["groups"]:
+        assert g["pool"]["in_use"] == 0 and g["nfs"] == []
+    files = [g["file"] for g in m.call("group.list")["groups"]]
+    assert m.shutdown() == 0
+    assert not any(os.path.exists(f) for f in files)
+    assert "not returned" not in m.proc.output()
+
+
+def test_a_group_the_manager_does_not_have(managers):
+    m = managers(args=GROUPS)
+    nf = m.start_nf("test-group", 1, lib_args=["--trust-group", "c"],
+                    wait=False)
+    assert nf.proc.wait(20) != 0
+    assert f"manager '{m.name}' has no trust group 'c'" in nf.proc.output()
+    assert m.call("nf.list")["nfs"] == []
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--trust-group", ""], "a name of 1..31 characters"),
+    (["--trust-group", ":100"], "a name of 1..31 characters"),
+    (["--trust-group", "a/b"], "bad name 'a/b'"),
+    (["--trust-group", "a", "--trust-group", "a:2000"], "'a' given twice"),
+    (["--trust-group", "a:100"], "BUFFERS must be 1023..4194304, not '100'"),
+    (["--trust-group", "a:lots"], "not 'lots'"),
+    ([f"--trust-group=g{i}" for i in range(9)], "at most 8 --trust-group"),
+])
+def test_bad_trust_groups_are_refused(args, message):
+    r = subprocess.run([str(MGR_BIN), "-i", "ztgbad", *args],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0
+    assert message in r.stderr
+    assert not list(HUGE_DIR.glob("ztgbadtg_*"))
+
+
+def test_a_killed_managers_group_files_are_removed(tmp_path, managers):
+    m = managers(args=GROUPS)
+    files = [g["file"] for g in m.call("group.list")["groups"]]
+    m.proc.signal(signal.SIGKILL)
+    m.proc.wait(10)
+    assert all(os.path.exists(f) for f in files)  # left behind
+    m2 = managers(name=m.name, args=["--trust-group", "a:2047"])
+    assert "removed stale state" in m2.proc.output()
+    left = m2.call("group.list")["groups"]
+    assert [g["name"] for g in left] == ["a"]
+    assert not os.path.exists(files[1])
+    assert m2.shutdown() == 0
+    assert not os.path.exists(files[0])
+
+
+def test_an_nf_binary_lists_the_option():
+    out = subprocess.run([str(NF_BIN["forward"]), "--help"],
+                         capture_output=True, text=True, timeout=10).stdout
+    assert "--trust-group G" in out
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None,
+                    reason="no bwrap (bubblewrap)")
+def test_sandboxed_nfs_cannot_open_another_groups_memory(managers):
+    """What enforces it: a sandboxed NF (nf.start sandbox, trust_group)
+    has its own group's file in its mount namespace and no other
+    group's; mapping another group's pool is not possible, reading its
+    addresses faults."""
+    m = managers(args=GROUPS)
+    files = {g["name"]: g["file"] for g in m.call("group.list")["groups"]}
+    for name, group in (("sa", "a"), ("sb", "b"), ("s0", None)):
+        spec = dict(name=name, binary=str(NF_BIN["test-group"]),
+                    service=1, sandbox=True)
+        if group:
+            spec["trust_group"] = group
+        assert m.call("nf.start", **spec)["trust_group"] == group
+    wait_for(lambda: sorted(n["name"] for n in m.call("nf.list")["nfs"]
+                            if n["state"] == "running") ==
+             ["s0", "sa", "sb"], 30, "sandboxed NFs running")
+    nfs = {n["name"]: n for n in m.call("nf.list")["nfs"]}
+
+    def cmd(name, c, **args):
+        return m.call("nf.call", instance=nfs[name]["instance"], command=c,
+                      args=args)
+
+    assert nfs["sa"]["trust_group"] == "a" and nfs["s0"]["trust_group"] is None
+    secret = cmd("sa", "put", text="secret-of-a")
+    assert cmd("sa", "peek", addr=secret["addr"], len=11) == \
+        {"text": "secret-of-a"}
+    assert cmd("sa", "open", path=files["a"]) == {"ok": True}
+    for other in ("sb", "s0"):
+        assert cmd(other, "peek", addr=secret["addr"]) == {"fault": True}
+        assert cmd(other, "open", path=files["a"]) == {"errno": errno.ENOENT}
+    assert cmd("sb", "open", path=files["b"]) == {"ok": True}
+    assert cmd("sa", "open", path=files["b"]) == {"errno": errno.ENOENT}
+    # A launch into a group the manager does not have is refused.
+    with pytest.raises(ZeroNFError, match="no trust group 'c'"):
+        m.call("nf.start", name="sc", binary=str(NF_BIN["test-group"]),
+               service=1, sandbox=True, trust_group="c")
+    for name in ("sa", "sb", "s0"):
+        m.call("nf.remove", name=name)
+    wait_for(lambda: m.call("nf.list")["nfs"] == [], 20, "NFs gone")
+    assert all(g["pool"]["in_use"] == 0
+               for g in m.call("group.list")["groups"])
+    assert m.shutdown() == 0
+
+
+def test_a_deployment_with_trust_groups(tmp_path):
+    """manager.trust_groups and a service's trust_group, through
+    `zeronf up` (buffers with a leading zero: decimal)."""
+    name = unique_name("tg")
+    f = tmp_path / "tg.yaml"
+    f.write_text(f"""\
+name: {name}
+manager:
+  log_dir: logs
+  trust_groups:
+    - {{name: red, buffers: 02047}}
+    - {{name: blue}}
+ports:
+  - devargs: net_null0
+services:
+  - name: fw
+    nf: {{binary: {NF_BIN["forward"]}}}
+    trust_group: red
+  - name: mon
+    nf: {{binary: {NF_BIN["forward"]}}}
+chain: [fw, mon, drop]
+""")
+
+    def zeronf(*args):
+        return subprocess.run([sys.executable, "-m", "zeronf", *args],
+                              capture_output=True, text=True, timeout=90)
+    r = zeronf("up", str(f))
+    try:
+        assert r.returncode == 0, r.stderr
+        with Client(name) as c:
+            groups = {g["name"]: g for g in c.call("group.list")["groups"]}
+            nfs = {n["name"]: n for n in c.call("nf.list")["nfs"]}
+        assert groups["red"]["pool"]["size"] == 2047
+        assert groups["blue"]["pool"]["size"] == 8191
+        assert nfs["fw"]["trust_group"] == "red"
+        assert nfs["mon"]["trust_group"] is None
+        assert groups["red"]["nfs"] == [nfs["fw"]["instance"]]
+    finally:
+        assert zeronf("down", name).returncode == 0
+    assert not list(HUGE_DIR.glob(f"{name}tg_*"))
