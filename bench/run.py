@@ -67,6 +67,12 @@ affects both sides alike. Progress goes to stderr.
          RSS); max_share = the busiest replica's share of the packets. The
          manager's worker keeps a core; replicas share the others where
          there are fewer cores than replicas (lb_layout).
+  trust  {"bench":"trust","mode":"same_group|cross_group","size":B,
+         "mpps":X,"ns_per_copy":Y}: a chain of 2 (speed tester, forward
+         NF; 512 packets circulating, B = 64 and 1500 bytes) with both NFs
+         in one trust group, and with them in two: every packet is then
+         copied into the other group's pool by a worker, both ways;
+         ns_per_copy = the workers' mean time per copy (bench/trust.py).
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
     bench_idle, bench_latency, bench_lb, bench_p2p
 from peers import bench_peers
 from soak import bench_soak
+from trust import bench_trust
 
 
 def bench_nf_start(runs: int) -> None:
@@ -93,7 +100,8 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "router": bench_router, "route_load": bench_route_load,
            "soak": bench_soak, "flowmon": bench_flowmon,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
-           "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers}
+           "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers,
+           "trust": bench_trust}
 
 
 def main() -> int:

@@ -30,6 +30,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_pool_ops.h>
@@ -199,11 +200,27 @@ zn_group_find(const struct zn_mgr *m, const char *name)
 	return -ENOENT;
 }
 
+/* Packets the workers copied into group @p g's pool (-1: the shared
+ * one), and the tsc all copies took. */
+static uint64_t
+copied_into(const struct zn_mgr *m, int g, uint64_t *cycles)
+{
+	uint64_t n = 0;
+
+	*cycles = 0;
+	for (unsigned int w = 0; w < m->n_workers; w++) {
+		n += m->shm->workers[w].stats.copied[g + 1];
+		*cycles += m->shm->workers[w].stats.copy_cycles;
+	}
+	return n;
+}
+
 static int
 cmd_group_list(struct zn_cmd_req *req)
 {
 	struct zn_mgr *m = req->mgr;
 	json_t *a = json_array();
+	uint64_t cycles, total = 0, n;
 
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
 		const struct zn_shm_group *g = &m->shm->groups[i];
@@ -216,26 +233,39 @@ cmd_group_list(struct zn_cmd_req *req)
 			if (m->shm->nfs[s].ctl.state != ZN_NF_FREE &&
 			    m->shm->nfs[s].ctl.group == i + 1)
 				json_array_append_new(nfs, json_integer(s));
+		n = copied_into(m, (int)i, &cycles);
+		total += n;
 		json_array_append_new(a, json_pack(
-			"{s:s, s:i, s:s, s:I, s:{s:i, s:i}, s:o}",
+			"{s:s, s:i, s:s, s:I, s:{s:i, s:i}, s:o, s:I}",
 			"name", g->name, "id", (int)i, "file", g->path,
 			"bytes", (json_int_t)g->len, "pool", "size",
 			(int)m->gpool[i]->size, "in_use",
 			(int)rte_mempool_in_use_count(m->gpool[i]),
-			"nfs", nfs));
+			"nfs", nfs, "copied_in", (json_int_t)n));
 	}
-	req->result = json_pack("{s:o}", "groups", a);
+	n = copied_into(m, -1, &cycles);
+	total += n;
+	req->result = json_pack("{s:o, s:I, s:f}", "groups", a,
+				"copied_to_shared", (json_int_t)n,
+				"ns_per_copy", total == 0 ? 0.0 :
+				(double)cycles * 1e9 /
+				(double)rte_get_tsc_hz() / (double)total);
 	return req->result ? 0 : -ENOMEM;
 }
 
 static const struct zn_cmd group_list_cmd = {
 	.name = "group.list", .help = "trust groups and their pools",
 	.result = "{\"groups\": \"[{name, id, file, bytes, pool: {size, "
-		  "in_use}, nfs}]\"}",
+		  "in_use}, nfs, copied_in}]\", \"copied_to_shared\": "
+		  "\"packets\", \"ns_per_copy\": \"mean\"}",
 	.doc = "A trust group's packet pool is a hugepage file of its own "
 	       "(`file`, `bytes`), mapped by the manager and by the NFs of "
 	       "the group only (`nfs`: their instances). Groups are made at "
-	       "start (`--trust-group NAME[:BUFFERS]`).",
+	       "start (`--trust-group NAME[:BUFFERS]`). A packet for an NF "
+	       "that is not in its pool is copied into the NF's by a worker: "
+	       "`copied_in` counts those into a group, `copied_to_shared` "
+	       "those into the shared pool (for NFs of no group), "
+	       "`ns_per_copy` their mean cost.",
 	.fn = cmd_group_list,
 };
 ZN_CMD_REGISTER(group_list_cmd)

@@ -137,9 +137,12 @@ zn_link_request(struct zn_mgr *m, unsigned int slot)
 			 * its RX ring before using the link (the ordering
 			 * rule of lib/nf/nf_tx.c). A chain that visits an NF
 			 * twice in a row goes through a worker there. */
+			/* Nor across a trust boundary: the packets must be
+			 * copied into the receiver's pool (by a worker). */
 			if (to >= ZN_MAX_NFS || to == slot ||
 			    s->links.out[to] != 0 ||
-			    m->shm->nfs[to].ctl.state != ZN_NF_RUNNING)
+			    m->shm->nfs[to].ctl.state != ZN_NF_RUNNING ||
+			    m->shm->nfs[to].ctl.group != s->ctl.group)
 				continue;
 			if (!give(m, slot, to))
 				return;

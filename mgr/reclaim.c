@@ -49,6 +49,14 @@ pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb)
 		if (p >= lo && p + sizeof(*mb) <= lo + hdr->len)
 			return mb->pool == m->pool;
 	}
+	/* A trust group's pool: one region each (mgr/group.c). */
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+		const struct zn_shm_group *sg = &m->shm->groups[g];
+
+		if (sg->used && p >= sg->va &&
+		    p + sizeof(*mb) <= sg->va + sg->len)
+			return mb->pool == m->gpool[g];
+	}
 	return false;
 }
 

@@ -246,7 +246,8 @@ void zn_nf_set_priv(struct zn_nf *nf, void *priv);
 uint16_t zn_nf_instance_id(const struct zn_nf *nf);
 uint16_t zn_nf_service_id(const struct zn_nf *nf);
 const char *zn_nf_name(const struct zn_nf *nf);
-/** The shared packet pool, for NFs that create packets. */
+/** The pool NFs create packets from: the trust group's when the NF is in
+ *  one (zn_nf_group_pool), else the shared one. */
 struct rte_mempool *zn_nf_pktmbuf_pool(const struct zn_nf *nf);
 /** The pool of the NF's trust group (--trust-group NAME): buffers only
  *  the group's NFs map; NULL when the NF is in none. */

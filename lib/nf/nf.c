@@ -420,7 +420,8 @@ zn_nf_name(const struct zn_nf *nf)
 struct rte_mempool ZN_API *
 zn_nf_pktmbuf_pool(const struct zn_nf *nf)
 {
-	return nf->pool;
+	/* In a trust group, packets it makes stay in the group's memory. */
+	return nf->gpool != NULL ? nf->gpool : nf->pool;
 }
 
 uint16_t ZN_API

@@ -95,7 +95,11 @@ link_to(struct zn_nf *nf, uint16_t to, uint16_t *id)
 	struct zn_nf_link *pl = &nf->lk[to];
 	unsigned int l;
 
-	if (to == nf->slot) /* never given: see mgr/link.c */
+	/* Never given (mgr/link.c): to itself, or to another trust group's
+	 * NF (the worker copies into its pool). */
+	if (to == nf->slot ||
+	    __atomic_load_n(&nf->shm->nfs[to].ctl.group, __ATOMIC_RELAXED) !=
+	    nf->s->ctl.group)
 		return NULL;
 	if (o == 0 || ZN_LINK_OUT_ID(o) >= ZN_MAX_LINKS) {
 		if (pl->in_use) { /* taken back: its receiver left */

@@ -197,6 +197,13 @@ struct zn_worker_shm {
 		uint64_t lb_moved;   /* pinned flows moved off a replica */
 		uint64_t drops[ZN_DROP_MAX];
 		uint32_t online;   /* 1 while the worker runs */
+		uint32_t pad;
+		/* Packets copied across a trust boundary (mgr/group.c) into
+		 * group g's pool ([g + 1]) or the shared one ([0]); the tsc
+		 * it took; copies put off, the pool being empty. */
+		uint64_t copied[ZN_MAX_GROUPS + 1];
+		uint64_t copy_cycles;
+		uint64_t copy_waits;
 	} stats __rte_cache_aligned;
 	struct zn_port_wstats port[ZN_MAX_PORTS];
 } __rte_cache_aligned;

@@ -1,0 +1,85 @@
+"""Packet tests of the trust boundary (mgr/group.c, worker.c to_nf_pool):
+a real pcap in through net_pcap, through forward NFs in trust groups, out
+through tx_pcap. A packet reaches an NF only in that NF's pool: the
+worker copies it there when it comes from elsewhere (the port's shared
+pool, another group). The output holds exactly the input, in order per
+flow; the copies are counted, and every pool is whole at the end."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import DATA, wait_for
+from pcaputil import assert_same_per_flow, read_frames
+
+PCAP = DATA / "pcap/wikipedia.pcap"
+GROUPS = ["--trust-group", "a:2047", "--trust-group", "b:2047"]
+
+
+@pytest.mark.parametrize("groups, into", [
+    # NF 1's group, NF 2's -> copies into a, b, the shared pool
+    (("a", "b"), (1, 1, 0)),    # port -> a -> b -> port
+    (("a", "a"), (1, 0, 0)),    # one copy in, none between NFs
+    (("a", None), (1, 0, 1)),   # back to the shared pool for NF 2
+    ((None, "b"), (0, 1, 0)),
+    ((None, None), (0, 0, 0)),  # no boundary: no copy
+])
+def test_packets_cross_a_trust_boundary_by_copy(managers, tmp_path, groups,
+                                                into):
+    out = tmp_path / "out.pcap"
+    m = managers(ports=[f"net_pcap0,rx_pcap={PCAP},tx_pcap={out}"],
+                 chain="1,2,port:0", rx_paused=True, args=GROUPS)
+    for svc, g in zip((1, 2), groups):
+        m.start_nf("forward", svc,
+                   lib_args=["--trust-group", g] if g else [])
+    frames = read_frames(PCAP)
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][0]["tx"] >= len(frames),
+             60, "all packets out")
+    st = m.wait_idle()
+    gl = m.call("group.list")
+    assert m.shutdown() == 0
+    assert_same_per_flow(frames, read_frames(out))
+    n = len(frames)
+    got = ({g["name"]: g["copied_in"] for g in gl["groups"]},
+           gl["copied_to_shared"])
+    assert got == ({"a": into[0] * n, "b": into[1] * n}, into[2] * n)
+    if any(into):
+        assert gl["ns_per_copy"] > 0
+    # Every pool whole, nothing dropped, and NF 1 never handed a packet to
+    # an NF of another group itself (no link across the boundary).
+    assert all(g["pool"]["in_use"] == 0 for g in gl["groups"])
+    assert sum(st["drops"].values()) == 0
+    nf1 = next(x for x in st["nfs"] if x["service"] == 1)
+    if groups[0] != groups[1]:
+        assert nf1["handoff"]["link_tx"] == 0
+    for nf in st["nfs"]:
+        assert nf["rx"] == n and nf["tx"] == n
+
+
+def test_kill9_of_a_group_nf_under_traffic(managers):
+    """Replicas in group a under endless traffic (each packet copied into
+    a's pool at delivery); kill -9 of one: what it held, in a's pool, is
+    reclaimed (nf_exit drops); every pool is whole at the end."""
+    import signal
+    from harness import conserved, traffic_ports
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="1,port:1", rx_paused=True, args=GROUPS)
+    base = m.pool()["in_use"]
+    nfs = [m.start_nf("forward", 1, f"r{i}", lib_args=["--trust-group", "a"])
+           for i in range(2)]
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: all((nf.stats() or {}).get("rx", 0) > 2000
+                         for nf in nfs), 30, "replicas receiving")
+    nfs[0].proc.signal(signal.SIGKILL)
+    nfs[0].proc.wait(5)
+    wait_for(lambda: m.nf_by_pid(nfs[0].proc.pid) is None, 10, "reclaimed")
+    wait_for(lambda: (nfs[1].stats() or {}).get("rx", 0) > 20000, 30,
+             "the survivor receiving")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    rx, tx, dropped = conserved(st)
+    assert rx == tx + dropped and dropped == st["drops"]["nf_exit"]
+    a = m.call("group.list")["groups"][0]
+    assert a["copied_in"] >= rx and a["pool"]["in_use"] == 0
+    assert m.shutdown() == 0
