@@ -62,6 +62,10 @@ usage(const char *prog, FILE *out)
 		"                          8191) in hugepage memory that only "
 		"the group's NFs\n"
 		"                          map (repeat for more, up to %u)\n"
+		"      --port-group P=NAME port P (0, 1, ... in -p order) "
+		"receives into trust\n"
+		"                          group NAME's pool: no copy for the "
+		"group's NFs\n"
 		"      --idle-sleep-us N   longest sleep of an idle polling "
 		"thread (default 1000)\n"
 		"      --stats-interval S  log a stats line every S seconds (0 = "
@@ -165,6 +169,65 @@ parse_group(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
 	return 0;
 }
 
+/* --port-group P=NAME; NAME is checked against --trust-group once all
+ * options are read (resolve_port_groups). */
+static int
+parse_port_group(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	const char *eq = strchr(arg, '=');
+	char num[16];
+	uint64_t p;
+
+	if (eq == NULL || eq == arg || (size_t)(eq - arg) >= sizeof(num) ||
+	    strlen(eq + 1) == 0 || strlen(eq + 1) >= ZN_NAME_LEN) {
+		fprintf(stderr, "%s: --port-group '%s': PORT=GROUP, such as "
+			"0=red\n", prog, arg);
+		return -EINVAL;
+	}
+	memcpy(num, arg, (size_t)(eq - arg));
+	num[eq - arg] = '\0';
+	if (zn_parse_uint(num, 0, ZN_MAX_PORT_ARGS - 1, &p)) {
+		fprintf(stderr, "%s: --port-group: bad port '%s'\n", prog,
+			num);
+		return -EINVAL;
+	}
+	if (cfg->port_group_name[p][0] != '\0') {
+		fprintf(stderr, "%s: --port-group: port %u given twice\n", prog,
+			(unsigned int)p);
+		return -EINVAL;
+	}
+	zn_strlcpy(cfg->port_group_name[p], eq + 1, ZN_NAME_LEN);
+	return 0;
+}
+
+static int
+resolve_port_groups(const char *prog, struct zn_mgr_cfg *cfg)
+{
+	for (unsigned int p = 0; p < ZN_MAX_PORT_ARGS; p++) {
+		const char *name = cfg->port_group_name[p];
+		unsigned int g;
+
+		if (name[0] == '\0')
+			continue;
+		if (p >= cfg->n_devargs) {
+			fprintf(stderr, "%s: --port-group names port %u but "
+				"only %u port(s) are given\n", prog, p,
+				cfg->n_devargs);
+			return -EINVAL;
+		}
+		for (g = 0; g < cfg->n_groups; g++)
+			if (strcmp(cfg->groups[g].name, name) == 0)
+				break;
+		if (g == cfg->n_groups) {
+			fprintf(stderr, "%s: --port-group %u=%s: no "
+				"--trust-group %s\n", prog, p, name, name);
+			return -EINVAL;
+		}
+		cfg->port_group[p] = g + 1;
+	}
+	return 0;
+}
+
 int
 zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 {
@@ -172,7 +235,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
-		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP,
+		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP, O_PGROUP,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -189,6 +252,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "handoff", required_argument, NULL, O_HANDOFF },
 		{ "nf-tx-queues", required_argument, NULL, O_NFTXQ },
 		{ "trust-group", required_argument, NULL, O_GROUP },
+		{ "port-group", required_argument, NULL, O_PGROUP },
 		{ "idle-sleep-us", required_argument, NULL, O_IDLE },
 		{ "stats-interval", required_argument, NULL, O_STATS },
 		{ "huge-dir", required_argument, NULL, O_HUGE },
@@ -332,6 +396,10 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			if (parse_group(prog, optarg, cfg) < 0)
 				return -EINVAL;
 			break;
+		case O_PGROUP:
+			if (parse_port_group(prog, optarg, cfg) < 0)
+				return -EINVAL;
+			break;
 		case O_STALL:
 			if (parse_u(prog, "--stall-ms", optarg, 0, 3600000,
 				    &cfg->stall_ms))
@@ -451,5 +519,5 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 				cfg->n_devargs);
 			return -EINVAL;
 		}
-	return 0;
+	return resolve_port_groups(prog, cfg);
 }

@@ -60,6 +60,10 @@ struct zn_mgr_cfg {
 		unsigned int n_mbufs;
 	} groups[ZN_MAX_GROUPS];
 	unsigned int n_groups;
+	/* --port-group P=NAME: port P receives into group NAME's pool
+	 * (index + 1 into groups[]; 0: the shared pool) */
+	unsigned int port_group[ZN_MAX_PORT_ARGS];
+	char port_group_name[ZN_MAX_PORT_ARGS][ZN_NAME_LEN];
 	char huge_dir[PATH_MAX];
 	char log_dir[PATH_MAX];     /* launched NFs' output; "": rundir/logs */
 	char cgroup_root[PATH_MAX]; /* launched NFs' cgroups; "": default */

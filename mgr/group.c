@@ -190,6 +190,26 @@ zn_group_fini(struct zn_mgr *m)
 	}
 }
 
+bool
+zn_group_valid(const struct zn_mgr *m, uint32_t g)
+{
+	return g == 0 || (g <= ZN_MAX_GROUPS && m->shm->groups[g - 1].used);
+}
+
+void
+zn_group_flush_caches(struct zn_mgr *m, unsigned int lcore)
+{
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+		struct rte_mempool_cache *c;
+
+		if (m->gpool[g] == NULL)
+			continue;
+		c = rte_mempool_default_cache(m->gpool[g], lcore);
+		if (c != NULL)
+			rte_mempool_cache_flush(c, m->gpool[g]);
+	}
+}
+
 int
 zn_group_find(const struct zn_mgr *m, const char *name)
 {

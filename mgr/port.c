@@ -64,6 +64,7 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 	struct rte_eth_dev_info info;
 	uint16_t nb_rxd = NB_RXD, nb_txd = NB_TXD, nb_nftxq;
 	int socket = rte_eth_dev_socket_id(p->port_id);
+	struct rte_mempool *rxpool;
 	int rc;
 
 	rc = rte_eth_dev_info_get(p->port_id, &info);
@@ -117,9 +118,13 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &nb_rxd, &nb_txd);
 	if (rc < 0)
 		return rc;
+	/* A port of a trust group fills the group's pool: its packets reach
+	 * the group's NFs without a copy (mgr/group.c). */
+	rxpool = m->cfg.port_group[p - m->ports] != 0 ?
+		 m->gpool[m->cfg.port_group[p - m->ports] - 1] : m->pool;
 	for (uint16_t q = 0; q < p->nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(p->port_id, q, nb_rxd,
-					    (unsigned int)socket, NULL, m->pool);
+					    (unsigned int)socket, NULL, rxpool);
 		if (rc < 0)
 			return rc;
 	}

@@ -42,6 +42,7 @@
 #include "loop.h"
 #include "mgr.h"
 #include "port.h"
+#include "group.h"
 #include "registry.h"
 #include "registry_pvt.h"
 #include "route.h"
@@ -251,8 +252,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 		reply(m, slot, gen, -EINVAL);
 		return;
 	}
-	if (s->req.group > ZN_MAX_GROUPS ||
-	    (s->req.group != 0 && !m->shm->groups[s->req.group - 1].used)) {
+	if (!zn_group_valid(m, s->req.group)) {
 		ZN_LOG(WARNING, "NF '%s' (pid %d): no trust group %u", name,
 		       (int)pid, s->req.group);
 		reply(m, slot, gen, -ENOENT);
@@ -421,14 +421,7 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	cache = rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + slot);
 	if (cache != NULL)
 		rte_mempool_cache_flush(cache, m->pool);
-	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
-		if (m->gpool[g] == NULL)
-			continue;
-		cache = rte_mempool_default_cache(m->gpool[g],
-						  ZN_NF_LCORE_BASE + slot);
-		if (cache != NULL)
-			rte_mempool_cache_flush(cache, m->gpool[g]);
-	}
+	zn_group_flush_caches(m, ZN_NF_LCORE_BASE + slot);
 	if (m->registry->reg[slot].reclaim_lock >= 0)
 		close(m->registry->reg[slot].reclaim_lock);
 	m->registry->reg[slot] = (struct zn_nf_reg){ .m = m, .slot = slot,

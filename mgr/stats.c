@@ -200,7 +200,8 @@ port_json(struct zn_mgr *m, unsigned int i)
 	struct rte_eth_link link = { 0 };
 	struct rte_ether_addr mac = { 0 };
 	char macs[RTE_ETHER_ADDR_FMT_SIZE];
-	json_t *nftx;
+	json_t *nftx, *o;
+	unsigned int g = m->cfg.port_group[i];
 
 	for (unsigned int w = 0; w < m->n_workers; w++) {
 		const struct zn_port_wstats *ws = &m->shm->workers[w].port[i];
@@ -217,7 +218,7 @@ port_json(struct zn_mgr *m, unsigned int i)
 	rte_eth_link_get_nowait(p->port_id, &link);
 	rte_eth_macaddr_get(p->port_id, &mac);
 	rte_ether_format_addr(macs, sizeof(macs), &mac);
-	return json_pack("{s:i, s:o, s:o, s:s, s:s, s:b, s:I, s:i, s:i, s:b, "
+	o = json_pack("{s:i, s:o, s:o, s:s, s:s, s:b, s:I, s:i, s:i, s:b, "
 			 "s:I, s:I, s:I, s:I, s:o, s:o, s:{s:I, s:I, s:I, s:I, "
 			 "s:I, s:I, s:I, s:I}}",
 			 "port", (int)i, "name", jstr(p->name, sizeof(p->name)),
@@ -238,6 +239,12 @@ port_json(struct zn_mgr *m, unsigned int i)
 			 (json_int_t)hw.ierrors, "oerrors",
 			 (json_int_t)hw.oerrors, "rx_nombuf",
 			 (json_int_t)hw.rx_nombuf);
+	/* The trust group whose pool it receives into (mgr/group.c). */
+	if (o != NULL)
+		json_object_set_new(o, "trust_group", g != 0 ?
+				    json_string(m->cfg.groups[g - 1].name) :
+				    json_null());
+	return o;
 }
 
 json_t *
@@ -466,7 +473,9 @@ static const struct zn_cmd port_list_cmd = {
 	       "themselves `{queues, first_queue, why_not, tx, nfs: "
 	       "[{instance, name, queue, attached, tx}]}` (`why_not`: null, "
 	       "or why the port has none); `hw`: the device's counters "
-	       "(`ipackets`, `opackets`, `imissed`, `rx_nombuf`, ...).",
+	       "(`ipackets`, `opackets`, `imissed`, `rx_nombuf`, ...); "
+	       "`trust_group`: the group whose pool it receives into "
+	       "(`--port-group`), or null.",
 	.fn = cmd_port_list,
 };
 ZN_CMD_REGISTER(port_list_cmd)

@@ -90,17 +90,24 @@ def test_trust_groups_become_options_and_launch_parameters(tmp_path):
                               "  trust_groups:\n    - name: red\n"
                               "      buffers: 02047\n    - name: blue\n")
                  .replace("    lb: least_loaded",
-                          "    lb: least_loaded\n    trust_group: red"))
+                          "    lb: least_loaded\n    trust_group: red")
+                 .replace("  - devargs: net_null1",
+                          "  - devargs: net_null1\n    trust_group: blue"))
     d = load(f)
     argv = manager_argv(d, Path("/x/zeronf-mgr"))
     got = [argv[i + 1] for i, a in enumerate(argv) if a == "--trust-group"]
     assert got == ["red:2047", "blue"]
+    assert argv[argv.index("--port-group") + 1] == "1=blue"
     assert start_params(d.service("fw"))["trust_group"] == "red"
     assert "trust_group" not in start_params(d.service("mon"))
     bad = GOOD.replace("    lb: least_loaded",
                        "    lb: least_loaded\n    trust_group: green")
     assert any("services[1].trust_group: no trust group 'green' in "
                "manager.trust_groups" in e for e in errors_of(bad, tmp_path))
+    bad = GOOD.replace("  - devargs: net_null1",
+                       "  - devargs: net_null1\n    trust_group: red")
+    assert any("ports[1].trust_group: no trust group 'red'" in e
+               for e in errors_of(bad, tmp_path))
     twice = GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
                          "  trust_groups: [{name: a}, {name: a}]\n")
     assert any("trust group 'a' twice" in e

@@ -60,6 +60,9 @@ def manager_argv(d: Deployment, mgr: Path) -> list[str]:
         argv += ["--trust-group",
                  f"{g['name']}:{g['buffers']}" if "buffers" in g
                  else g["name"]]
+    for i, p in enumerate(d.ports):
+        if "trust_group" in p:
+            argv += ["--port-group", f"{i}={p['trust_group']}"]
     return argv + list(m.get("args", []))
 
 

@@ -223,6 +223,10 @@ def load(path: str | os.PathLike, text: str | None = None,
             err(("manager", "trust_groups", i, "name"),
                 f"trust group '{g['name']}' twice")
         groups.add(g["name"])
+    for i, p in enumerate(data["ports"]):
+        if "trust_group" in p and p["trust_group"] not in groups:
+            err(("ports", i, "trust_group"), f"no trust group "
+                f"'{p['trust_group']}' in manager.trust_groups")
     services: list[Service] = []
     svc_ids: dict[str, int] = {}
     used: dict[int, str] = {}

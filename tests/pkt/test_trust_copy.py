@@ -16,6 +16,34 @@ PCAP = DATA / "pcap/wikipedia.pcap"
 GROUPS = ["--trust-group", "a:2047", "--trust-group", "b:2047"]
 
 
+def replay(managers, tmp_path, groups, into, args=()):
+    """The capture through NF 1 and NF 2 of `groups` (None: no group) and
+    out again: the same packets per flow, and copies into a, b and the
+    shared pool `into` times the packet count. Returns (stats, group.list)
+    once idle."""
+    out = tmp_path / "out.pcap"
+    m = managers(ports=[f"net_pcap0,rx_pcap={PCAP},tx_pcap={out}"],
+                 chain="1,2,port:0", rx_paused=True, args=GROUPS + list(args))
+    for svc, g in zip((1, 2), groups):
+        m.start_nf("forward", svc,
+                   lib_args=["--trust-group", g] if g else [])
+    frames = read_frames(PCAP)
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][0]["tx"] >= len(frames),
+             60, "all packets out")
+    st = m.wait_idle()
+    gl = m.call("group.list")
+    st["port_group"] = m.call("port.list")["ports"][0]["trust_group"]
+    assert m.shutdown() == 0
+    assert_same_per_flow(frames, read_frames(out))
+    n = len(frames)
+    got = ({g["name"]: g["copied_in"] for g in gl["groups"]},
+           gl["copied_to_shared"])
+    assert got == ({"a": into[0] * n, "b": into[1] * n}, into[2] * n)
+    assert sum(st["drops"].values()) == 0
+    return st, gl
+
+
 @pytest.mark.parametrize("groups, into", [
     # NF 1's group, NF 2's -> copies into a, b, the shared pool
     (("a", "b"), (1, 1, 0)),    # port -> a -> b -> port
@@ -26,30 +54,13 @@ GROUPS = ["--trust-group", "a:2047", "--trust-group", "b:2047"]
 ])
 def test_packets_cross_a_trust_boundary_by_copy(managers, tmp_path, groups,
                                                 into):
-    out = tmp_path / "out.pcap"
-    m = managers(ports=[f"net_pcap0,rx_pcap={PCAP},tx_pcap={out}"],
-                 chain="1,2,port:0", rx_paused=True, args=GROUPS)
-    for svc, g in zip((1, 2), groups):
-        m.start_nf("forward", svc,
-                   lib_args=["--trust-group", g] if g else [])
-    frames = read_frames(PCAP)
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: m.call("port.list")["ports"][0]["tx"] >= len(frames),
-             60, "all packets out")
-    st = m.wait_idle()
-    gl = m.call("group.list")
-    assert m.shutdown() == 0
-    assert_same_per_flow(frames, read_frames(out))
-    n = len(frames)
-    got = ({g["name"]: g["copied_in"] for g in gl["groups"]},
-           gl["copied_to_shared"])
-    assert got == ({"a": into[0] * n, "b": into[1] * n}, into[2] * n)
+    st, gl = replay(managers, tmp_path, groups, into)
+    n = len(read_frames(PCAP))
     if any(into):
         assert gl["ns_per_copy"] > 0
     # Every pool whole, nothing dropped, and NF 1 never handed a packet to
     # an NF of another group itself (no link across the boundary).
     assert all(g["pool"]["in_use"] == 0 for g in gl["groups"])
-    assert sum(st["drops"].values()) == 0
     nf1 = next(x for x in st["nfs"] if x["service"] == 1)
     if groups[0] != groups[1]:
         assert nf1["handoff"]["link_tx"] == 0
@@ -83,3 +94,31 @@ def test_kill9_of_a_group_nf_under_traffic(managers):
     a = m.call("group.list")["groups"][0]
     assert a["copied_in"] >= rx and a["pool"]["in_use"] == 0
     assert m.shutdown() == 0
+
+
+@pytest.mark.parametrize("groups, into", [
+    (("a", "a"), (0, 0, 0)),    # the port fills a's pool: no copy at all
+    (("a", "b"), (0, 1, 0)),
+    ((None, None), (0, 0, 1)),  # into the shared pool once, at ingress
+])
+def test_a_port_of_a_group_needs_no_copy(managers, tmp_path, groups, into):
+    """--port-group 0=a: the port receives into a's pool."""
+    st, _ = replay(managers, tmp_path, groups, into,
+                   ["--port-group", "00=a"])
+    assert st["port_group"] == "a"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--port-group", "0=c"], "--port-group 0=c: no --trust-group c"),
+    (["--port-group", "1=a"], "names port 1 but only 1 port(s)"),
+    (["--port-group", "0=a", "--port-group", "0=b"], "port 0 given twice"),
+    (["--port-group", "a"], "PORT=GROUP, such as 0=red"),
+    (["--port-group", "x=a"], "bad port 'x'"),
+])
+def test_bad_port_groups_are_refused(args, message):
+    import subprocess
+    from harness import MGR_BIN
+    r = subprocess.run([str(MGR_BIN), "-i", "ztgbadp", "-p", "net_null0",
+                        *GROUPS, *args], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
