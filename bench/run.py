@@ -73,6 +73,11 @@ affects both sides alike. Progress goes to stderr.
          in one trust group, and with them in two: every packet is then
          copied into the other group's pool by a worker, both ways;
          ns_per_copy = the workers' mean time per copy (bench/trust.py).
+  validate {"bench":"validate","nfs":2,"handoff":H,"on_mpps":X,
+         "off_mpps":Y,"cost_pct":Z}: the chain bench's chain of 2 with
+         the manager's descriptor checks (--validate on, the default) and
+         without, H = direct (NFs hand packets to each other) and worker
+         (every hop through the worker, which checks every packet).
 """
 
 from __future__ import annotations
@@ -87,7 +92,7 @@ from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
     bench_idle, bench_latency, bench_lb, bench_p2p
 from peers import bench_peers
 from soak import bench_soak
-from trust import bench_trust
+from trust import bench_trust, bench_validate
 
 
 def bench_nf_start(runs: int) -> None:
@@ -101,7 +106,7 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "soak": bench_soak, "flowmon": bench_flowmon,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
            "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers,
-           "trust": bench_trust}
+           "trust": bench_trust, "validate": bench_validate}
 
 
 def main() -> int:

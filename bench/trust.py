@@ -46,3 +46,38 @@ def bench_trust(runs: int) -> None:
                   "mpps": median([x[0] for x in v]),
                   "ns_per_copy": round(median([x[1] for x in v]), 1),
                   "runs": [round(x[0], 3) for x in v]})
+
+
+def chain2_once(handoff: str, validate: str, seconds: float = 2.0) -> float:
+    """The chain bench's chain of 2 (dataplane.tester_line's layout on
+    this machine), with --validate on or off."""
+    m = Manager(TMP, chain="2,1",
+                args=["--handoff", handoff, "--validate", validate])
+    try:
+        m.start_nf("forward", 2)
+        st = m.start_nf("speed-tester", 1,
+                        nf_args=["-n", str(WINDOW), "-d", str(seconds),
+                                 "-w", "1"])
+        st.proc.wait(seconds + 30)
+        return json.loads([ln for ln in st.proc.output().splitlines()
+                           if ln.startswith("{")][-1])["mpps"]
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def bench_validate(runs: int) -> None:
+    """What checking NFs' descriptors costs (mgr/desc.c), chain of 2:
+    NFs handing packets to each other (the default: the worker sees
+    none of them) and every hop through the worker (--handoff worker)."""
+    for handoff in ("direct", "worker"):
+        res: dict[str, list[float]] = {"on": [], "off": []}
+        for _ in range(runs):
+            for v in res:
+                res[v].append(chain2_once(handoff, v))
+        log(f"validate, {handoff}: {res}")
+        on, off = median(res["on"]), median(res["off"])
+        emit({"bench": "validate", "nfs": 2, "handoff": handoff,
+              "on_mpps": on, "off_mpps": off,
+              "cost_pct": round(100 * (1 - on / off), 1) if off else None,
+              "runs_on": res["on"], "runs_off": res["off"]})

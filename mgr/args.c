@@ -66,6 +66,10 @@ usage(const char *prog, FILE *out)
 		"receives into trust\n"
 		"                          group NAME's pool: no copy for the "
 		"group's NFs\n"
+		"      --validate on|off   check every packet pointer an NF "
+		"hands back (default on)\n"
+		"      --bad-desc-limit N  kill an NF after N bad ones "
+		"(default 64; 0: never)\n"
 		"      --idle-sleep-us N   longest sleep of an idle polling "
 		"thread (default 1000)\n"
 		"      --stats-interval S  log a stats line every S seconds (0 = "
@@ -236,6 +240,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
 		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP, O_PGROUP,
+		O_VALIDATE, O_BADDESC,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -253,6 +258,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "nf-tx-queues", required_argument, NULL, O_NFTXQ },
 		{ "trust-group", required_argument, NULL, O_GROUP },
 		{ "port-group", required_argument, NULL, O_PGROUP },
+		{ "validate", required_argument, NULL, O_VALIDATE },
+		{ "bad-desc-limit", required_argument, NULL, O_BADDESC },
 		{ "idle-sleep-us", required_argument, NULL, O_IDLE },
 		{ "stats-interval", required_argument, NULL, O_STATS },
 		{ "huge-dir", required_argument, NULL, O_HUGE },
@@ -282,6 +289,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 	cfg->mem_mb = 256;
 	cfg->stall_ms = 2000;
 	cfg->nf_tx_queues = 8;
+	cfg->validate = true;
+	cfg->bad_desc_limit = 64;
 	cfg->idle_sleep_us = 1000;
 	cfg->flow_capacity = 1u << 18;
 	cfg->flow_idle_s = 300;
@@ -394,6 +403,20 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			break;
 		case O_GROUP:
 			if (parse_group(prog, optarg, cfg) < 0)
+				return -EINVAL;
+			break;
+		case O_VALIDATE:
+			if (strcmp(optarg, "on") != 0 &&
+			    strcmp(optarg, "off") != 0) {
+				fprintf(stderr, "%s: --validate must be on or "
+					"off, not '%s'\n", prog, optarg);
+				return -EINVAL;
+			}
+			cfg->validate = strcmp(optarg, "on") == 0;
+			break;
+		case O_BADDESC:
+			if (parse_u(prog, "--bad-desc-limit", optarg, 0,
+				    1u << 30, &cfg->bad_desc_limit))
 				return -EINVAL;
 			break;
 		case O_PGROUP:

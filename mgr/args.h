@@ -43,6 +43,8 @@ struct zn_mgr_cfg {
 	enum zn_ingress_policy ingress;
 	enum zn_handoff handoff;
 	unsigned int nf_tx_queues;  /* per port, for NF -> port */
+	bool validate;              /* check NFs' descriptors (desc.c) */
+	unsigned int bad_desc_limit; /* kill an NF past it; 0: never */
 	unsigned int stall_ms;
 	unsigned int idle_sleep_us;
 	unsigned int stats_interval_s;

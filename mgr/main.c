@@ -28,6 +28,7 @@
 
 #include "args.h"
 #include "ctl.h"
+#include "desc.h"
 #include "group.h"
 #include "instance.h"
 #include "link.h"
@@ -471,6 +472,8 @@ main(int argc, char **argv)
 	rc = shared_init(m);
 	if (rc == 0)
 		rc = zn_group_init(m);
+	if (rc == 0 && m->cfg.validate)
+		rc = zn_desc_init(m);
 	if (rc == 0)
 		rc = zn_ports_init(m);
 	if (rc == 0) {
@@ -489,6 +492,8 @@ main(int argc, char **argv)
 		rc = zn_registry_init(m);
 	if (rc == 0)
 		rc = zn_link_init(m);
+	if (rc == 0 && m->cfg.validate)
+		rc = zn_desc_start(m);
 	if (rc == 0)
 		rc = zn_route_init(m);
 	if (rc == 0)
@@ -525,6 +530,7 @@ main(int argc, char **argv)
 	while (!m->shutdown_requested)
 		zn_loop_run_once(m->loop, 100);
 	shutdown_mgr(m);
+	zn_desc_fini(m);
 	zn_group_fini(m);
 	zn_launch_fini(m);
 	zn_ctl_fini(m);
@@ -544,6 +550,7 @@ fail_ports:
 	m->quit = 1;
 	rte_eal_mp_wait_lcore();
 	zn_ports_close(m);
+	zn_desc_fini(m);
 	if (m->shm != NULL)
 		zn_group_fini(m);
 	zn_ctl_fini(m);

@@ -51,6 +51,7 @@ struct zn_mgr {
 	struct zn_shm *shm;
 	struct rte_mempool *pool;
 	struct rte_mempool *gpool[ZN_MAX_GROUPS]; /* trust groups (group.c) */
+	struct zn_desc_pool *desc; /* [0]: pool, [g + 1]: gpool[g] (desc.c) */
 	struct rte_ring *msgq;
 	struct rte_ring *nf_rx[ZN_MAX_NFS];
 	struct rte_ring *nf_tx[ZN_MAX_NFS];

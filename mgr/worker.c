@@ -36,6 +36,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "mgr.h"
+#include "desc.h"
 #include "worker.h"
 #include "route.h"
 #include "../lib/common/zn_doorbell.h"
@@ -325,8 +326,19 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 		goto out;
 	ns->mstats.dequeued += n;
 	zn_db_ring(&ns->db); /* the NF may be waiting for TX ring room */
-	for (unsigned int i = 0; i < n; i++)
-		rte_prefetch0(zn_pkt_meta(st->pkts[i]));
+	/* What is not a packet of the NF's pool goes no further (desc.c);
+	 * it counts as delivered: the NF's ordering rule waits for that. */
+	if (likely(w->mgr->desc != NULL)) {
+		unsigned int k = zn_desc_filter(w, slot, st->pkts, n);
+
+		done += n - k;
+		n = k;
+		if (n == 0)
+			goto out;
+	}
+	if (w->mgr->desc == NULL)
+		for (unsigned int i = 0; i < n; i++)
+			rte_prefetch0(zn_pkt_meta(st->pkts[i]));
 	if (rt->rehash_every_hop) /* the naive baseline: look up again */
 		zn_fdir_classify(w, rt, st->pkts, n);
 	/* The NF counts the actions of what it puts on links. */

@@ -26,6 +26,7 @@ NF_BIN["test-objs"] = BUILD / "tests/unit/zeronf-test-objs"
 NF_BIN["test-chaos"] = BUILD / "tests/unit/zeronf-test-chaos"
 NF_BIN["test-rcu-hold"] = BUILD / "tests/unit/zeronf-test-rcu-hold"
 NF_BIN["test-group"] = BUILD / "tests/unit/zeronf-test-group"
+NF_BIN["test-liar"] = BUILD / "tests/unit/zeronf-test-liar"
 CORPORA = Path(os.environ.get("ZERONF_CORPORA",
                               REPO.parent / "shared" / "corpora"))
 DATA = REPO / "data"

@@ -72,9 +72,9 @@ def test_manager_modules_have_no_circles():
     assert find_cycle(graph) is None, \
         f"circle among manager modules: {' -> '.join(find_cycle(graph))}"
     # The data path calls nothing of the control side.
-    for hot in ("worker", "fdir_hot"):
-        assert graph.get(hot, set()) <= {"worker", "fdir_hot"}, \
-            (hot, graph[hot])
+    hot_path = {"worker", "fdir_hot", "desc_hot"}
+    for hot in hot_path:
+        assert graph.get(hot, set()) <= hot_path, (hot, graph[hot])
     # fdir and lb publish through the hook route.c gives them.
     for m in ("fdir", "lb"):
         assert "route" not in graph.get(m, set()), m

@@ -39,6 +39,7 @@ const char *const zn_drop_reason_names[ZN_DROP_MAX] = {
 	[ZN_DROP_STALLED] = "stalled",
 	[ZN_DROP_NF_EXIT] = "nf_exit",
 	[ZN_DROP_SHUTDOWN] = "shutdown",
+	[ZN_DROP_BAD_DESC] = "bad_descriptor",
 };
 
 bool

@@ -100,6 +100,8 @@ enum zn_drop_reason {
 	ZN_DROP_STALLED,      /* destination made no progress for stall_ms */
 	ZN_DROP_NF_EXIT,      /* held by / queued for an NF that died */
 	ZN_DROP_SHUTDOWN,     /* in flight when the manager shut down */
+	ZN_DROP_BAD_DESC,     /* an NF handed back what is not a packet of
+			       * its pool (mgr/desc.c): not freed, counted */
 	ZN_DROP_MAX
 };
 

@@ -20,6 +20,8 @@
 
 #include <zeronf/zeronf.h>
 
+#include "xorshift.h"
+
 static uint64_t state = 88172645463325252ULL;
 static unsigned int steer_every, seen;
 static int c_ok, c_refused, c_bad;
@@ -27,11 +29,7 @@ static int c_ok, c_refused, c_bad;
 static uint64_t
 next_rand(void)
 {
-	/* xorshift64 */
-	state ^= state << 13;
-	state ^= state >> 7;
-	state ^= state << 17;
-	return state;
+	return xorshift64(&state);
 }
 
 static int

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Descriptors that cannot lie: every pointer an NF puts on its TX ring is
+ * checked before a worker reads through it (--validate, on by default).
+ * A packet an NF hands back must be a buffer of the NF's own pool (its
+ * trust group's, or the shared one), starting where a buffer starts (not
+ * inside one), a direct mbuf whose data lies inside its own buffer, of at
+ * most ZN_DESC_MAX_SEGS segments that are all such buffers, and not
+ * handed back more times in one burst than it has references. Anything
+ * else is dropped as `bad_descriptor`, counted for the NF, and never read
+ * past the checks; not freed either (it is not ours to free), but for a
+ * real buffer of the pool whose chain or lengths are broken: its first
+ * segment goes back to the pool; an NF past
+ * --bad-desc-limit of them is killed (the registry reclaims what it held
+ * as for any dead NF).
+ *
+ * The maps (where a pool's buffers start: a bit per cache line of its
+ * memory) are in the manager's own memory: an NF can write every byte of
+ * the shared memory it maps, these it cannot. What the checks leave to
+ * the ledger and the pool: a real buffer of the NF's pool that it handed
+ * back after freeing it, or while another NF holds it (docs/security.md).
+ *
+ * The checks themselves are in desc_hot.c; their cost: `make bench
+ * BENCH=validate` (docs/benchmarks.md).
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+#include <rte_memory.h>
+#include <rte_prefetch.h>
+#include <rte_mempool.h>
+
+#include <zeronf/pkt.h>
+
+#include "mgr.h"
+#include "desc.h"
+#include "event.h"
+#include "loop.h"
+#include "worker.h"
+#include "../lib/common/zn_util.h"
+
+#define ZN_DESC_MAX_SPAN (8ULL << 30) /* a pool's memory, first to last */
+#define POLICE_MS 50
+
+static uint32_t killed_gen[ZN_MAX_NFS]; /* slot's gen + 1 once killed */
+
+static void
+chunk_span(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
+	   unsigned int idx)
+{
+	struct zn_desc_pool *d = arg;
+	uintptr_t lo = (uintptr_t)mh->addr, hi = lo + mh->len;
+
+	(void)mp;
+	(void)idx;
+	if (d->lo == 0 || lo < d->lo)
+		d->lo = lo;
+	if (hi > d->hi)
+		d->hi = hi;
+}
+
+static void
+obj_mark(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
+{
+	struct zn_desc_pool *d = arg;
+	uintptr_t line = ((uintptr_t)obj - d->lo) / RTE_CACHE_LINE_SIZE;
+
+	(void)mp;
+	(void)idx;
+	d->bits[line / 64] |= 1ULL << (line % 64);
+}
+
+static void
+chunk_pg(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
+	 unsigned int idx)
+{
+	struct zn_desc_pool *d = arg;
+	const struct rte_memseg *ms = rte_mem_virt2memseg(mh->addr, NULL);
+	uint64_t pg = ms != NULL ? ms->hugepage_sz : (uint64_t)getpagesize();
+
+	(void)mp;
+	(void)idx;
+	if (d->pg == 0 || pg < d->pg)
+		d->pg = pg;
+}
+
+static int
+map_pool(struct zn_desc_pool *d, struct rte_mempool *mp)
+{
+	size_t lines, pages;
+
+	memset(d, 0, sizeof(*d));
+	d->mp = mp;
+	d->priv = rte_pktmbuf_priv_size(mp);
+	d->buf_len = rte_pktmbuf_data_room_size(mp);
+	rte_mempool_mem_iter(mp, chunk_span, d);
+	rte_mempool_mem_iter(mp, chunk_pg, d);
+	if (d->hi <= d->lo || d->hi - d->lo > ZN_DESC_MAX_SPAN)
+		return -E2BIG;
+	lines = (d->hi - d->lo) / RTE_CACHE_LINE_SIZE + 1;
+	d->bits = calloc((lines + 63) / 64, sizeof(uint64_t));
+	if (!rte_is_power_of_2(d->pg))
+		return -EINVAL;
+	d->pg_shift = (uint8_t)__builtin_ctzll(d->pg);
+	d->pg_lo = RTE_ALIGN_FLOOR(d->lo, d->pg);
+	pages = (d->hi - d->pg_lo + d->pg - 1) / d->pg;
+	d->page_iova = calloc(pages, sizeof(rte_iova_t));
+	if (d->bits == NULL || d->page_iova == NULL)
+		return -ENOMEM;
+	/* What the pool's buffers were given (rte_mempool_populate_virt
+	 * asked the same function): an NF can rewrite buf_iova in the
+	 * buffer, not this. */
+	for (size_t i = 0; i < pages; i++)
+		d->page_iova[i] = rte_mem_virt2iova(
+			(void *)(d->pg_lo + i * d->pg));
+	rte_mempool_obj_iter(mp, obj_mark, d);
+	return 0;
+}
+
+int
+zn_desc_init(struct zn_mgr *m)
+{
+	int rc;
+
+	m->desc = calloc(ZN_MAX_GROUPS + 1, sizeof(*m->desc));
+	if (m->desc == NULL)
+		return -ENOMEM;
+	rc = map_pool(&m->desc[0], m->pool);
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS && rc == 0; g++)
+		if (m->gpool[g] != NULL)
+			rc = map_pool(&m->desc[g + 1], m->gpool[g]);
+	if (rc < 0)
+		ZN_LOG(ERR, "cannot map the packet pools' buffers for "
+		       "--validate: %s", strerror(-rc));
+	return rc;
+}
+
+void
+zn_desc_fini(struct zn_mgr *m)
+{
+	if (m->desc == NULL)
+		return;
+	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++) {
+		free(m->desc[g].bits);
+		free(m->desc[g].page_iova);
+	}
+	free(m->desc);
+	m->desc = NULL;
+}
+
+/* One segment: a buffer of the pool, from its start, as the pool made it
+ * (direct, its data inside its own buffer). Reads @p s only once its
+ * address is known to be a buffer's. */
+void
+zn_desc_police(struct zn_mgr *m)
+{
+	if (m->cfg.bad_desc_limit == 0)
+		return;
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
+		struct zn_nf_slot *s = &m->shm->nfs[slot];
+		uint32_t st = __atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE);
+		uint64_t bad = s->mstats.drops[ZN_DROP_BAD_DESC];
+
+		if ((st != ZN_NF_RUNNING && st != ZN_NF_STARTING &&
+		     st != ZN_NF_STOPPING) || bad < m->cfg.bad_desc_limit ||
+		    killed_gen[slot] == s->ctl.gen + 1)
+			continue;
+		killed_gen[slot] = s->ctl.gen + 1;
+		ZN_LOG(ERR, "NF '%s' (pid %u, instance %u) handed back %" PRIu64
+		       " bad descriptors (--bad-desc-limit %u): killed",
+		       s->ctl.name, s->ctl.pid, slot, bad,
+		       m->cfg.bad_desc_limit);
+		zn_event("nf.killed", "NF '%s' (instance %u): %" PRIu64
+			 " bad descriptors", s->ctl.name, slot, bad);
+		kill((pid_t)s->ctl.pid, SIGKILL);
+	}
+}
+
+static void
+police_cb(void *arg)
+{
+	zn_desc_police(arg);
+}
+
+int
+zn_desc_start(struct zn_mgr *m)
+{
+	return zn_loop_every(m->loop, POLICE_MS, police_cb, m);
+}

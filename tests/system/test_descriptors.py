@@ -1,0 +1,94 @@
+"""Descriptors that cannot lie (mgr/desc.c): a hostile NF (tests/unit/
+nf_liar.c) hands back, among real packets, pointers that are not packets
+of its pool, or real packets made to lie about themselves. The manager
+keeps running, touches none of them past its checks, counts each as a
+bad_descriptor drop of that NF, gives mangled buffers of the pool back to
+it, and the honest replica next to the liar loses nothing; past
+--bad-desc-limit the liar is killed and reclaimed, the pool whole."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import DATA, conserved, traffic_ports, wait_for
+
+LIES = ["random", "misaligned", "interior", "foreign", "other_group",
+        "bad_len", "bad_buf", "bad_iova", "bad_next",
+        "indirect"]
+
+
+def start(managers, lie, limit="0", liar_group=None):
+    args = ["--handoff", "worker", "--bad-desc-limit", limit,
+            "--trust-group", "a:2047", "--trust-group", "b:2047"]
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="1,port:1", rx_paused=True, args=args)
+    base = m.pool()["in_use"]
+    lib = ["--trust-group", liar_group] if liar_group else []
+    liar = m.start_nf("test-liar", 1, "liar", lib_args=lib,
+                      nf_args=["--lie", lie, "--every", "7"])
+    honest = m.start_nf("forward", 1, "honest", lib_args=lib)
+    m.call("rx.set", enabled=True)
+    return m, base, liar, honest
+
+
+@pytest.mark.parametrize("lie", LIES)
+def test_a_lying_nf_hurts_nobody(managers, lie):
+    # other_group: a pointer into group a's pool from an NF of group b
+    m, base, liar, honest = start(managers, lie,
+                                  liar_group="b" if lie == "other_group"
+                                  else None)
+    wait_for(lambda: (liar.stats() or {}).get("counters", {}).get("lies", 0)
+             > 500, 30, "lies told")
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
+             "the honest replica working")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    nfs = {n["name"]: n for n in st["nfs"]}
+    lies = nfs["liar"]["counters"]["lies"]
+    # Every lie dropped and counted for the liar, nothing else dropped.
+    assert nfs["liar"]["drops"]["bad_descriptor"] == lies
+    assert st["drops"]["bad_descriptor"] == lies
+    assert sum(st["drops"].values()) == lies
+    # The honest replica: everything it got went out.
+    assert nfs["honest"]["rx"] == nfs["honest"]["tx"] > 0
+    assert sum(nfs["honest"]["drops"].values()) == 0
+    # Each lie stood for one packet in (the liar freed the one it
+    # replaced; the manager gave mangled ones back): in == out + dropped,
+    # and the pool (in_use == base: wait_idle) is whole.
+    rx, tx, dropped = conserved(st)
+    assert rx == tx + dropped
+    assert all(g["pool"]["in_use"] == 0
+               for g in m.call("group.list")["groups"])
+    assert m.call("status")["ready"]
+    assert m.shutdown() == 0
+
+
+def test_a_liar_past_the_limit_is_killed(managers):
+    m, base, liar, honest = start(managers, "random", limit="50")
+    assert liar.proc.wait(30) != 0  # SIGKILL
+    wait_for(lambda: m.nf_by_pid(liar.proc.pid) is None, 10, "reclaimed")
+    events = m.call("event.list")["events"]
+    assert any(e["type"] == "nf.killed" and "bad descriptors" in
+               e["message"] for e in events), events
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
+             "the honest replica alone")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    assert st["status"]["registry"]["died"] == 1
+    assert st["drops"]["bad_descriptor"] >= 50
+    assert m.shutdown() == 0
+
+
+def test_validation_off_is_the_operators_choice(managers):
+    """--validate off: no map, nothing counted (an honest chain)."""
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="1,port:1", rx_paused=True,
+                 args=["--validate", "off"])
+    base = m.pool()["in_use"]
+    nf = m.start_nf("forward", 1)
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (nf.stats() or {}).get("rx", 0) > 5000, 30, "traffic")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    assert st["drops"]["bad_descriptor"] == 0
+    assert m.shutdown() == 0

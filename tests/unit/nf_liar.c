@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* Test NF for tests/system/test_descriptors.py: a hostile NF that hands
+ * back, every --every N packets, what is not a packet of its pool
+ * (--lie MODE). Replacing modes put another pointer in the packet's place
+ * and give the real packet back to the pool itself (so that the pool is
+ * whole after the test): random (random 64-bit values), misaligned (the
+ * packet + 8), interior (a line inside the packet's buffer), foreign (the
+ * pool's own rte_mempool structure, in the EAL's memory), other_group (an
+ * address in trust group 0's pool, which this NF does not map),
+ * duplicate (the previous packet again). Mangling modes hand the real
+ * packet back broken: bad_len (data beyond its buffer), bad_buf (buf_addr
+ * elsewhere), bad_iova (buf_iova elsewhere: a NIC would DMA there),
+ * bad_next (a chain to nowhere), indirect (claims to be attached).
+ * Counter: lies. Run with the manager's --handoff worker: in direct mode
+ * the library resolves what the handler left, and a lie crashes only this
+ * process. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include <zeronf/zeronf.h>
+
+#include "xorshift.h"
+
+#define GROUP0_VA 0x500000000000ULL /* ZN_GROUP_VA_BASE (mgr/group.c) */
+
+static const char *mode = "random";
+static unsigned int every = 7, seen;
+static int c_lies;
+static uint64_t state = 0x9e3779b97f4a7c15ULL;
+
+static int
+liar_parse(struct zn_nf *nf, int argc, char **argv)
+{
+	(void)nf;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--lie") == 0)
+			mode = argv[i + 1];
+		else if (strcmp(argv[i], "--every") == 0 &&
+			 atoi(argv[i + 1]) > 0)
+			every = (unsigned int)atoi(argv[i + 1]);
+		else
+			return -EINVAL;
+	}
+	return argc % 2 == 1 ? 0 : -EINVAL;
+}
+
+static int
+liar_init(struct zn_nf *nf)
+{
+	c_lies = zn_nf_counter_register(nf, "lies");
+	return c_lies < 0 ? c_lies : 0;
+}
+
+/* Something in place of @p m, or NULL for a mode that mangles it. */
+static struct rte_mbuf *
+instead(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t i)
+{
+	char *m = (char *)pkts[i];
+
+	if (strcmp(mode, "random") == 0)
+		return (struct rte_mbuf *)(uintptr_t)xorshift64(&state);
+	if (strcmp(mode, "misaligned") == 0)
+		return (struct rte_mbuf *)(m + 8);
+	if (strcmp(mode, "interior") == 0)
+		return (struct rte_mbuf *)(m + 2 * RTE_CACHE_LINE_SIZE);
+	if (strcmp(mode, "foreign") == 0)
+		return (struct rte_mbuf *)zn_nf_pktmbuf_pool(nf);
+	if (strcmp(mode, "other_group") == 0)
+		return (struct rte_mbuf *)(uintptr_t)(GROUP0_VA + 64 * 1024);
+	if (strcmp(mode, "duplicate") == 0 && i > 0)
+		return pkts[i - 1];
+	return NULL;
+}
+
+static void
+mangle(struct zn_nf *nf, struct rte_mbuf *m)
+{
+	if (strcmp(mode, "bad_len") == 0)
+		m->data_len = (uint16_t)(m->buf_len + 100);
+	else if (strcmp(mode, "bad_buf") == 0)
+		m->buf_addr = zn_nf_pktmbuf_pool(nf);
+	else if (strcmp(mode, "bad_iova") == 0)
+		m->buf_iova ^= 0x100000;
+	else if (strcmp(mode, "bad_next") == 0) {
+		m->next = (struct rte_mbuf *)(uintptr_t)0xdead0000;
+		m->nb_segs = 2;
+	} else if (strcmp(mode, "indirect") == 0)
+		m->ol_flags |= RTE_MBUF_F_INDIRECT;
+}
+
+static void
+liar_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *lie;
+
+		if (++seen % every != 0)
+			continue;
+		lie = instead(nf, pkts, i);
+		if (lie == NULL && strcmp(mode, "duplicate") == 0)
+			continue; /* nothing before it in this burst */
+		zn_nf_counter_add(nf, c_lies, 1);
+		if (lie == NULL) {
+			mangle(nf, pkts[i]);
+			continue;
+		}
+		rte_pktmbuf_free(pkts[i]);
+		pkts[i] = lie;
+	}
+}
+
+static const struct zn_nf_ops liar_ops = {
+	.sz = sizeof(struct zn_nf_ops),
+	.name = "liar",
+	.parse_args = liar_parse,
+	.init = liar_init,
+	.burst = liar_burst,
+};
+
+ZN_NF_REGISTER(liar_ops)
