@@ -47,6 +47,7 @@
 #include "desc.h"
 #include "event.h"
 #include "loop.h"
+#include "registry.h"
 #include "worker.h"
 #include "../lib/common/zn_util.h"
 
@@ -159,9 +160,48 @@ zn_desc_fini(struct zn_mgr *m)
 	m->desc = NULL;
 }
 
-/* One segment: a buffer of the pool, from its start, as the pool made it
- * (direct, its data inside its own buffer). Reads @p s only once its
- * address is known to be a buffer's. */
+static const struct zn_desc_pool *
+pool_at(const struct zn_mgr *m, uintptr_t p)
+{
+	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++)
+		if (m->desc[g].mp != NULL && p >= m->desc[g].lo &&
+		    p < m->desc[g].hi)
+			return &m->desc[g];
+	return NULL;
+}
+
+unsigned int
+zn_desc_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
+	     const char *who)
+{
+	unsigned int freed = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *mb = pkts[i];
+		const struct zn_desc_pool *d = pool_at(m, (uintptr_t)mb);
+		bool dup = false;
+
+		for (unsigned int j = 0; j < i && !dup; j++)
+			dup = pkts[j] == mb;
+		if (d == NULL || !zn_desc_real(d, mb) || dup) {
+			ZN_LOG(ERR, "%s left %s %p; ignored", who,
+			       dup ? "a pointer twice:" : "a bad buffer pointer",
+			       (void *)mb);
+			continue;
+		}
+		if (zn_desc_ok(d, mb)) {
+			rte_pktmbuf_free(mb);
+		} else {
+			ZN_LOG(ERR, "%s left a mangled buffer %p; given back "
+			       "to its pool as new", who, (void *)mb);
+			rte_mempool_put((struct rte_mempool *)(uintptr_t)d->mp,
+					zn_desc_restore(d, mb));
+		}
+		freed++;
+	}
+	return freed;
+}
+
 void
 zn_desc_police(struct zn_mgr *m)
 {
@@ -169,21 +209,22 @@ zn_desc_police(struct zn_mgr *m)
 		return;
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
 		struct zn_nf_slot *s = &m->shm->nfs[slot];
-		uint32_t st = __atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE);
+		uint32_t st = zn_nf_state(m, slot);
 		uint64_t bad = s->mstats.drops[ZN_DROP_BAD_DESC];
 
 		if ((st != ZN_NF_RUNNING && st != ZN_NF_STARTING &&
 		     st != ZN_NF_STOPPING) || bad < m->cfg.bad_desc_limit ||
-		    killed_gen[slot] == s->ctl.gen + 1)
+		    killed_gen[slot] == m->nf_gen[slot] + 1)
 			continue;
-		killed_gen[slot] = s->ctl.gen + 1;
+		killed_gen[slot] = m->nf_gen[slot] + 1;
 		ZN_LOG(ERR, "NF '%s' (pid %u, instance %u) handed back %" PRIu64
 		       " bad descriptors (--bad-desc-limit %u): killed",
-		       s->ctl.name, s->ctl.pid, slot, bad,
+		       s->ctl.name, (unsigned int)zn_registry_pid(m, slot),
+		       slot, bad,
 		       m->cfg.bad_desc_limit);
 		zn_event("nf.killed", "NF '%s' (instance %u): %" PRIu64
 			 " bad descriptors", s->ctl.name, slot, bad);
-		kill((pid_t)s->ctl.pid, SIGKILL);
+		zn_registry_kill(m, slot, SIGKILL);
 	}
 }
 

@@ -16,6 +16,7 @@
 #include <rte_mbuf.h>
 
 struct zn_mgr;
+struct zn_route;
 struct zn_worker;
 
 /* One pool: where its buffers start (a bit per cache line of its memory)
@@ -32,18 +33,134 @@ struct zn_desc_pool {
 	rte_iova_t *page_iova; /* IOVA of each page from pg_lo: buf_iova */
 };
 
+/* ---- The checks (inline: the workers and the control path share them) */
+
+#define ZN_DESC_MAX_SEGS 64 /* 128 KB of 2 KB buffers; bounds the walk */
+
+static inline rte_iova_t
+zn_desc_iova(const struct zn_desc_pool *d, uintptr_t p)
+{
+	rte_iova_t base = d->page_iova[(p - d->pg_lo) >> d->pg_shift];
+
+	return base == RTE_BAD_IOVA ? RTE_BAD_IOVA :
+	       base + ((p - d->pg_lo) & (d->pg - 1));
+}
+
+/** Does one of @p d's buffers start at @p s? Reads only the map. */
+static inline bool
+zn_desc_real(const struct zn_desc_pool *d, const struct rte_mbuf *s)
+{
+	uintptr_t p = (uintptr_t)s, line;
+
+	if (p < d->lo || p >= d->hi || (p & (RTE_CACHE_LINE_SIZE - 1)) != 0)
+		return false;
+	line = (p - d->lo) / RTE_CACHE_LINE_SIZE;
+	return ((d->bits[line / 64] >> (line % 64)) & 1) != 0;
+}
+
+/* One segment: a buffer of the pool, from its start, as the pool made it
+ * (direct, its data inside its own buffer). Reads @p s only once its
+ * address is known to be a buffer's. */
+static inline bool
+zn_desc_seg_ok(const struct zn_desc_pool *d, const struct rte_mbuf *s)
+{
+	const char *buf = (const char *)s + sizeof(*s) + d->priv;
+
+	if (!zn_desc_real(d, s))
+		return false;
+	return s->pool == d->mp && s->buf_addr == buf &&
+	       rte_mbuf_iova_get(s) == zn_desc_iova(d, (uintptr_t)buf) &&
+	       s->buf_len == d->buf_len &&
+	       (uint32_t)s->data_off + s->data_len <= s->buf_len &&
+	       (s->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL)) ==
+	       0 && rte_mbuf_refcnt_read(s) != 0;
+}
+
+/** A whole packet: every segment passes, their lengths add up. */
+static inline bool
+zn_desc_ok(const struct zn_desc_pool *d, const struct rte_mbuf *mb)
+{
+	const struct rte_mbuf *s;
+	unsigned int segs = 0;
+	uint32_t len = 0;
+
+	if (!zn_desc_seg_ok(d, mb) || mb->nb_segs == 0 ||
+	    mb->nb_segs > ZN_DESC_MAX_SEGS)
+		return false;
+	for (s = mb; s != NULL; s = s->next) {
+		if (++segs > mb->nb_segs || (s != mb && !zn_desc_seg_ok(d, s)))
+			return false;
+		len += s->data_len;
+	}
+	return segs == mb->nb_segs && len == mb->pkt_len;
+}
+
+/** A mangled buffer of @p d's pool, its fields as the pool made them (its
+ *  first segment only: the rest of its chain cannot be trusted). */
+static inline struct rte_mbuf *
+zn_desc_restore(const struct zn_desc_pool *d, struct rte_mbuf *mb)
+{
+	char *buf = (char *)mb + sizeof(*mb) + d->priv;
+
+	mb->pool = (struct rte_mempool *)(uintptr_t)d->mp;
+	mb->buf_addr = buf;
+	rte_mbuf_iova_set(mb, zn_desc_iova(d, (uintptr_t)buf));
+	mb->buf_len = d->buf_len;
+	mb->priv_size = d->priv;
+	mb->ol_flags = 0;
+	mb->next = NULL;
+	mb->nb_segs = 1;
+	mb->data_len = 0;
+	mb->pkt_len = 0;
+	mb->data_off = RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM, d->buf_len);
+	rte_mbuf_refcnt_set(mb, 1);
+	return mb;
+}
+
+/** The pool NF @p slot hands back (its group's, or the shared one). */
+#define zn_desc_of_nf(m, slot) \
+	(&(m)->desc[(m)->nf_group[slot]]) /* <= ZN_MAX_GROUPS: registry */
+
 /** Build the maps of the shared pool and of every trust group's. */
 int zn_desc_init(struct zn_mgr *m);
 void zn_desc_fini(struct zn_mgr *m);
 
 /**
- * Keep of @p pkts[0, n) (dequeued from slot @p slot's TX ring) only real
- * packets of the NF's own pool, in order; count the others as
- * bad_descriptor drops of the NF, never touching them. Returns how many
- * are kept.
+ * First look at @p pkts[0, n), dequeued from slot @p slot's TX ring: keep,
+ * in order, the buffers of the NF's own pool (from a buffer's start), each
+ * once (more only with as many references); count the others as
+ * bad_descriptor drops of the NF, never reading them. Reads of the kept
+ * ones only the metadata line (the worker routes by it next), unless
+ * routing under @p rt may parse the packet (and it has no valid hash):
+ * then the whole descriptor is checked here. What reads more of a kept packet (a port, a
+ * free, a copy) calls zn_desc_deep() first. Returns how many are kept.
  */
 unsigned int zn_desc_filter(struct zn_worker *w, unsigned int slot,
-			    struct rte_mbuf **pkts, unsigned int n);
+			    struct rte_mbuf **pkts, unsigned int n,
+			    const struct zn_route *rt);
+
+/**
+ * The whole descriptor of @p pkts[0, n) (buffers zn_desc_filter kept from
+ * an NF of pool @p d), before anything reads past their metadata: the bad
+ * ones are moved to the front, in no order (the good ones keep theirs),
+ * never read further (a mangled buffer of the pool goes back to it, as
+ * the pool made it). Buffers of @p made (if not NULL) pass: the worker's
+ * own copies into that pool, left in the stage by a partial delivery.
+ * Returns how many are bad; the caller counts them.
+ */
+unsigned int zn_desc_deep(const struct zn_desc_pool *d,
+			  const struct zn_desc_pool *made,
+			  struct rte_mbuf **pkts, unsigned int n);
+
+/**
+ * Free what an NF left where only it wrote (its rings, its links, its
+ * ledger), after the same checks: packets of any of the pools are freed,
+ * mangled buffers of a pool given back as the pool made them, anything
+ * else left alone and logged under @p who. Each pointer once per call.
+ * Control path (reclaim, shutdown). Returns the buffers given back.
+ */
+unsigned int zn_desc_free(struct zn_mgr *m, struct rte_mbuf **pkts,
+			  unsigned int n, const char *who);
 
 /** Stop NFs past --bad-desc-limit (control thread). */
 void zn_desc_police(struct zn_mgr *m);

@@ -250,8 +250,8 @@ cmd_group_list(struct zn_cmd_req *req)
 			continue;
 		nfs = json_array();
 		for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
-			if (m->shm->nfs[s].ctl.state != ZN_NF_FREE &&
-			    m->shm->nfs[s].ctl.group == i + 1)
+			if (zn_nf_state(m, s) != ZN_NF_FREE &&
+			    m->nf_group[s] == i + 1)
 				json_array_append_new(nfs, json_integer(s));
 		n = copied_into(m, (int)i, &cycles);
 		total += n;

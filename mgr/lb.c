@@ -145,8 +145,7 @@ zn_lb_fill(struct zn_mgr *m, struct zn_route *rt)
 	/* A weight belongs to the NF it was given for: forgotten once its
 	 * slot is free (a new NF there starts with the default). */
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
-		if (__atomic_load_n(&m->shm->nfs[i].ctl.state,
-				    __ATOMIC_ACQUIRE) == ZN_NF_FREE)
+		if (zn_nf_state(m, i) == ZN_NF_FREE)
 			lb->weight[i] = 0;
 	for (unsigned int s = 1; s < ZN_MAX_SERVICES; s++) {
 		struct zn_svc_entry *e = &rt->svc[s];

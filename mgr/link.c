@@ -29,6 +29,7 @@
 
 #include "link.h"
 #include "mgr.h"
+#include "ring_guard.h"
 #include "route.h"
 #include "../lib/common/zn_util.h"
 
@@ -70,7 +71,15 @@ zn_link_fini(struct zn_mgr *m)
 {
 	if (m->shm != NULL)
 		for (unsigned int l = 0; l < ZN_MAX_LINKS; l++) {
-			rte_ring_free(m->shm->links[l].ring);
+			struct rte_ring *r = m->shm->links[l].ring;
+
+			/* Its header as made (an NF may have written its
+			 * memzone pointer), at the address we made it at. */
+			if (m->rg_link != NULL && m->rg_link[l].ring != NULL) {
+				r = m->rg_link[l].ring;
+				zn_rguard_reset(&m->rg_link[l], r);
+			}
+			rte_ring_free(r);
 			m->shm->links[l].ring = NULL;
 		}
 	free(m->links);
@@ -101,7 +110,9 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 	}
 	l = m->links->free[--m->links->n_free];
 	lk = &m->shm->links[l];
-	rte_ring_reset(lk->ring); /* nobody uses a free link */
+	/* Nobody uses a free link; what NFs wrote into it is gone. */
+	zn_rguard_reset(&m->rg_link[l], m->rg_link[l].ring);
+	lk->ring = m->rg_link[l].ring;
 	lk->from = (uint16_t)from;
 	lk->to = (uint16_t)to;
 	lk->gen++;
@@ -119,7 +130,7 @@ void
 zn_link_request(struct zn_mgr *m, unsigned int slot)
 {
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
-	uint32_t state = s->ctl.state;
+	uint32_t state = zn_nf_state(m, slot);
 
 	if (state != ZN_NF_RUNNING && state != ZN_NF_STARTING &&
 	    state != ZN_NF_STOPPING)
@@ -141,8 +152,8 @@ zn_link_request(struct zn_mgr *m, unsigned int slot)
 			 * copied into the receiver's pool (by a worker). */
 			if (to >= ZN_MAX_NFS || to == slot ||
 			    s->links.out[to] != 0 ||
-			    m->shm->nfs[to].ctl.state != ZN_NF_RUNNING ||
-			    m->shm->nfs[to].ctl.group != s->ctl.group)
+			    zn_nf_state(m, to) != ZN_NF_RUNNING ||
+			    m->nf_group[to] != m->nf_group[slot])
 				continue;
 			if (!give(m, slot, to))
 				return;
@@ -187,16 +198,23 @@ zn_link_nf_gone(struct zn_mgr *m, unsigned int slot,
 	/* Into it: handed over by their senders, never taken: lost. */
 	for (uint16_t i = 0; i < n_in; i++) {
 		uint16_t l = s->links.in[i];
-		struct zn_link *lk = &m->shm->links[l];
+		struct zn_link *lk = &m->shm->links[l % ZN_MAX_LINKS];
 		unsigned int k;
 
+		/* The list is in the NF's slot: it may have written it. */
+		if (l >= ZN_MAX_LINKS || !lk->used || lk->to != slot) {
+			ZN_LOG(ERR, "NF in slot %u: its list of links names "
+			       "%u, not one into it: ignored", slot, l);
+			continue;
+		}
 		if (lk->from < ZN_MAX_NFS &&
 		    m->shm->nfs[lk->from].links.out[slot] ==
 			    ZN_LINK_OUT(lk->gen, l))
 			__atomic_store_n(&m->shm->nfs[lk->from].links.out[slot],
 					 0, __ATOMIC_RELEASE);
-		while ((k = rte_ring_sc_dequeue_burst(lk->ring, (void **)pkts,
-						      ZN_BURST, NULL)) > 0)
+		while ((k = zn_rguard_drain(&m->rg_link[l],
+					    m->rg_link[l].ring, false, false,
+					    (void **)pkts, ZN_BURST)) > 0)
 			drop(m, s, pkts, k);
 		put_back(m, l);
 	}
@@ -207,7 +225,9 @@ zn_link_nf_gone(struct zn_mgr *m, unsigned int slot,
 
 		if (o == 0)
 			continue;
-		if (ZN_LINK_OUT_ID(o) < ZN_MAX_LINKS)
+		if (ZN_LINK_OUT_ID(o) < ZN_MAX_LINKS &&
+		    m->shm->links[ZN_LINK_OUT_ID(o)].used &&
+		    m->shm->links[ZN_LINK_OUT_ID(o)].from == slot)
 			m->links->orphan[ZN_LINK_OUT_ID(o)] = true;
 		s->links.out[r] = 0;
 	}
@@ -225,7 +245,7 @@ zn_link_gc(struct zn_mgr *m)
 		struct zn_link *lk = &m->shm->links[l];
 
 		if (!m->links->orphan[l] || !lk->used ||
-		    rte_ring_count(lk->ring) != 0)
+		    zn_rguard_nf_count(&m->rg_link[l]) != 0)
 			continue;
 		in_del(&m->shm->nfs[lk->to], l);
 		done[n++] = l;

@@ -38,6 +38,7 @@
 #include "policy.h"
 #include "port.h"
 #include "registry.h"
+#include "ring_guard.h"
 #include "route.h"
 #include "stats.h"
 #include "telemetry.h"
@@ -271,6 +272,17 @@ workers_init(struct zn_mgr *m)
 	return 0;
 }
 
+/* What NFs wrote into their rings and links: checked first (desc.h). */
+static void
+free_left(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
+	  const char *who)
+{
+	if (m->desc != NULL)
+		zn_desc_free(m, pkts, n, who);
+	else
+		rte_pktmbuf_free_bulk(pkts, n);
+}
+
 static void
 free_staged(struct zn_mgr *m)
 {
@@ -290,8 +302,13 @@ free_staged(struct zn_mgr *m)
 		for (unsigned int s = 0; s < ns; s++) {
 			struct zn_stage *st = stages[s];
 
-			rte_pktmbuf_free_bulk(&st->pkts[st->head],
-					      st->tail - st->head);
+			/* An NF's packets, seen only by zn_desc_filter */
+			if (st->dp != NULL)
+				zn_desc_free(m, &st->pkts[st->head],
+					     st->tail - st->head, "an NF");
+			else
+				rte_pktmbuf_free_bulk(&st->pkts[st->head],
+						      st->tail - st->head);
 			n += st->tail - st->head;
 			st->head = st->tail = 0;
 		}
@@ -302,32 +319,29 @@ free_staged(struct zn_mgr *m)
 		}
 	}
 	/* Packets still in NF rings (NFs that did not stop in time). */
-	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+	for (unsigned int s = 0; s < ZN_MAX_NFS && m->rg_rx != NULL; s++) {
 		struct rte_mbuf *pkts[ZN_BURST];
 		unsigned int k;
 
 		for (int r = 0; r < 2; r++) {
-			struct rte_ring *ring = r ? m->nf_tx[s] : m->nf_rx[s];
+			struct zn_rguard *g = r ? &m->rg_tx[s] : &m->rg_rx[s];
 
-			while (ring != NULL &&
-			       (k = rte_ring_sc_dequeue_burst(ring,
-							      (void **)pkts,
-							      ZN_BURST,
-							      NULL)) > 0) {
-				rte_pktmbuf_free_bulk(pkts, k);
+			while ((k = zn_rguard_drain(g, g->ring, r == 1, r == 0,
+						    (void **)pkts,
+						    ZN_BURST)) > 0) {
+				free_left(m, pkts, k, m->shm->nfs[s].ctl.name);
 				n += k;
 			}
 		}
 	}
-	for (unsigned int l = 0; l < ZN_MAX_LINKS; l++) {
-		struct rte_ring *ring = m->shm->links[l].ring;
+	for (unsigned int l = 0; l < ZN_MAX_LINKS && m->rg_link != NULL; l++) {
+		struct zn_rguard *g = &m->rg_link[l];
 		struct rte_mbuf *pkts[ZN_BURST];
 		unsigned int k;
 
-		while (ring != NULL &&
-		       (k = rte_ring_sc_dequeue_burst(ring, (void **)pkts,
-						      ZN_BURST, NULL)) > 0) {
-			rte_pktmbuf_free_bulk(pkts, k);
+		while ((k = zn_rguard_drain(g, g->ring, false, false,
+					    (void **)pkts, ZN_BURST)) > 0) {
+			free_left(m, pkts, k, "an NF's link");
 			n += k;
 		}
 	}
@@ -492,6 +506,8 @@ main(int argc, char **argv)
 		rc = zn_registry_init(m);
 	if (rc == 0)
 		rc = zn_link_init(m);
+	if (rc == 0)
+		rc = zn_rguard_setup(m);
 	if (rc == 0 && m->cfg.validate)
 		rc = zn_desc_start(m);
 	if (rc == 0)
@@ -537,6 +553,7 @@ main(int argc, char **argv)
 	zn_registry_fini(m);
 	zn_route_fini(m);
 	zn_link_fini(m);
+	zn_rguard_teardown(m);
 	rte_eal_cleanup(); /* the telemetry thread too */
 	zn_telemetry_fini(m);
 	if (sigfd >= 0)
@@ -555,6 +572,7 @@ fail_ports:
 		zn_group_fini(m);
 	zn_ctl_fini(m);
 	zn_registry_fini(m);
+	zn_rguard_teardown(m);
 fail_eal:
 	rte_eal_cleanup();
 fail_instance:

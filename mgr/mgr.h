@@ -37,6 +37,7 @@ struct zn_lb;
 struct zn_registry;
 struct zn_worker;
 struct zn_loop;
+struct zn_rguard;
 
 struct zn_mgr {
 	/* Set at start (main.c, args.c), then read-only. */
@@ -52,9 +53,22 @@ struct zn_mgr {
 	struct rte_mempool *pool;
 	struct rte_mempool *gpool[ZN_MAX_GROUPS]; /* trust groups (group.c) */
 	struct zn_desc_pool *desc; /* [0]: pool, [g + 1]: gpool[g] (desc.c) */
+	/* Each slot's trust group (index + 1, 0: none), as the registry
+	 * checked it: what the data path and the checks trust. The slot's
+	 * ctl.group says the same to the NF, in memory NFs can write. */
+	uint8_t nf_group[ZN_MAX_NFS];
+	uint16_t nf_worker[ZN_MAX_NFS]; /* the worker draining its TX ring
+					 * (ctl.worker, as nf_group) */
+	/* Each slot's state and registration generation: the registry's
+	 * (its only writer); ctl.state and ctl.gen repeat them to the NF. */
+	uint32_t nf_state[ZN_MAX_NFS];
+	uint32_t nf_gen[ZN_MAX_NFS];
 	struct rte_ring *msgq;
 	struct rte_ring *nf_rx[ZN_MAX_NFS];
 	struct rte_ring *nf_tx[ZN_MAX_NFS];
+	/* Our side of every ring an NF writes (ring_guard.h): [ZN_MAX_NFS]
+	 * RX and TX rings, [ZN_MAX_LINKS] links. Process memory. */
+	struct zn_rguard *rg_rx, *rg_tx, *rg_link;
 
 	struct zn_port ports[ZN_MAX_PORTS]; /* port.c, at start */
 	uint16_t n_ports;
@@ -62,6 +76,9 @@ struct zn_mgr {
 	/* Routing: the live snapshot is shm->rt.route (route.c publishes;
 	 * workers and NFs read); the control-thread state it is built from. */
 	struct zn_route *route_spare; /* the next to publish (route.c) */
+	struct zn_route *route_live;  /* the one published: what workers
+				       * read (shm->rt.route says the same
+				       * to NFs, where they can write it) */
 	struct rte_rcu_qsbr *qsbr;    /* also shm->rt.qsbr */
 	uint64_t route_version;       /* route.c */
 	struct zn_fdir *fdir;         /* rules and chains (fdir.c) */
@@ -84,5 +101,12 @@ struct zn_mgr {
 	uint64_t ctl_requests;        /* ctl.c */
 	uint64_t ctl_errors;          /* ctl.c */
 };
+
+/** The registry's state of NF slot @p slot (enum zn_nf_state). */
+static inline uint32_t
+zn_nf_state(const struct zn_mgr *m, unsigned int slot)
+{
+	return __atomic_load_n(&m->nf_state[slot], __ATOMIC_ACQUIRE);
+}
 
 #endif /* ZN_MGR_H */

@@ -35,12 +35,12 @@ nf_call_poll(struct zn_cmd_req *req)
 	struct zn_nf_slot *s = &req->mgr->shm->nfs[nc->slot];
 	json_error_t jerr;
 	char text[ZN_CMD_TEXT_LEN];
-	uint32_t state = __atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE);
+	uint32_t state = zn_nf_state(req->mgr, nc->slot);
 	int32_t rc;
 
 	if (__atomic_load_n(&s->cmd_reply.gen, __ATOMIC_ACQUIRE) !=
 	    nc->cmd_gen) {
-		if (s->ctl.gen != nc->reg_gen ||
+		if (req->mgr->nf_gen[nc->slot] != nc->reg_gen ||
 		    (state != ZN_NF_RUNNING && state != ZN_NF_STARTING &&
 		     state != ZN_NF_STOPPING)) {
 			snprintf(req->err, sizeof(req->err), "NF %u exited "
@@ -96,7 +96,7 @@ cmd_nf_call(struct zn_cmd_req *req)
 		return -EINVAL;
 	}
 	s = &m->shm->nfs[id];
-	state = __atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE);
+	state = zn_nf_state(m, (unsigned int)id);
 	if (state != ZN_NF_RUNNING) {
 		snprintf(req->err, sizeof(req->err), "no running NF with "
 			 "instance id %lld", (long long)id);
@@ -139,7 +139,7 @@ cmd_nf_call(struct zn_cmd_req *req)
 	s->cmd.len = (uint32_t)len;
 	free(text);
 	*nc = (struct nf_call){ .slot = (unsigned int)id,
-				.reg_gen = s->ctl.gen,
+				.reg_gen = m->nf_gen[id],
 				.cmd_gen = s->cmd.gen + 1 };
 	__atomic_store_n(&s->cmd.gen, nc->cmd_gen, __ATOMIC_RELEASE);
 	zn_db_ring(&s->db);

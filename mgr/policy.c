@@ -86,7 +86,8 @@ occupancy(struct zn_mgr *m, uint16_t svc)
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 		const struct zn_nf_slot *sl = &m->shm->nfs[s];
 
-		if (sl->ctl.state != ZN_NF_RUNNING || sl->ctl.service_id != svc)
+		if (zn_nf_state(m, s) != ZN_NF_RUNNING ||
+		    sl->ctl.service_id != svc)
 			continue;
 		sum += (double)rte_ring_count(m->nf_rx[s]) /
 		       rte_ring_get_capacity(m->nf_rx[s]);
@@ -124,7 +125,7 @@ nf_counter(struct zn_mgr *m, const char *nf, const char *name,
 		char who[ZN_NAME_LEN];
 
 		zn_strlcpy(who, sl->ctl.name, sizeof(who));
-		if (sl->ctl.state != ZN_NF_RUNNING ||
+		if (zn_nf_state(m, s) != ZN_NF_RUNNING ||
 		    !zn_launch_is_replica(nf, who))
 			continue;
 		for (unsigned int i = 0; i < nc && i < ZN_NF_MAX_COUNTERS; i++)

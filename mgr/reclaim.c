@@ -28,10 +28,12 @@
 #include <zeronf/flow.h>
 
 #include "mgr.h"
+#include "desc.h"
 #include "instance.h"
 #include "link.h"
 #include "registry.h"
 #include "registry_pvt.h"
+#include "ring_guard.h"
 #include "../lib/common/zn_ledger.h"
 #include "../lib/common/zn_util.h"
 
@@ -66,6 +68,10 @@ free_counted(struct zn_mgr *m, struct zn_nf_slot *s, struct rte_mbuf **pkts,
 {
 	unsigned int ok = 0;
 
+	if (m->desc != NULL) { /* --validate: every check (desc.h) */
+		ok = zn_desc_free(m, pkts, n, s->ctl.name);
+		goto counted;
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		if (!pool_owns(m, pkts[i])) {
 			ZN_LOG(ERR, "NF '%s' left a bad buffer pointer %p; "
@@ -75,6 +81,7 @@ free_counted(struct zn_mgr *m, struct zn_nf_slot *s, struct rte_mbuf **pkts,
 		pkts[ok++] = pkts[i];
 	}
 	rte_pktmbuf_free_bulk(pkts, ok);
+counted:
 	m->shm->mgr.drops[ZN_DROP_NF_EXIT] += ok;
 	m->shm->mgr.reclaimed += ok;
 	s->exit_drops += ok;
@@ -226,13 +233,14 @@ ring_of(uint16_t id, bool tx, void *arg)
 	if (id > ZN_MAX_LINKS)
 		return NULL;
 	lk = &a->m->shm->links[id - 1];
-	if (!lk->used || (tx ? lk->from : lk->to) != a->slot) {
+	if (!lk->used || (tx ? lk->from : lk->to) != a->slot ||
+	    a->m->rg_link[id - 1].ring == NULL) {
 		ZN_LOG(ERR, "NF in slot %u: its ledger names link %u, not "
 		       "one of its own: nothing of that burst freed", a->slot,
 		       id - 1u);
 		return NULL;
 	}
-	return lk->ring;
+	return a->m->rg_link[id - 1].ring; /* not lk->ring: NFs write it */
 }
 
 uint64_t
@@ -259,8 +267,8 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 		s->ptx[port].tx += sent;
 	rte_pktmbuf_free_bulk(pkts, sent_out);
 	free_counted(m, s, pkts + sent_out, n - sent_out);
-	while ((n = rte_ring_sc_dequeue_burst(m->nf_rx[slot], (void **)pkts,
-					      ZN_BURST, NULL)) > 0)
+	while ((n = zn_rguard_drain(&m->rg_rx[slot], m->nf_rx[slot], false,
+				    true, (void **)pkts, ZN_BURST)) > 0)
 		free_counted(m, s, pkts, n);
 	zn_link_nf_gone(m, slot, free_counted);
 	/* When the manager stops, its memory goes with it. */

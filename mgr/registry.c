@@ -45,6 +45,7 @@
 #include "group.h"
 #include "registry.h"
 #include "registry_pvt.h"
+#include "ring_guard.h"
 #include "route.h"
 #include "worker.h"
 #include "../lib/common/zn_doorbell.h"
@@ -55,23 +56,13 @@
 
 static void on_pidfd(void *arg, uint32_t events);
 
-const char *
-zn_nf_state_name(uint32_t state)
+/* The slot's state: ours, then the NF's copy (release: what it is told
+ * before, it sees). */
+static void
+set_state(struct zn_mgr *m, unsigned int slot, uint32_t st)
 {
-	switch (state) {
-	case ZN_NF_FREE:
-		return "free";
-	case ZN_NF_RUNNING:
-		return "running";
-	case ZN_NF_STOPPING:
-		return "stopping";
-	case ZN_NF_RECLAIMING:
-		return "reclaiming";
-	case ZN_NF_STARTING:
-		return "starting";
-	default:
-		return "?";
-	}
+	__atomic_store_n(&m->nf_state[slot], st, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->shm->nfs[slot].ctl.state, st, __ATOMIC_RELEASE);
 }
 
 /* All NF rings are made at start: no hugepage memory is allocated (and
@@ -158,8 +149,8 @@ pick_worker(const struct zn_mgr *m)
 	uint16_t pick = 0;
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
-		if (m->shm->nfs[s].ctl.state != ZN_NF_FREE)
-			load[m->shm->nfs[s].ctl.worker]++;
+		if (zn_nf_state(m, s) != ZN_NF_FREE)
+			load[m->nf_worker[s]]++;
 	for (unsigned int w = 0; w < m->n_workers; w++)
 		if (m->workers[w]->tx_role && load[w] < best) {
 			best = load[w];
@@ -193,7 +184,7 @@ service_instances(const struct zn_mgr *m, uint16_t svc)
 	unsigned int n = 0;
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
-		if (nf_live(m->shm->nfs[s].ctl.state) &&
+		if (nf_live(zn_nf_state(m, s)) &&
 		    m->shm->nfs[s].ctl.service_id == svc)
 			n++;
 	return n;
@@ -205,6 +196,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
 	uint16_t svc = s->req.service_id;
+	uint32_t group;
 	struct zn_nf_cred *cred = &m->registry->cred[slot];
 	char name[ZN_NAME_LEN];
 	pid_t pid;
@@ -212,7 +204,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 
 	if (__atomic_load_n(&s->req.gen, __ATOMIC_ACQUIRE) != gen)
 		return; /* superseded request */
-	if (s->ctl.state != ZN_NF_FREE) {
+	if (zn_nf_state(m, slot) != ZN_NF_FREE) {
 		reg->pending = true; /* retried once the slot is free */
 		reg->pending_gen = gen;
 		return;
@@ -252,9 +244,11 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 		reply(m, slot, gen, -EINVAL);
 		return;
 	}
-	if (!zn_group_valid(m, s->req.group)) {
+	/* Read once: the NF can rewrite its request at any time. */
+	group = __atomic_load_n(&s->req.group, __ATOMIC_RELAXED);
+	if (!zn_group_valid(m, group)) {
 		ZN_LOG(WARNING, "NF '%s' (pid %d): no trust group %u", name,
-		       (int)pid, s->req.group);
+		       (int)pid, group);
 		reply(m, slot, gen, -ENOENT);
 		return;
 	}
@@ -274,8 +268,8 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 		return;
 	}
 	/* Nobody uses a FREE slot's rings; they are empty after a reclaim. */
-	rte_ring_reset(m->nf_rx[slot]);
-	rte_ring_reset(m->nf_tx[slot]);
+	zn_rguard_reset(&m->rg_rx[slot], m->nf_rx[slot]);
+	zn_rguard_reset(&m->rg_tx[slot], m->nf_tx[slot]);
 	rc = zn_loop_watch(m->loop, pidfd, EPOLLIN, on_pidfd,
 			   &m->registry->reg[slot]);
 	if (rc < 0) {
@@ -294,25 +288,27 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 				   .reclaim_lock = -1 };
 
 	s->ctl.service_id = svc;
-	s->ctl.worker = pick_worker(m);
+	s->ctl.worker = m->nf_worker[slot] = pick_worker(m);
 	s->ctl.pid = (uint32_t)pid;
+	m->registry->reg[slot].pid = pid; /* what signals go to */
 	s->ctl.ns_pid = s->req.pid;
 	s->ctl.start_time = s->req.start_time;
 	s->ctl.registered_ns = zn_now_ns();
-	s->ctl.group = s->req.group;
+	s->ctl.group = group;
+	m->nf_group[slot] = (uint8_t)group; /* zn_group_valid: <= MAX */
 	s->ctl.stop = 0;
 	zn_strlcpy(s->ctl.name, name, sizeof(s->ctl.name));
-	s->ctl.gen = gen;
+	s->ctl.gen = m->nf_gen[slot] = gen;
 	/* Not a member of its service until its init is done (READY): a
 	 * replica that is slow to start must not hold packets (and, with
 	 * backpressure, stall the port), one whose init fails must not drop
 	 * any. Its TX ring is drained from now on (init may send). */
-	__atomic_store_n(&s->ctl.state, ZN_NF_STARTING, __ATOMIC_RELEASE);
+	set_state(m, slot, ZN_NF_STARTING);
 	zn_route_publish(m);
 	m->shm->mgr.nf_registered++;
 	reply(m, slot, gen, 0);
 	zn_event("nf.registered", "NF '%s' (pid %d): service %u, instance %u, "
-		 "worker %u", name, (int)pid, svc, slot, s->ctl.worker);
+		 "worker %u", name, (int)pid, svc, slot, m->nf_worker[slot]);
 }
 
 static void
@@ -320,9 +316,9 @@ do_ready(struct zn_mgr *m, unsigned int slot)
 {
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
 
-	if (s->ctl.state != ZN_NF_STARTING)
+	if (zn_nf_state(m, slot) != ZN_NF_STARTING)
 		return; /* stopped or died meanwhile */
-	__atomic_store_n(&s->ctl.state, ZN_NF_RUNNING, __ATOMIC_RELEASE);
+	set_state(m, slot, ZN_NF_RUNNING);
 	zn_route_publish(m);
 	zn_db_ring(&s->db); /* the NF waits for this */
 	ZN_LOG(INFO, "NF '%s' (instance %u) joined service %u", s->ctl.name,
@@ -336,9 +332,9 @@ begin_stop(struct zn_mgr *m, unsigned int slot)
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
 
-	if (!nf_live(s->ctl.state))
+	if (!nf_live(zn_nf_state(m, slot)))
 		return;
-	__atomic_store_n(&s->ctl.state, ZN_NF_STOPPING, __ATOMIC_RELEASE);
+	set_state(m, slot, ZN_NF_STOPPING);
 	zn_route_publish(m); /* returns once no worker can send to it */
 	__atomic_store_n(&s->ctl.stop, 1, __ATOMIC_RELEASE);
 	zn_db_ring(&s->db);
@@ -354,11 +350,12 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
 
-	if (!nf_live(s->ctl.state) && s->ctl.state != ZN_NF_STOPPING)
+	if (!nf_live(zn_nf_state(m, slot)) &&
+	    zn_nf_state(m, slot) != ZN_NF_STOPPING)
 		return;
 	/* Its packet thread no longer runs: whatever RCU state it left. */
 	zn_route_reader_del(m, slot);
-	__atomic_store_n(&s->ctl.state, ZN_NF_RECLAIMING, __ATOMIC_RELEASE);
+	set_state(m, slot, ZN_NF_RECLAIMING);
 	zn_route_publish(m); /* nobody sends to its RX ring or links now */
 
 	zn_reclaim_nf(m, slot);
@@ -378,7 +375,7 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 				    sizeof(path)) == 0)
 			reg->reclaim_lock = zn_lock_file(path, LOCK_EX);
 	}
-	m->registry->exiting[slot].pid = (pid_t)s->ctl.pid;
+	m->registry->exiting[slot].pid = m->registry->reg[slot].pid;
 	m->registry->exiting[slot].ns_pid = (pid_t)s->ctl.ns_pid;
 	m->registry->exiting[slot].start = s->ctl.start_time;
 	if (died) {
@@ -403,18 +400,18 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
 	struct rte_mempool_cache *cache;
 
-	if (rte_ring_count(m->nf_tx[slot]) != 0 || s->mstats.staged != 0)
+	if (zn_nf_tx_count(m, slot) != 0 || s->mstats.staged != 0)
 		return;
 	/* A worker may be between dequeuing the ring and recording what it
 	 * staged: once every worker passed a quiescent state it is not. */
 	zn_route_sync(m);
-	if (rte_ring_count(m->nf_tx[slot]) != 0 || s->mstats.staged != 0)
+	if (zn_nf_tx_count(m, slot) != 0 || s->mstats.staged != 0)
 		return;
 	/* Drops the NF decided itself (stalled) stay in the totals. */
 	for (unsigned int r = 0; r < ZN_DROP_MAX; r++)
 		m->shm->mgr.drops[r] += s->hstats.drops[r];
 	zn_port_nftx_release(m, slot);
-	__atomic_store_n(&s->ctl.state, ZN_NF_FREE, __ATOMIC_RELEASE);
+	set_state(m, slot, ZN_NF_FREE);
 	zn_route_publish(m); /* lb forgets the slot's weight */
 	/* Buffers the NF allocated sit in its lcore's cache, in shared
 	 * memory; the next NF in this slot gets the same lcore id. */
@@ -447,21 +444,22 @@ handle_msgs(struct zn_mgr *m)
 			do_register(m, msg.slot, msg.gen);
 			break;
 		case ZN_MSG_LEAVE:
-			if (s->ctl.gen == msg.gen)
+			if (m->nf_gen[msg.slot] == msg.gen)
 				begin_stop(m, msg.slot);
 			break;
 		case ZN_MSG_READY:
-			if (s->ctl.gen == msg.gen)
+			if (m->nf_gen[msg.slot] == msg.gen)
 				do_ready(m, msg.slot);
 			break;
 		case ZN_MSG_LINK:
-			if (s->ctl.gen == msg.gen)
+			if (m->nf_gen[msg.slot] == msg.gen)
 				zn_link_request(m, msg.slot);
 			break;
 		case ZN_MSG_STEER:
 			/* Only from a registered NF of this generation; the
 			 * answer goes to the request's own generation. */
-			if (s->ctl.gen != msg.gen || !nf_live(s->ctl.state))
+			if (m->nf_gen[msg.slot] != msg.gen ||
+			    !nf_live(zn_nf_state(m, msg.slot)))
 				break;
 			s->steer_reply.rc = zn_fdir_steer(m, msg.slot);
 			__atomic_store_n(&s->steer_reply.gen, s->steer.gen,
@@ -488,7 +486,7 @@ zn_registry_poll(struct zn_mgr *m)
 		struct zn_nf_slot *s = &m->shm->nfs[slot];
 		struct zn_nf_reg *reg = &m->registry->reg[slot];
 
-		switch (s->ctl.state) {
+		switch (zn_nf_state(m, slot)) {
 		case ZN_NF_FREE:
 			if (reg->pending)
 				do_register(m, slot, reg->pending_gen);
@@ -533,7 +531,7 @@ on_pidfd(void *arg, uint32_t events)
 int
 zn_registry_stop_nf(struct zn_mgr *m, unsigned int slot)
 {
-	if (slot >= ZN_MAX_NFS || !nf_live(m->shm->nfs[slot].ctl.state))
+	if (slot >= ZN_MAX_NFS || !nf_live(zn_nf_state(m, slot)))
 		return -ENOENT;
 	begin_stop(m, slot);
 	return 0;
@@ -552,7 +550,7 @@ zn_registry_active(const struct zn_mgr *m)
 	unsigned int n = 0;
 
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
-		if (m->shm->nfs[slot].ctl.state != ZN_NF_FREE)
+		if (zn_nf_state(m, slot) != ZN_NF_FREE)
 			n++;
 	return n;
 }
@@ -569,8 +567,7 @@ rx_when_ready(struct zn_mgr *m)
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
 		const struct zn_nf_slot *s = &m->shm->nfs[i];
 
-		if (__atomic_load_n(&s->ctl.state, __ATOMIC_ACQUIRE) ==
-		    ZN_NF_RUNNING && s->ctl.service_id < ZN_MAX_SERVICES)
+		if (zn_nf_state(m, i) == ZN_NF_RUNNING && s->ctl.service_id < ZN_MAX_SERVICES)
 			up[s->ctl.service_id] = true;
 	}
 	for (unsigned int h = 0; h < m->cfg.chain_len; h++)
@@ -595,7 +592,7 @@ on_wake(void *arg)
 	zn_registry_poll(m);
 	rx_when_ready(m);
 	for (unsigned int s = 0; s < ZN_MAX_NFS && !busy; s++)
-		busy = m->shm->nfs[s].ctl.state == ZN_NF_RECLAIMING ||
+		busy = zn_nf_state(m, s) == ZN_NF_RECLAIMING ||
 		       m->registry->reg[s].pending;
 	if (busy)
 		zn_loop_wake_within(m->loop, 10);
@@ -607,7 +604,7 @@ zn_registry_find(const struct zn_mgr *m, const char *name)
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
 		const struct zn_nf_slot *s = &m->shm->nfs[slot];
 
-		if (nf_live(s->ctl.state) &&
+		if (nf_live(zn_nf_state(m, slot)) &&
 		    strncmp(s->ctl.name, name, sizeof(s->ctl.name)) == 0)
 			return (int)slot;
 	}

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct zn_mgr;
 struct zn_nf_slot;
@@ -35,6 +36,12 @@ unsigned int zn_registry_active(const struct zn_mgr *m);
 /** True while a process of an NF that left still runs. */
 bool zn_registry_exiting(const struct zn_mgr *m);
 const char *zn_nf_state_name(uint32_t state);
+
+/** The process of the NF in @p slot, as the kernel told it at
+ *  registration (registry_nf.c); 0: none. */
+pid_t zn_registry_pid(const struct zn_mgr *m, unsigned int slot);
+/** Send @p sig to the NF in @p slot through its pidfd. 0 or -errno. */
+int zn_registry_kill(struct zn_mgr *m, unsigned int slot, int sig);
 
 /* reclaim.c: what an NF that left holds, returned. */
 /** Free the packets and DPDK objects NF @p slot left. @return packets

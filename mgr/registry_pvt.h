@@ -19,6 +19,8 @@ struct zn_nf_reg {
 	struct zn_mgr *m;
 	unsigned int slot;
 	int pidfd;
+	pid_t pid;             /* as the kernel told it (ctl.pid says the
+				* same, in memory the NF can write) */
 	bool pending;          /* REGISTER waiting for the slot to be free */
 	uint32_t pending_gen;
 	bool stop_sent;        /* ctl.stop set */

@@ -28,6 +28,7 @@
 #include "fdir.h"
 #include "lb.h"
 #include "mgr.h"
+#include "registry.h"
 #include "route.h"
 #include "../lib/common/zn_util.h"
 
@@ -44,12 +45,15 @@ build(struct zn_mgr *m, struct zn_route *rt)
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 		const struct zn_nf_slot *slot = &m->shm->nfs[s];
-		uint32_t state = slot->ctl.state;
-		uint16_t w = slot->ctl.worker;
+		uint32_t state = zn_nf_state(m, s);
+		uint16_t w = m->nf_worker[s];
 
 		if (state == ZN_NF_FREE)
 			continue;
-		if (state == ZN_NF_RUNNING) {
+		/* ctl is the NF's to write too: an index out of range is
+		 * garbage (the registry checked the service it set). */
+		if (state == ZN_NF_RUNNING &&
+		    slot->ctl.service_id < ZN_MAX_SERVICES) {
 			struct zn_svc_entry *e = &rt->svc[slot->ctl.service_id];
 
 			if (e->n < ZN_MAX_REPLICAS) {
@@ -107,7 +111,7 @@ sync_nfs(struct zn_mgr *m)
 
 			if (!nf_reader_blocks(q, s, token))
 				continue;
-			if (!zn_proc_alive((pid_t)slot->ctl.pid,
+			if (!zn_proc_alive(zn_registry_pid(m, s),
 					   slot->ctl.start_time)) {
 				ZN_LOG(WARNING, "NF '%s' (instance %u) died "
 				       "while reading the routing table",
@@ -117,11 +121,11 @@ sync_nfs(struct zn_mgr *m)
 				ZN_LOG(ERR, "NF '%s' (pid %u, instance %u) "
 				       "has held the routing table for 2 s "
 				       "(stopped?): killed", slot->ctl.name,
-				       slot->ctl.pid, s);
+				       (unsigned int)zn_registry_pid(m, s), s);
 				zn_event("nf.killed", "NF '%s' (instance %u) "
 					 "stuck reading the routing table",
 					 slot->ctl.name, s);
-				kill((pid_t)slot->ctl.pid, SIGKILL);
+				zn_registry_kill(m, s, SIGKILL);
 				t0 = zn_now_ns();
 			}
 		}
@@ -161,8 +165,9 @@ zn_route_publish(struct zn_mgr *m)
 	struct zn_route *rt = m->route_spare;
 
 	build(m, rt);
-	m->route_spare = __atomic_exchange_n(&m->shm->rt.route, rt,
+	m->route_spare = __atomic_exchange_n(&m->route_live, rt,
 					     __ATOMIC_ACQ_REL);
+	__atomic_store_n(&m->shm->rt.route, rt, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->shm->rt.version, rt->version, __ATOMIC_RELEASE);
 	/* After this no reader holds a reference to the old snapshot, nor
 	 * sends to an NF the new one no longer accepts. */
@@ -194,7 +199,7 @@ zn_route_init(struct zn_mgr *m)
 		if (i == 0)
 			m->route_spare = rt;
 		else
-			m->shm->rt.route = rt;
+			m->route_live = m->shm->rt.route = rt;
 	}
 	rc = zn_lb_init(m, zn_route_publish);
 	if (rc == 0)
@@ -208,9 +213,9 @@ void
 zn_route_fini(struct zn_mgr *m)
 {
 	if (m->shm != NULL) {
-		rte_free(m->shm->rt.route);
+		rte_free(m->route_live);
 		rte_free(m->shm->rt.qsbr);
-		m->shm->rt.route = NULL;
+		m->route_live = m->shm->rt.route = NULL;
 		m->shm->rt.qsbr = NULL;
 	}
 	rte_free(m->route_spare);

@@ -115,8 +115,8 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      "s:o, s:o}",
 		      "instance", (int)slot, "service", s->ctl.service_id,
 		      "name", jstr(s->ctl.name, ZN_NAME_LEN), "pid",
-		      (json_int_t)s->ctl.pid, "state",
-		      zn_nf_state_name(s->ctl.state), "worker", s->ctl.worker,
+		      (json_int_t)zn_registry_pid(m, slot), "state",
+		      zn_nf_state_name(zn_nf_state(m, slot)), "worker", m->nf_worker[slot],
 		      "rx", (json_int_t)s->stats.rx, "tx",
 		      (json_int_t)s->stats.tx, "bursts",
 		      (json_int_t)s->stats.bursts, "actions", acts,
@@ -136,9 +136,9 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 			port_tx += s->ptx[p].tx;
 			json_array_append_new(ports, json_integer((int)p));
 		}
-	json_object_set_new(o, "trust_group", s->ctl.group != 0 &&
-			    s->ctl.group <= ZN_MAX_GROUPS ?
-			    json_string(m->shm->groups[s->ctl.group - 1].name) :
+	json_object_set_new(o, "trust_group", m->nf_group[slot] != 0 ?
+			    json_string(m->shm->groups[m->nf_group[slot] -
+						       1].name) :
 			    json_null());
 	json_object_set_new(o, "handoff", json_pack(
 		"{s:I, s:I, s:I, s:o, s:I, s:i, s:i, s:I, s:I}",
@@ -158,7 +158,7 @@ zn_stats_nfs(struct zn_mgr *m)
 	json_t *a = json_array();
 
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++)
-		if (m->shm->nfs[slot].ctl.state != ZN_NF_FREE)
+		if (zn_nf_state(m, slot) != ZN_NF_FREE)
 			json_array_append_new(a, nf_json(m, slot));
 	return a;
 }
@@ -172,7 +172,8 @@ zn_stats_services(struct zn_mgr *m)
 		const struct zn_nf_slot *s = &m->shm->nfs[slot];
 		uint16_t svc = s->ctl.service_id;
 
-		if (s->ctl.state != ZN_NF_RUNNING || svc >= ZN_MAX_SERVICES)
+		if (zn_nf_state(m, slot) != ZN_NF_RUNNING ||
+		    svc >= ZN_MAX_SERVICES)
 			continue;
 		if (by_svc[svc] == NULL)
 			by_svc[svc] = json_array();
@@ -345,7 +346,7 @@ zn_stats_all(struct zn_mgr *m)
 	/* Drops NFs decided (stalled hand-offs); folded into mgr.drops when
 	 * their slot is freed. */
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
-		if (m->shm->nfs[s].ctl.state != ZN_NF_FREE)
+		if (zn_nf_state(m, s) != ZN_NF_FREE)
 			for (int r = 0; r < ZN_DROP_MAX; r++)
 				drops[r] += m->shm->nfs[s].hstats.drops[r];
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "status",

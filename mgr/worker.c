@@ -37,6 +37,7 @@
 
 #include "mgr.h"
 #include "desc.h"
+#include "ring_guard.h"
 #include "worker.h"
 #include "route.h"
 #include "../lib/common/zn_doorbell.h"
@@ -109,7 +110,7 @@ to_nf_pool(struct zn_worker *w, uint16_t slot, struct rte_mbuf **pkts,
 	   unsigned int n)
 {
 	struct zn_mgr *m = w->mgr;
-	uint32_t g = m->shm->nfs[slot].ctl.group;
+	uint32_t g = m->nf_group[slot];
 	struct rte_mempool *want = g != 0 && g <= ZN_MAX_GROUPS ?
 				   m->gpool[g - 1] : m->pool;
 	unsigned int i = n, copied = 0;
@@ -139,18 +140,29 @@ done:
 	return i;
 }
 
+/* The pool NF @p slot reads. */
+static inline const struct rte_mempool *
+pool_of_nf(const struct zn_mgr *m, uint16_t slot)
+{
+	uint32_t g = m->nf_group[slot];
+
+	return g != 0 && g <= ZN_MAX_GROUPS ? m->gpool[g - 1] : m->pool;
+}
+
+/* @p same_pool: every packet is known to be of the NF's pool already (an
+ * NF's stage of that pool: their pool field is not read, desc.h). */
 static inline unsigned int
 deliver_nf(struct zn_worker *w, const struct zn_res *r,
-	   struct rte_mbuf **pkts, unsigned int n)
+	   struct rte_mbuf **pkts, unsigned int n, bool same_pool)
 {
 	unsigned int k;
 
-	if (unlikely(w->mgr->cfg.n_groups != 0))
+	if (unlikely(w->mgr->cfg.n_groups != 0) && !same_pool)
 		n = to_nf_pool(w, r->id, pkts, n);
 	/* Idempotent: a packet not enqueued now gets the same values again. */
 	zn_res_apply(r, pkts, n);
-	k = rte_ring_mp_enqueue_burst(w->mgr->nf_rx[r->id], (void **)pkts, n,
-				      NULL);
+	k = zn_rguard_mp_enqueue(&w->mgr->rg_rx[r->id], w->mgr->nf_rx[r->id],
+				 (void *const *)pkts, n);
 	if (k > 0)
 		zn_db_ring(&w->mgr->shm->nfs[r->id].db);
 	return k;
@@ -212,6 +224,31 @@ deliver_port(struct zn_worker *w, uint16_t port, struct rte_mbuf **pkts,
 	return k;
 }
 
+/* Of an NF's stage (st->dp), a run about to be read past its metadata:
+ * what is not a whole packet of the NF's pool leaves the run (counted as
+ * bad_descriptor for the NF). @return how many left. */
+static inline unsigned int
+check_run(struct zn_worker *w, struct zn_stage *st, const struct zn_res *r,
+	  unsigned int run, uint64_t *src_drops)
+{
+	/* A run to an NF of another pool may hold our copies already
+	 * (to_nf_pool made them, the NF's ring took only some). */
+	const struct zn_desc_pool *made = r->type == ZN_RES_NF ?
+		zn_desc_of_nf(w->mgr, r->id) : NULL;
+
+	if (made == st->dp)
+		made = NULL; /* a stalled run to an NF of the same pool */
+	unsigned int bad = zn_desc_deep(st->dp, made, &st->pkts[st->head],
+					run);
+
+	if (unlikely(bad != 0)) {
+		src_drops[ZN_DROP_BAD_DESC] += bad;
+		w->shm->stats.drops[ZN_DROP_BAD_DESC] += bad;
+		st->head = (uint16_t)(st->head + bad);
+	}
+	return bad;
+}
+
 /*
  * Deliver a stage's packets in order, runs of the same destination at a
  * time, stopping at the first destination that is full. Returns packets
@@ -227,7 +264,8 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 	while (st->head < st->tail) {
 		struct zn_res *r = &st->res[st->uniform ? 0 : st->head];
 		struct rte_mbuf **pkts = &st->pkts[st->head];
-		unsigned int run = 1, k;
+		unsigned int run = 1, k, bad;
+		bool same;
 
 		/* The chosen instance may have left since: pick again (per
 		 * packet: the service may have several instances now). */
@@ -248,9 +286,23 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 			while (st->head + run < st->tail &&
 			       zn_res_same(&st->res[st->head + run], r))
 				run++;
+		/* Validated lazily (desc.h): a run going to an NF of the
+		 * same pool is not read here (the NF reads it, within its
+		 * trust boundary); any other is checked whole first. */
+		same = st->dp == NULL ||
+		       (r->type == ZN_RES_NF &&
+			pool_of_nf(w->mgr, r->id) == st->dp->mp);
+		if (!same) {
+			bad = check_run(w, st, r, run, src_drops);
+			moved += bad;
+			if (bad == run)
+				continue;
+			run -= bad;
+			pkts += bad;
+		}
 		switch (r->type) {
 		case ZN_RES_NF:
-			k = deliver_nf(w, r, pkts, run);
+			k = deliver_nf(w, r, pkts, run, st->dp != NULL && same);
 			break;
 		case ZN_RES_PORT:
 			k = deliver_port(w, r->id, pkts, run);
@@ -271,6 +323,11 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 			   w->rc.now - st->blocked_since > w->stall_cycles) {
 			struct zn_res d = zn_res_drop(ZN_DROP_STALLED);
 
+			if (same && st->dp != NULL) {
+				bad = check_run(w, st, r, run, src_drops);
+				moved += bad;
+				run -= bad;
+			}
 			deliver_drop(w, &d, &st->pkts[st->head], run,
 				     src_drops);
 			st->head = (uint16_t)(st->head + run);
@@ -296,15 +353,14 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
  * Reads rte_ring's layout (slots after the header; the ring is created
  * with 8-byte elements): DPDK has no API for it. */
 static inline void
-prefetch_ring(const struct rte_ring *r)
+prefetch_ring(const struct zn_rguard *g)
 {
-	uint32_t head = r->cons.head;
-	uint32_t n = RTE_MIN(__atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED) -
-			     head, ZN_BURST) & ~7u;
-	void *const *slots = (void *const *)&r[1];
+	uint32_t head = g->head;
+	uint32_t n = RTE_MIN(zn_rguard_count(g, g->ring), ZN_BURST) & ~7u;
+	void *const *slots = zn_rguard_slots(g->ring);
 
 	for (uint32_t i = 0; i < n; i += 8)
-		rte_prefetch0(&slots[(head + i) & r->mask]);
+		rte_prefetch0(&slots[(head + i) & g->made.mask]);
 }
 
 /* Packets an NF handed back: route them on. */
@@ -320,16 +376,19 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 		if (st->tail != 0)
 			goto out;
 	}
-	n = rte_ring_sc_dequeue_burst(w->mgr->nf_tx[slot], (void **)st->pkts,
-				      ZN_BURST, NULL);
+	n = zn_rguard_sc_dequeue(&w->mgr->rg_tx[slot], w->mgr->nf_tx[slot],
+				 (void **)st->pkts, ZN_BURST);
 	if (n == 0)
 		goto out;
 	ns->mstats.dequeued += n;
 	zn_db_ring(&ns->db); /* the NF may be waiting for TX ring room */
 	/* What is not a packet of the NF's pool goes no further (desc.c);
 	 * it counts as delivered: the NF's ordering rule waits for that. */
+	st->dp = NULL;
 	if (likely(w->mgr->desc != NULL)) {
-		unsigned int k = zn_desc_filter(w, slot, st->pkts, n);
+		unsigned int k = zn_desc_filter(w, slot, st->pkts, n, rt);
+
+		st->dp = zn_desc_of_nf(w->mgr, slot);
 
 		done += n - k;
 		n = k;
@@ -471,10 +530,9 @@ worker_has_work(void *arg)
 	if (m->quit)
 		return true;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		const struct zn_nf_slot *ns = &m->shm->nfs[s];
-
-		if (ns->ctl.state != ZN_NF_FREE && ns->ctl.worker == w->id &&
-		    m->nf_tx[s] != NULL && rte_ring_count(m->nf_tx[s]) > 0)
+		if (zn_nf_state(m, s) != ZN_NF_FREE && m->nf_worker[s] == w->id &&
+		    m->nf_tx[s] != NULL &&
+		    zn_rguard_count(&m->rg_tx[s], m->nf_tx[s]) > 0)
 			return true;
 	}
 	return false;
@@ -493,7 +551,7 @@ zn_worker_main(void *arg)
 	w->shm->stats.online = 1;
 	while (!m->quit) {
 		const struct zn_route *rt =
-			__atomic_load_n(&m->shm->rt.route, __ATOMIC_ACQUIRE);
+			__atomic_load_n(&m->route_live, __ATOMIC_ACQUIRE);
 		unsigned int work = 0;
 		uint64_t timeout;
 		bool pending;
@@ -503,7 +561,7 @@ zn_worker_main(void *arg)
 			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
 				work += drain_nf(w, rt, rt->drain[w->id][i]);
 			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
-				prefetch_ring(m->nf_tx[rt->drain[w->id][i]]);
+				prefetch_ring(&m->rg_tx[rt->drain[w->id][i]]);
 		}
 		if (w->rx_role)
 			for (unsigned int q = 0; q < w->n_rxq; q++)

@@ -17,6 +17,7 @@
 #include "route.h"
 
 struct zn_mgr;
+struct zn_desc_pool;
 
 #define ZN_STAGE_SZ (2 * ZN_BURST)
 #define ZN_TXBUF_SZ (2 * ZN_BURST)
@@ -31,6 +32,10 @@ struct zn_stage {
 	uint16_t wait_nf;       /* slot + 1 of the NF whose full RX ring
 				 * stopped the last flush, 0: none */
 	uint64_t blocked_since; /* tsc of the first failed delivery, or 0 */
+	/* An NF's stage under --validate: its packets passed zn_desc_filter
+	 * only, all buffers of this pool; anything reading past their
+	 * metadata checks them whole first (desc.h). NULL: a port's. */
+	const struct zn_desc_pool *dp;
 	struct rte_mbuf *pkts[ZN_STAGE_SZ];
 	struct zn_res res[ZN_STAGE_SZ];
 };
@@ -65,6 +70,8 @@ struct zn_worker {
 	uint64_t now_ns;       /* wall clock, set when the fdir needs it */
 	struct zn_rctx rc;     /* routing: balancing state, reader id, and
 				* rc.now: the tsc at the top of the loop */
+	const struct zn_route *parse_rt; /* the snapshot parse_may is of */
+	bool parse_may;        /* routing an NF's packet may parse it */
 };
 
 int zn_worker_main(void *arg);

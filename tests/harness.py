@@ -27,6 +27,7 @@ NF_BIN["test-chaos"] = BUILD / "tests/unit/zeronf-test-chaos"
 NF_BIN["test-rcu-hold"] = BUILD / "tests/unit/zeronf-test-rcu-hold"
 NF_BIN["test-group"] = BUILD / "tests/unit/zeronf-test-group"
 NF_BIN["test-liar"] = BUILD / "tests/unit/zeronf-test-liar"
+NF_BIN["test-vandal"] = BUILD / "tests/unit/zeronf-test-vandal"
 CORPORA = Path(os.environ.get("ZERONF_CORPORA",
                               REPO.parent / "shared" / "corpora"))
 DATA = REPO / "data"
@@ -170,9 +171,9 @@ class Manager:
 
     def start_nf(self, kind: str, service: int, name: str | None = None,
                  nf_args: list[str] | None = None,
-                 lib_args: list[str] | None = None, wait: bool = True
-                 ) -> "NF":
-        nf = NF(self, kind, service, name, nf_args, lib_args)
+                 lib_args: list[str] | None = None, wait: bool = True,
+                 env: dict | None = None) -> "NF":
+        nf = NF(self, kind, service, name, nf_args, lib_args, env)
         self.nfs.append(nf)
         if wait:
             nf.wait_registered()
@@ -290,7 +291,7 @@ def traffic_ports(trace: Path) -> list[str]:
 class NF:
     def __init__(self, mgr: Manager, kind: str, service: int,
                  name: str | None, nf_args: list[str] | None,
-                 lib_args: list[str] | None):
+                 lib_args: list[str] | None, env: dict | None = None):
         self.mgr = mgr
         self.kind = kind
         self.name = name or f"{kind}{service}"
@@ -299,7 +300,7 @@ class NF:
         if nf_args:
             argv += ["--"] + nf_args
         self.proc = Proc(argv, mgr.tmp / f"{mgr.name}-{self.name}-"
-                         f"{next(_seq)}.log", cwd=mgr.cwd)
+                         f"{next(_seq)}.log", env=env, cwd=mgr.cwd)
         self.instance: int | None = None
 
     def wait_registered(self, timeout: float = 20.0) -> dict:

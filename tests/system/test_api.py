@@ -184,8 +184,8 @@ scrape_configs:
         def scraped():
             try:
                 return query('rate(zeronf_port_tx_packets_total[5s]) > 0')
-            except (httpx.TransportError, KeyError):
-                return []
+            except (httpx.TransportError, KeyError, ValueError):
+                return []  # ValueError: not ready ("Service Unavailable")
         wait_for(scraped, 60, "prometheus scraped a rate")
         assert query("zeronf_up")[0]["value"][1] == "1"
         rx = {r["metric"]["name"]: float(r["value"][1])

@@ -92,3 +92,36 @@ def test_validation_off_is_the_operators_choice(managers):
     st = m.wait_idle(baseline=base)
     assert st["drops"]["bad_descriptor"] == 0
     assert m.shutdown() == 0
+
+
+@pytest.mark.parametrize("lie", ["random", "bad_len", "bad_buf", "bad_next"])
+def test_lies_are_caught_before_a_boundary(managers, lie):
+    """Packets going on to an NF of the same pool are checked only where
+    they are read (a port, a drop, a copy: desc.h); a liar of group a
+    whose packets go to an NF of group b is caught before the copy, its
+    lies its own, the NF of b given nothing but real packets."""
+    args = ["--handoff", "worker", "--bad-desc-limit", "0",
+            "--trust-group", "a:2047", "--trust-group", "b:2047"]
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="1,2,port:1", rx_paused=True, args=args)
+    base = m.pool()["in_use"]
+    liar = m.start_nf("test-liar", 1, "liar", lib_args=["--trust-group", "a"],
+                      nf_args=["--lie", lie, "--every", "7"])
+    nf_b = m.start_nf("forward", 2, "b", lib_args=["--trust-group", "b"])
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (liar.stats() or {}).get("counters", {}).get("lies", 0)
+             > 500, 30, "lies told")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    nfs = {n["name"]: n for n in st["nfs"]}
+    lies = nfs["liar"]["counters"]["lies"]
+    assert nfs["liar"]["drops"]["bad_descriptor"] == lies
+    assert sum(st["drops"].values()) == lies
+    assert nfs["b"]["rx"] == nfs["b"]["tx"] > 0
+    assert sum(nfs["b"]["drops"].values()) == 0
+    groups = {g["name"]: g for g in m.call("group.list")["groups"]}
+    assert groups["b"]["copied_in"] == nfs["b"]["rx"]
+    rx, tx, dropped = conserved(st)
+    assert rx == tx + dropped
+    assert all(g["pool"]["in_use"] == 0 for g in groups.values())
+    assert m.shutdown() == 0

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* What the rest of the manager asks the registry of one NF: its state's
+ * name, and its process. An NF can write its own slot (ctl.pid with the
+ * rest): a signal goes through the pidfd the registry opened when the NF
+ * registered, never to a pid read from shared memory. */
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "mgr.h"
+#include "registry.h"
+#include "registry_pvt.h"
+
+const char *
+zn_nf_state_name(uint32_t state)
+{
+	switch (state) {
+	case ZN_NF_FREE:
+		return "free";
+	case ZN_NF_RUNNING:
+		return "running";
+	case ZN_NF_STOPPING:
+		return "stopping";
+	case ZN_NF_RECLAIMING:
+		return "reclaiming";
+	case ZN_NF_STARTING:
+		return "starting";
+	default:
+		return "?";
+	}
+}
+
+pid_t
+zn_registry_pid(const struct zn_mgr *m, unsigned int slot)
+{
+	return slot < ZN_MAX_NFS && m->registry != NULL ?
+	       m->registry->reg[slot].pid : 0;
+}
+
+int
+zn_registry_kill(struct zn_mgr *m, unsigned int slot, int sig)
+{
+	const struct zn_nf_reg *r;
+
+	if (slot >= ZN_MAX_NFS || m->registry == NULL)
+		return -EINVAL;
+	r = &m->registry->reg[slot];
+	if (r->pidfd < 0)
+		return -ESRCH; /* gone, and reclaimed */
+#ifdef SYS_pidfd_send_signal
+	if (syscall(SYS_pidfd_send_signal, r->pidfd, sig, NULL, 0) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+#endif
+	/* No pidfd signals (Linux < 5.1): the pid the kernel gave us, while
+	 * the pidfd still holds the slot (the pid cannot be reused before
+	 * the registry reaps it). */
+	return r->pid > 0 && kill(r->pid, sig) == 0 ? 0 : -errno;
+}

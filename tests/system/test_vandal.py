@@ -1,0 +1,116 @@
+"""NFs that write garbage where they can (tests/unit/nf_vandal.c): into
+the headers of their own rings, and into their own slot in shared memory.
+The manager keeps its side of every ring (geometry and positions) in its
+own memory (mgr/ring_guard.h) and signals NFs through their pidfd, never a
+pid read from shared memory: it keeps running, the honest NF beside the
+vandal loses nothing, and once the vandal is gone its slot and rings serve
+the next NF as new (docs/architecture.md lists what an NF can write)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from harness import DATA, conserved, traffic_ports, wait_for
+
+
+def start(managers, chain, vandal_svc, mode):
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain=chain, rx_paused=True,
+                 args=["--stall-ms", "200", "--bad-desc-limit", "0"])
+    base = m.pool()["in_use"]
+    honest = m.start_nf("forward", 1, "honest")
+    # Under tests/sanitize.sh the vandal's own crash is expected: its
+    # reports go elsewhere, the manager's still count.
+    env = {"ASAN_OPTIONS": f"log_path={m.tmp}/vandal-asan:detect_leaks=0",
+           "UBSAN_OPTIONS": f"log_path={m.tmp}/vandal-ubsan"} \
+        if "ASAN_OPTIONS" in os.environ else None
+    vandal = m.start_nf("test-vandal", vandal_svc, "vandal",
+                        nf_args=["--mode", mode], wait=False, env=env)
+    # Registered, then garbage: it may be gone again by now.
+    wait_for(lambda: "vandal" in vandal.proc.output() or
+             not vandal.proc.alive() or vandal.stats(), 30, "the vandal in")
+    return m, base, honest, vandal
+
+
+def honest_whole(m):
+    """Everything the honest NF got went out, nothing of it dropped."""
+    def done():
+        h = next(n for n in m.call("nf.list")["nfs"]
+                 if n["name"] == "honest")
+        return h if h["rx"] == h["tx"] else None
+    h = wait_for(done, 10, "the honest NF drained")
+    assert h["rx"] > 0 and sum(h["drops"].values()) == 0
+
+
+def finish(m, base, honest, vandal, totals=True):
+    # The vandal is gone (crashed on its own garbage, or killed here).
+    if vandal.proc.alive():
+        vandal.proc.kill()
+    vandal.proc.wait(10)
+    wait_for(lambda: m.nf_by_pid(vandal.proc.pid) is None, 15,
+             "the vandal reclaimed")
+    # Its slot and rings serve a new NF as new: traffic flows through it.
+    fresh = m.start_nf("forward", 1, "fresh")
+    honest.proc.signal(signal.SIGTERM)
+    honest.proc.wait(10)
+    wait_for(lambda: m.nf_by_pid(honest.proc.pid) is None, 15, "honest gone")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (fresh.stats() or {}).get("rx", 0) > 2000, 30,
+             "the fresh NF working")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    nfs = {n["name"]: n for n in st["nfs"]}
+    assert nfs["fresh"]["rx"] == nfs["fresh"]["tx"]
+    assert sum(nfs["fresh"]["drops"].values()) == 0
+    # The pool whole: wait_idle (in_use back to base).
+    if totals:
+        rx, tx, dropped = conserved(st)
+        assert rx == tx + dropped
+    # else: a dead NF's own counters (its drops, what it sent on a port)
+    # go into the totals as it wrote them: a vandal's are garbage
+    # (docs/architecture.md).
+    assert m.call("status")["ready"]
+    assert m.shutdown() == 0
+
+
+def test_garbage_in_its_rings(managers):
+    """The vandal is a replica of the chain's service: its RX ring's
+    consumer position says it took more than was ever given (the worker
+    holds its packets back and drops them as stalled), its TX ring's
+    producer position points past the ring (the worker reads nothing), and
+    the rings' geometry is garbage (the manager never reads it)."""
+    m, base, honest, vandal = start(managers, "1,port:1", 1, "ring")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
+             "the honest replica working")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    finish(m, base, honest, vandal)
+
+
+def test_garbage_in_its_slot(managers):
+    """The vandal serves a service outside the chain and writes random
+    bytes into its slot: ledger, counters, the worker's line, its links,
+    routing state, requests, replies, its doorbell, and its pid (1) and
+    group. Nobody else is touched, nf.list still answers, no signal goes
+    to pid 1, and its reclaim frees nothing it names."""
+    m, base, honest, vandal = start(managers, "1,port:1", 2, "slot")
+    # It writes at init, then every tick, until its own library trips
+    # over what it wrote (it usually does).
+    wait_for(lambda: not vandal.proc.alive() or
+             (vandal.stats() or {}).get("counters", {})
+             .get("vandalised", 0) > 3, 30, "garbage written")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
+             "the honest NF working")
+    for _ in range(5):
+        assert m.call("nf.list")["nfs"]
+        m.call("group.list")
+        m.call("port.list")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    assert os.getppid() > 0  # we are alive: init got no signal
+    finish(m, base, honest, vandal, totals=False)

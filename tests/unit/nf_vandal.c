@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* Test NF for tests/system/test_vandal.py: a hostile NF that writes
+ * garbage where it can. --mode ring: into its own RX and TX rings'
+ * headers (geometry, name, memzone pointer, and the positions of both
+ * sides), before its first packet and every tick after; its own library
+ * then reads garbage too and it may well crash: that is part of the test.
+ * --mode slot: random bytes into every line of its own slot in shared
+ * memory (docs/architecture.md: what an NF can write and what garbage
+ * there does), its state "free", its pid and group pointing elsewhere
+ * (pid 1), every tick. Counter: vandalised. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_memzone.h>
+#include <rte_ring.h>
+
+#include <zeronf/zeronf.h>
+
+#include "../../lib/shm/zn_shm.h"
+#include "xorshift.h"
+
+static const char *mode = "ring";
+static int c_done;
+static uint64_t state = 0x2545f4914f6cdd1dULL;
+
+static int
+vandal_parse(struct zn_nf *nf, int argc, char **argv)
+{
+	(void)nf;
+	if (argc == 3 && strcmp(argv[1], "--mode") == 0 &&
+	    (strcmp(argv[2], "ring") == 0 || strcmp(argv[2], "slot") == 0)) {
+		mode = argv[2];
+		return 0;
+	}
+	return argc == 1 ? 0 : -EINVAL;
+}
+
+static void
+rnd(void *p, size_t n)
+{
+	uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)xorshift64(&state);
+}
+
+static void
+garble_ring(struct rte_ring *r, int rx)
+{
+	memset(r->name, 'X', sizeof(r->name));
+	r->flags = 0x7fffffff;
+	r->memzone = (const struct rte_memzone *)(uintptr_t)0xdead0000;
+	r->size = 0x80000000u;
+	r->mask = 0xffffffffu;
+	r->capacity = 0xffffffffu;
+	if (rx) { /* ours: consumer; the manager's: producer */
+		r->cons.head = r->cons.tail = 0x7fffffffu;
+		r->prod.head = 0x12345u;
+	} else {
+		r->prod.head = r->prod.tail = 0xdeadbeefu;
+		r->cons.head = r->cons.tail = 0x5555u;
+	}
+}
+
+static void
+garble_slot(struct zn_nf_slot *s)
+{
+	rnd(&s->ctl, sizeof(s->ctl));
+	s->ctl.state = ZN_NF_FREE; /* as if its slot were free */
+	s->ctl.stop = 0;      /* else it would leave at once */
+	s->ctl.pid = 1;       /* a signal there would reach init */
+	s->ctl.group = 3;     /* a group it is not in */
+	rnd(&s->ledger, sizeof(s->ledger));
+	rnd(&s->stats, sizeof(s->stats));
+	rnd(&s->mstats, sizeof(s->mstats));
+	rnd(&s->exit_drops, sizeof(s->exit_drops));
+	rnd(&s->links, sizeof(s->links));
+	rnd(&s->hstats, sizeof(s->hstats));
+	rnd(&s->steer, sizeof(s->steer));
+	rnd(&s->cmd_reply, sizeof(s->cmd_reply));
+	rnd(&s->ptx, sizeof(s->ptx));
+	rnd(&s->objs, sizeof(s->objs));
+	rnd(&s->db, sizeof(s->db));
+}
+
+static void
+vandalise(struct zn_nf *nf)
+{
+	const struct rte_memzone *mz = rte_memzone_lookup(ZN_SHM_NAME);
+	struct zn_shm *shm;
+	uint16_t id = zn_nf_instance_id(nf);
+
+	if (mz == NULL)
+		abort();
+	shm = mz->addr;
+	if (strcmp(mode, "ring") == 0) {
+		garble_ring(shm->rt.nf_rx[id], 1);
+		garble_ring(shm->rt.nf_tx[id], 0);
+	} else {
+		garble_slot(&shm->nfs[id]);
+	}
+	zn_nf_counter_add(nf, c_done, 1);
+}
+
+static int
+vandal_init(struct zn_nf *nf)
+{
+	c_done = zn_nf_counter_register(nf, "vandalised");
+	if (c_done < 0)
+		return c_done;
+	vandalise(nf);
+	return 0;
+}
+
+static void
+vandal_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
+{
+	(void)nf, (void)pkts, (void)n;
+}
+
+static void
+vandal_tick(struct zn_nf *nf, uint64_t now_ns)
+{
+	(void)now_ns;
+	vandalise(nf);
+}
+
+static const struct zn_nf_ops vandal_ops = {
+	.sz = sizeof(struct zn_nf_ops),
+	.name = "vandal",
+	.parse_args = vandal_parse,
+	.init = vandal_init,
+	.burst = vandal_burst,
+	.tick = vandal_tick,
+};
+
+ZN_NF_REGISTER(vandal_ops)
