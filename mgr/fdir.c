@@ -52,6 +52,7 @@ struct zn_fdir {
 	 * worker and waits until none sees the previous one */
 	void (*publish)(struct zn_mgr *m);
 	struct fdir_chain chains[ZN_MAX_CHAINS];
+	uint8_t port_chain[ZN_MAX_PORTS]; /* chain id of a port, 0: none */
 	uint64_t seq;
 	struct zn_fdir_rule *rules; /* by increasing id */
 	unsigned int n_rules;
@@ -214,6 +215,46 @@ zn_chain_get(struct zn_mgr *m, struct zn_step *hops)
 	return n;
 }
 
+int
+zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
+		       const struct zn_step *hops, unsigned int n, char *err,
+		       size_t errlen)
+{
+	struct zn_fdir *fd = m->fdir;
+	bool created;
+	int id = 0;
+
+	if (port >= m->n_ports) {
+		snprintf(err, errlen, "port %u: the manager has %u ports", port,
+			 m->n_ports);
+		return -EINVAL;
+	}
+	if (n > 0) {
+		int rc = validate_hops(m, hops, n, err, errlen);
+
+		if (rc < 0)
+			return rc;
+		id = chain_get(fd, hops, n, &created);
+		if (id < 0) {
+			snprintf(err, errlen, "all %d chain ids in use",
+				 ZN_MAX_CHAINS - 1);
+			return id;
+		}
+	}
+	chain_put(fd, fd->port_chain[port]);
+	fd->port_chain[port] = (uint8_t)id;
+	fd->publish(m);
+	return 0;
+}
+
+unsigned int
+zn_fdir_port_chain(struct zn_mgr *m, unsigned int port, struct zn_step *hops)
+{
+	if (port >= ZN_MAX_PORTS || m->fdir->port_chain[port] == 0)
+		return 0;
+	return zn_fdir_chain_hops(m, m->fdir->port_chain[port], hops);
+}
+
 unsigned int
 zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id, struct zn_step *hops)
 {
@@ -235,6 +276,11 @@ zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt)
 		rt->chains[id].len = fd->chains[id].len;
 		memcpy(rt->chains[id].hops, fd->chains[id].hops,
 		       sizeof(rt->chains[id].hops));
+	}
+	rt->n_port_chains = 0;
+	for (unsigned int p = 0; p < ZN_MAX_PORTS; p++) {
+		rt->port_chain[p] = fd->port_chain[p];
+		rt->n_port_chains += fd->port_chain[p] != 0;
 	}
 	rt->acl[0] = fd->acl[0];
 	rt->acl[1] = fd->acl[1];

@@ -74,6 +74,18 @@ int zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 int zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key);
 int zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,
 			 const struct zn_flow_key **key, unsigned int *chain);
+/**
+ * The chain of packets entering from port @p port that no flow rule
+ * matches, instead of the default chain (packets back from an external
+ * hop: a TAP or veth to a plain Linux program, docs/security.md); @p n 0:
+ * none again. Validated and published. 0 or -errno (err set).
+ */
+int zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
+			   const struct zn_step *hops, unsigned int n,
+			   char *err, size_t errlen);
+/** Hops of port @p port's chain. @return hop count (0: none). */
+unsigned int zn_fdir_port_chain(struct zn_mgr *m, unsigned int port,
+				struct zn_step *hops);
 /** Hops of chain @p id. @return hop count (0: unused id). */
 unsigned int zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id,
 				struct zn_step *hops);

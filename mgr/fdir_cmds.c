@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "fdir.h"
 #include "../lib/common/zn_util.h"
+#include "../lib/shm/zn_shm.h"
 
 struct flow_item {
 	struct zn_flow_key key;
@@ -232,9 +233,17 @@ static int
 cmd_chain_get(struct zn_cmd_req *req)
 {
 	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	json_t *port = json_object_get(req->params, "port");
 
-	req->result = json_pack("{s:o}", "hops", zn_cmd_steps_json(
-				hops, zn_chain_get(req->mgr, hops)));
+	if (port != NULL)
+		req->result = json_pack(
+			"{s:O, s:o}", "port", port, "hops",
+			zn_cmd_steps_json(hops, zn_fdir_port_chain(
+				req->mgr, (unsigned int)json_integer_value(port),
+				hops)));
+	else
+		req->result = json_pack("{s:o}", "hops", zn_cmd_steps_json(
+					hops, zn_chain_get(req->mgr, hops)));
 	return req->result ? 0 : -ENOMEM;
 }
 
@@ -242,14 +251,23 @@ static int
 cmd_chain_set(struct zn_cmd_req *req)
 {
 	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
-	int n = zn_cmd_parse_steps(json_object_get(req->params, "hops"), "hops",
-				   chain, req->err, sizeof(req->err));
-	int rc;
+	json_t *hops = json_object_get(req->params, "hops");
+	json_t *port = json_object_get(req->params, "port");
+	int n = 0, rc;
 
+	/* [] only for a port: it takes the default chain again */
+	if (port == NULL || json_array_size(hops) != 0)
+		n = zn_cmd_parse_steps(hops, "hops", chain, req->err,
+				       sizeof(req->err));
 	if (n < 0)
 		return n;
-	rc = zn_chain_set(req->mgr, chain, (unsigned int)n, req->err,
-			  sizeof(req->err));
+	if (port != NULL)
+		rc = zn_fdir_port_chain_set(
+			req->mgr, (unsigned int)json_integer_value(port), chain,
+			(unsigned int)n, req->err, sizeof(req->err));
+	else
+		rc = zn_chain_set(req->mgr, chain, (unsigned int)n, req->err,
+				  sizeof(req->err));
 	if (rc < 0)
 		return rc;
 	return cmd_chain_get(req);
@@ -260,6 +278,9 @@ cmd_chain_set(struct zn_cmd_req *req)
 
 #define STEPS_SCHEMA                                                         \
 	"{\"minItems\": 1, \"maxItems\": 32, \"items\": {\"type\": "         \
+	"\"string\", \"pattern\": \"^(svc:)?[0-9]+$|^port:[0-9]+$|^drop$\"}}"
+#define STEPS_SCHEMA_0                                                       \
+	"{\"maxItems\": 32, \"items\": {\"type\": "                         \
 	"\"string\", \"pattern\": \"^(svc:)?[0-9]+$|^port:[0-9]+$|^drop$\"}}"
 #define STEPS_SCHEMA_TYPED                                                   \
 	"{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 32, \"items\": " \
@@ -282,21 +303,32 @@ cmd_chain_set(struct zn_cmd_req *req)
 	"{\"oneOf\": [" PORT_SCHEMA ", {\"type\": \"string\", \"pattern\": "  \
 	"\"^[0-9]+-[0-9]+$\"}]}"
 
+#define CHAIN_PORT_PARAM                                                     \
+	{ .name = "port", .type = ZN_CMD_INT, .bounded = true, .min = 0,      \
+	  .max = ZN_MAX_PORTS - 1,                                            \
+	  .desc = "a port's chain: packets entering from it that no flow "    \
+		  "rule matches take it instead of the default chain" }
+
 static const struct zn_cmd chain_get_cmd = {
 	.name = "chain.get",
-	.help = "the default chain",
-	.result = "{\"hops\": \"[step]\"}",
+	.help = "the default chain, or a port's",
+	.params = { CHAIN_PORT_PARAM },
+	.result = "{\"hops\": \"[step] ([] for a port: none)\", "
+		  "\"port\": \"if asked\"}",
 	.fn = cmd_chain_get,
 };
 ZN_CMD_REGISTER(chain_get_cmd)
 
 static const struct zn_cmd chain_set_cmd = {
 	.name = "chain.set",
-	.help = "replace the default chain (while traffic flows)",
+	.help = "replace the default chain, or a port's (while traffic "
+		"flows)",
 	.params = { { .name = "hops", .type = ZN_CMD_ARRAY, .required = true,
 		      .desc = "\"svc:ID\" (or \"ID\"), \"port:P\", \"drop\"; "
-			      "1..32 hops",
-		      .schema = STEPS_SCHEMA } },
+			      "1..32 hops; [] with a port: its packets take "
+			      "the default chain again",
+		      .schema = STEPS_SCHEMA_0 },
+		    CHAIN_PORT_PARAM },
 	.result = "{\"hops\": \"[step]: the chain now\"}",
 	.fn = cmd_chain_set,
 };

@@ -106,6 +106,20 @@ classify_chunk(struct zn_worker *w, const struct zn_route *rt,
 	w->shm->stats.fdir_miss += n - exact - rule;
 }
 
+/* What no rule matched takes its ingress port's chain, if it has one
+ * (chain.set with a port): packets coming back from an external hop (a
+ * TAP or veth to a plain Linux program) go on where they left. */
+static void
+port_chains(const struct zn_route *rt, struct rte_mbuf **pkts, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct zn_pkt_meta *meta = zn_pkt_meta(pkts[i]);
+
+		if (meta->chain == 0 && meta->in_port < ZN_MAX_PORTS)
+			meta->chain = rt->port_chain[meta->in_port];
+	}
+}
+
 void
 zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,
 		 struct rte_mbuf **pkts, unsigned int n)
@@ -115,10 +129,12 @@ zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,
 	if (rt->acl[0] == NULL && rt->acl[1] == NULL && !any_exact &&
 	    !rt->rehash_every_hop) {
 		w->shm->stats.fdir_miss += n;
-		return;
+	} else {
+		w->now_ns = 0;
+		for (unsigned int i = 0; i < n; i += CHUNK)
+			classify_chunk(w, rt, any_exact, pkts + i,
+				       RTE_MIN(n - i, CHUNK));
 	}
-	w->now_ns = 0;
-	for (unsigned int i = 0; i < n; i += CHUNK)
-		classify_chunk(w, rt, any_exact, pkts + i,
-			       RTE_MIN(n - i, CHUNK));
+	if (unlikely(rt->n_port_chains != 0))
+		port_chains(rt, pkts, n);
 }

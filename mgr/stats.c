@@ -240,11 +240,18 @@ port_json(struct zn_mgr *m, unsigned int i)
 			 (json_int_t)hw.ierrors, "oerrors",
 			 (json_int_t)hw.oerrors, "rx_nombuf",
 			 (json_int_t)hw.rx_nombuf);
-	/* The trust group whose pool it receives into (mgr/group.c). */
-	if (o != NULL)
+	/* The trust group whose pool it receives into (mgr/group.c), and
+	 * the chain of what enters from it (chain.set with a port). */
+	if (o != NULL) {
+		struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+		unsigned int n = zn_fdir_port_chain(m, i, hops);
+
 		json_object_set_new(o, "trust_group", g != 0 ?
 				    json_string(m->cfg.groups[g - 1].name) :
 				    json_null());
+		json_object_set_new(o, "chain", n != 0 ?
+				    zn_cmd_steps_json(hops, n) : json_null());
+	}
 	return o;
 }
 

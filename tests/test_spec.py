@@ -163,3 +163,17 @@ def test_up_refuses_a_bad_file_and_starts_nothing(tmp_path):
     assert r.returncode == 2
     assert "services[1].replicas: 99 is greater" in r.stderr
     assert not Path(runtime_dir("never-up")).exists()
+
+
+def test_a_port_chain_resolves_names(tmp_path):
+    """ports[].chain: what enters from that port (and matches no rule)
+    takes it; names resolve as in the default chain."""
+    f = tmp_path / "d.yaml"
+    f.write_text(GOOD.replace("  - devargs: net_null1",
+                              "  - devargs: net_null1\n"
+                              "    chain: [fw, port:wan]"))
+    assert load(f).port_chains == {1: ["svc:7", "port:0"]}
+    bad = GOOD.replace("  - devargs: net_null1",
+                       "  - devargs: net_null1\n    chain: [nope]")
+    assert any("ports[1].chain" in e and "nope" in e
+               for e in errors_of(bad, tmp_path))

@@ -492,6 +492,10 @@ struct zn_route {
 	bool rehash_every_hop;          /* naive mode: no NF -> NF hand-off */
 	bool direct;                    /* NFs may hand packets to NFs */
 	uint16_t lb_epoch_idle;         /* LEAST_LOADED pin idle epochs */
+	/* Chain of a port's packets that no rule matched, 0: the default
+	 * (workers only) */
+	uint8_t port_chain[ZN_MAX_PORTS];
+	uint16_t n_port_chains;         /* ports with one */
 	struct zn_svc_entry svc[ZN_MAX_SERVICES];
 	uint16_t nf_svc[ZN_MAX_NFS];    /* service of a running NF, else 0 */
 	uint16_t n_drain[ZN_MAX_WORKERS];

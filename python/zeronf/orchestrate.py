@@ -175,6 +175,9 @@ def configure(c: Client, d: Deployment, say: Say) -> None:
     if d.chain:
         c.chain_set(d.chain)
         say(f"chain: {','.join(d.chain)}")
+    for p, hops in d.port_chains.items():
+        c.call("chain.set", port=p, hops=hops)
+        say(f"chain of port {p}: {','.join(hops)}")
     for r in d.rules:
         c.call("rule.add", **r)
     if d.rules:
@@ -370,6 +373,15 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
         steps.append(Step(f"~ chain: {','.join(cur_chain) or '(none)'} -> "
                           f"{','.join(d.chain)}",
                           lambda c: c.chain_set(d.chain), 1))
+    for p in range(len(d.ports)):
+        cur = c.call("chain.get", port=p)["hops"]
+        want = d.port_chains.get(p, [])
+        if cur != want:
+            steps.append(Step(
+                f"~ chain of port {p}: {','.join(cur) or '(default)'} -> "
+                f"{','.join(want) or '(default)'}",
+                lambda c, p=p, want=want: c.call("chain.set", port=p,
+                                                 hops=want), 1))
     live_rules = {_rule_key(r["match"], r["chain"], r["priority"]): r
                   for r in c.call("rule.list")["rules"]}
     for r in d.rules:

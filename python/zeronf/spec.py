@@ -97,6 +97,7 @@ class Deployment:
     services: list[Service]
     chain: list[str]                # "svc:ID", "port:P", "drop"
     flows: list[dict]
+    port_chains: dict[int, list[str]]  # port index -> its chain
     rules: list[dict]
     routes: list[dict]
     autoscale: list[dict]
@@ -256,6 +257,9 @@ def load(path: str | os.PathLike, text: str | None = None,
             trust_group=s.get("trust_group")))
     chain = _steps(data.get("chain", []), svc_ids, port_ids, ("chain",),
                    err)
+    port_chains = {i: _steps(p["chain"], svc_ids, port_ids,
+                             ("ports", i, "chain"), err)
+                   for i, p in enumerate(data["ports"]) if "chain" in p}
     flows, rules = [], []
     for i, f in enumerate(data.get("flows", [])):
         flows.append({**f, "chain": _steps(f["chain"], svc_ids, port_ids,
@@ -286,7 +290,7 @@ def load(path: str | os.PathLike, text: str | None = None,
     return Deployment(
         file=file, name=data["name"], base=base, manager=mgr,
         ports=list(data["ports"]), services=services, chain=chain,
-        flows=flows, rules=rules, routes=list(data.get("routes", [])),
+        flows=flows, port_chains=port_chains, rules=rules, routes=list(data.get("routes", [])),
         autoscale=list(data.get("autoscale", [])),
         reactions=list(data.get("reactions", [])), log_dir=log_dir,
         raw=data)
@@ -297,6 +301,7 @@ def as_json(d: Deployment) -> dict[str, Any]:
     return {
         "name": d.name, "ports": [p["devargs"] for p in d.ports],
         "services": [s.__dict__ for s in d.services], "chain": d.chain,
+        "port_chains": {str(p): h for p, h in d.port_chains.items()},
         "flows": d.flows, "rules": d.rules, "routes": d.routes,
         "log_dir": str(d.log_dir),
     }
