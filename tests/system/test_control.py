@@ -245,5 +245,11 @@ def test_cli(mgr):
     assert r.returncode == 0 and json.loads(r.stdout) == ["svc:1", "drop"]
     r = cli("chain", "svc:1,port:7")
     assert r.returncode == 1 and "no port 7" in r.stderr
+    r = cli("chain", "--port", "0", "set", "svc:1,drop")
+    assert r.returncode == 0 and json.loads(r.stdout) == ["svc:1", "drop"]
+    r = cli("chain", "--port", "0")
+    assert json.loads(r.stdout) == ["svc:1", "drop"]
+    r = cli("chain", "--port", "0", "clear")
+    assert r.returncode == 0 and json.loads(r.stdout) == []
     r = cli("-i", "no-such-instance", "status")
     assert r.returncode == 1

@@ -166,11 +166,13 @@ def test_speed_tester_open_loop(managers):
         [ns for _, ns in cdf] == sorted(ns for _, ns in cdf) and \
         cdf[-1][1] > 0
     # Every packet it made: dropped by it once measured, or (in flight
-    # when it left) finding no service 1.
+    # when it left) finding no service 1. In flight: at most two bursts
+    # (after a descheduled stretch the tester catches up by up to a burst
+    # of 128 at once: CI saw 149), not a second's worth (20,000).
     wait_for(lambda: m.pool()["in_use"] == 0, 10, "pool full")
     drops = m.call("stats")["drops"]
     assert drops.pop("nf") >= r["received"]
-    assert drops.pop("no_instance") < 100 and sum(drops.values()) == 0
+    assert drops.pop("no_instance") <= 2 * 128 and sum(drops.values()) == 0
 
 
 @pytest.mark.parametrize("delay_ms", [0, 5, 20, 40, 80, 150])

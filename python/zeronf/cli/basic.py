@@ -139,10 +139,15 @@ def run_simple(a) -> int:
 
 
 def run_chain(a) -> int:
-    """chain [show] | chain set HOPS | chain HOPS (set)."""
+    """chain [--port P] [show] | chain [--port P] set HOPS | chain HOPS
+    (set) | chain --port P clear (its packets take the default chain)."""
     words = list(a.words)
+    port = {} if a.port is None else {"port": a.port}
     if words and words[0] == "show":
         words = words[1:]
+    elif words and words[0] == "clear" and port:
+        with Client(a.instance) as c:
+            return show(c.call("chain.set", hops=[], **port)["hops"])
     elif words and words[0] == "set":
         words = words[1:]
         if not words:
@@ -151,12 +156,12 @@ def run_chain(a) -> int:
             return 2
     with Client(a.instance) as c:
         if not words:
-            return show(c.chain_get())
+            return show(c.call("chain.get", **port)["hops"])
         hops = words[0].split(",")
         names = {s["name"]: s["service"]
                  for s in c.call("launch.list")["launched"]}
         hops = [f"svc:{names[h]}" if h in names else h for h in hops]
-        return show(c.chain_set(hops))
+        return show(c.call("chain.set", hops=hops, **port)["hops"])
 
 
 def run_stop_nf(a) -> int:
@@ -246,8 +251,12 @@ def register(sub) -> None:
     p = sub.add_parser("help", help="the manager's methods; one in detail")
     p.add_argument("method", nargs="?")
     p.set_defaults(run=run_help)
-    p = sub.add_parser("chain", help="show or set the default chain: "
-                       "chain [show] | chain [set] HOPS")
+    p = sub.add_parser("chain", help="show or set the default chain, or "
+                       "a port's (--port P): chain [show] | chain [set] "
+                       "HOPS | chain --port P clear")
+    p.add_argument("--port", type=int, metavar="P",
+                   help="the chain of what enters from port P (and "
+                        "matches no rule)")
     p.add_argument("words", nargs="*", metavar="HOPS",
                    help="comma-separated: svc:ID (or a launched NF's "
                         "name), port:P, drop")
