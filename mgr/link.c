@@ -34,6 +34,9 @@
 #include "../lib/common/zn_util.h"
 
 struct zn_links {
+	/* The link table as given (from, to, gen, used): the shared one
+	 * tells the NFs, who can write it; decisions read this one. */
+	struct zn_link own[ZN_MAX_LINKS];
 	uint16_t free[ZN_MAX_LINKS];
 	unsigned int n_free;
 	bool orphan[ZN_MAX_LINKS]; /* sender gone: take back once drained */
@@ -60,7 +63,8 @@ zn_link_init(struct zn_mgr *m)
 			       m->cfg.ring_size);
 			return -ENOMEM;
 		}
-		m->shm->links[l] = (struct zn_link){ .ring = r };
+		m->links->own[l] = m->shm->links[l] = (struct zn_link){
+			.ring = r };
 		m->links->free[m->links->n_free++] = (uint16_t)l;
 	}
 	return 0;
@@ -86,6 +90,12 @@ zn_link_fini(struct zn_mgr *m)
 	m->links = NULL;
 }
 
+const struct zn_link *
+zn_link_own(const struct zn_mgr *m, unsigned int l)
+{
+	return m->links != NULL && l < ZN_MAX_LINKS ? &m->links->own[l] : NULL;
+}
+
 unsigned int
 zn_link_count(const struct zn_mgr *m)
 {
@@ -96,10 +106,12 @@ static bool
 give(struct zn_mgr *m, unsigned int from, unsigned int to)
 {
 	struct zn_nf_slot *s = &m->shm->nfs[from], *r = &m->shm->nfs[to];
+	/* Read once: the receiver's slot is its to write too. */
+	uint16_t n_in = __atomic_load_n(&r->links.n_in, __ATOMIC_RELAXED);
 	struct zn_link *lk;
 	uint16_t l;
 
-	if (r->links.n_in >= ZN_MAX_LINKS_IN)
+	if (n_in >= ZN_MAX_LINKS_IN)
 		return false; /* the sender goes on through a worker */
 	if (m->links->n_free == 0) {
 		if (!m->links->warned_full)
@@ -109,7 +121,7 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 		return false;
 	}
 	l = m->links->free[--m->links->n_free];
-	lk = &m->shm->links[l];
+	lk = &m->links->own[l];
 	/* Nobody uses a free link; what NFs wrote into it is gone. */
 	zn_rguard_reset(&m->rg_link[l], m->rg_link[l].ring);
 	lk->ring = m->rg_link[l].ring;
@@ -117,9 +129,10 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 	lk->to = (uint16_t)to;
 	lk->gen++;
 	lk->used = 1;
+	m->shm->links[l] = *lk;
 	/* The receiver lists it before the sender can fill it. */
-	r->links.in[r->links.n_in] = l;
-	__atomic_store_n(&r->links.n_in, (uint16_t)(r->links.n_in + 1),
+	r->links.in[n_in] = l;
+	__atomic_store_n(&r->links.n_in, (uint16_t)(n_in + 1),
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&s->links.out[to], ZN_LINK_OUT(lk->gen, l),
 			 __ATOMIC_RELEASE);
@@ -166,7 +179,8 @@ zn_link_request(struct zn_mgr *m, unsigned int slot)
 static void
 in_del(struct zn_nf_slot *r, uint16_t l)
 {
-	uint16_t n = r->links.n_in;
+	/* The receiver's list is in its slot: bounded, whatever it says. */
+	uint16_t n = RTE_MIN(r->links.n_in, (uint16_t)ZN_MAX_LINKS_IN);
 
 	for (uint16_t i = 0; i < n; i++)
 		if (r->links.in[i] == l) {
@@ -180,7 +194,7 @@ in_del(struct zn_nf_slot *r, uint16_t l)
 static void
 put_back(struct zn_mgr *m, uint16_t l)
 {
-	m->shm->links[l].used = 0;
+	m->links->own[l].used = m->shm->links[l].used = 0;
 	m->links->orphan[l] = false;
 	m->links->free[m->links->n_free++] = l;
 	m->links->warned_full = false;
@@ -198,7 +212,7 @@ zn_link_nf_gone(struct zn_mgr *m, unsigned int slot,
 	/* Into it: handed over by their senders, never taken: lost. */
 	for (uint16_t i = 0; i < n_in; i++) {
 		uint16_t l = s->links.in[i];
-		struct zn_link *lk = &m->shm->links[l % ZN_MAX_LINKS];
+		const struct zn_link *lk = &m->links->own[l % ZN_MAX_LINKS];
 		unsigned int k;
 
 		/* The list is in the NF's slot: it may have written it. */
@@ -226,8 +240,8 @@ zn_link_nf_gone(struct zn_mgr *m, unsigned int slot,
 		if (o == 0)
 			continue;
 		if (ZN_LINK_OUT_ID(o) < ZN_MAX_LINKS &&
-		    m->shm->links[ZN_LINK_OUT_ID(o)].used &&
-		    m->shm->links[ZN_LINK_OUT_ID(o)].from == slot)
+		    m->links->own[ZN_LINK_OUT_ID(o)].used &&
+		    m->links->own[ZN_LINK_OUT_ID(o)].from == slot)
 			m->links->orphan[ZN_LINK_OUT_ID(o)] = true;
 		s->links.out[r] = 0;
 	}
@@ -242,7 +256,7 @@ zn_link_gc(struct zn_mgr *m)
 	if (m->links == NULL)
 		return;
 	for (uint16_t l = 0; l < ZN_MAX_LINKS; l++) {
-		struct zn_link *lk = &m->shm->links[l];
+		const struct zn_link *lk = &m->links->own[l];
 
 		if (!m->links->orphan[l] || !lk->used ||
 		    zn_rguard_nf_count(&m->rg_link[l]) != 0)

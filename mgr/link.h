@@ -42,5 +42,8 @@ void zn_link_nf_gone(struct zn_mgr *m, unsigned int slot,
 void zn_link_gc(struct zn_mgr *m);
 /** Links in use (for stats). */
 unsigned int zn_link_count(const struct zn_mgr *m);
+/** Link @p l as the manager gave it (not the shared table, which NFs can
+ *  write); NULL if out of range. */
+const struct zn_link *zn_link_own(const struct zn_mgr *m, unsigned int l);
 
 #endif /* ZN_LINK_H */

@@ -232,8 +232,8 @@ ring_of(uint16_t id, bool tx, void *arg)
 		return tx ? a->m->nf_tx[a->slot] : a->m->nf_rx[a->slot];
 	if (id > ZN_MAX_LINKS)
 		return NULL;
-	lk = &a->m->shm->links[id - 1];
-	if (!lk->used || (tx ? lk->from : lk->to) != a->slot ||
+	lk = zn_link_own(a->m, id - 1u);
+	if (lk == NULL || !lk->used || (tx ? lk->from : lk->to) != a->slot ||
 	    a->m->rg_link[id - 1].ring == NULL) {
 		ZN_LOG(ERR, "NF in slot %u: its ledger names link %u, not "
 		       "one of its own: nothing of that burst freed", a->slot,
