@@ -127,13 +127,13 @@ void zn_desc_fini(struct zn_mgr *m);
 
 /**
  * First look at @p pkts[0, n), dequeued from slot @p slot's TX ring: keep,
- * in order, the buffers of the NF's own pool (from a buffer's start), each
- * once (more only with as many references); count the others as
- * bad_descriptor drops of the NF, never reading them. Reads of the kept
- * ones only the metadata line (the worker routes by it next), unless
- * routing under @p rt may parse the packet (and it has no valid hash):
- * then the whole descriptor is checked here. What reads more of a kept packet (a port, a
- * free, a copy) calls zn_desc_deep() first. Returns how many are kept.
+ * in order, the buffers of the NF's own pool (from a buffer's start);
+ * count the others as bad_descriptor drops of the NF, never reading them.
+ * Reads of the kept ones only the metadata line (the worker routes by it
+ * next), unless routing under @p rt may parse the packet (and it has no
+ * valid hash): then the whole descriptor is checked here. What reads more
+ * of a kept packet (a port, a free, a copy) calls zn_desc_deep() first,
+ * which also finds duplicates. Returns how many are kept.
  */
 unsigned int zn_desc_filter(struct zn_worker *w, unsigned int slot,
 			    struct rte_mbuf **pkts, unsigned int n,

@@ -91,7 +91,7 @@ zn_desc_filter(struct zn_worker *w, unsigned int slot,
 		if (unlikely(may_parse) &&
 		    (zn_pkt_meta(mb)->flags & ZN_PKT_F_HASH_VALID) == 0 &&
 		    !zn_desc_ok(d, mb)) {
-			if (!in(pkts, k, mb) && !in(freed, n_freed, mb))
+			if (!in(pkts, k, mb)) /* not in freed: see above */
 				freed[n_freed++] = zn_desc_restore(d, mb);
 			continue;
 		}

@@ -180,6 +180,19 @@ chain_get(struct zn_fdir *fd, const struct zn_step *hops, unsigned int n,
 	return free_id;
 }
 
+/* chain_get, its failure said in @p err. */
+static int
+chain_take(struct zn_fdir *fd, const struct zn_step *hops, unsigned int n,
+	   bool *created, char *err, size_t errlen)
+{
+	int id = chain_get(fd, hops, n, created);
+
+	if (id < 0)
+		snprintf(err, errlen, "no free chain id (%d chains)",
+			 ZN_MAX_CHAINS - 1);
+	return id;
+}
+
 static void
 chain_put(struct zn_fdir *fd, unsigned int id)
 {
@@ -234,12 +247,9 @@ zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
 
 		if (rc < 0)
 			return rc;
-		id = chain_get(fd, hops, n, &created);
-		if (id < 0) {
-			snprintf(err, errlen, "all %d chain ids in use",
-				 ZN_MAX_CHAINS - 1);
+		id = chain_take(fd, hops, n, &created, err, errlen);
+		if (id < 0)
 			return id;
-		}
 	}
 	chain_put(fd, fd->port_chain[port]);
 	fd->port_chain[port] = (uint8_t)id;
@@ -320,12 +330,9 @@ zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
 		fd->rules = p;
 		fd->cap_rules = cap;
 	}
-	chain = chain_get(fd, hops, n, &created);
-	if (chain < 0) {
-		snprintf(err, errlen, "no free chain id (%d chains)",
-			 ZN_MAX_CHAINS - 1);
+	chain = chain_take(fd, hops, n, &created, err, errlen);
+	if (chain < 0)
 		return chain;
-	}
 	r->chain = (uint8_t)chain;
 	r->id = ++fd->next_id;
 	fd->rules[fd->n_rules++] = *r;
@@ -392,12 +399,9 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	rc = validate_hops(m, hops, n, err, errlen);
 	if (rc < 0)
 		return rc;
-	chain = chain_get(fd, hops, n, &created);
-	if (chain < 0) {
-		snprintf(err, errlen, "no free chain id (%d chains)",
-			 ZN_MAX_CHAINS - 1);
+	chain = chain_take(fd, hops, n, &created, err, errlen);
+	if (chain < 0)
 		return chain;
-	}
 	/* Workers must know the chain before any entry names it. */
 	if (created)
 		m->fdir->publish(m);

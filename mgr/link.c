@@ -75,14 +75,13 @@ zn_link_fini(struct zn_mgr *m)
 {
 	if (m->shm != NULL)
 		for (unsigned int l = 0; l < ZN_MAX_LINKS; l++) {
-			struct rte_ring *r = m->shm->links[l].ring;
+			/* At the address we made it at, its header as made
+			 * (an NF may have written its memzone pointer). */
+			struct rte_ring *r = m->links != NULL ?
+					     m->links->own[l].ring : NULL;
 
-			/* Its header as made (an NF may have written its
-			 * memzone pointer), at the address we made it at. */
-			if (m->rg_link != NULL && m->rg_link[l].ring != NULL) {
-				r = m->rg_link[l].ring;
-				zn_rguard_reset(&m->rg_link[l], r);
-			}
+			if (r != NULL && m->rg_link != NULL)
+				zn_rguard_reset(&m->rg_link[l]);
 			rte_ring_free(r);
 			m->shm->links[l].ring = NULL;
 		}
@@ -123,7 +122,7 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 	l = m->links->free[--m->links->n_free];
 	lk = &m->links->own[l];
 	/* Nobody uses a free link; what NFs wrote into it is gone. */
-	zn_rguard_reset(&m->rg_link[l], m->rg_link[l].ring);
+	zn_rguard_reset(&m->rg_link[l]);
 	lk->ring = m->rg_link[l].ring;
 	lk->from = (uint16_t)from;
 	lk->to = (uint16_t)to;
@@ -226,8 +225,7 @@ zn_link_nf_gone(struct zn_mgr *m, unsigned int slot,
 			    ZN_LINK_OUT(lk->gen, l))
 			__atomic_store_n(&m->shm->nfs[lk->from].links.out[slot],
 					 0, __ATOMIC_RELEASE);
-		while ((k = zn_rguard_drain(&m->rg_link[l],
-					    m->rg_link[l].ring, false, false,
+		while ((k = zn_rguard_drain(&m->rg_link[l], false, false,
 					    (void **)pkts, ZN_BURST)) > 0)
 			drop(m, s, pkts, k);
 		put_back(m, l);

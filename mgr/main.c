@@ -326,7 +326,7 @@ free_staged(struct zn_mgr *m)
 		for (int r = 0; r < 2; r++) {
 			struct zn_rguard *g = r ? &m->rg_tx[s] : &m->rg_rx[s];
 
-			while ((k = zn_rguard_drain(g, g->ring, r == 1, r == 0,
+			while ((k = zn_rguard_drain(g, r == 1, r == 0,
 						    (void **)pkts,
 						    ZN_BURST)) > 0) {
 				free_left(m, pkts, k, m->shm->nfs[s].ctl.name);
@@ -339,8 +339,8 @@ free_staged(struct zn_mgr *m)
 		struct rte_mbuf *pkts[ZN_BURST];
 		unsigned int k;
 
-		while ((k = zn_rguard_drain(g, g->ring, false, false,
-					    (void **)pkts, ZN_BURST)) > 0) {
+		while ((k = zn_rguard_drain(g, false, false, (void **)pkts,
+					    ZN_BURST)) > 0) {
 			free_left(m, pkts, k, "an NF's link");
 			n += k;
 		}

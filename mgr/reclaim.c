@@ -267,8 +267,8 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 		s->ptx[port].tx += sent;
 	rte_pktmbuf_free_bulk(pkts, sent_out);
 	free_counted(m, s, pkts + sent_out, n - sent_out);
-	while ((n = zn_rguard_drain(&m->rg_rx[slot], m->nf_rx[slot], false,
-				    true, (void **)pkts, ZN_BURST)) > 0)
+	while ((n = zn_rguard_drain(&m->rg_rx[slot], false, true,
+				    (void **)pkts, ZN_BURST)) > 0)
 		free_counted(m, s, pkts, n);
 	zn_link_nf_gone(m, slot, free_counted);
 	/* When the manager stops, its memory goes with it. */

@@ -268,8 +268,8 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 		return;
 	}
 	/* Nobody uses a FREE slot's rings; they are empty after a reclaim. */
-	zn_rguard_reset(&m->rg_rx[slot], m->nf_rx[slot]);
-	zn_rguard_reset(&m->rg_tx[slot], m->nf_tx[slot]);
+	zn_rguard_reset(&m->rg_rx[slot]);
+	zn_rguard_reset(&m->rg_tx[slot]);
 	rc = zn_loop_watch(m->loop, pidfd, EPOLLIN, on_pidfd,
 			   &m->registry->reg[slot]);
 	if (rc < 0) {

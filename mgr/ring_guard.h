@@ -60,9 +60,9 @@ zn_rguard_init(struct zn_rguard *g, struct rte_ring *r)
 /** Make the ring as it was made, empty (nobody may be using it): what an
  *  NF wrote into its header is gone. */
 static inline void
-zn_rguard_reset(struct zn_rguard *g, struct rte_ring *r)
+zn_rguard_reset(struct zn_rguard *g)
 {
-	memcpy(r, &g->made, sizeof(*r));
+	memcpy(g->ring, &g->made, sizeof(*g->ring));
 	g->head = g->tail = 0;
 }
 
@@ -78,10 +78,10 @@ zn_rguard_span(const struct zn_rguard *g, uint32_t from, uint32_t to)
 
 /** Entries of a ring we consume (an NF's TX ring), as its producer says. */
 static inline uint32_t
-zn_rguard_count(const struct zn_rguard *g, const struct rte_ring *r)
+zn_rguard_count(const struct zn_rguard *g)
 {
-	return zn_rguard_span(g, g->head,
-			      __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE));
+	return zn_rguard_span(g, g->head, __atomic_load_n(&g->ring->prod.tail,
+							  __ATOMIC_ACQUIRE));
 }
 
 /** Entries of a ring between two NFs (a link), as both say. */
@@ -92,17 +92,17 @@ zn_rguard_nf_count(const struct zn_rguard *g)
 }
 
 /** Packets in NF @p s's TX ring (a struct zn_mgr *@p m). */
-#define zn_nf_tx_count(m, s) zn_rguard_count(&(m)->rg_tx[s], (m)->nf_tx[s])
+#define zn_nf_tx_count(m, s) zn_rguard_count(&(m)->rg_tx[s])
 
 /** rte_ring_sc_dequeue_burst on a ring whose producer is an NF. */
 static inline unsigned int
-zn_rguard_sc_dequeue(struct zn_rguard *g, struct rte_ring *r, void **objs,
-		     unsigned int n)
+zn_rguard_sc_dequeue(struct zn_rguard *g, void **objs, unsigned int n)
 {
+	struct rte_ring *r = g->ring;
 	uint32_t head = g->head;
 	void *const *slots = zn_rguard_slots(r);
 
-	n = RTE_MIN(n, zn_rguard_count(g, r));
+	n = RTE_MIN(n, zn_rguard_count(g));
 	for (unsigned int i = 0; i < n; i++)
 		objs[i] = slots[(head + i) & g->made.mask];
 	g->head = head + n;
@@ -115,9 +115,9 @@ zn_rguard_sc_dequeue(struct zn_rguard *g, struct rte_ring *r, void **objs,
 /** rte_ring_mp_enqueue_burst (the workers are the producers) on a ring
  *  whose consumer is an NF. Waits only for other workers. */
 static inline unsigned int
-zn_rguard_mp_enqueue(struct zn_rguard *g, struct rte_ring *r,
-		     void *const *objs, unsigned int n)
+zn_rguard_mp_enqueue(struct zn_rguard *g, void *const *objs, unsigned int n)
 {
+	struct rte_ring *r = g->ring;
 	uint32_t head = __atomic_load_n(&g->head, __ATOMIC_RELAXED), next;
 	void **slots = (void **)(uintptr_t)zn_rguard_slots(r);
 	unsigned int k;
@@ -149,21 +149,23 @@ zn_rguard_mp_enqueue(struct zn_rguard *g, struct rte_ring *r,
 
 /**
  * Take what is left in a ring whose NF side is gone (control thread):
- * @p our_prod: we produce (an RX ring: from the NF's consumer tail to our
- * tail), else both sides were NFs' (a link: between its tails) or we
- * consume (a TX ring: from our head). Garbage positions give nothing: a
- * leak, never a pointer read twice.
+ * from our head if @p ours_consume (a TX ring), else from the consumer
+ * tail the NF left; up to our tail if @p our_prod (an RX ring), else up
+ * to the producer tail it left (a link: both sides were NFs'). Garbage
+ * positions give nothing: a leak, never a pointer read twice.
  */
 static inline unsigned int
-zn_rguard_drain(struct zn_rguard *g, struct rte_ring *r, bool ours_consume,
-		bool our_prod, void **objs, unsigned int n)
+zn_rguard_drain(struct zn_rguard *g, bool ours_consume, bool our_prod,
+		void **objs, unsigned int n)
 {
-	uint32_t from = ours_consume || r == NULL ? g->head : r->cons.tail;
-	uint32_t to = our_prod || r == NULL ? g->tail : r->prod.tail;
+	struct rte_ring *r = g->ring;
 	void *const *slots;
+	uint32_t from, to;
 
 	if (r == NULL)
 		return 0;
+	from = ours_consume ? g->head : r->cons.tail;
+	to = our_prod ? g->tail : r->prod.tail;
 	slots = zn_rguard_slots(r);
 	n = RTE_MIN(n, zn_rguard_span(g, from, to));
 	for (unsigned int i = 0; i < n; i++)

@@ -116,7 +116,8 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      "instance", (int)slot, "service", s->ctl.service_id,
 		      "name", jstr(s->ctl.name, ZN_NAME_LEN), "pid",
 		      (json_int_t)zn_registry_pid(m, slot), "state",
-		      zn_nf_state_name(zn_nf_state(m, slot)), "worker", m->nf_worker[slot],
+		      zn_nf_state_name(zn_nf_state(m, slot)), "worker",
+		      m->nf_worker[slot],
 		      "rx", (json_int_t)s->stats.rx, "tx",
 		      (json_int_t)s->stats.tx, "bursts",
 		      (json_int_t)s->stats.bursts, "actions", acts,
@@ -137,8 +138,8 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 			json_array_append_new(ports, json_integer((int)p));
 		}
 	json_object_set_new(o, "trust_group", m->nf_group[slot] != 0 ?
-			    json_string(m->shm->groups[m->nf_group[slot] -
-						       1].name) :
+			    json_string(m->cfg.groups[m->nf_group[slot] -
+						      1].name) :
 			    json_null());
 	json_object_set_new(o, "handoff", json_pack(
 		"{s:I, s:I, s:I, s:o, s:I, s:i, s:i, s:I, s:I}",

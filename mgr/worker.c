@@ -58,6 +58,15 @@ deliver_drop(struct zn_worker *w, const struct zn_res *r,
 	return n;
 }
 
+/* The pool NF @p slot reads. */
+static inline struct rte_mempool *
+pool_of_nf(const struct zn_mgr *m, uint16_t slot)
+{
+	uint32_t g = m->nf_group[slot];
+
+	return g != 0 && g <= ZN_MAX_GROUPS ? m->gpool[g - 1] : m->pool;
+}
+
 /* An NF reads only its trust group's pool, or the shared one when it is
  * in none (mgr/group.c): a packet from another pool is copied into its
  * pool first, and the original freed. A pool with nothing free holds the
@@ -111,8 +120,7 @@ to_nf_pool(struct zn_worker *w, uint16_t slot, struct rte_mbuf **pkts,
 {
 	struct zn_mgr *m = w->mgr;
 	uint32_t g = m->nf_group[slot];
-	struct rte_mempool *want = g != 0 && g <= ZN_MAX_GROUPS ?
-				   m->gpool[g - 1] : m->pool;
+	struct rte_mempool *want = pool_of_nf(m, slot);
 	unsigned int i = n, copied = 0;
 	uint64_t t0 = rte_rdtsc();
 
@@ -140,15 +148,6 @@ done:
 	return i;
 }
 
-/* The pool NF @p slot reads. */
-static inline const struct rte_mempool *
-pool_of_nf(const struct zn_mgr *m, uint16_t slot)
-{
-	uint32_t g = m->nf_group[slot];
-
-	return g != 0 && g <= ZN_MAX_GROUPS ? m->gpool[g - 1] : m->pool;
-}
-
 /* @p same_pool: every packet is known to be of the NF's pool already (an
  * NF's stage of that pool: their pool field is not read, desc.h). */
 static inline unsigned int
@@ -161,8 +160,7 @@ deliver_nf(struct zn_worker *w, const struct zn_res *r,
 		n = to_nf_pool(w, r->id, pkts, n);
 	/* Idempotent: a packet not enqueued now gets the same values again. */
 	zn_res_apply(r, pkts, n);
-	k = zn_rguard_mp_enqueue(&w->mgr->rg_rx[r->id], w->mgr->nf_rx[r->id],
-				 (void *const *)pkts, n);
+	k = zn_rguard_mp_enqueue(&w->mgr->rg_rx[r->id], (void *const *)pkts, n);
 	if (k > 0)
 		zn_db_ring(&w->mgr->shm->nfs[r->id].db);
 	return k;
@@ -235,11 +233,11 @@ check_run(struct zn_worker *w, struct zn_stage *st, const struct zn_res *r,
 	 * (to_nf_pool made them, the NF's ring took only some). */
 	const struct zn_desc_pool *made = r->type == ZN_RES_NF ?
 		zn_desc_of_nf(w->mgr, r->id) : NULL;
+	unsigned int bad;
 
 	if (made == st->dp)
 		made = NULL; /* a stalled run to an NF of the same pool */
-	unsigned int bad = zn_desc_deep(st->dp, made, &st->pkts[st->head],
-					run);
+	bad = zn_desc_deep(st->dp, made, &st->pkts[st->head], run);
 
 	if (unlikely(bad != 0)) {
 		src_drops[ZN_DROP_BAD_DESC] += bad;
@@ -356,7 +354,7 @@ static inline void
 prefetch_ring(const struct zn_rguard *g)
 {
 	uint32_t head = g->head;
-	uint32_t n = RTE_MIN(zn_rguard_count(g, g->ring), ZN_BURST) & ~7u;
+	uint32_t n = RTE_MIN(zn_rguard_count(g), ZN_BURST) & ~7u;
 	void *const *slots = zn_rguard_slots(g->ring);
 
 	for (uint32_t i = 0; i < n; i += 8)
@@ -376,8 +374,8 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 		if (st->tail != 0)
 			goto out;
 	}
-	n = zn_rguard_sc_dequeue(&w->mgr->rg_tx[slot], w->mgr->nf_tx[slot],
-				 (void **)st->pkts, ZN_BURST);
+	n = zn_rguard_sc_dequeue(&w->mgr->rg_tx[slot], (void **)st->pkts,
+				 ZN_BURST);
 	if (n == 0)
 		goto out;
 	ns->mstats.dequeued += n;
@@ -389,15 +387,14 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 		unsigned int k = zn_desc_filter(w, slot, st->pkts, n, rt);
 
 		st->dp = zn_desc_of_nf(w->mgr, slot);
-
 		done += n - k;
 		n = k;
 		if (n == 0)
 			goto out;
-	}
-	if (w->mgr->desc == NULL)
+	} else { /* the filter prefetches these itself */
 		for (unsigned int i = 0; i < n; i++)
 			rte_prefetch0(zn_pkt_meta(st->pkts[i]));
+	}
 	if (rt->rehash_every_hop) /* the naive baseline: look up again */
 		zn_fdir_classify(w, rt, st->pkts, n);
 	/* The NF counts the actions of what it puts on links. */
@@ -531,8 +528,7 @@ worker_has_work(void *arg)
 		return true;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 		if (zn_nf_state(m, s) != ZN_NF_FREE && m->nf_worker[s] == w->id &&
-		    m->nf_tx[s] != NULL &&
-		    zn_rguard_count(&m->rg_tx[s], m->nf_tx[s]) > 0)
+		    m->nf_tx[s] != NULL && zn_nf_tx_count(m, s) > 0)
 			return true;
 	}
 	return false;

@@ -66,8 +66,8 @@ def test_a_plain_linux_program_is_a_chain_hop(managers, tmp_path, netns):
                  chain="1,port:1", rx_paused=True)
     r = m.call("chain.set", port=1, hops=["svc:2", "port:0"])
     assert r == {"port": 1, "hops": ["svc:2", "port:0"]}
-    nf1 = m.start_nf("forward", 1, "trusted1")
-    nf2 = m.start_nf("forward", 2, "trusted2")
+    m.start_nf("forward", 1, "trusted1")
+    m.start_nf("forward", 2, "trusted2")
     # The TAP's kernel side, in the program's namespace: no address and
     # no IPv6, so the kernel itself sends nothing into ZeroNF.
     sh("ip", "link", "set", tap, "netns", netns)
@@ -111,7 +111,6 @@ def test_a_plain_linux_program_is_a_chain_hop(managers, tmp_path, netns):
     assert ports[0]["chain"] is None
     assert m.shutdown() == 0
     assert_same_per_flow(keep, [f for f in got if f in inp])
-    del nf1, nf2
 
 
 def test_port_chain_commands(managers):
