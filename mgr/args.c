@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "args.h"
+#include "tenant.h"
 #include "../lib/common/zn_util.h"
 
 static void
@@ -66,6 +67,17 @@ usage(const char *prog, FILE *out)
 		"receives into trust\n"
 		"                          group NAME's pool: no copy for the "
 		"group's NFs\n"
+		"      --tenant NAME=GROUP[,services=LO-HI]\n"
+		"                          a tenant (an isolated virtual router): "
+		"trust group\n"
+		"                          GROUP, service ids LO..HI, its own "
+		"chain and control\n"
+		"                          socket (docs/security.md)\n"
+		"      --slice TENANT:PORT[:vlan=V|:mac=M|:prefix=A/L]\n"
+		"                          what of port PORT is TENANT's: all "
+		"of it, or packets\n"
+		"                          of a VLAN, a destination MAC or IP "
+		"prefix\n"
 		"      --validate on|off   check every packet pointer an NF "
 		"hands back (default on)\n"
 		"      --bad-desc-limit N  kill an NF after N bad ones "
@@ -240,7 +252,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
 		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP, O_PGROUP,
-		O_VALIDATE, O_BADDESC,
+		O_VALIDATE, O_BADDESC, O_TENANT, O_SLICE,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -260,6 +272,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "port-group", required_argument, NULL, O_PGROUP },
 		{ "validate", required_argument, NULL, O_VALIDATE },
 		{ "bad-desc-limit", required_argument, NULL, O_BADDESC },
+		{ "tenant", required_argument, NULL, O_TENANT },
+		{ "slice", required_argument, NULL, O_SLICE },
 		{ "idle-sleep-us", required_argument, NULL, O_IDLE },
 		{ "stats-interval", required_argument, NULL, O_STATS },
 		{ "huge-dir", required_argument, NULL, O_HUGE },
@@ -423,6 +437,14 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			if (parse_port_group(prog, optarg, cfg) < 0)
 				return -EINVAL;
 			break;
+		case O_TENANT:
+			if (zn_tenant_parse(prog, optarg, cfg) < 0)
+				return -EINVAL;
+			break;
+		case O_SLICE:
+			if (zn_slice_parse(prog, optarg, cfg) < 0)
+				return -EINVAL;
+			break;
 		case O_STALL:
 			if (parse_u(prog, "--stall-ms", optarg, 0, 3600000,
 				    &cfg->stall_ms))
@@ -542,5 +564,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 				cfg->n_devargs);
 			return -EINVAL;
 		}
-	return resolve_port_groups(prog, cfg);
+	if (resolve_port_groups(prog, cfg) < 0)
+		return -EINVAL;
+	return zn_tenant_resolve(prog, cfg);
 }

@@ -26,6 +26,7 @@ enum zn_handoff {
 
 #define ZN_MAX_PORT_ARGS ZN_MAX_PORTS
 #define ZN_DEVARGS_LEN 512
+#define ZN_MAX_SLICES 64
 
 struct zn_mgr_cfg {
 	char instance[ZN_NAME_LEN];
@@ -66,6 +67,25 @@ struct zn_mgr_cfg {
 	 * (index + 1 into groups[]; 0: the shared pool) */
 	unsigned int port_group[ZN_MAX_PORT_ARGS];
 	char port_group_name[ZN_MAX_PORT_ARGS][ZN_NAME_LEN];
+	/* --tenant NAME=GROUP[,services=LO-HI] and --slice (mgr/tenant.c) */
+	struct zn_tenant_cfg {
+		char name[ZN_NAME_LEN];
+		char group_name[ZN_NAME_LEN];
+		unsigned int group;      /* index + 1 into groups[] */
+		uint16_t svc_lo, svc_hi; /* its service ids; 0, 0: none */
+	} tenants[ZN_MAX_TENANTS];
+	unsigned int n_tenants;
+	struct zn_slice_cfg {
+		uint8_t kind;            /* enum zn_slice_kind (tenant.h) */
+		uint8_t tenant;          /* index into tenants[] */
+		uint16_t port;
+		uint16_t vlan;
+		uint8_t v6, plen;        /* prefix: IPv6?, length */
+		uint8_t mac[6];
+		uint8_t addr[16];        /* prefix, host bits zero */
+		char tenant_name[ZN_NAME_LEN];
+	} slices[ZN_MAX_SLICES];
+	unsigned int n_slices;
 	char huge_dir[PATH_MAX];
 	char log_dir[PATH_MAX];     /* launched NFs' output; "": rundir/logs */
 	char cgroup_root[PATH_MAX]; /* launched NFs' cgroups; "": default */

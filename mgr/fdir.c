@@ -33,6 +33,7 @@
 #include <rte_malloc.h>
 
 #include "fdir.h"
+#include "tenant.h"
 #include "loop.h"
 #include "mgr.h"
 #include "route.h"
@@ -53,6 +54,7 @@ struct zn_fdir {
 	void (*publish)(struct zn_mgr *m);
 	struct fdir_chain chains[ZN_MAX_CHAINS];
 	uint8_t port_chain[ZN_MAX_PORTS]; /* chain id of a port, 0: none */
+	uint8_t tenant_chain[ZN_MAX_TENANTS]; /* of a tenant (tenant.h) */
 	uint64_t seq;
 	struct zn_fdir_rule *rules; /* by increasing id */
 	unsigned int n_rules;
@@ -130,7 +132,8 @@ validate_hops(struct zn_mgr *m, const struct zn_step *hops, unsigned int n,
 			return -EINVAL;
 		}
 	}
-	return 0;
+	/* An operator's chain too keeps each tenant inside its own. */
+	return zn_tenant_hops_check(m, -1, hops, n, err, errlen);
 }
 
 /*
@@ -228,20 +231,16 @@ zn_chain_get(struct zn_mgr *m, struct zn_step *hops)
 	return n;
 }
 
-int
-zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
-		       const struct zn_step *hops, unsigned int n, char *err,
-		       size_t errlen)
+/* Point *@p at (a port's or a tenant's chain id) at @p hops, interned;
+ * @p n 0: none. Checked by the caller; published. */
+static int
+chain_assign(struct zn_mgr *m, uint8_t *at, const struct zn_step *hops,
+	     unsigned int n, char *err, size_t errlen)
 {
 	struct zn_fdir *fd = m->fdir;
 	bool created;
 	int id = 0;
 
-	if (port >= m->n_ports) {
-		snprintf(err, errlen, "port %u: the manager has %u ports", port,
-			 m->n_ports);
-		return -EINVAL;
-	}
 	if (n > 0) {
 		int rc = validate_hops(m, hops, n, err, errlen);
 
@@ -251,10 +250,48 @@ zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
 		if (id < 0)
 			return id;
 	}
-	chain_put(fd, fd->port_chain[port]);
-	fd->port_chain[port] = (uint8_t)id;
+	chain_put(fd, *at);
+	*at = (uint8_t)id;
 	fd->publish(m);
 	return 0;
+}
+
+int
+zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
+		       const struct zn_step *hops, unsigned int n, char *err,
+		       size_t errlen)
+{
+	if (port >= m->n_ports) {
+		snprintf(err, errlen, "port %u: the manager has %u ports", port,
+			 m->n_ports);
+		return -EINVAL;
+	}
+	if (zn_tenant_port_sliced(m, port)) {
+		snprintf(err, errlen, "port %u is sliced among tenants: set "
+			 "their chains (chain.set with tenant)", port);
+		return -EPERM;
+	}
+	return chain_assign(m, &m->fdir->port_chain[port], hops, n, err,
+			    errlen);
+}
+
+int
+zn_fdir_tenant_chain_set(struct zn_mgr *m, unsigned int t,
+			 const struct zn_step *hops, unsigned int n, char *err,
+			 size_t errlen)
+{
+	int rc = zn_tenant_hops_check(m, (int)t, hops, n, err, errlen);
+
+	return rc < 0 ? rc : chain_assign(m, &m->fdir->tenant_chain[t], hops,
+					  n, err, errlen);
+}
+
+unsigned int
+zn_fdir_tenant_chain(struct zn_mgr *m, unsigned int t, struct zn_step *hops)
+{
+	if (t >= ZN_MAX_TENANTS || m->fdir->tenant_chain[t] == 0)
+		return 0;
+	return zn_fdir_chain_hops(m, m->fdir->tenant_chain[t], hops);
 }
 
 unsigned int
@@ -292,6 +329,7 @@ zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt)
 		rt->port_chain[p] = fd->port_chain[p];
 		rt->n_port_chains += fd->port_chain[p] != 0;
 	}
+	memcpy(rt->tenant_chain, fd->tenant_chain, sizeof(rt->tenant_chain));
 	rt->acl[0] = fd->acl[0];
 	rt->acl[1] = fd->acl[1];
 	rt->exact = fd->exact;
@@ -511,46 +549,6 @@ fdir_tick(void *arg)
 	fd->expire_tick_ns = now_ns;
 	zn_ft_expire(fd->exact, now_ns, (uint32_t)RTE_MIN(due, EXPIRE_SLICE),
 		     on_expire, fd);
-}
-
-int
-zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
-{
-	const struct zn_steer_req *rq = &m->shm->nfs[slot].steer;
-	struct zn_steer_req req;
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
-	struct zn_flow_key keys[2];
-	unsigned int nk;
-	char err[128];
-	int rc = 0;
-
-	memcpy(&req, rq, sizeof(req)); /* validate one stable copy */
-	if (req.key.ip_version != 4 && req.key.ip_version != 6)
-		return -EINVAL;
-	keys[0] = req.key;
-	zn_flow_key_reverse(&req.key, &keys[1]);
-	nk = (req.flags & ZN_STEER_F_BOTH) ? 2 : 1;
-	if (req.op == ZN_STEER_DEL) {
-		for (unsigned int i = 0; i < nk; i++)
-			if (zn_fdir_flow_del(m, &keys[i]) < 0)
-				rc = -ENOENT;
-		return rc;
-	}
-	if (req.op != ZN_STEER_ADD || req.n_steps == 0 ||
-	    req.n_steps > ZN_MAX_CHAIN_HOPS)
-		return -EINVAL;
-	for (unsigned int i = 0; i < req.n_steps; i++)
-		hops[i] = (struct zn_step){ .type = req.steps[i].type,
-					   .id = req.steps[i].id };
-	for (unsigned int i = 0; i < nk; i++) {
-		rc = zn_fdir_flow_add(m, &keys[i], hops, req.n_steps, err,
-				      sizeof(err));
-		if (rc < 0) {
-			ZN_LOG(INFO, "NF %u: steering refused: %s", slot, err);
-			return rc;
-		}
-	}
-	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -86,6 +86,15 @@ int zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
 /** Hops of port @p port's chain. @return hop count (0: none). */
 unsigned int zn_fdir_port_chain(struct zn_mgr *m, unsigned int port,
 				struct zn_step *hops);
+/** Tenant @p t's chain (tenant.h): its packets that no rule matches take
+ *  it; @p n 0: none (they drop as no_tenant). Checked (its services and
+ *  ports only) and published. 0 or -errno (err set). */
+int zn_fdir_tenant_chain_set(struct zn_mgr *m, unsigned int t,
+			     const struct zn_step *hops, unsigned int n,
+			     char *err, size_t errlen);
+/** Hops of tenant @p t's chain. @return hop count (0: none). */
+unsigned int zn_fdir_tenant_chain(struct zn_mgr *m, unsigned int t,
+				  struct zn_step *hops);
 /** Hops of chain @p id. @return hop count (0: unused id). */
 unsigned int zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id,
 				struct zn_step *hops);

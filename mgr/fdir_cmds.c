@@ -15,6 +15,9 @@
 
 #include "cmd.h"
 #include "fdir.h"
+#include "mgr.h"
+#include "tenant.h"
+#include "../lib/common/zn_flow.h"
 #include "../lib/common/zn_util.h"
 #include "../lib/shm/zn_shm.h"
 
@@ -229,13 +232,44 @@ cmd_rule_list(struct zn_cmd_req *req)
 	return 0;
 }
 
+/* The "tenant" parameter: its index, or -1 when absent; -ENOENT (err
+ * set) for no such tenant. */
+static int
+tenant_param(struct zn_cmd_req *req)
+{
+	json_t *t = json_object_get(req->params, "tenant");
+	int i;
+
+	if (t == NULL)
+		return -1;
+	if (json_object_get(req->params, "port") != NULL) {
+		snprintf(req->err, sizeof(req->err), "a port's chain or a "
+			 "tenant's, not both");
+		return -EINVAL;
+	}
+	i = zn_tenant_find(req->mgr, json_string_value(t));
+	if (i < 0)
+		snprintf(req->err, sizeof(req->err), "no tenant '%s'",
+			 json_string_value(t));
+	return i;
+}
+
 static int
 cmd_chain_get(struct zn_cmd_req *req)
 {
 	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 	json_t *port = json_object_get(req->params, "port");
+	int t = tenant_param(req);
 
-	if (port != NULL)
+	if (t < -1)
+		return t;
+	if (t >= 0)
+		req->result = json_pack(
+			"{s:O, s:o}", "tenant",
+			json_object_get(req->params, "tenant"), "hops",
+			zn_cmd_steps_json(hops, zn_fdir_tenant_chain(
+				req->mgr, (unsigned int)t, hops)));
+	else if (port != NULL)
 		req->result = json_pack(
 			"{s:O, s:o}", "port", port, "hops",
 			zn_cmd_steps_json(hops, zn_fdir_port_chain(
@@ -253,15 +287,21 @@ cmd_chain_set(struct zn_cmd_req *req)
 	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
 	json_t *hops = json_object_get(req->params, "hops");
 	json_t *port = json_object_get(req->params, "port");
-	int n = 0, rc;
+	int n = 0, rc, t = tenant_param(req);
 
-	/* [] only for a port: it takes the default chain again */
-	if (port == NULL || json_array_size(hops) != 0)
+	if (t < -1)
+		return t;
+	/* [] only for a port or a tenant: none again */
+	if ((port == NULL && t < 0) || json_array_size(hops) != 0)
 		n = zn_cmd_parse_steps(hops, "hops", chain, req->err,
 				       sizeof(req->err));
 	if (n < 0)
 		return n;
-	if (port != NULL)
+	if (t >= 0)
+		rc = zn_fdir_tenant_chain_set(req->mgr, (unsigned int)t, chain,
+					      (unsigned int)n, req->err,
+					      sizeof(req->err));
+	else if (port != NULL)
 		rc = zn_fdir_port_chain_set(
 			req->mgr, (unsigned int)json_integer_value(port), chain,
 			(unsigned int)n, req->err, sizeof(req->err));
@@ -271,6 +311,51 @@ cmd_chain_set(struct zn_cmd_req *req)
 	if (rc < 0)
 		return rc;
 	return cmd_chain_get(req);
+}
+
+/* An NF's steering request (zn_nf_flow_steer), read from its slot. */
+int
+zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
+{
+	const struct zn_steer_req *rq = &m->shm->nfs[slot].steer;
+	struct zn_steer_req req;
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_flow_key keys[2];
+	unsigned int nk;
+	char err[128];
+	int rc = 0;
+
+	/* A tenant's rule would take other tenants' packets too: rules do
+	 * not yet know tenants (docs/security.md). */
+	if (m->tn != NULL && m->tn->grp_tenant[m->nf_group[slot]] != 0)
+		return -EPERM;
+	memcpy(&req, rq, sizeof(req)); /* validate one stable copy */
+	if (req.key.ip_version != 4 && req.key.ip_version != 6)
+		return -EINVAL;
+	keys[0] = req.key;
+	zn_flow_key_reverse(&req.key, &keys[1]);
+	nk = (req.flags & ZN_STEER_F_BOTH) ? 2 : 1;
+	if (req.op == ZN_STEER_DEL) {
+		for (unsigned int i = 0; i < nk; i++)
+			if (zn_fdir_flow_del(m, &keys[i]) < 0)
+				rc = -ENOENT;
+		return rc;
+	}
+	if (req.op != ZN_STEER_ADD || req.n_steps == 0 ||
+	    req.n_steps > ZN_MAX_CHAIN_HOPS)
+		return -EINVAL;
+	for (unsigned int i = 0; i < req.n_steps; i++)
+		hops[i] = (struct zn_step){ .type = req.steps[i].type,
+					   .id = req.steps[i].id };
+	for (unsigned int i = 0; i < nk; i++) {
+		rc = zn_fdir_flow_add(m, &keys[i], hops, req.n_steps, err,
+				      sizeof(err));
+		if (rc < 0) {
+			ZN_LOG(INFO, "NF %u: steering refused: %s", slot, err);
+			return rc;
+		}
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -307,26 +392,30 @@ cmd_chain_set(struct zn_cmd_req *req)
 	{ .name = "port", .type = ZN_CMD_INT, .bounded = true, .min = 0,      \
 	  .max = ZN_MAX_PORTS - 1,                                            \
 	  .desc = "a port's chain: packets entering from it that no flow "    \
-		  "rule matches take it instead of the default chain" }
+		  "rule matches take it instead of the default chain" },     \
+	{ .name = "tenant", .type = ZN_CMD_STR,                               \
+	  .desc = "a tenant's chain (tenant.list): its packets that no flow " \
+		  "rule matches take it; only its services and ports" }
 
 static const struct zn_cmd chain_get_cmd = {
 	.name = "chain.get",
-	.help = "the default chain, or a port's",
+	.help = "the default chain, or a port's or a tenant's",
 	.params = { CHAIN_PORT_PARAM },
-	.result = "{\"hops\": \"[step] ([] for a port: none)\", "
-		  "\"port\": \"if asked\"}",
+	.result = "{\"hops\": \"[step] ([] for a port or tenant: none)\", "
+		  "\"port\": \"if asked\", \"tenant\": \"if asked\"}",
 	.fn = cmd_chain_get,
 };
 ZN_CMD_REGISTER(chain_get_cmd)
 
 static const struct zn_cmd chain_set_cmd = {
 	.name = "chain.set",
-	.help = "replace the default chain, or a port's (while traffic "
-		"flows)",
+	.help = "replace the default chain, or a port's or a tenant's "
+		"(while traffic flows)",
 	.params = { { .name = "hops", .type = ZN_CMD_ARRAY, .required = true,
 		      .desc = "\"svc:ID\" (or \"ID\"), \"port:P\", \"drop\"; "
 			      "1..32 hops; [] with a port: its packets take "
-			      "the default chain again",
+			      "the default chain again; with a tenant: its "
+			      "packets drop (no_tenant)",
 		      .schema = STEPS_SCHEMA_0 },
 		    CHAIN_PORT_PARAM },
 	.result = "{\"hops\": \"[step]: the chain now\"}",

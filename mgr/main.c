@@ -30,6 +30,7 @@
 #include "ctl.h"
 #include "desc.h"
 #include "group.h"
+#include "tenant.h"
 #include "instance.h"
 #include "link.h"
 #include "launch.h"
@@ -486,6 +487,8 @@ main(int argc, char **argv)
 	rc = shared_init(m);
 	if (rc == 0)
 		rc = zn_group_init(m);
+	if (rc == 0)
+		rc = zn_tenant_init(m);
 	if (rc == 0 && m->cfg.validate)
 		rc = zn_desc_init(m);
 	if (rc == 0)
@@ -548,6 +551,7 @@ main(int argc, char **argv)
 	shutdown_mgr(m);
 	zn_desc_fini(m);
 	zn_group_fini(m);
+	zn_tenant_fini(m);
 	zn_launch_fini(m);
 	zn_ctl_fini(m);
 	zn_registry_fini(m);

@@ -38,6 +38,7 @@ struct zn_registry;
 struct zn_worker;
 struct zn_loop;
 struct zn_rguard;
+struct zn_tenants;
 
 struct zn_mgr {
 	/* Set at start (main.c, args.c), then read-only. */
@@ -84,6 +85,7 @@ struct zn_mgr {
 	struct zn_fdir *fdir;         /* rules and chains (fdir.c) */
 	struct zn_lb *lb;             /* per-service balancing (lb.c) */
 	struct zn_links *links;       /* NF -> NF links (link.c) */
+	struct zn_tenants *tn;        /* tenant.c, at start; NULL: none */
 
 	struct zn_worker *workers[ZN_MAX_WORKERS];
 	unsigned int n_workers;
@@ -107,6 +109,15 @@ static inline uint32_t
 zn_nf_state(const struct zn_mgr *m, unsigned int slot)
 {
 	return __atomic_load_n(&m->nf_state[slot], __ATOMIC_ACQUIRE);
+}
+
+/* The pool NF @p slot reads: its trust group's, or the shared one. */
+static inline struct rte_mempool *
+zn_pool_of_nf(const struct zn_mgr *m, uint16_t slot)
+{
+	uint32_t g = m->nf_group[slot];
+
+	return g != 0 && g <= ZN_MAX_GROUPS ? m->gpool[g - 1] : m->pool;
 }
 
 #endif /* ZN_MGR_H */

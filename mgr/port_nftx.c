@@ -39,6 +39,7 @@
 
 #include "mgr.h"
 #include "port.h"
+#include "tenant.h"
 #include "../lib/common/zn_util.h"
 
 /* The drivers above that qualify, and their own limit on queues. */
@@ -137,9 +138,17 @@ zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot)
 {
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
 
+	unsigned int t = m->tn != NULL ? m->tn->grp_tenant[m->nf_group[slot]]
+				       : 0;
+
 	memset(s->ctl.txq, 0, sizeof(s->ctl.txq));
 	for (unsigned int i = 0; i < m->n_ports; i++) {
 		struct zn_port *p = &m->ports[i];
+
+		/* A tenant's NF transmits itself on its tenant's ports only
+		 * (elsewhere the worker drops it as cross_tenant). */
+		if (t != 0 && !((m->tn->port_mask[i] >> (t - 1)) & 1))
+			continue;
 
 		for (unsigned int q = 0; q < p->nf_txq_n; q++) {
 			if (p->txq_owner[q] != 0)

@@ -44,6 +44,7 @@
 #include "port.h"
 #include "group.h"
 #include "registry.h"
+#include "tenant.h"
 #include "registry_pvt.h"
 #include "ring_guard.h"
 #include "route.h"
@@ -198,7 +199,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	uint16_t svc = s->req.service_id;
 	uint32_t group;
 	struct zn_nf_cred *cred = &m->registry->cred[slot];
-	char name[ZN_NAME_LEN];
+	char name[ZN_NAME_LEN], name_err[128];
 	pid_t pid;
 	int pidfd, rc;
 
@@ -252,6 +253,11 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 		reply(m, slot, gen, -ENOENT);
 		return;
 	}
+	if (!zn_tenant_svc_ok(m, group, svc, name_err, sizeof(name_err))) {
+		ZN_LOG(WARNING, "NF '%s': %s", name, name_err);
+		reply(m, slot, gen, -EACCES);
+		return;
+	}
 	if (service_instances(m, svc) >= ZN_MAX_REPLICAS) {
 		ZN_LOG(WARNING, "NF '%s': service %u already has %d instances",
 		       name, svc, ZN_MAX_REPLICAS);
@@ -282,6 +288,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	memset(&s->mstats, 0, sizeof(s->mstats));
 	memset(&s->links, 0, sizeof(s->links));
 	s->exit_drops = 0;
+	m->nf_group[slot] = (uint8_t)group; /* zn_group_valid: <= MAX */
 	zn_port_nftx_assign(m, slot);
 	zn_route_reader_add(m, slot);
 	*reg = (struct zn_nf_reg){ .m = m, .slot = slot, .pidfd = pidfd,
@@ -295,7 +302,6 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	s->ctl.start_time = s->req.start_time;
 	s->ctl.registered_ns = zn_now_ns();
 	s->ctl.group = group;
-	m->nf_group[slot] = (uint8_t)group; /* zn_group_valid: <= MAX */
 	s->ctl.stop = 0;
 	zn_strlcpy(s->ctl.name, name, sizeof(s->ctl.name));
 	s->ctl.gen = m->nf_gen[slot] = gen;

@@ -32,7 +32,6 @@
 #include <rte_pause.h>
 #include <rte_prefetch.h>
 
-#include <rte_memcpy.h>
 #include <rte_rcu_qsbr.h>
 
 #include "mgr.h"
@@ -40,6 +39,7 @@
 #include "ring_guard.h"
 #include "worker.h"
 #include "route.h"
+#include "tenant.h"
 #include "../lib/common/zn_doorbell.h"
 
 #define IDLE_SPIN 8
@@ -58,96 +58,6 @@ deliver_drop(struct zn_worker *w, const struct zn_res *r,
 	return n;
 }
 
-/* The pool NF @p slot reads. */
-static inline struct rte_mempool *
-pool_of_nf(const struct zn_mgr *m, uint16_t slot)
-{
-	uint32_t g = m->nf_group[slot];
-
-	return g != 0 && g <= ZN_MAX_GROUPS ? m->gpool[g - 1] : m->pool;
-}
-
-/* An NF reads only its trust group's pool, or the shared one when it is
- * in none (mgr/group.c): a packet from another pool is copied into its
- * pool first, and the original freed. A pool with nothing free holds the
- * rest back, as a full ring does (retried; --stall-ms drops). Returns how
- * many of @p pkts are in the NF's pool now (a prefix). */
-/* The common case, one-segment packets: the copies allocated at once,
- * the originals freed at once (rte_pktmbuf_copy, one at a time, took 38
- * ns per 64-byte packet in the trust bench, this 22; 1500 bytes: 90 and
- * 80). false: not every packet to copy is of one segment, or the pool
- * has not that many free. */
-static bool
-copy_bulk(struct rte_mbuf **pkts, unsigned int n, struct rte_mempool *want,
-	  unsigned int *copied)
-{
-	struct rte_mbuf *c[ZN_BURST], *old[ZN_BURST];
-	uint16_t room = rte_pktmbuf_data_room_size(want) - RTE_PKTMBUF_HEADROOM;
-	unsigned int need = 0, j = 0;
-
-	for (unsigned int i = 0; i < n; i++)
-		if (pkts[i]->pool != want) {
-			if (pkts[i]->nb_segs != 1 || pkts[i]->data_len > room)
-				return false;
-			need++;
-		}
-	if (need == 0 || rte_pktmbuf_alloc_bulk(want, c, need) != 0)
-		return need == 0;
-	for (unsigned int i = 0; i < n; i++) {
-		struct rte_mbuf *s = pkts[i], *d;
-
-		if (s->pool == want)
-			continue;
-		d = c[j];
-		__rte_pktmbuf_copy_hdr(d, s);
-		d->ol_flags = s->ol_flags & ~(RTE_MBUF_F_INDIRECT |
-					      RTE_MBUF_F_EXTERNAL);
-		d->data_len = s->data_len;
-		d->pkt_len = s->pkt_len;
-		rte_memcpy(rte_pktmbuf_mtod(d, void *),
-			   rte_pktmbuf_mtod(s, const void *), s->data_len);
-		old[j++] = s;
-		pkts[i] = d;
-	}
-	rte_pktmbuf_free_bulk(old, j);
-	*copied = j;
-	return true;
-}
-
-static unsigned int
-to_nf_pool(struct zn_worker *w, uint16_t slot, struct rte_mbuf **pkts,
-	   unsigned int n)
-{
-	struct zn_mgr *m = w->mgr;
-	uint32_t g = m->nf_group[slot];
-	struct rte_mempool *want = pool_of_nf(m, slot);
-	unsigned int i = n, copied = 0;
-	uint64_t t0 = rte_rdtsc();
-
-	if (n <= ZN_BURST && copy_bulk(pkts, n, want, &copied))
-		goto done;
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *c;
-
-		if (likely(pkts[i]->pool == want))
-			continue;
-		c = rte_pktmbuf_copy(pkts[i], want, 0, UINT32_MAX);
-		if (c == NULL) {
-			w->shm->stats.copy_waits++;
-			break;
-		}
-		rte_pktmbuf_free(pkts[i]);
-		pkts[i] = c;
-		copied++;
-	}
-done:
-	if (copied != 0) {
-		w->shm->stats.copied[g <= ZN_MAX_GROUPS ? g : 0] += copied;
-		w->shm->stats.copy_cycles += rte_rdtsc() - t0;
-	}
-	return i;
-}
-
 /* @p same_pool: every packet is known to be of the NF's pool already (an
  * NF's stage of that pool: their pool field is not read, desc.h). */
 static inline unsigned int
@@ -157,7 +67,7 @@ deliver_nf(struct zn_worker *w, const struct zn_res *r,
 	unsigned int k;
 
 	if (unlikely(w->mgr->cfg.n_groups != 0) && !same_pool)
-		n = to_nf_pool(w, r->id, pkts, n);
+		n = zn_copy_to_nf_pool(w, r->id, pkts, n);
 	/* Idempotent: a packet not enqueued now gets the same values again. */
 	zn_res_apply(r, pkts, n);
 	k = zn_rguard_mp_enqueue(&w->mgr->rg_rx[r->id], (void *const *)pkts, n);
@@ -247,6 +157,50 @@ check_run(struct zn_worker *w, struct zn_stage *st, const struct zn_res *r,
 	return bad;
 }
 
+/* May a packet of tenant @p t (+ 1) go where @p r says? Its services and
+ * its ports only. */
+static inline bool
+tenant_may(const struct zn_mgr *m, unsigned int t, const struct zn_res *r)
+{
+	if (r->type == ZN_RES_NF)
+		return m->tn->grp_tenant[m->nf_group[r->id]] == t;
+	if (r->type == ZN_RES_PORT)
+		return (m->tn->port_mask[r->id] >> (t - 1)) & 1;
+	return true;
+}
+
+/* A run a tenant's NF sent out of its tenant: checked (it is freed),
+ * dropped as cross_tenant. */
+static unsigned int
+drop_cross(struct zn_worker *w, struct zn_stage *st, const struct zn_res *r,
+	   unsigned int run, uint64_t *src_drops)
+{
+	struct zn_res d = zn_res_drop(ZN_DROP_CROSS_TENANT);
+	unsigned int bad = st->dp != NULL ?
+			   check_run(w, st, r, run, src_drops) : 0;
+
+	w->shm->tenant[st->tenant - 1].cross += run - bad;
+	deliver_drop(w, &d, &st->pkts[st->head], run - bad, src_drops);
+	st->head = (uint16_t)(st->head + run - bad);
+	return run;
+}
+
+/* A sliced port's stage: what the first hop did not take drops now. */
+static unsigned int
+drop_no_wait(struct zn_worker *w, struct zn_stage *st, const struct zn_res *r,
+	     unsigned int left, uint64_t *src_drops)
+{
+	struct zn_res d = zn_res_drop(ZN_DROP_INGRESS_FULL);
+	unsigned int t = r->type == ZN_RES_NF ?
+			 w->mgr->tn->grp_tenant[w->mgr->nf_group[r->id]] : 0;
+
+	if (t != 0)
+		w->shm->tenant[t - 1].ingress_full += left;
+	deliver_drop(w, &d, &st->pkts[st->head], left, src_drops);
+	st->head = (uint16_t)(st->head + left);
+	return left;
+}
+
 /*
  * Deliver a stage's packets in order, runs of the same destination at a
  * time, stopping at the first destination that is full. Returns packets
@@ -284,12 +238,17 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 			while (st->head + run < st->tail &&
 			       zn_res_same(&st->res[st->head + run], r))
 				run++;
+		if (unlikely(st->tenant != 0) &&
+		    !tenant_may(w->mgr, st->tenant, r)) {
+			moved += drop_cross(w, st, r, run, src_drops);
+			continue;
+		}
 		/* Validated lazily (desc.h): a run going to an NF of the
 		 * same pool is not read here (the NF reads it, within its
 		 * trust boundary); any other is checked whole first. */
 		same = st->dp == NULL ||
 		       (r->type == ZN_RES_NF &&
-			pool_of_nf(w->mgr, r->id) == st->dp->mp);
+			zn_pool_of_nf(w->mgr, r->id) == st->dp->mp);
 		if (!same) {
 			bad = check_run(w, st, r, run, src_drops);
 			moved += bad;
@@ -313,6 +272,10 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 		moved += k;
 		if (k == run) {
 			st->blocked_since = 0;
+			continue;
+		}
+		if (st->no_wait) {
+			moved += drop_no_wait(w, st, r, run - k, src_drops);
 			continue;
 		}
 		if (k > 0 || st->blocked_since == 0) {
@@ -383,6 +346,8 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	/* What is not a packet of the NF's pool goes no further (desc.c);
 	 * it counts as delivered: the NF's ordering rule waits for that. */
 	st->dp = NULL;
+	st->tenant = w->mgr->tn == NULL ? 0 :
+		     w->mgr->tn->grp_tenant[w->mgr->nf_group[slot]];
 	if (likely(w->mgr->desc != NULL)) {
 		unsigned int k = zn_desc_filter(w, slot, st->pkts, n, rt);
 
@@ -479,6 +444,16 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	for (unsigned int i = 0; i < n; i++)
 		ingress_meta(st->pkts[i], rq->port);
 	zn_fdir_classify(w, rt, st->pkts, n);
+	if (unlikely(w->mgr->tn != NULL) &&
+	    w->mgr->tn->port_mask[rq->port] != 0) {
+		unsigned int kept = zn_tenant_ingress(w, rt, rq->port,
+						      st->pkts, n);
+
+		st->no_wait = true;
+		moved += n - kept; /* dropped: work done all the same */
+		if ((n = kept) == 0)
+			return moved;
+	}
 	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, st->res, n, NULL);
 	st->head = 0;
 	st->tail = (uint16_t)n;

@@ -36,6 +36,11 @@ struct zn_stage {
 	 * only, all buffers of this pool; anything reading past their
 	 * metadata checks them whole first (desc.h). NULL: a port's. */
 	const struct zn_desc_pool *dp;
+	/* An NF's stage: its tenant + 1 (0: none), where its packets may
+	 * go (mgr/tenant.c). A port's: */
+	uint8_t tenant;
+	bool no_wait;  /* a sliced port: what a tenant's first hop cannot
+			* take now drops (ingress_full), others go on */
 	struct rte_mbuf *pkts[ZN_STAGE_SZ];
 	struct zn_res res[ZN_STAGE_SZ];
 };
@@ -75,6 +80,11 @@ struct zn_worker {
 };
 
 int zn_worker_main(void *arg);
+
+/** Copy what of @p pkts is not of NF @p slot's pool into it (copy_hot.c).
+ *  @return how many are in its pool now (a prefix). */
+unsigned int zn_copy_to_nf_pool(struct zn_worker *w, uint16_t slot,
+				struct rte_mbuf **pkts, unsigned int n);
 
 /** Classify packets entering from a port: set each one's chain id. */
 void zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,

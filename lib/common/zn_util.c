@@ -40,6 +40,8 @@ const char *const zn_drop_reason_names[ZN_DROP_MAX] = {
 	[ZN_DROP_NF_EXIT] = "nf_exit",
 	[ZN_DROP_SHUTDOWN] = "shutdown",
 	[ZN_DROP_BAD_DESC] = "bad_descriptor",
+	[ZN_DROP_NO_TENANT] = "no_tenant",
+	[ZN_DROP_CROSS_TENANT] = "cross_tenant",
 };
 
 bool

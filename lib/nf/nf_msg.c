@@ -185,7 +185,11 @@ zn_nf_register(struct zn_nf *nf)
 	s->req.leaving = 0;
 	s->req.exited = 0;
 	zn_strlcpy(s->req.name, nf->name, sizeof(s->req.name));
-	nf->gen = __atomic_load_n(&s->ctl.gen, __ATOMIC_ACQUIRE) + 1;
+	/* Past the last answer too: a refused registration (its reply_gen)
+	 * moves no ctl.gen, and its answer must not pass for ours. */
+	nf->gen = RTE_MAX(__atomic_load_n(&s->ctl.gen, __ATOMIC_ACQUIRE),
+			  __atomic_load_n(&s->ctl.reply_gen,
+					  __ATOMIC_ACQUIRE)) + 1;
 	__atomic_store_n(&s->req.gen, nf->gen, __ATOMIC_RELEASE);
 
 	rc = zn_nf_post_msg(nf, ZN_MSG_REGISTER);
@@ -208,8 +212,10 @@ zn_nf_register(struct zn_nf *nf)
 	}
 	reply = s->ctl.reply;
 	if (reply < 0) {
-		ZN_LOG(ERR, "manager refused registration of service %u: %s",
-		       nf->service_id, strerror(-reply));
+		ZN_LOG(ERR, "manager refused registration of service %u: %s%s",
+		       nf->service_id, strerror(-reply), reply == -EACCES ?
+		       " (another tenant's service, or not one of this NF's "
+		       "tenant's: see tenant.list)" : "");
 		return reply;
 	}
 	nf->registered = true;

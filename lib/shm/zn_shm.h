@@ -73,6 +73,8 @@
 #define ZN_GROUP_VA_STRIDE (64ULL << 30) /* the most one group may map */
 #define ZN_GROUP_FILE_FMT "%stg_%u"       /* instance, group index */
 #define ZN_GROUP_PATH_LEN 256
+/* Tenants (mgr/tenant.c): a trust group each, with its slices of ports */
+#define ZN_MAX_TENANTS ZN_MAX_GROUPS
 /* Readers of the routing snapshot: workers 0..ZN_MAX_WORKERS-1, then the
  * packet thread of the NF in slot s (per-reader counters are indexed so).
  * Workers report to the manager's RCU variable, which also guards the
@@ -102,6 +104,10 @@ enum zn_drop_reason {
 	ZN_DROP_SHUTDOWN,     /* in flight when the manager shut down */
 	ZN_DROP_BAD_DESC,     /* an NF handed back what is not a packet of
 			       * its pool (mgr/desc.c): not freed, counted */
+	ZN_DROP_NO_TENANT,    /* from a sliced port: no tenant's slice
+			       * matches it, or its tenant has no chain */
+	ZN_DROP_CROSS_TENANT, /* an NF of one tenant sent it to another
+			       * tenant's service or port (mgr/tenant.c) */
 	ZN_DROP_MAX
 };
 
@@ -208,6 +214,17 @@ struct zn_worker_shm {
 		uint64_t copy_waits;
 	} stats __rte_cache_aligned;
 	struct zn_port_wstats port[ZN_MAX_PORTS];
+	/* Per tenant (mgr/tenant.c). writer: the worker. */
+	struct zn_tenant_wstats {
+		uint64_t rx;           /* packets its slices received */
+		uint64_t rx_bytes;
+		uint64_t ingress_full; /* of those, dropped: its first hop
+					* was full (a sliced port never
+					* waits for one tenant) */
+		uint64_t no_chain;     /* dropped: it has no chain */
+		uint64_t cross;        /* its NFs' packets dropped as
+					* cross_tenant */
+	} tenant[ZN_MAX_TENANTS] __rte_cache_aligned;
 } __rte_cache_aligned;
 
 enum zn_nf_state {
@@ -496,6 +513,9 @@ struct zn_route {
 	 * (workers only) */
 	uint8_t port_chain[ZN_MAX_PORTS];
 	uint16_t n_port_chains;         /* ports with one */
+	/* Chain of a tenant's packets from its slices that no rule matched,
+	 * 0: none, they drop as no_tenant (workers only; mgr/tenant.c) */
+	uint8_t tenant_chain[ZN_MAX_TENANTS];
 	struct zn_svc_entry svc[ZN_MAX_SERVICES];
 	uint16_t nf_svc[ZN_MAX_NFS];    /* service of a running NF, else 0 */
 	uint16_t n_drain[ZN_MAX_WORKERS];

@@ -135,14 +135,19 @@ def run_simple(a) -> int:
             return show(res)
         if a.cmd == "services":
             return show(c.services())
+        if a.cmd == "tenants":
+            return show(c.call("tenant.list")["tenants"])
         return show(c.call(a.cmd.replace("-", ".")))
 
 
 def run_chain(a) -> int:
-    """chain [--port P] [show] | chain [--port P] set HOPS | chain HOPS
-    (set) | chain --port P clear (its packets take the default chain)."""
+    """chain [--port P | --tenant T] [show] | chain [--port P | --tenant
+    T] set HOPS | chain HOPS (set) | chain --port P clear (its packets
+    take the default chain) | chain --tenant T clear (they drop)."""
     words = list(a.words)
     port = {} if a.port is None else {"port": a.port}
+    if a.tenant is not None:
+        port["tenant"] = a.tenant
     if words and words[0] == "show":
         words = words[1:]
     elif words and words[0] == "clear" and port:
@@ -245,6 +250,7 @@ def register(sub) -> None:
                        ("nfs", "NF instances and their counters"),
                        ("ports", "ports and their counters"),
                        ("services", "services and their balancing"),
+                       ("tenants", "tenants: slices, chain, counters"),
                        ("version", "protocol, build and DPDK versions"),
                        ("shutdown", "stop every NF and the manager")):
         sub.add_parser(name, help=what).set_defaults(run=run_simple)
@@ -252,11 +258,15 @@ def register(sub) -> None:
     p.add_argument("method", nargs="?")
     p.set_defaults(run=run_help)
     p = sub.add_parser("chain", help="show or set the default chain, or "
-                       "a port's (--port P): chain [show] | chain [set] "
-                       "HOPS | chain --port P clear")
+                       "a port's (--port P) or a tenant's (--tenant T): "
+                       "chain [show] | chain [set] HOPS | chain --port P "
+                       "clear")
     p.add_argument("--port", type=int, metavar="P",
                    help="the chain of what enters from port P (and "
                         "matches no rule)")
+    p.add_argument("--tenant", metavar="T",
+                   help="tenant T's chain (what its slices receive and "
+                        "matches no rule; docs/security.md)")
     p.add_argument("words", nargs="*", metavar="HOPS",
                    help="comma-separated: svc:ID (or a launched NF's "
                         "name), port:P, drop")

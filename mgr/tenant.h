@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_TENANT_H
+#define ZN_TENANT_H
+
+/*
+ * Tenants: isolated virtual routers (Europa). A tenant is a trust group
+ * (its packet pool, mgr/group.c) plus its slices of ports, a range of
+ * service ids, its own chain and its own counters. tenant.c: options,
+ * checks and commands (control thread); tenant_hot.c: the ingress
+ * classifier (workers). docs/security.md "Tenants".
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zeronf/step.h>
+
+#include "args.h"
+
+struct zn_mgr;
+struct zn_worker;
+struct zn_route;
+struct rte_mbuf;
+
+enum zn_slice_kind {
+	ZN_SLICE_PORT = 0, /* the port's packets no other slice takes */
+	ZN_SLICE_VLAN,     /* outer 802.1Q VLAN id */
+	ZN_SLICE_MAC,      /* destination MAC */
+	ZN_SLICE_PREFIX,   /* destination IPv4/IPv6 prefix */
+};
+
+/* Built from the options at start (zn_tenant_init), then read-only:
+ * what workers and checks read. Process memory. */
+struct zn_tenants {
+	/* group index + 1 -> tenant index + 1 (0: the group is no
+	 * tenant's, and the shared pool [0] is none) */
+	uint8_t grp_tenant[ZN_MAX_GROUPS + 1];
+	/* bit t: tenant t has a slice of the port; 0: the port is not
+	 * sliced (its packets belong to no tenant) */
+	uint8_t port_mask[ZN_MAX_PORTS];
+	uint8_t port_rest[ZN_MAX_PORTS];   /* tenant + 1 of a whole-port
+					    * slice, 0: none */
+	uint16_t first[ZN_MAX_PORTS];      /* the port's match slices: */
+	uint16_t n_match[ZN_MAX_PORTS];    /* match[first..+n_match) */
+	struct zn_slice_cfg match[ZN_MAX_SLICES]; /* by port, as given */
+	uint8_t svc_tenant[ZN_MAX_SERVICES]; /* tenant + 1, 0: none */
+};
+
+/* Options (args.c calls these). 0, or -EINVAL with a message printed. */
+int zn_tenant_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg);
+int zn_slice_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg);
+/** Once every option is read: names to indexes, overlaps refused. */
+int zn_tenant_resolve(const char *prog, struct zn_mgr_cfg *cfg);
+
+/** Build m->tn from the options (NULL when there is no tenant). 0 or
+ *  -errno. After the ports and groups. */
+int zn_tenant_init(struct zn_mgr *m);
+void zn_tenant_fini(struct zn_mgr *m);
+
+/** The index of the tenant called @p name, or -ENOENT. */
+int zn_tenant_find(const struct zn_mgr *m, const char *name);
+/** May an NF of trust group @p group (index + 1, 0: none) register
+ *  service @p svc? A tenant's services are its own: false with a reason
+ *  in @p err. */
+bool zn_tenant_svc_ok(const struct zn_mgr *m, uint32_t group, uint16_t svc,
+		      char *err, size_t errlen);
+/** Is port @p port divided among tenants? */
+bool zn_tenant_port_sliced(const struct zn_mgr *m, unsigned int port);
+/** Hops for a chain of @p tenant (index, or -1: an operator's chain):
+ *  a tenant's chain names only its services and ports; an operator's
+ *  chain does not mix one tenant's services with anything not that
+ *  tenant's (its NFs could not send there). 0 or -EPERM with @p err. */
+int zn_tenant_hops_check(const struct zn_mgr *m, int tenant,
+			 const struct zn_step *hops, unsigned int n, char *err,
+			 size_t errlen);
+
+/** Ingress from sliced port @p port (workers): each packet gets its
+ *  tenant's chain unless a rule gave it one; what no slice takes, or
+ *  whose tenant has no chain, is freed and counted (no_tenant). @return
+ *  the packets kept, compacted in @p pkts. */
+unsigned int zn_tenant_ingress(struct zn_worker *w, const struct zn_route *rt,
+			       uint16_t port, struct rte_mbuf **pkts,
+			       unsigned int n);
+
+#endif /* ZN_TENANT_H */

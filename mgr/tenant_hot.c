@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Tenants, hot side: which tenant a packet from a sliced port belongs to
+ * (Europa's classifier), by its slices in the order given: outer VLAN id,
+ * destination MAC, destination IP prefix, then a whole-port slice for
+ * the rest. A linear scan: a port has a few slices (64 in all), each
+ * match a compare or two; rte_fib would pay off only for many prefixes
+ * per port. Reads its own parse of the first segment, bounds-checked.
+ */
+
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "mgr.h"
+#include "tenant.h"
+#include "worker.h"
+
+static inline bool
+prefix_match(const uint8_t *a, const uint8_t *p, unsigned int plen)
+{
+	unsigned int full = plen / 8, rest = plen % 8;
+
+	if (memcmp(a, p, full) != 0)
+		return false;
+	return rest == 0 ||
+	       ((a[full] ^ p[full]) & (uint8_t)(0xff << (8 - rest))) == 0;
+}
+
+/* Tenant + 1 of a packet from @p port, 0: none. */
+static unsigned int
+tenant_of(const struct zn_tenants *tn, uint16_t port, const struct rte_mbuf *m)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), l3 = 14;
+	const uint8_t *dst = NULL;
+	bool tagged = false, v6 = false;
+	uint16_t vlan = 0, et;
+
+	if (len >= 14) {
+		et = (uint16_t)(d[12] << 8 | d[13]);
+		if ((et == 0x8100 || et == 0x88a8) && len >= 18) {
+			tagged = true;
+			vlan = (uint16_t)((d[14] << 8 | d[15]) & 0xfff);
+			et = (uint16_t)(d[16] << 8 | d[17]);
+			l3 = 18;
+		}
+		if (et == 0x0800 && len >= l3 + 20 && (d[l3] >> 4) == 4) {
+			dst = d + l3 + 16;
+		} else if (et == 0x86dd && len >= l3 + 40) {
+			dst = d + l3 + 24;
+			v6 = true;
+		}
+	}
+	for (unsigned int i = 0; i < tn->n_match[port]; i++) {
+		const struct zn_slice_cfg *s = &tn->match[tn->first[port] + i];
+
+		switch (s->kind) {
+		case ZN_SLICE_VLAN:
+			if (tagged && vlan == s->vlan)
+				return s->tenant + 1u;
+			break;
+		case ZN_SLICE_MAC:
+			if (len >= 6 && memcmp(d, s->mac, 6) == 0)
+				return s->tenant + 1u;
+			break;
+		case ZN_SLICE_PREFIX:
+			if (dst != NULL && v6 == s->v6 &&
+			    prefix_match(dst, s->addr, s->plen))
+				return s->tenant + 1u;
+			break;
+		default:
+			break;
+		}
+	}
+	return tn->port_rest[port];
+}
+
+unsigned int
+zn_tenant_ingress(struct zn_worker *w, const struct zn_route *rt,
+		  uint16_t port, struct rte_mbuf **pkts, unsigned int n)
+{
+	const struct zn_tenants *tn = w->mgr->tn;
+	struct zn_tenant_wstats *ts = w->shm->tenant;
+	struct rte_mbuf *gone[ZN_BURST];
+	unsigned int k = 0, ng = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct zn_pkt_meta *meta = zn_pkt_meta(m);
+		unsigned int t = tenant_of(tn, port, m);
+
+		if (t == 0) {
+			gone[ng++] = m;
+			continue;
+		}
+		ts[t - 1].rx++;
+		ts[t - 1].rx_bytes += m->pkt_len;
+		/* An operator's rule (flow.add, rule.add) may have chosen. */
+		if (meta->chain == 0) {
+			meta->chain = rt->tenant_chain[t - 1];
+			if (meta->chain == 0) {
+				ts[t - 1].no_chain++;
+				gone[ng++] = m;
+				continue;
+			}
+		}
+		pkts[k++] = m;
+	}
+	if (ng != 0) {
+		rte_pktmbuf_free_bulk(gone, ng);
+		w->shm->stats.drops[ZN_DROP_NO_TENANT] += ng;
+		w->shm->port[port].drops[ZN_DROP_NO_TENANT] += ng;
+	}
+	return k;
+}
