@@ -73,6 +73,11 @@ struct zn_mgr_cfg {
 		char group_name[ZN_NAME_LEN];
 		unsigned int group;      /* index + 1 into groups[] */
 		uint16_t svc_lo, svc_hi; /* its service ids; 0, 0: none */
+		int uid;                 /* its control socket's owner, -1:
+					  * the manager's user */
+		unsigned int cpu_pct;    /* its launched NFs' CPU time, % of
+					  * one CPU; 0: no limit */
+		unsigned int mem_mb;     /* their memory; 0: no limit */
 	} tenants[ZN_MAX_TENANTS];
 	unsigned int n_tenants;
 	struct zn_slice_cfg {

@@ -115,23 +115,26 @@ v2_missing(const char *root, const char *dir, const char *ctl, char *err,
 		 "that has it", ctl, where, have[0] ? have : "none");
 }
 
-/* mkdir DIR under @p root for each of zeronf, instance, replica; in a v1
- * cpuset hierarchy, give each new group its parent's cpus and mems; in
- * v2, enable the controllers in each parent. */
+/* mkdir DIR under @p root for each of zeronf, instance, the tenant's
+ * (tenant-NAME, when @p tenant is not NULL: its NFs' limits together),
+ * replica; in a v1 cpuset hierarchy, give each new group its parent's
+ * cpus and mems; in v2, enable the controllers in each parent. */
 static int
-make_path(const char *root, const char *instance, const char *name,
-	  bool v1_cpuset, bool v2, char *out, size_t len)
+make_path(const char *root, const char *instance, const char *tenant,
+	  const char *name, bool v1_cpuset, bool v2, char *out, size_t len)
 {
-	const char *parts[3] = { "zeronf", instance, name };
+	const char *parts[4] = { "zeronf", instance, tenant, name };
 	char dir[PATH_MAX], parent[PATH_MAX], val[1024];
 	int rc;
 
 	zn_strlcpy(dir, root, sizeof(dir));
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
+		if (parts[i] == NULL)
+			continue;
 		zn_strlcpy(parent, dir, sizeof(parent));
 		if (v2) /* best effort: some may be enabled already */
 			(void)put(parent, "cgroup.subtree_control",
-				  "+cpuset +memory");
+				  "+cpuset +memory +cpu");
 		if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", parent,
 				     parts[i]) >= sizeof(dir))
 			return -ENAMETOOLONG;
@@ -157,22 +160,62 @@ make_path(const char *root, const char *instance, const char *name,
 	return 0;
 }
 
+/* A tenant's limits, on the group above its NFs' (@p replica's parent):
+ * v2 cpu.max and memory.max there; v1 the cpu and memory hierarchies'
+ * own directories (@p cpu, @p mem), made by the caller. */
+static int
+tenant_limits(const struct zn_tenant_cfg *t, bool v2, const char *replica,
+	      const char *cpu, const char *mem, char *err, size_t errlen,
+	      const char *root)
+{
+	char dir[PATH_MAX], v[64];
+	int rc = 0;
+
+	if (t->cpu_pct != 0) {
+		zn_strlcpy(dir, v2 ? replica : cpu, sizeof(dir));
+		*strrchr(dir, '/') = '\0';
+		/* PCT % of one CPU in each 100 ms */
+		snprintf(v, sizeof(v), v2 ? "%u 100000" : "%u",
+			 t->cpu_pct * 1000);
+		rc = put(dir, v2 ? "cpu.max" : "cpu.cfs_quota_us", v);
+		if (rc == -ENOENT && v2)
+			v2_missing(root, replica, "cpu", err, errlen);
+	}
+	if (rc == 0 && t->mem_mb != 0) {
+		zn_strlcpy(dir, v2 ? replica : mem, sizeof(dir));
+		*strrchr(dir, '/') = '\0';
+		snprintf(v, sizeof(v), "%llu",
+			 (unsigned long long)t->mem_mb << 20);
+		rc = put(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v);
+		if (rc == -ENOENT && v2)
+			v2_missing(root, replica, "memory", err, errlen);
+	}
+	return rc;
+}
+
 int
 zn_cgroup_make(struct zn_mgr *m, const char *name, const char *cpus,
-	       unsigned int memory_mb, struct zn_cgroup *cg, char *err,
-	       size_t errlen)
+	       unsigned int memory_mb, int tenant, struct zn_cgroup *cg,
+	       char *err, size_t errlen)
 {
+	const struct zn_tenant_cfg *t = tenant >= 0 ?
+					&m->cfg.tenants[tenant] : NULL;
 	const char *inst = m->cfg.instance, *root = root_of(m);
-	char mem[32], v1[PATH_MAX + 16];
-	bool v2 = is_v2(root);
+	char mem[32], v1[PATH_MAX + 16], tdir[ZN_NAME_LEN + 8];
+	const char *td = NULL;
+	bool v2 = is_v2(root), v1_mem, v1_cpu;
 	int rc;
 
 	memset(cg, 0, sizeof(*cg));
 	err[0] = '\0';
+	if (t != NULL) {
+		snprintf(tdir, sizeof(tdir), "tenant-%s", t->name);
+		td = tdir;
+	}
 	snprintf(mem, sizeof(mem), "%llu",
 		 (unsigned long long)memory_mb << 20);
 	if (v2) {
-		rc = make_path(root, inst, name, false, true, cg->dirs[0],
+		rc = make_path(root, inst, td, name, false, true, cg->dirs[0],
 			       sizeof(cg->dirs[0]));
 		if (rc == 0)
 			cg->n = 1;
@@ -182,24 +225,39 @@ zn_cgroup_make(struct zn_mgr *m, const char *name, const char *cpus,
 		if (rc == 0 && memory_mb != 0 &&
 		    (rc = put(cg->dirs[0], "memory.max", mem)) == -ENOENT)
 			v2_missing(root, cg->dirs[0], "memory", err, errlen);
+		if (rc == 0 && t != NULL)
+			rc = tenant_limits(t, true, cg->dirs[0], NULL, NULL,
+					   err, errlen, root);
 	} else {
+		v1_mem = memory_mb != 0 || (t != NULL && t->mem_mb != 0);
+		v1_cpu = t != NULL && t->cpu_pct != 0;
 		snprintf(v1, sizeof(v1), "%s/cpuset", root);
-		rc = make_path(v1, inst, name, true, false, cg->dirs[0],
+		rc = make_path(v1, inst, td, name, true, false, cg->dirs[0],
 			       sizeof(cg->dirs[0]));
 		if (rc == 0)
 			cg->n = 1;
 		if (rc == 0 && cpus != NULL)
 			rc = put(cg->dirs[0], "cpuset.cpus", cpus);
-		if (rc == 0 && memory_mb != 0) {
+		if (rc == 0 && v1_mem) {
 			snprintf(v1, sizeof(v1), "%s/memory", root);
-			rc = make_path(v1, inst, name, false, false,
-				       cg->dirs[1], sizeof(cg->dirs[1]));
-			if (rc == 0) {
-				cg->n = 2;
-				rc = put(cg->dirs[1], "memory.limit_in_bytes",
-					 mem);
-			}
+			rc = make_path(v1, inst, td, name, false, false,
+				       cg->dirs[cg->n], sizeof(cg->dirs[0]));
+			if (rc == 0 && ++cg->n && memory_mb != 0)
+				rc = put(cg->dirs[cg->n - 1],
+					 "memory.limit_in_bytes", mem);
 		}
+		if (rc == 0 && v1_cpu) {
+			snprintf(v1, sizeof(v1), "%s/cpu", root);
+			rc = make_path(v1, inst, td, name, false, false,
+				       cg->dirs[cg->n], sizeof(cg->dirs[0]));
+			if (rc == 0)
+				cg->n++;
+		}
+		if (rc == 0 && t != NULL)
+			rc = tenant_limits(t, false, NULL,
+					   v1_cpu ? cg->dirs[cg->n - 1] : NULL,
+					   v1_mem ? cg->dirs[1] : NULL, err,
+					   errlen, root);
 	}
 	if (rc < 0) {
 		if (err[0] == '\0')
@@ -222,11 +280,17 @@ zn_cgroup_remove(const struct zn_cgroup *cg)
 void
 zn_cgroup_fini(struct zn_mgr *m)
 {
-	const char *sub[] = { "", "/cpuset", "/memory" };
+	const char *sub[] = { "", "/cpuset", "/memory", "/cpu" };
 	char dir[PATH_MAX + 64];
 
 	/* Each fails while in use (another replica, another instance). */
-	for (unsigned int i = 0; i < 3; i++) {
+	for (unsigned int i = 0; i < 4; i++) {
+		for (unsigned int t = 0; t < m->cfg.n_tenants; t++) {
+			snprintf(dir, sizeof(dir), "%s%s/zeronf/%s/tenant-%s",
+				 root_of(m), sub[i], m->cfg.instance,
+				 m->cfg.tenants[t].name);
+			rmdir(dir);
+		}
 		snprintf(dir, sizeof(dir), "%s%s/zeronf/%s", root_of(m),
 			 sub[i], m->cfg.instance);
 		rmdir(dir);

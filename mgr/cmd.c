@@ -271,6 +271,8 @@ cmd_schema(const struct zn_cmd *c)
 		json_object_set_new(m, "description", json_string(c->doc));
 	if (c->flags & ZN_CMD_F_ANY_THREAD)
 		json_object_set_new(m, "any_thread", json_true());
+	if (c->flags & ZN_CMD_F_TENANT)
+		json_object_set_new(m, "tenant", json_true());
 	json_decref(params);
 	return m;
 fail:
@@ -361,7 +363,7 @@ cmd_version(struct zn_cmd_req *req)
 static const struct zn_cmd version_cmd = {
 	.name = "version",
 	.help = "protocol, build and DPDK versions",
-	.flags = ZN_CMD_F_ANY_THREAD,
+	.flags = ZN_CMD_F_ANY_THREAD | ZN_CMD_F_TENANT,
 	.result = "{\"protocol\": \"zeronf-ctl\", \"major\": \"protocol "
 		  "major version\", \"minor\": \"protocol minor version\", "
 		  "\"build\": \"git describe of the build\", \"dpdk\": "
@@ -395,7 +397,7 @@ cmd_help(struct zn_cmd_req *req)
 static const struct zn_cmd help_cmd = {
 	.name = "help",
 	.help = "list methods",
-	.flags = ZN_CMD_F_ANY_THREAD,
+	.flags = ZN_CMD_F_ANY_THREAD | ZN_CMD_F_TENANT,
 	.result = "{\"methods\": \"[{method, help, params}]\"}",
 	.fn = cmd_help,
 };

@@ -58,6 +58,9 @@ struct zn_cmd_param {
 /* The command's handler may run on any thread (it reads nothing the
  * control thread changes); else only on the control thread. */
 #define ZN_CMD_F_ANY_THREAD 0x1
+/* Open to a tenant's control socket (ctl.c): the handler keeps to
+ * req->tenant's own (its NFs, its chain), else only the operator's. */
+#define ZN_CMD_F_TENANT 0x2
 
 struct zn_cmd_req;
 
@@ -78,6 +81,8 @@ struct zn_cmd {
 
 struct zn_cmd_req {
 	struct zn_mgr *mgr;
+	unsigned int tenant; /* 0: the operator; t + 1: tenant t's control
+			      * socket: see and change only tenant t */
 	json_t *params;   /* object or NULL; borrowed, only during fn */
 	json_t *result;   /* set by the command; owned */
 	char err[256];    /* message for an error reply */

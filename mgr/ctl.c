@@ -52,13 +52,22 @@ struct client {
 	size_t out_off;
 	bool closing;  /* stop reading requests; close once flushed */
 	bool draining; /* reply sent and write side shut: discard input */
+	unsigned int tenant; /* 0: the operator's socket; t + 1: tenant t's */
 	size_t drained;
 	uint64_t serial; /* which connection: a deferred reply finds it */
 };
 
 static struct client clients[MAX_CLIENTS];
 static uint64_t client_serial;
-static int listen_fd = -1;
+
+/* [0]: the operator's socket; [t + 1]: tenant t's, whose clients see and
+ * change only tenant t (commands marked ZN_CMD_F_TENANT, req->tenant). */
+static struct listener {
+	struct zn_mgr *mgr;       /* NULL: fd is not open */
+	int fd;
+	unsigned int tenant;
+	char path[PATH_MAX + 64]; /* a tenant's: removed at exit */
+} listeners[1 + ZN_MAX_TENANTS];
 
 /* Requests answered later (zn_cmd_req.poll). */
 static struct deferred {
@@ -78,6 +87,51 @@ on_wake(void *arg)
 	poll_deferred(arg, false);
 }
 
+static int
+listen_on(struct zn_mgr *m, unsigned int i, const char *path)
+{
+	struct listener *l = &listeners[i];
+
+	int fd = zn_unix_bind(path, SOCK_STREAM);
+
+	if (fd < 0) {
+		ZN_LOG(ERR, "control socket %s: %s", path, strerror(-fd));
+		return fd;
+	}
+	*l = (struct listener){ .mgr = m, .fd = fd, .tenant = i };
+	return zn_loop_watch(m->loop, l->fd, EPOLLIN, accept_clients, l);
+}
+
+/* Tenant t's socket: <zn_tenant_dir>/tenant-NAME.sock, mode 0600, its
+ * uid's when --tenant gave one (the directory: 0755, so it can reach it).
+ * Not in the runtime directory: that one is DPDK's, 0700. */
+static int
+tenant_socket(struct zn_mgr *m, unsigned int t)
+{
+	const struct zn_tenant_cfg *c = &m->cfg.tenants[t];
+	struct listener *l = &listeners[t + 1];
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+	int rc = zn_tenant_dir(m->cfg.instance, dir, sizeof(dir));
+
+	if (rc == 0)
+		rc = zn_mkdir_p(dir, 0755);
+	if (rc < 0) {
+		ZN_LOG(ERR, "tenant sockets' directory %s: %s", dir,
+		       strerror(-rc));
+		return rc;
+	}
+	snprintf(path, sizeof(path), "%s/tenant-%s.sock", dir, c->name);
+	rc = listen_on(m, t + 1, path);
+	if (rc == 0)
+		zn_strlcpy(l->path, path, sizeof(l->path));
+	if (rc == 0 && c->uid >= 0 && chown(path, (uid_t)c->uid, -1) < 0) {
+		rc = -errno;
+		ZN_LOG(ERR, "tenant %s: chown %s to uid %d: %s", c->name,
+		       path, c->uid, strerror(errno));
+	}
+	return rc;
+}
+
 int
 zn_ctl_init(struct zn_mgr *m)
 {
@@ -87,13 +141,9 @@ zn_ctl_init(struct zn_mgr *m)
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		clients[i].fd = -1;
 	snprintf(path, sizeof(path), "%s/%s", m->rundir, ZN_CTL_SOCK);
-	listen_fd = zn_unix_bind(path, SOCK_STREAM);
-	if (listen_fd < 0) {
-		ZN_LOG(ERR, "control socket %s: %s", path,
-		       strerror(-listen_fd));
-		return listen_fd;
-	}
-	rc = zn_loop_watch(m->loop, listen_fd, EPOLLIN, accept_clients, m);
+	rc = listen_on(m, 0, path);
+	for (unsigned int t = 0; rc == 0 && t < m->cfg.n_tenants; t++)
+		rc = tenant_socket(m, t);
 	if (rc == 0)
 		rc = zn_loop_on_wake(m->loop, on_wake, m);
 	return rc;
@@ -175,7 +225,7 @@ static json_t *
 handle_request(struct zn_mgr *m, struct client *c, const char *line,
 	       size_t len)
 {
-	struct zn_cmd_req req = { .mgr = m };
+	struct zn_cmd_req req = { .mgr = m, .tenant = c->tenant };
 	struct zn_ctl_call call;
 	json_t *reply;
 	int rc;
@@ -184,6 +234,13 @@ handle_request(struct zn_mgr *m, struct client *c, const char *line,
 	rc = zn_ctl_rpc_parse(line, len, &call, req.err, sizeof(req.err));
 	if (rc < 0)
 		goto error;
+	if (c->tenant != 0 && !(call.cmd->flags & ZN_CMD_F_TENANT)) {
+		rc = -EPERM;
+		snprintf(req.err, sizeof(req.err), "%s: not open to a tenant "
+			 "(tenant %s's control socket)", call.cmd->name,
+			 m->cfg.tenants[c->tenant - 1].name);
+		goto error;
+	}
 	req.params = call.params;
 	rc = zn_cmd_call(call.cmd, &req);
 	if (rc < 0)
@@ -292,11 +349,12 @@ client_event(void *arg, uint32_t events)
 static void
 accept_clients(void *arg, uint32_t events)
 {
-	struct zn_mgr *m = arg;
+	struct listener *l = arg;
+	struct zn_mgr *m = l->mgr;
 
 	(void)events;
 	for (;;) {
-		int fd = accept4(listen_fd, NULL, NULL,
+		int fd = accept4(l->fd, NULL, NULL,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		int i;
 
@@ -315,6 +373,7 @@ accept_clients(void *arg, uint32_t events)
 			continue;
 		}
 		clients[i] = (struct client){ .fd = fd, .mgr = m,
+					      .tenant = l->tenant,
 					      .serial = ++client_serial };
 		if (zn_loop_watch(m->loop, fd, EPOLLIN, client_event,
 				  &clients[i]) < 0) {
@@ -400,9 +459,21 @@ zn_ctl_fini(struct zn_mgr *m)
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		if (clients[i].fd >= 0)
 			client_close(m, &clients[i]);
-	if (listen_fd >= 0) {
-		zn_loop_unwatch(m->loop, listen_fd);
-		close(listen_fd);
+	for (unsigned int i = 0; i <= ZN_MAX_TENANTS; i++) {
+		struct listener *l = &listeners[i];
+
+		if (l->mgr != NULL) {
+			zn_loop_unwatch(m->loop, l->fd);
+			close(l->fd);
+		}
+		if (l->path[0] != '\0')
+			unlink(l->path);
+		*l = (struct listener){ 0 };
 	}
-	listen_fd = -1;
+	if (m->cfg.n_tenants > 0) {
+		char dir[PATH_MAX];
+
+		if (zn_tenant_dir(m->cfg.instance, dir, sizeof(dir)) == 0)
+			rmdir(dir);
+	}
 }

@@ -156,7 +156,7 @@ cmd_schema(struct zn_cmd_req *req)
 static const struct zn_cmd schema_cmd = {
 	.name = "schema",
 	.help = "this protocol described as data (JSON Schema per method)",
-	.flags = ZN_CMD_F_ANY_THREAD,
+	.flags = ZN_CMD_F_ANY_THREAD | ZN_CMD_F_TENANT,
 	.fn = cmd_schema,
 };
 ZN_CMD_REGISTER(schema_cmd)

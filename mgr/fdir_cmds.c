@@ -232,26 +232,38 @@ cmd_rule_list(struct zn_cmd_req *req)
 	return 0;
 }
 
-/* The "tenant" parameter: its index, or -1 when absent; -ENOENT (err
- * set) for no such tenant. */
+/* The chain a request names by "tenant": *@p out its index, or -1 when
+ * none. 0, or -errno with err set (no such tenant; on a tenant's control
+ * socket, anything but its own chain). */
 static int
-tenant_param(struct zn_cmd_req *req)
+tenant_param(struct zn_cmd_req *req, int *out)
 {
 	json_t *t = json_object_get(req->params, "tenant");
-	int i;
+	bool port = json_object_get(req->params, "port") != NULL;
+	unsigned int own = req->tenant;
 
-	if (t == NULL)
-		return -1;
-	if (json_object_get(req->params, "port") != NULL) {
+	*out = t != NULL ? zn_tenant_find(req->mgr, json_string_value(t)) : -1;
+	if (own != 0) { /* a tenant's control socket: its own chain */
+		if (!port && (t == NULL || *out == (int)own - 1)) {
+			*out = (int)own - 1;
+			return 0;
+		}
+		snprintf(req->err, sizeof(req->err), "tenant %s's control "
+			 "socket sets its own chain only",
+			 req->mgr->cfg.tenants[own - 1].name);
+		return -EPERM;
+	}
+	if (t != NULL && port) {
 		snprintf(req->err, sizeof(req->err), "a port's chain or a "
 			 "tenant's, not both");
 		return -EINVAL;
 	}
-	i = zn_tenant_find(req->mgr, json_string_value(t));
-	if (i < 0)
+	if (t != NULL && *out < 0) {
 		snprintf(req->err, sizeof(req->err), "no tenant '%s'",
 			 json_string_value(t));
-	return i;
+		return -ENOENT;
+	}
+	return 0;
 }
 
 static int
@@ -259,14 +271,14 @@ cmd_chain_get(struct zn_cmd_req *req)
 {
 	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 	json_t *port = json_object_get(req->params, "port");
-	int t = tenant_param(req);
+	int t, rc = tenant_param(req, &t);
 
-	if (t < -1)
-		return t;
+	if (rc < 0)
+		return rc;
 	if (t >= 0)
 		req->result = json_pack(
-			"{s:O, s:o}", "tenant",
-			json_object_get(req->params, "tenant"), "hops",
+			"{s:s, s:o}", "tenant", req->mgr->cfg.tenants[t].name,
+			"hops",
 			zn_cmd_steps_json(hops, zn_fdir_tenant_chain(
 				req->mgr, (unsigned int)t, hops)));
 	else if (port != NULL)
@@ -287,10 +299,10 @@ cmd_chain_set(struct zn_cmd_req *req)
 	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
 	json_t *hops = json_object_get(req->params, "hops");
 	json_t *port = json_object_get(req->params, "port");
-	int n = 0, rc, t = tenant_param(req);
+	int n = 0, t, rc = tenant_param(req, &t);
 
-	if (t < -1)
-		return t;
+	if (rc < 0)
+		return rc;
 	/* [] only for a port or a tenant: none again */
 	if ((port == NULL && t < 0) || json_array_size(hops) != 0)
 		n = zn_cmd_parse_steps(hops, "hops", chain, req->err,
@@ -400,6 +412,7 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 static const struct zn_cmd chain_get_cmd = {
 	.name = "chain.get",
 	.help = "the default chain, or a port's or a tenant's",
+	.flags = ZN_CMD_F_TENANT, /* its own */
 	.params = { CHAIN_PORT_PARAM },
 	.result = "{\"hops\": \"[step] ([] for a port or tenant: none)\", "
 		  "\"port\": \"if asked\", \"tenant\": \"if asked\"}",
@@ -409,6 +422,7 @@ ZN_CMD_REGISTER(chain_get_cmd)
 
 static const struct zn_cmd chain_set_cmd = {
 	.name = "chain.set",
+	.flags = ZN_CMD_F_TENANT, /* its own */
 	.help = "replace the default chain, or a port's or a tenant's "
 		"(while traffic flows)",
 	.params = { { .name = "hops", .type = ZN_CMD_ARRAY, .required = true,

@@ -261,25 +261,6 @@ has_stale_state(const struct zn_mgr *m)
 	return n > 0;
 }
 
-static int
-mkdir_p(const char *dir)
-{
-	char tmp[PATH_MAX];
-
-	zn_strlcpy(tmp, dir, sizeof(tmp));
-	for (char *p = tmp + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static void
 write_lock_info(struct zn_mgr *m, int ready)
 {
@@ -318,7 +299,7 @@ zn_instance_acquire(struct zn_mgr *m)
 	}
 	rc = zn_runtime_dir(m->cfg.instance, m->rundir, sizeof(m->rundir));
 	if (rc == 0)
-		rc = mkdir_p(m->rundir);
+		rc = zn_mkdir_p(m->rundir, 0700);
 	if (rc < 0) {
 		ZN_LOG(ERR, "cannot create %s: %s", m->rundir, strerror(-rc));
 		return rc;

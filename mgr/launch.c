@@ -46,6 +46,7 @@
 #include "mgr.h"
 #include "registry.h"
 #include "sandbox.h"
+#include "tenant.h"
 #include "../lib/common/zn_util.h"
 
 extern char **environ;
@@ -85,10 +86,17 @@ prefix(struct launch *l, struct replica *r, const char *name, char **argv,
        char *err, size_t errlen)
 {
 	int argc = 0, rc;
+	/* A tenant's NF: in its tenant's cgroup, whose limits hold for all
+	 * its NFs together (docs/security.md "Tenants"). */
+	int tenant = l->group >= 0 && L.m->tn != NULL ?
+		     (int)L.m->tn->grp_tenant[l->group + 1] - 1 : -1;
+	const struct zn_tenant_cfg *t = tenant >= 0 ?
+					&L.m->cfg.tenants[tenant] : NULL;
 
-	if (l->memory_mb != 0 || (l->sandbox && l->cpus[0] != '\0')) {
+	if (l->memory_mb != 0 || (l->sandbox && l->cpus[0] != '\0') ||
+	    (t != NULL && (t->cpu_pct != 0 || t->mem_mb != 0))) {
 		rc = zn_cgroup_make(L.m, name, l->cpus[0] ? l->cpus : NULL,
-				    l->memory_mb, &r->cg, err, errlen);
+				    l->memory_mb, tenant, &r->cg, err, errlen);
 		if (rc < 0)
 			return rc;
 		if (zn_helper_path("zeronf-run", helper, PATH_MAX) < 0) {

@@ -47,14 +47,17 @@ void zn_sandbox_fini(struct zn_mgr *m);
 
 /* cgroup.c */
 struct zn_cgroup {
-	char dirs[2][512]; /* the directories to join (v1: cpuset, memory) */
+	char dirs[3][512]; /* the directories to join (v1: cpuset, memory,
+			    * cpu) */
 	unsigned int n;
 };
 /** Make the cgroup(s) of replica @p name with CPUs @p cpus (may be NULL)
- *  and @p memory_mb (0: none). 0, or -errno with a reason in @p err. */
+ *  and @p memory_mb (0: none), under tenant @p tenant's group (index; -1:
+ *  none) that holds its NFs' CPU and memory limits together (--tenant
+ *  cpu=, mem=). 0, or -errno with a reason in @p err. */
 int zn_cgroup_make(struct zn_mgr *m, const char *name, const char *cpus,
-		   unsigned int memory_mb, struct zn_cgroup *cg, char *err,
-		   size_t errlen);
+		   unsigned int memory_mb, int tenant, struct zn_cgroup *cg,
+		   char *err, size_t errlen);
 /** Remove them (their processes are gone). */
 void zn_cgroup_remove(const struct zn_cgroup *cg);
 /** Remove the instance's cgroup directories (the manager stops). */

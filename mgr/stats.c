@@ -29,6 +29,7 @@
 #include "link.h"
 #include "registry.h"
 #include "stats.h"
+#include "tenant.h"
 #include "worker.h"
 #include "../lib/common/zn_util.h"
 
@@ -427,7 +428,19 @@ cmd_port_list(struct zn_cmd_req *req)
 static int
 cmd_nf_list(struct zn_cmd_req *req)
 {
-	req->result = json_pack("{s:o}", "nfs", zn_stats_nfs(req->mgr));
+	json_t *nfs = zn_stats_nfs(req->mgr), *nf;
+	size_t i = 0;
+
+	/* A tenant's control socket: its NFs only. */
+	while (req->tenant != 0 && i < json_array_size(nfs)) {
+		nf = json_array_get(nfs, i);
+		if (zn_tenant_of_nf(req->mgr, (unsigned int)json_integer_value(
+				json_object_get(nf, "instance"))) == req->tenant)
+			i++;
+		else
+			json_array_remove(nfs, i);
+	}
+	req->result = json_pack("{s:o}", "nfs", nfs);
 	return req->result ? 0 : -ENOMEM;
 }
 
@@ -491,6 +504,7 @@ ZN_CMD_REGISTER(port_list_cmd)
 
 static const struct zn_cmd nf_list_cmd = {
 	.name = "nf.list", .help = "NF instances with their counters",
+	.flags = ZN_CMD_F_TENANT, /* its NFs only */
 	.result = "{\"nfs\": \"[nf]\"}",
 	.doc = "Each NF: instance, service, name, pid, state (`starting`: "
 	       "registered, its init runs, not yet sent packets; `running`; "

@@ -24,20 +24,65 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_malloc.h>
+#include <rte_common.h>
 
 #include "mgr.h"
 #include "tenant.h"
 #include "../lib/common/zn_util.h"
 
-/* --tenant NAME=GROUP[,services=LO-HI] */
+/* One OPTION=VALUE after --tenant's group: services=LO-HI, uid=N,
+ * cpu=PERCENT (of one CPU), mem=MB. */
+static int
+tenant_option(struct zn_tenant_cfg *t, const char *kv, size_t n)
+{
+	char v[32];
+	const char *dash;
+	uint64_t lo, hi;
+
+	static const struct {
+		const char *key;
+		uint64_t max;
+	} nums[] = { { "uid=", INT32_MAX - 1 }, { "cpu=", 100 * 1024 },
+		     { "mem=", 1u << 24 } };
+
+	for (unsigned int i = 0; i < RTE_DIM(nums); i++) {
+		if (n <= 4 || strncmp(kv, nums[i].key, 4) != 0)
+			continue;
+		if (n - 4 >= sizeof(v))
+			return -EINVAL;
+		memcpy(v, kv + 4, n - 4);
+		v[n - 4] = '\0';
+		if (zn_parse_uint(v, i == 0 ? 0 : 1, nums[i].max, &lo))
+			return -EINVAL;
+		if (i == 0)
+			t->uid = (int)lo;
+		else if (i == 1)
+			t->cpu_pct = (unsigned int)lo;
+		else
+			t->mem_mb = (unsigned int)lo;
+		return 0;
+	}
+	if (n <= 9 || strncmp(kv, "services=", 9) != 0 || n - 9 >= sizeof(v))
+		return -EINVAL;
+	memcpy(v, kv + 9, n - 9);
+	v[n - 9] = '\0';
+	if ((dash = strchr(v, '-')) == NULL)
+		return -EINVAL;
+	v[dash - v] = '\0';
+	if (zn_parse_uint(v, 1, ZN_STEP_MAX_SERVICE, &lo) ||
+	    zn_parse_uint(dash + 1, lo, ZN_STEP_MAX_SERVICE, &hi))
+		return -EINVAL;
+	t->svc_lo = (uint16_t)lo;
+	t->svc_hi = (uint16_t)hi;
+	return 0;
+}
+
+/* --tenant NAME=GROUP[,services=LO-HI][,uid=N][,cpu=PCT][,mem=MB] */
 int
 zn_tenant_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
 {
 	struct zn_tenant_cfg *t = &cfg->tenants[cfg->n_tenants];
 	const char *eq = strchr(arg, '='), *comma;
-	uint64_t lo, hi;
-	char range[32];
 	size_t n;
 
 	if (cfg->n_tenants >= ZN_MAX_TENANTS) {
@@ -46,12 +91,14 @@ zn_tenant_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
 		return -EINVAL;
 	}
 	memset(t, 0, sizeof(*t));
+	t->uid = -1;
 	comma = eq != NULL ? strchr(eq, ',') : NULL;
 	n = comma != NULL ? (size_t)(comma - eq - 1) : (eq ? strlen(eq + 1) : 0);
 	if (eq == NULL || eq == arg || (size_t)(eq - arg) >= sizeof(t->name) ||
 	    n == 0 || n >= sizeof(t->group_name)) {
 		fprintf(stderr, "%s: --tenant '%s': NAME=GROUP[,services=LO-HI]"
-			", such as red=red,services=10-19\n", prog, arg);
+			"[,uid=N][,cpu=PCT][,mem=MB], such as red=red,"
+			"services=10-19\n", prog, arg);
 		return -EINVAL;
 	}
 	memcpy(t->name, arg, (size_t)(eq - arg));
@@ -67,27 +114,18 @@ zn_tenant_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
 				t->name);
 			return -EINVAL;
 		}
-	if (comma != NULL) {
-		const char *v = comma + 1, *dash;
+	while (comma != NULL) {
+		const char *kv = comma + 1;
 
-		if (strncmp(v, "services=", 9) != 0 ||
-		    strlen(v + 9) >= sizeof(range) ||
-		    (dash = strchr(v + 9, '-')) == NULL) {
+		comma = strchr(kv, ',');
+		n = comma != NULL ? (size_t)(comma - kv) : strlen(kv);
+		if (tenant_option(t, kv, n) < 0) {
 			fprintf(stderr, "%s: --tenant '%s': after the group, "
-				"only services=LO-HI\n", prog, arg);
-			return -EINVAL;
-		}
-		zn_strlcpy(range, v + 9, sizeof(range));
-		range[dash - v - 9] = '\0';
-		if (zn_parse_uint(range, 1, ZN_STEP_MAX_SERVICE, &lo) ||
-		    zn_parse_uint(dash + 1, lo, ZN_STEP_MAX_SERVICE, &hi)) {
-			fprintf(stderr, "%s: --tenant '%s': services LO-HI with "
-				"1 <= LO <= HI <= %d\n", prog, arg,
+				"services=LO-HI (1 <= LO <= HI <= %d), uid=N, "
+				"cpu=PERCENT (1..102400) or mem=MB\n", prog, arg,
 				ZN_STEP_MAX_SERVICE);
 			return -EINVAL;
 		}
-		t->svc_lo = (uint16_t)lo;
-		t->svc_hi = (uint16_t)hi;
 	}
 	cfg->n_tenants++;
 	return 0;
@@ -315,7 +353,7 @@ zn_tenant_init(struct zn_mgr *m)
 
 			if (s->port != p)
 				continue;
-			tn->port_mask[p] |= (uint8_t)(1u << s->tenant);
+			tn->port_mask[p] |= (uint16_t)(1u << s->tenant);
 			if (s->kind == ZN_SLICE_PORT)
 				tn->port_rest[p] = (uint8_t)(s->tenant + 1);
 			else
@@ -364,6 +402,13 @@ zn_tenant_svc_ok(const struct zn_mgr *m, uint32_t group, uint16_t svc,
 			 m->cfg.tenants[t - 1].svc_lo,
 			 m->cfg.tenants[t - 1].svc_hi);
 	return false;
+}
+
+unsigned int
+zn_tenant_of_nf(const struct zn_mgr *m, unsigned int slot)
+{
+	return m->tn != NULL && slot < ZN_MAX_NFS ?
+	       m->tn->grp_tenant[m->nf_group[slot]] : 0;
 }
 
 bool

@@ -40,7 +40,7 @@ struct zn_tenants {
 	uint8_t grp_tenant[ZN_MAX_GROUPS + 1];
 	/* bit t: tenant t has a slice of the port; 0: the port is not
 	 * sliced (its packets belong to no tenant) */
-	uint8_t port_mask[ZN_MAX_PORTS];
+	uint16_t port_mask[ZN_MAX_PORTS];
 	uint8_t port_rest[ZN_MAX_PORTS];   /* tenant + 1 of a whole-port
 					    * slice, 0: none */
 	uint16_t first[ZN_MAX_PORTS];      /* the port's match slices: */
@@ -48,6 +48,7 @@ struct zn_tenants {
 	struct zn_slice_cfg match[ZN_MAX_SLICES]; /* by port, as given */
 	uint8_t svc_tenant[ZN_MAX_SERVICES]; /* tenant + 1, 0: none */
 };
+_Static_assert(ZN_MAX_TENANTS <= 16, "port_mask has a bit per tenant");
 
 /* Options (args.c calls these). 0, or -EINVAL with a message printed. */
 int zn_tenant_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg);
@@ -67,6 +68,8 @@ int zn_tenant_find(const struct zn_mgr *m, const char *name);
  *  in @p err. */
 bool zn_tenant_svc_ok(const struct zn_mgr *m, uint32_t group, uint16_t svc,
 		      char *err, size_t errlen);
+/** The tenant + 1 of the NF in @p slot (0: none). */
+unsigned int zn_tenant_of_nf(const struct zn_mgr *m, unsigned int slot);
 /** Is port @p port divided among tenants? */
 bool zn_tenant_port_sliced(const struct zn_mgr *m, unsigned int port);
 /** Hops for a chain of @p tenant (index, or -1: an operator's chain):

@@ -104,7 +104,8 @@ cmd_tenant_list(struct zn_cmd_req *req)
 	json_t *a = json_array();
 
 	for (unsigned int t = 0; t < req->mgr->cfg.n_tenants; t++)
-		json_array_append_new(a, tenant_json(req->mgr, t));
+		if (req->tenant == 0 || req->tenant == t + 1)
+			json_array_append_new(a, tenant_json(req->mgr, t));
 	req->result = json_pack("{s:o}", "tenants", a);
 	return req->result ? 0 : -ENOMEM;
 }
@@ -112,6 +113,7 @@ cmd_tenant_list(struct zn_cmd_req *req)
 static const struct zn_cmd tenant_list_cmd = {
 	.name = "tenant.list",
 	.help = "tenants: their slices, chain and counters",
+	.flags = ZN_CMD_F_TENANT, /* its own only */
 	.result = "{\"tenants\": \"[{name, id, group, services: [lo, hi], "
 		  "slices: [{port, vlan | mac | prefix}], chain: [step], "
 		  "n_nfs, nfs: {rx, tx, drops}, counters: {rx, rx_bytes, "
@@ -123,7 +125,8 @@ static const struct zn_cmd tenant_list_cmd = {
 	       "sliced port waits for no tenant) or it has no chain "
 	       "(`no_chain`), and its NFs' packets dropped for going to "
 	       "another tenant (`cross_tenant`). `nfs`: its NFs' counters "
-	       "summed. Its chain is set with `chain.set` and `tenant`.",
+	       "summed. Its chain is set with `chain.set` and `tenant`. On a "
+	       "tenant's control socket: that tenant only.",
 	.fn = cmd_tenant_list,
 };
 ZN_CMD_REGISTER(tenant_list_cmd)

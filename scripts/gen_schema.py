@@ -59,6 +59,8 @@ def render(schema: dict) -> str:
             line += " " + m["description"]
         if m.get("any_thread"):
             line += " (Served off the control thread too.)"
+        if m.get("tenant"):
+            line += " (Open to a tenant's control socket.)"
         notes.append(line)
     out += ["", *notes, "", END]
     return "\n".join(out)

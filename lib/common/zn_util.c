@@ -78,6 +78,41 @@ zn_runtime_dir(const char *name, char *buf, size_t len)
 }
 
 int
+zn_tenant_dir(const char *name, char *buf, size_t len)
+{
+	char dpdk[PATH_MAX];
+	int n, rc = zn_runtime_dir(name, dpdk, sizeof(dpdk));
+
+	if (rc < 0)
+		return rc;
+	/* <base>/dpdk/<name> -> <base>/zeronf/<name> */
+	dpdk[strlen(dpdk) - strlen(name) - strlen("/dpdk/")] = '\0';
+	n = snprintf(buf, len, "%s/zeronf/%s", dpdk, name);
+	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
+}
+
+int
+zn_mkdir_p(const char *dir, mode_t mode)
+{
+	char tmp[PATH_MAX];
+
+	if (strlen(dir) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	zn_strlcpy(tmp, dir, sizeof(tmp));
+	for (char *p = tmp + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int
 zn_runtime_path(const char *name, const char *file, char *buf, size_t len)
 {
 	char dir[PATH_MAX];

@@ -45,6 +45,13 @@ bool zn_instance_name_valid(const char *name);
 /** DPDK's runtime directory of instance @p name (as EAL computes it). */
 int zn_runtime_dir(const char *name, char *buf, size_t len);
 
+/** Where instance @p name's tenants' control sockets are: beside DPDK's
+ *  runtime directory, <base>/zeronf/<name> (that one is 0700). */
+int zn_tenant_dir(const char *name, char *buf, size_t len);
+
+/** mkdir -p with @p mode for each directory made. 0 or -errno. */
+int zn_mkdir_p(const char *dir, mode_t mode);
+
 /** Path of @p file inside the runtime directory of @p name. */
 int zn_runtime_path(const char *name, const char *file, char *buf,
 		    size_t len);

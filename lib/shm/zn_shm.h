@@ -68,7 +68,7 @@
 /* Trust groups (mgr/group.c): each group's packet pool lives in a
  * hugepage file of its own, mapped at a fixed address by the manager and
  * by the group's NFs only (an NF of another group has nothing there). */
-#define ZN_MAX_GROUPS 8
+#define ZN_MAX_GROUPS 16
 #define ZN_GROUP_VA_BASE 0x500000000000ULL
 #define ZN_GROUP_VA_STRIDE (64ULL << 30) /* the most one group may map */
 #define ZN_GROUP_FILE_FMT "%stg_%u"       /* instance, group index */

@@ -27,7 +27,18 @@ def runtime_dir(instance: str) -> str:
     return os.path.join(base, "dpdk", instance)
 
 
+def tenant_socket_path(instance: str, tenant: str) -> str:
+    """Tenant `tenant`'s control socket (it sees and changes only its
+    own): beside DPDK's runtime directory, which is the manager's only."""
+    base = os.path.dirname(os.path.dirname(runtime_dir(instance)))
+    return os.path.join(base, "zeronf", instance, f"tenant-{tenant}.sock")
+
+
 def socket_path(instance: str) -> str:
+    """The operator's socket, or $ZERONF_TENANT's (zeronf --as T)."""
+    tenant = os.environ.get("ZERONF_TENANT")
+    if tenant:
+        return tenant_socket_path(instance, tenant)
     return os.path.join(runtime_dir(instance), "zeronf.sock")
 
 

@@ -223,14 +223,17 @@ def test_tenant_services_and_chains_are_its_own(managers):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--tenant", "red"], "NAME=GROUP[,services=LO-HI]"),
+    (["--tenant", "red"], "NAME=GROUP[,services=LO-HI][,uid=N][,cpu=PCT]"),
     (["--tenant", "red=pink"], "--tenant red: no --trust-group pink"),
     (["--tenant", "red=red", "--tenant", "red=blue"], "given twice"),
     (["--tenant", "a=red", "--tenant", "b=red"], "one trust group each"),
     (["--tenant", "a=red,services=10-20", "--tenant",
       "b=blue,services=20-30"], "their services overlap"),
-    (["--tenant", "a=red,services=20-10"], "services LO-HI with"),
-    (["--tenant", "a=red,svc=1-2"], "only services=LO-HI"),
+    (["--tenant", "a=red,services=20-10"], "services=LO-HI (1 <= LO"),
+    (["--tenant", "a=red,svc=1-2"], "after the group, services=LO-HI"),
+    (["--tenant", "a=red,uid=-1"], "uid=N, cpu=PERCENT (1..102400) or mem=MB"),
+    (["--tenant", "a=red,cpu=0"], "cpu=PERCENT"),
+    (["--tenant", "a=red,services=1-2,"], "or mem=MB"),
     (["--tenant", "a=red", "--slice", "b:0"], "no --tenant b"),
     (["--tenant", "a=red", "--slice", "a:3"], "names port 3 but only 1"),
     (["--tenant", "a=red", "--slice", "a:0:vlan=4095"], "vlan=1..4094"),

@@ -26,6 +26,11 @@ def parser() -> argparse.ArgumentParser:
                     default=os.environ.get("ZERONF_INSTANCE", "zeronf"),
                     help="instance name (default $ZERONF_INSTANCE or "
                          "'zeronf')")
+    ap.add_argument("--as", dest="as_tenant", metavar="TENANT",
+                    default=os.environ.get("ZERONF_TENANT") or None,
+                    help="as tenant TENANT, through its control socket: "
+                         "its own NFs and chain only (default "
+                         "$ZERONF_TENANT)")
     ap.add_argument("--json", action="store_true", help="raw JSON output")
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for m in MODULES:
@@ -39,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     as_json = "--json" in argv
     a = parser().parse_args([x for x in argv if x != "--json"])
     a.json = as_json
+    if a.as_tenant:
+        os.environ["ZERONF_TENANT"] = a.as_tenant  # client.socket_path
     try:
         return a.run(a)
     except ZeroNFError as e:

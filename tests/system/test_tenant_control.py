@@ -1,0 +1,188 @@
+"""Tenants' control credentials (mgr/ctl.c): each tenant has a control
+socket of its own, mode 0600 and owned by the user --tenant's uid= names;
+a client on it sees and changes only its tenant (its NFs, its chain, its
+counters) and is refused every other command. Tried by a real other user
+(uid 65534) that can use its tenant's socket and no other."""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from zeronf.client import (Client, ZeroNFError, runtime_dir,
+                           tenant_socket_path)
+
+NOBODY = 65534
+GROUPS = ["--trust-group", "red:1023", "--trust-group", "blue:1023"]
+TENANTS = ["--tenant", f"red=red,services=10-19,uid={NOBODY}",
+           "--tenant", "blue=blue,services=20-29",
+           "--slice", "red:0:vlan=10", "--slice", "blue:0:vlan=20",
+           "--slice", "red:1", "--slice", "blue:2"]
+
+# Run as another user: the system's Python (the test's may be under a
+# directory only root reads), nothing but a socket.
+AS_NOBODY = r"""
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print(json.dumps({"connect": e.errno})); sys.exit(0)
+s.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, "method": sys.argv[2],
+                      "params": json.loads(sys.argv[3])}).encode() + b"\n")
+buf = b""
+while not buf.endswith(b"\n"):
+    buf += s.recv(65536)
+print(buf.decode())
+"""
+
+
+def as_nobody(path, method, **params):
+    py = shutil.which("python3", path="/usr/bin:/bin")
+    r = subprocess.run([py, "-c", AS_NOBODY, str(path), method,
+                        json.dumps(params)], capture_output=True, text=True,
+                       timeout=20, preexec_fn=lambda: (os.setgid(NOBODY),
+                                                       os.setuid(NOBODY)))
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.fixture
+def tenants(managers):
+    m = managers(ports=["net_null0", "net_null1", "net_null2"],
+                 rx_paused=True, args=GROUPS + TENANTS)
+    m.start_nf("forward", 10, "red-fw", lib_args=["--trust-group", "red"])
+    m.start_nf("forward", 20, "blue-fw", lib_args=["--trust-group", "blue"])
+    m.start_nf("forward", 1, "plain")
+    return m
+
+
+def test_a_tenant_socket_sees_and_changes_only_its_tenant(tenants):
+    m = tenants
+    red = tenant_socket_path(m.name, "red")
+    with Client(path=red) as c:
+        assert [n["name"] for n in c.call("nf.list")["nfs"]] == ["red-fw"]
+        assert [t["name"] for t in c.call("tenant.list")["tenants"]] == \
+            ["red"]
+        assert c.call("chain.set", hops=["10", "port:1"])["hops"] == \
+            ["svc:10", "port:1"]
+        assert c.call("chain.get")["hops"] == ["svc:10", "port:1"]
+        assert c.call("chain.get", tenant="red")["hops"] == \
+            ["svc:10", "port:1"]
+        assert c.call("version")["protocol"] == "zeronf-ctl"
+        refused = [("chain.set", dict(tenant="blue", hops=["20"]),
+                    "sets its own chain only"),
+                   ("chain.set", dict(port=1, hops=["10"]),
+                    "sets its own chain only"),
+                   ("chain.set", dict(hops=["20"]),
+                    "service 20 is not tenant red's"),
+                   ("chain.get", dict(tenant="blue"), "own chain only"),
+                   ("rx.set", dict(enabled=True), "rx.set: not open to a "
+                    "tenant (tenant red's control socket)"),
+                   ("status", {}, "not open to a tenant"),
+                   ("nf.stop", dict(instance=0), "not open to a tenant"),
+                   ("shutdown", {}, "not open to a tenant")]
+        for method, params, message in refused:
+            with pytest.raises(ZeroNFError, match=re.escape(message)) as e:
+                c.call(method, **params)
+            assert e.value.code == -1  # -EPERM
+        # The schema says which methods a tenant may call.
+        methods = c.call("schema")["methods"]
+        assert sorted(k for k, v in methods.items() if v.get("tenant")) == \
+            ["chain.get", "chain.set", "help", "nf.list", "schema",
+             "tenant.list", "version"]
+    # The operator sees what red did, and everything.
+    with m.client() as c:
+        assert c.call("chain.get", tenant="red")["hops"] == \
+            ["svc:10", "port:1"]
+        assert c.call("chain.get", tenant="blue")["hops"] == []
+        assert len(c.call("nf.list")["nfs"]) == 3
+    # The CLI, as red.
+    r = subprocess.run([sys.executable, "-m", "zeronf", "-i", m.name, "--as",
+                        "red", "nfs", "--json"], capture_output=True,
+                       text=True, timeout=20)
+    assert r.returncode == 0 and [n["name"] for n in json.loads(r.stdout)] \
+        == ["red-fw"]
+    r = subprocess.run([sys.executable, "-m", "zeronf", "-i", m.name, "--as",
+                        "red", "rx", "on"], capture_output=True, text=True,
+                       timeout=20)
+    assert r.returncode == 1 and "not open to a tenant" in r.stderr
+
+
+def test_only_the_tenants_user_reaches_its_socket(tenants):
+    m = tenants
+    red, blue = (tenant_socket_path(m.name, t) for t in ("red", "blue"))
+    st = os.stat(red)
+    assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == NOBODY
+    assert os.stat(blue).st_uid == 0
+    got = as_nobody(red, "tenant.list")
+    assert [t["name"] for t in got["result"]["tenants"]] == ["red"]
+    assert as_nobody(red, "status")["error"]["code"] == -1
+    assert as_nobody(blue, "tenant.list") == {"connect": 13}  # EACCES
+    admin = os.path.join(runtime_dir(m.name), "zeronf.sock")
+    assert as_nobody(admin, "status")["connect"] in (13, 2)
+    assert m.shutdown() == 0
+    # Its sockets and their directory go with the manager.
+    assert not os.path.exists(os.path.dirname(red))
+
+
+def test_a_tenants_nfs_get_its_cpu_share_and_memory(managers, tmp_path):
+    """--tenant cpu=20,mem=300: the tenant's launched NFs run in its
+    cgroup, which holds them to 20 % of one CPU and 300 MB together. A
+    flood at many times what its NF can do at that share: the NF uses no
+    more than its share (and the excess drops, counted for the tenant)."""
+    from harness import DATA, NF_BIN, scaled, wait_for
+    from pcaputil import read_frames, write_pcap
+    frames = [f[:12] + b"\x81\x00\x00\x0a" + f[12:]
+              for f in read_frames(DATA / "pcap/bittorrent.pcap")]
+    write_pcap(tmp_path / "red.pcap", frames)
+    m = managers(ports=[f"net_pcap0,rx_pcap={tmp_path / 'red.pcap'},"
+                        "infinite_rx=1", "net_null0,no-rx=1"],
+                 rx_paused=True,
+                 args=["--trust-group", "red:4095", "--tenant",
+                       "red=red,services=10-19,cpu=20,mem=300",
+                       "--slice", "red:0:vlan=10", "--slice", "red:1"])
+    # 20 us a packet: 50 kpps at a whole CPU, 10 kpps at its share.
+    m.call("nf.start", name="busy", binary=str(NF_BIN["forward"]),
+           service=10, trust_group="red", args=["--cost-ns", "20000"])
+    wait_for(lambda: any(n["name"] == "busy" and n["state"] == "running"
+                         for n in m.call("nf.list")["nfs"]), scaled(20),
+             "busy running")
+    pid = next(n["pid"] for n in m.call("nf.list")["nfs"])
+    assert f"/zeronf/{m.name}/tenant-red/busy" in \
+        open(f"/proc/{pid}/cgroup").read()
+    cg = "/sys/fs/cgroup"
+    if os.path.exists(f"{cg}/cgroup.controllers"):  # v2
+        d = f"{cg}/zeronf/{m.name}/tenant-red"
+        assert open(f"{d}/cpu.max").read().split() == ["20000", "100000"]
+        assert int(open(f"{d}/memory.max").read()) == 300 << 20
+    else:
+        d = f"zeronf/{m.name}/tenant-red"
+        assert int(open(f"{cg}/cpu/{d}/cpu.cfs_quota_us").read()) == 20000
+        assert int(open(f"{cg}/memory/{d}/memory.limit_in_bytes").read()) \
+            == 300 << 20
+    m.call("chain.set", tenant="red", hops=["10", "port:1"])
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > 1000,
+             scaled(20), "traffic through the NF")
+
+    def cpu():
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    import time
+    t0, c0 = time.monotonic(), cpu()
+    time.sleep(3)
+    share = (cpu() - c0) / (time.monotonic() - t0)
+    red = m.call("tenant.list")["tenants"][0]["counters"]
+    m.call("rx.set", enabled=False)
+    assert share <= 0.25, f"the tenant's NF used {share:.0%} of a CPU"
+    assert red["ingress_full"] > 0 and red["rx"] > red["ingress_full"]
+    assert m.shutdown() == 0
+    assert not os.path.exists(f"{cg}/cpu/zeronf/{m.name}")
