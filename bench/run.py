@@ -78,6 +78,11 @@ affects both sides alike. Progress goes to stderr.
          the manager's descriptor checks (--validate on, the default) and
          without, H = direct (NFs hand packets to each other) and worker
          (every hop through the worker, which checks every packet).
+  tenants {"bench":"tenants","tenants":N,"mpps":X,"per_tenant_mpps":[..],
+         "min_max":R,"cv":C}: N = 1, 2, 4, 8, 10 tenants on one port
+         sliced by VLAN (equal shares), each with its own trust group,
+         forward NF and chain; X = their sum; R = slowest / fastest tenant,
+         C = coefficient of variation (bench/tenants.py).
 """
 
 from __future__ import annotations
@@ -92,6 +97,7 @@ from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
     bench_idle, bench_latency, bench_lb, bench_p2p
 from peers import bench_peers
 from soak import bench_soak
+from tenants import bench_tenants
 from trust import bench_trust, bench_validate
 
 
@@ -106,7 +112,8 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "soak": bench_soak, "flowmon": bench_flowmon,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
            "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers,
-           "trust": bench_trust, "validate": bench_validate}
+           "trust": bench_trust, "validate": bench_validate,
+           "tenants": bench_tenants}
 
 
 def main() -> int:

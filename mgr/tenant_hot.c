@@ -79,14 +79,38 @@ tenant_of(const struct zn_tenants *tn, uint16_t port, const struct rte_mbuf *m)
 	return tn->port_rest[port];
 }
 
+/* Order a burst by tenant, each tenant's packets in the order they came
+ * (a counting sort): tenants' packets interleaved packet by packet would
+ * otherwise leave the stage in runs of one (8.4 against 21.7 Mpps for 2
+ * tenants in the tenants bench). Packets of different tenants have no
+ * order to keep. @p at: packets per tenant + 1. */
+static void
+by_tenant(struct rte_mbuf **pkts, struct rte_mbuf **tmp, const uint8_t *of,
+	  uint16_t *at, unsigned int n)
+{
+	unsigned int sum = 0;
+
+	for (unsigned int t = 0; t <= ZN_MAX_TENANTS; t++) {
+		unsigned int c = at[t];
+
+		at[t] = (uint16_t)sum;
+		sum += c;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		tmp[at[of[i]]++] = pkts[i];
+	memcpy(pkts, tmp, n * sizeof(*pkts));
+}
+
 unsigned int
 zn_tenant_ingress(struct zn_worker *w, const struct zn_route *rt,
 		  uint16_t port, struct rte_mbuf **pkts, unsigned int n)
 {
 	const struct zn_tenants *tn = w->mgr->tn;
 	struct zn_tenant_wstats *ts = w->shm->tenant;
-	struct rte_mbuf *gone[ZN_BURST];
-	unsigned int k = 0, ng = 0;
+	struct rte_mbuf *gone[ZN_BURST], *kept[ZN_BURST];
+	uint8_t of[ZN_BURST];
+	unsigned int k = 0, ng = 0, first = 0, mixed = 0;
+	uint16_t at[ZN_MAX_TENANTS + 1] = { 0 };
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
@@ -108,6 +132,11 @@ zn_tenant_ingress(struct zn_worker *w, const struct zn_route *rt,
 				continue;
 			}
 		}
+		if (k == 0)
+			first = t;
+		mixed |= t != first;
+		at[t]++;
+		of[k] = (uint8_t)t;
 		pkts[k++] = m;
 	}
 	if (ng != 0) {
@@ -115,5 +144,7 @@ zn_tenant_ingress(struct zn_worker *w, const struct zn_route *rt,
 		w->shm->stats.drops[ZN_DROP_NO_TENANT] += ng;
 		w->shm->port[port].drops[ZN_DROP_NO_TENANT] += ng;
 	}
+	if (mixed)
+		by_tenant(pkts, kept, of, at, k);
 	return k;
 }
