@@ -69,9 +69,6 @@ struct zn_fdir {
 	uint64_t exact_expired;
 };
 
-struct exact_data {
-	uint8_t chain;
-};
 
 /* Rebuild both contexts and publish; on failure nothing changes. */
 static int
@@ -386,7 +383,7 @@ zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
 }
 
 int
-zn_fdir_rule_del(struct zn_mgr *m, uint32_t id)
+zn_fdir_rule_del(struct zn_mgr *m, uint32_t id, unsigned int tenant)
 {
 	struct zn_fdir *fd = m->fdir;
 
@@ -394,7 +391,8 @@ zn_fdir_rule_del(struct zn_mgr *m, uint32_t id)
 		struct zn_fdir_rule r = fd->rules[i];
 		int rc;
 
-		if (r.id != id)
+		if (r.id != id ||
+		    (tenant != ZN_FDIR_ANY_OWNER && r.tenant != tenant))
 			continue;
 		memmove(&fd->rules[i], &fd->rules[i + 1],
 			(fd->n_rules - i - 1) * sizeof(r));
@@ -425,12 +423,12 @@ zn_fdir_rules(struct zn_mgr *m, unsigned int *n)
 
 int
 zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
-		 const struct zn_step *hops, unsigned int n, char *err,
-		 size_t errlen)
+		 const struct zn_step *hops, unsigned int n,
+		 unsigned int tenant, char *err, size_t errlen)
 {
 	struct zn_fdir *fd = m->fdir;
 	struct zn_ft_hit hit;
-	struct exact_data *d;
+	struct zn_fdir_exact *d;
 	bool created;
 	int rc, chain;
 
@@ -452,28 +450,38 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		return rc;
 	}
 	d = hit.data;
+	if (!hit.created && d->tenant != tenant) {
+		chain_put(fd, (unsigned int)chain);
+		snprintf(err, errlen, "this flow has a rule of %s", d->tenant ?
+			 "a tenant" : "the operator");
+		return -EEXIST;
+	}
 	if (!hit.created)
 		chain_put(fd, d->chain);
 	else
 		fd->exact_added++;
 	/* One byte: a reader sees the old chain or the new one (a new
 	 * entry reads as chain 0, the default, until this store: the rule
-	 * is in force once this function returns). */
+	 * is in force once this function returns); its tenant before it. */
+	__atomic_store_n(&d->tenant, (uint8_t)tenant, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->chain, (uint8_t)chain, __ATOMIC_RELEASE);
 	return 0;
 }
 
 int
-zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key)
+zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key,
+		 unsigned int tenant)
 {
 	struct zn_fdir *fd = m->fdir;
 	struct zn_ft_hit hit;
 	uint32_t h = zn_flow_key_hash(key);
 	uint8_t chain;
 
-	if (zn_ft_lookup(fd->exact, key, h, 0, &hit) < 0)
+	if (zn_ft_lookup(fd->exact, key, h, 0, &hit) < 0 ||
+	    (tenant != ZN_FDIR_ANY_OWNER &&
+	     ((struct zn_fdir_exact *)hit.data)->tenant != tenant))
 		return -ENOENT;
-	chain = ((struct exact_data *)hit.data)->chain;
+	chain = ((struct zn_fdir_exact *)hit.data)->chain;
 	if (zn_ft_del(fd->exact, key, h) < 0)
 		return -ENOENT;
 	chain_put(fd, chain);
@@ -482,13 +490,16 @@ zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key)
 
 int
 zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,
-		     const struct zn_flow_key **key, unsigned int *chain)
+		     const struct zn_flow_key **key, unsigned int *chain,
+		     unsigned int *tenant)
 {
 	void *data;
 	int rc = zn_ft_iterate(m->fdir->exact, cursor, key, &data);
 
-	if (rc >= 0)
-		*chain = ((struct exact_data *)data)->chain;
+	if (rc >= 0) {
+		*chain = ((struct zn_fdir_exact *)data)->chain;
+		*tenant = ((struct zn_fdir_exact *)data)->tenant;
+	}
 	return rc;
 }
 
@@ -513,7 +524,7 @@ on_expire(const struct zn_flow_key *key, void *data, void *arg)
 	struct zn_fdir *fd = arg;
 
 	(void)key;
-	chain_put(fd, ((struct exact_data *)data)->chain);
+	chain_put(fd, ((struct zn_fdir_exact *)data)->chain);
 	fd->exact_expired++;
 }
 
@@ -568,7 +579,7 @@ zn_fdir_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m))
 	fd->idle_ns = m->cfg.flow_idle_s * 1000000000ULL;
 	fd->exact = zn_ft_create(&ZN_FT_OPTS(
 		.name = "zn_fdir_exact", .capacity = m->cfg.flow_capacity,
-		.data_size = sizeof(struct exact_data),
+		.data_size = sizeof(struct zn_fdir_exact),
 		.idle_timeout_ns = fd->idle_ns,
 		.flags = ZN_FT_F_CONCURRENT, .rcu = m->qsbr));
 	if (fd->exact == NULL) {

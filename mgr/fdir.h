@@ -49,10 +49,28 @@ struct zn_fdir_rule {
 	uint8_t src_len;    /* prefix lengths */
 	uint8_t dst_len;
 	uint8_t chain;      /* set by zn_fdir_rule_add */
+	uint8_t tenant;     /* 0: the operator's, for every packet; t + 1:
+			     * tenant t's, for its packets only */
 	uint16_t sport[2];
 	uint16_t dport[2];
 	uint8_t src[16];
 	uint8_t dst[16];
+};
+
+/* An exact rule's data in the flow table: fdir.c writes it, fdir_hot.c
+ * reads it (chain first, acquire: tenant is stored before it). */
+struct zn_fdir_exact {
+	uint8_t chain;
+	uint8_t tenant; /* as zn_fdir_rule's */
+};
+
+/* What rte_acl reads of a packet (fdir_acl.c): its flow key, ports in
+ * network order, then its tenant + 1 (0: none) as a network-order word
+ * (as a 1-byte field after the ports it never matched here: rules of
+ * tenant 1 matched none of its packets). */
+struct zn_fdir_acl_in {
+	struct zn_flow_key key;
+	uint32_t tenant_be;
 };
 
 struct zn_fdir_counts {
@@ -64,16 +82,28 @@ struct zn_fdir_counts {
 int zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
 		     const struct zn_step *hops, unsigned int n, char *err,
 		     size_t errlen);
-int zn_fdir_rule_del(struct zn_mgr *m, uint32_t id);
+/* The owner a deletion names: the operator's control socket deletes
+ * anyone's rule. */
+#define ZN_FDIR_ANY_OWNER UINT32_MAX
+
+/** Delete rule @p id if its tenant is @p tenant (0: the operator's; t +
+ *  1: tenant t's; ZN_FDIR_ANY_OWNER). 0, -ENOENT, or the rebuild's
+ *  -errno. */
+int zn_fdir_rule_del(struct zn_mgr *m, uint32_t id, unsigned int tenant);
 const struct zn_fdir_rule *zn_fdir_rules(struct zn_mgr *m, unsigned int *n);
 
-/** Add or replace the exact rule of one direction of a flow. 0 or -errno */
+/** Add or replace the exact rule of one direction of a flow, for
+ *  @p tenant's packets (t + 1; 0: every packet). A rule of another
+ *  owner for the same key is not replaced: -EEXIST. 0 or -errno. */
 int zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
-		     const struct zn_step *hops, unsigned int n, char *err,
-		     size_t errlen);
-int zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key);
+		     const struct zn_step *hops, unsigned int n,
+		     unsigned int tenant, char *err, size_t errlen);
+/** Delete it if its tenant is @p tenant (as zn_fdir_rule_del). */
+int zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key,
+		     unsigned int tenant);
 int zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,
-			 const struct zn_flow_key **key, unsigned int *chain);
+			 const struct zn_flow_key **key, unsigned int *chain,
+			 unsigned int *tenant);
 /**
  * The chain of packets entering from port @p port that no flow rule
  * matches, instead of the default chain (packets back from an external

@@ -21,12 +21,14 @@
 #define ACL_BUILD_MAX_MB 512
 
 /* ------------------------------------------------------------------ */
-/* rte_acl layout. The input is a struct zn_flow_key with its ports in  */
-/* network order (rte_acl wants input in network order, rules in host). */
+/* rte_acl layout. The input is a struct zn_fdir_acl_in: a flow key with */
+/* its ports in network order (rte_acl wants input in network order,    */
+/* rules in host), then the packet's tenant: a tenant's rule matches    */
+/* its tenant's packets only, the operator's every packet.              */
 
-enum { F4_PROTO, F4_SRC, F4_DST, F4_SPORT, F4_DPORT, F4_NUM };
+enum { F4_PROTO, F4_SRC, F4_DST, F4_SPORT, F4_DPORT, F4_TENANT, F4_NUM };
 enum { F6_PROTO, F6_SRC0, F6_DST0 = F6_SRC0 + 4, F6_SPORT = F6_DST0 + 4,
-       F6_DPORT, F6_NUM };
+       F6_DPORT, F6_TENANT, F6_NUM };
 
 RTE_ACL_RULE_DEF(acl4_rule, F4_NUM);
 RTE_ACL_RULE_DEF(acl6_rule, F6_NUM);
@@ -50,7 +52,11 @@ acl_defs(int v6, struct rte_acl_field_def *d)
 		(uint8_t)n, (uint8_t)in, KOFF(src_port) };
 	n++;
 	d[n] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_RANGE, 2,
-		(uint8_t)n, (uint8_t)in, KOFF(dst_port) };
+		(uint8_t)n, (uint8_t)in++, KOFF(dst_port) };
+	n++;
+	d[n] = (struct rte_acl_field_def){ RTE_ACL_FIELD_TYPE_BITMASK, 4,
+		(uint8_t)n, (uint8_t)in,
+		(uint32_t)offsetof(struct zn_fdir_acl_in, tenant_be) };
 	return n + 1;
 }
 
@@ -93,6 +99,8 @@ acl_rule_fill(const struct zn_fdir_rule *r, unsigned int rank, int v6,
 	f[1 + 2 * w].mask_range.u16 = r->sport[1];
 	f[2 + 2 * w].value.u16 = r->dport[0];
 	f[2 + 2 * w].mask_range.u16 = r->dport[1];
+	f[3 + 2 * w].value.u32 = r->tenant;
+	f[3 + 2 * w].mask_range.u32 = r->tenant != 0 ? UINT32_MAX : 0;
 }
 
 /* A rule without addresses or "ip" applies to both IP versions. */

@@ -86,6 +86,10 @@ cmd_flow_add(struct zn_cmd_req *req)
 
 	if (items == NULL)
 		return req->err[0] ? -EINVAL : -ENOMEM;
+	for (size_t i = 0; i < n && rc == 0 && req->tenant != 0; i++)
+		rc = zn_tenant_hops_check(req->mgr, (int)req->tenant - 1,
+					  items[i].hops, items[i].n, req->err,
+					  sizeof(req->err));
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct zn_flow_key keys[2] = { items[i].key };
 
@@ -93,7 +97,8 @@ cmd_flow_add(struct zn_cmd_req *req)
 		for (unsigned int d = 0; d < (items[i].both ? 2u : 1u); d++) {
 			rc = zn_fdir_flow_add(req->mgr, &keys[d],
 					      items[i].hops, items[i].n,
-					      req->err, sizeof(req->err));
+					      req->tenant, req->err,
+					      sizeof(req->err));
 			if (rc < 0)
 				break;
 			added++;
@@ -109,6 +114,14 @@ cmd_flow_add(struct zn_cmd_req *req)
 	return rc;
 }
 
+/* Whose rules a request may delete: a tenant's socket its own, the
+ * operator's anyone's. */
+static unsigned int
+owner(const struct zn_cmd_req *req)
+{
+	return req->tenant != 0 ? req->tenant : ZN_FDIR_ANY_OWNER;
+}
+
 static int
 cmd_flow_del(struct zn_cmd_req *req)
 {
@@ -122,7 +135,8 @@ cmd_flow_del(struct zn_cmd_req *req)
 
 		zn_flow_key_reverse(&items[i].key, &keys[1]);
 		for (unsigned int d = 0; d < (items[i].both ? 2u : 1u); d++) {
-			if (zn_fdir_flow_del(req->mgr, &keys[d]) == 0)
+			if (zn_fdir_flow_del(req->mgr, &keys[d], owner(req)) ==
+			    0)
 				deleted++;
 			else
 				missing++;
@@ -134,6 +148,14 @@ cmd_flow_del(struct zn_cmd_req *req)
 	return 0;
 }
 
+/* A rule's owner in a reply: its tenant's name, or null (the operator). */
+static json_t *
+tenant_name(const struct zn_mgr *m, unsigned int tenant)
+{
+	return tenant != 0 && tenant <= m->cfg.n_tenants ?
+	       json_string(m->cfg.tenants[tenant - 1].name) : json_null();
+}
+
 static int
 cmd_flow_list(struct zn_cmd_req *req)
 {
@@ -141,25 +163,36 @@ cmd_flow_list(struct zn_cmd_req *req)
 	json_int_t limit = lim ? json_integer_value(lim) : 1000;
 	const struct zn_flow_key *key;
 	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
-	unsigned int chain;
+	unsigned int chain, tenant;
 	uint32_t cursor = 0;
 	struct zn_fdir_counts c;
+	int own = 0;
 
 	if (limit < 0) {
 		snprintf(req->err, sizeof(req->err), "limit must be >= 0");
 		return -EINVAL;
 	}
 	a = json_array();
-	while ((json_int_t)json_array_size(a) < limit &&
-	       zn_fdir_flow_iterate(req->mgr, &cursor, &key, &chain) >= 0)
+	/* A tenant's socket: its own rules, and how many (not the table's) */
+	while ((req->tenant != 0 || (json_int_t)json_array_size(a) < limit) &&
+	       zn_fdir_flow_iterate(req->mgr, &cursor, &key, &chain,
+				    &tenant) >= 0) {
+		if (req->tenant != 0 && tenant != req->tenant)
+			continue;
+		own++;
+		if ((json_int_t)json_array_size(a) >= limit)
+			continue;
 		json_array_append_new(a, json_pack(
-			"{s:o, s:i, s:o}", "flow", zn_fdir_flow_json(key), "chain_id",
-			(int)chain, "chain",
+			"{s:o, s:i, s:o, s:o}", "flow", zn_fdir_flow_json(key),
+			"chain_id", (int)chain, "chain",
 			zn_cmd_steps_json(hops, zn_fdir_chain_hops(req->mgr, chain,
-							      hops))));
+							      hops)),
+			"tenant", tenant_name(req->mgr, tenant)));
+	}
 	zn_fdir_counts(req->mgr, &c);
-	req->result = json_pack("{s:i, s:i, s:o}", "count", (int)c.flows,
-				"capacity", (int)c.capacity, "flows", a);
+	req->result = json_pack("{s:i, s:i, s:o}", "count", req->tenant ? own :
+				(int)c.flows, "capacity", (int)c.capacity,
+				"flows", a);
 	return 0;
 }
 
@@ -181,6 +214,12 @@ cmd_rule_add(struct zn_cmd_req *req)
 		return n;
 	p = prio ? json_integer_value(prio) : 0;
 	r.priority = p < 0 || p > ZN_FDIR_MAX_PRIORITY ? -1 : (int32_t)p;
+	r.tenant = (uint8_t)req->tenant;
+	id = req->tenant == 0 ? 0 :
+	     zn_tenant_hops_check(req->mgr, (int)req->tenant - 1, hops,
+				  (unsigned int)n, req->err, sizeof(req->err));
+	if (id < 0)
+		return id;
 	id = zn_fdir_rule_add(req->mgr, &r, hops, (unsigned int)n, req->err,
 			      sizeof(req->err));
 	if (id < 0)
@@ -199,7 +238,7 @@ cmd_rule_del(struct zn_cmd_req *req)
 		snprintf(req->err, sizeof(req->err), "id: a rule id");
 		return -EINVAL;
 	}
-	rc = zn_fdir_rule_del(req->mgr, (uint32_t)id);
+	rc = zn_fdir_rule_del(req->mgr, (uint32_t)id, owner(req));
 	if (rc == -ENOENT)
 		snprintf(req->err, sizeof(req->err), "no rule %lld",
 			 (long long)id);
@@ -221,13 +260,15 @@ cmd_rule_list(struct zn_cmd_req *req)
 	json_t *a = json_array();
 
 	for (unsigned int i = 0; i < n; i++)
-		json_array_append_new(a, json_pack(
-			"{s:i, s:i, s:o, s:i, s:o}", "id", (int)r[i].id,
-			"priority", (int)r[i].priority, "match",
-			zn_fdir_match_json(&r[i]), "chain_id", r[i].chain, "chain",
-			zn_cmd_steps_json(hops, zn_fdir_chain_hops(req->mgr,
-							      r[i].chain,
-							      hops))));
+		if (req->tenant == 0 || r[i].tenant == req->tenant)
+			json_array_append_new(a, json_pack(
+				"{s:i, s:i, s:o, s:i, s:o, s:o}", "id",
+				(int)r[i].id, "priority", (int)r[i].priority,
+				"match", zn_fdir_match_json(&r[i]), "chain_id",
+				r[i].chain, "chain", zn_cmd_steps_json(
+					hops, zn_fdir_chain_hops(
+						req->mgr, r[i].chain, hops)),
+				"tenant", tenant_name(req->mgr, r[i].tenant)));
 	req->result = json_pack("{s:o}", "rules", a);
 	return 0;
 }
@@ -337,10 +378,9 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 	char err[128];
 	int rc = 0;
 
-	/* A tenant's rule would take other tenants' packets too: rules do
-	 * not yet know tenants (docs/security.md). */
-	if (m->tn != NULL && m->tn->grp_tenant[m->nf_group[slot]] != 0)
-		return -EPERM;
+	/* A tenant's NF steers its tenant's packets, along its chains. */
+	unsigned int tenant = zn_tenant_of_nf(m, slot);
+
 	memcpy(&req, rq, sizeof(req)); /* validate one stable copy */
 	if (req.key.ip_version != 4 && req.key.ip_version != 6)
 		return -EINVAL;
@@ -349,7 +389,7 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 	nk = (req.flags & ZN_STEER_F_BOTH) ? 2 : 1;
 	if (req.op == ZN_STEER_DEL) {
 		for (unsigned int i = 0; i < nk; i++)
-			if (zn_fdir_flow_del(m, &keys[i]) < 0)
+			if (zn_fdir_flow_del(m, &keys[i], tenant) < 0)
 				rc = -ENOENT;
 		return rc;
 	}
@@ -359,9 +399,15 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 	for (unsigned int i = 0; i < req.n_steps; i++)
 		hops[i] = (struct zn_step){ .type = req.steps[i].type,
 					   .id = req.steps[i].id };
+	if (tenant != 0 &&
+	    (rc = zn_tenant_hops_check(m, (int)tenant - 1, hops, req.n_steps,
+				       err, sizeof(err))) < 0) {
+		ZN_LOG(INFO, "NF %u: steering refused: %s", slot, err);
+		return rc;
+	}
 	for (unsigned int i = 0; i < nk; i++) {
-		rc = zn_fdir_flow_add(m, &keys[i], hops, req.n_steps, err,
-				      sizeof(err));
+		rc = zn_fdir_flow_add(m, &keys[i], hops, req.n_steps, tenant,
+				      err, sizeof(err));
 		if (rc < 0) {
 			ZN_LOG(INFO, "NF %u: steering refused: %s", slot, err);
 			return rc;
@@ -439,6 +485,7 @@ ZN_CMD_REGISTER(chain_set_cmd)
 
 static const struct zn_cmd flow_add_cmd = {
 	.name = "flow.add",
+	.flags = ZN_CMD_F_TENANT, /* its own rules */
 	.help = "add or replace exact flow rules (a batch)",
 	.params = { { .name = "flows", .type = ZN_CMD_ARRAY, .required = true,
 		      .schema = "{\"minItems\": 1, \"items\": {\"type\": "
@@ -461,6 +508,7 @@ ZN_CMD_REGISTER(flow_add_cmd)
 
 static const struct zn_cmd flow_del_cmd = {
 	.name = "flow.del",
+	.flags = ZN_CMD_F_TENANT, /* its own rules */
 	.help = "remove exact flow rules",
 	.params = { { .name = "flows", .type = ZN_CMD_ARRAY, .required = true,
 		      .schema = "{\"minItems\": 1, \"items\": {\"type\": "
@@ -476,6 +524,7 @@ ZN_CMD_REGISTER(flow_del_cmd)
 
 static const struct zn_cmd flow_list_cmd = {
 	.name = "flow.list",
+	.flags = ZN_CMD_F_TENANT, /* its own rules */
 	.help = "exact flow rules (up to limit, default 1000)",
 	.params = { { .name = "limit", .type = ZN_CMD_INT, .bounded = true,
 		      .min = 0, .max = INT64_MAX } },
@@ -488,6 +537,7 @@ ZN_CMD_REGISTER(flow_list_cmd)
 
 static const struct zn_cmd rule_add_cmd = {
 	.name = "rule.add",
+	.flags = ZN_CMD_F_TENANT, /* its own rules */
 	.help = "add a wildcard rule: match -> chain, by priority",
 	.params = {
 		{ .name = "match", .type = ZN_CMD_OBJECT, .required = true,
@@ -516,6 +566,7 @@ ZN_CMD_REGISTER(rule_add_cmd)
 
 static const struct zn_cmd rule_del_cmd = {
 	.name = "rule.del",
+	.flags = ZN_CMD_F_TENANT, /* its own rules */
 	.help = "remove a wildcard rule",
 	.params = { { .name = "id", .type = ZN_CMD_INT, .required = true,
 		      .bounded = true, .min = 1, .max = UINT32_MAX } },
@@ -526,6 +577,7 @@ ZN_CMD_REGISTER(rule_del_cmd)
 
 static const struct zn_cmd rule_list_cmd = {
 	.name = "rule.list",
+	.flags = ZN_CMD_F_TENANT, /* its own rules */
 	.help = "wildcard rules",
 	.result = "{\"rules\": \"[{id, priority, match, chain_id, chain}]\"}",
 	.fn = cmd_rule_list,

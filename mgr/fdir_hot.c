@@ -13,6 +13,7 @@
 #include <rte_acl.h>
 #include <rte_byteorder.h>
 
+#include "fdir.h"
 #include "mgr.h"
 #include "worker.h"
 #include "route.h"
@@ -43,9 +44,10 @@ exact_hash(const struct zn_route *rt, struct rte_mbuf *m,
 
 static void
 classify_chunk(struct zn_worker *w, const struct zn_route *rt,
-	       bool any_exact, struct rte_mbuf **pkts, unsigned int n)
+	       bool any_exact, struct rte_mbuf **pkts, unsigned int n,
+	       const uint8_t *tenant)
 {
-	struct zn_flow_key keys[CHUNK];
+	struct zn_fdir_acl_in in[CHUNK];
 	const struct zn_flow_key *kp[CHUNK];
 	const uint8_t *data[2][CHUNK];
 	uint32_t hashes[CHUNK], res[CHUNK];
@@ -56,10 +58,12 @@ classify_chunk(struct zn_worker *w, const struct zn_route *rt,
 	for (unsigned int i = 0; i < n; i++) {
 		zn_pkt_meta(pkts[i])->chain = 0;
 		if (zn_flow_parse(rte_pktmbuf_mtod(pkts[i], const uint8_t *),
-				  rte_pktmbuf_data_len(pkts[i]), &keys[nk]) < 0)
+				  rte_pktmbuf_data_len(pkts[i]), &in[nk].key) < 0)
 			continue; /* not IP: the default chain */
-		kp[nk] = &keys[nk];
-		hashes[nk] = exact_hash(rt, pkts[i], &keys[nk]);
+		in[nk].tenant_be = rte_cpu_to_be_32(tenant != NULL ? tenant[i]
+							       : 0u);
+		kp[nk] = &in[nk].key;
+		hashes[nk] = exact_hash(rt, pkts[i], &in[nk].key);
 		idx[nk++] = (uint16_t)i;
 	}
 	if (nk > 0 && any_exact) {
@@ -71,14 +75,20 @@ classify_chunk(struct zn_worker *w, const struct zn_route *rt,
 			hits[k].index = -1;
 	}
 	for (unsigned int k = 0; k < nk; k++) {
-		struct zn_flow_key *key = &keys[k];
+		struct zn_flow_key *key = &in[k].key;
 		int v6;
 
 		if (hits[k].index >= 0) {
-			zn_pkt_meta(pkts[idx[k]])->chain = __atomic_load_n(
-				(uint8_t *)hits[k].data, __ATOMIC_ACQUIRE);
-			exact++;
-			continue;
+			const struct zn_fdir_exact *d = hits[k].data;
+			uint8_t c = __atomic_load_n(&d->chain, __ATOMIC_ACQUIRE);
+
+			/* Another tenant's rule: not for this packet. */
+			if (d->tenant == 0 ||
+			    d->tenant == rte_be_to_cpu_32(in[k].tenant_be)) {
+				zn_pkt_meta(pkts[idx[k]])->chain = c;
+				exact++;
+				continue;
+			}
 		}
 		v6 = key->ip_version == 6;
 		if (rt->acl[v6] == NULL)
@@ -86,7 +96,7 @@ classify_chunk(struct zn_worker *w, const struct zn_route *rt,
 		/* rte_acl wants network order input. */
 		key->src_port = rte_cpu_to_be_16(key->src_port);
 		key->dst_port = rte_cpu_to_be_16(key->dst_port);
-		data[v6][na[v6]] = (const uint8_t *)key;
+		data[v6][na[v6]] = (const uint8_t *)&in[k];
 		acl_idx[v6][na[v6]++] = idx[k];
 	}
 	for (int v6 = 0; v6 < 2; v6++) {
@@ -122,7 +132,7 @@ port_chains(const struct zn_route *rt, struct rte_mbuf **pkts, unsigned int n)
 
 void
 zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,
-		 struct rte_mbuf **pkts, unsigned int n)
+		 struct rte_mbuf **pkts, unsigned int n, const uint8_t *tenant)
 {
 	bool any_exact = zn_ft_count(rt->exact) > 0;
 
@@ -133,7 +143,8 @@ zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,
 		w->now_ns = 0;
 		for (unsigned int i = 0; i < n; i += CHUNK)
 			classify_chunk(w, rt, any_exact, pkts + i,
-				       RTE_MIN(n - i, CHUNK));
+				       RTE_MIN(n - i, CHUNK),
+				       tenant != NULL ? tenant + i : NULL);
 	}
 	if (unlikely(rt->n_port_chains != 0))
 		port_chains(rt, pkts, n);

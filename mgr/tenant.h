@@ -80,12 +80,14 @@ int zn_tenant_hops_check(const struct zn_mgr *m, int tenant,
 			 const struct zn_step *hops, unsigned int n, char *err,
 			 size_t errlen);
 
-/** Ingress from sliced port @p port (workers): each packet gets its
- *  tenant's chain unless a rule gave it one; what no slice takes, or
- *  whose tenant has no chain, is freed and counted (no_tenant). @return
- *  the packets kept, compacted in @p pkts. */
-unsigned int zn_tenant_ingress(struct zn_worker *w, const struct zn_route *rt,
-			       uint16_t port, struct rte_mbuf **pkts,
-			       unsigned int n);
+/** Ingress from sliced port @p port (workers), instead of
+ *  zn_fdir_classify: each packet's tenant by the port's slices (none:
+ *  freed, counted as no_tenant), the burst ordered by tenant, rules (a
+ *  tenant's match its packets only), then its tenant's chain where no
+ *  rule matched (none: no_tenant, counted as its no_chain). @return the
+ *  packets kept, compacted in @p pkts. */
+unsigned int zn_tenant_classify(struct zn_worker *w, const struct zn_route *rt,
+				uint16_t port, struct rte_mbuf **pkts,
+				unsigned int n);
 
 #endif /* ZN_TENANT_H */

@@ -361,7 +361,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 			rte_prefetch0(zn_pkt_meta(st->pkts[i]));
 	}
 	if (rt->rehash_every_hop) /* the naive baseline: look up again */
-		zn_fdir_classify(w, rt, st->pkts, n);
+		zn_fdir_classify(w, rt, st->pkts, n, NULL);
 	/* The NF counts the actions of what it puts on links. */
 	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, st->res, n,
 				       ns->mstats.act);
@@ -443,11 +443,12 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	ps->rx += n;
 	for (unsigned int i = 0; i < n; i++)
 		ingress_meta(st->pkts[i], rq->port);
-	zn_fdir_classify(w, rt, st->pkts, n);
-	if (unlikely(w->mgr->tn != NULL) &&
-	    w->mgr->tn->port_mask[rq->port] != 0) {
-		unsigned int kept = zn_tenant_ingress(w, rt, rq->port,
-						      st->pkts, n);
+	if (likely(w->mgr->tn == NULL) ||
+	    w->mgr->tn->port_mask[rq->port] == 0) {
+		zn_fdir_classify(w, rt, st->pkts, n, NULL);
+	} else {
+		unsigned int kept = zn_tenant_classify(w, rt, rq->port,
+						       st->pkts, n);
 
 		st->no_wait = true;
 		moved += n - kept; /* dropped: work done all the same */

@@ -86,8 +86,11 @@ int zn_worker_main(void *arg);
 unsigned int zn_copy_to_nf_pool(struct zn_worker *w, uint16_t slot,
 				struct rte_mbuf **pkts, unsigned int n);
 
-/** Classify packets entering from a port: set each one's chain id. */
+/** Classify packets entering from a port: set each one's chain id.
+ *  @p tenant: each packet's tenant + 1 (a sliced port's), or NULL: a
+ *  tenant's rules then match none of them. */
 void zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,
-		      struct rte_mbuf **pkts, unsigned int n);
+		      struct rte_mbuf **pkts, unsigned int n,
+		      const uint8_t *tenant);
 
 #endif /* ZN_WORKER_H */

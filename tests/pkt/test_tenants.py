@@ -18,7 +18,8 @@ import sys
 import pytest
 
 from harness import DATA, MGR_BIN, wait_for
-from pcaputil import assert_same_per_flow, read_frames, write_pcap
+from pcaputil import assert_same_per_flow, flow_key, read_frames, write_pcap
+from zeronf.client import Client, ZeroNFError, tenant_socket_path
 
 WIKI = DATA / "pcap/wikipedia.pcap"
 BT = DATA / "pcap/bittorrent.pcap"
@@ -72,7 +73,8 @@ def vlan_capture(tmp_path):
     return path, frames
 
 
-def run_tenants(managers, tmp_path, pcap, slices, red_nf=(), blue_args=()):
+def run_tenants(managers, tmp_path, pcap, slices, red_nf=(), blue_args=(),
+                setup=None):
     """Port 0 (the capture) sliced as `slices` [(tenant, kind, value)];
     red: NF 10 then port 1; blue: NF 20 then port 2. Returns the outputs,
     stats, tenant.list and group.list once idle."""
@@ -91,6 +93,8 @@ def run_tenants(managers, tmp_path, pcap, slices, red_nf=(), blue_args=()):
     assert m.call("chain.set", tenant="red", hops=["10", "port:1"]) == \
         {"tenant": "red", "hops": ["svc:10", "port:1"]}
     m.call("chain.set", tenant="blue", hops=["svc:20", "port:2"])
+    if setup is not None:
+        setup(m)
     m.call("rx.set", enabled=True)
     n = len(read_frames(pcap))
     wait_for(lambda: m.call("port.list")["ports"][0]["rx"] >= n, 60,
@@ -144,6 +148,71 @@ def test_each_tenant_gets_its_slice(managers, tmp_path, capture, slices):
     kind, value = slices[1][1], slices[1][2]
     assert tl["blue"]["slices"][1] == {
         "port": 0, kind: int(value) if kind == "vlan" else value}
+
+
+def test_a_tenants_rules_take_only_its_packets(managers, tmp_path):
+    """Red's rules, put in through red's control socket: UDP drops, and
+    one TCP flow (both directions) drops. Red's UDP and that flow's
+    packets in red's share drop; blue's share, the same protocols and
+    the other direction of the same flow, is untouched. Each tenant's
+    socket lists and deletes only its own rules."""
+    slices = [("red", "mac", "00:13:7f:be:8c:ff"),
+              ("blue", "prefix", "141.142.0.0/16")]
+    frames = read_frames(WIKI)
+    share = {"red": [], "blue": []}
+    for f in frames:
+        t = next((t for t, k, v in slices if matches(f, k, v)), None)
+        if t:
+            share[t].append(f)
+    tcp = next(f for f in share["red"] if f[23] == 6)
+    key = flow_key(tcp)
+    assert any(flow_key(f) == key for f in share["blue"])  # can fail
+    ip = lambda b: str(ipaddress.ip_address(b))  # noqa: E731
+    flow = {"proto": "tcp", "src": ip(tcp[26:30]), "dst": ip(tcp[30:34]),
+            "sport": struct.unpack_from("!H", tcp, 34)[0],
+            "dport": struct.unpack_from("!H", tcp, 36)[0]}
+    ids = {}
+
+    def setup(m):
+        red = Client(path=tenant_socket_path(m.name, "red"))
+        blue = Client(path=tenant_socket_path(m.name, "blue"))
+        ids["red"] = red.call("rule.add", match={"proto": "udp"},
+                              chain=["drop"])["id"]
+        assert red.call("flow.add", flows=[{"flow": flow, "chain": ["drop"],
+                                            "both": True}])["added"] == 2
+        ids["op"] = m.call("rule.add", match={"proto": "icmp"},
+                           chain=["drop"], priority=1)["id"]
+        # Each sees its own; the operator sees all, with their owners.
+        assert [r["id"] for r in red.call("rule.list")["rules"]] == \
+            [ids["red"]]
+        assert blue.call("rule.list")["rules"] == []
+        assert blue.call("flow.list")["count"] == 0
+        assert red.call("flow.list")["count"] == 2
+        assert {r["id"]: r["tenant"] for r in m.call("rule.list")["rules"]} \
+            == {ids["red"]: "red", ids["op"]: None}
+        with pytest.raises(ZeroNFError, match="no rule"):
+            blue.call("rule.del", id=ids["red"])
+        assert blue.call("flow.del", flows=[{"flow": flow}])["missing"] == 1
+        # A flow of red's is not blue's to replace.
+        with pytest.raises(ZeroNFError, match="has a rule of a tenant"):
+            blue.call("flow.add", flows=[{"flow": flow,
+                                          "chain": ["svc:20"]}])
+        with pytest.raises(ZeroNFError, match="not tenant blue's"):
+            blue.call("rule.add", match={"proto": "udp"}, chain=["svc:10"])
+        red.close()
+        blue.close()
+
+    (out_red, out_blue), st, tl, _ = run_tenants(managers, tmp_path, WIKI,
+                                                 slices, setup=setup)
+    icmp = [f for f in frames if f[12:14] == b"\x08\x00" and f[23] == 1]
+    assert not any(f in share["red"] for f in icmp)  # the operator's rule
+    want_red = [f for f in share["red"] if f[23] not in (17,) and
+                flow_key(f) != key]
+    want_blue = [f for f in share["blue"] if f[23] != 1]
+    assert_same_per_flow(want_red, out_red)
+    assert_same_per_flow(want_blue, out_blue)
+    assert st["drops"]["chain"] == (len(share["red"]) - len(want_red)) + \
+        (len(share["blue"]) - len(want_blue))
 
 
 def test_an_nf_cannot_send_into_another_tenant(managers, tmp_path):

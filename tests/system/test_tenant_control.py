@@ -96,8 +96,9 @@ def test_a_tenant_socket_sees_and_changes_only_its_tenant(tenants):
         # The schema says which methods a tenant may call.
         methods = c.call("schema")["methods"]
         assert sorted(k for k, v in methods.items() if v.get("tenant")) == \
-            ["chain.get", "chain.set", "help", "nf.list", "schema",
-             "tenant.list", "version"]
+            ["chain.get", "chain.set", "flow.add", "flow.del", "flow.list",
+             "help", "nf.list", "rule.add", "rule.del", "rule.list",
+             "schema", "tenant.list", "version"]
     # The operator sees what red did, and everything.
     with m.client() as c:
         assert c.call("chain.get", tenant="red")["hops"] == \
