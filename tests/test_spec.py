@@ -177,3 +177,54 @@ def test_a_port_chain_resolves_names(tmp_path):
                        "  - devargs: net_null1\n    chain: [nope]")
     assert any("ports[1].chain" in e and "nope" in e
                for e in errors_of(bad, tmp_path))
+
+
+TENANTS = """\
+manager:
+  trust_groups: [{name: red}, {name: blue}]
+  tenants:
+    - name: r
+      trust_group: red
+      service_ids: [7, 9]
+      uid: 0065534
+      cpu_percent: 20
+      memory_mb: 256
+      slices: [{port: wan, vlan: 10}, {port: 1}]
+      chain: [fw, port:1]
+    - name: b
+      trust_group: blue
+      slices: [{port: 0, prefix: 10.2.0.0/16}, {port: 0, mac: "02:00:00:00:00:0b"}]
+"""
+
+
+def test_tenants_become_options_and_chains(tmp_path):
+    """manager.tenants: --tenant and --slice options (ports by name or
+    index), chains resolved as elsewhere."""
+    from zeronf.orchestrate import manager_argv
+    f = tmp_path / "d.yaml"
+    f.write_text(GOOD.replace("name: t1\n", "name: t1\n" + TENANTS))
+    d = load(f)
+    argv = manager_argv(d, Path("/x/zeronf-mgr"))
+    opts = [(a, argv[i + 1]) for i, a in enumerate(argv)
+            if a in ("--tenant", "--slice")]
+    assert opts == [("--tenant", "r=red,services=7-9,uid=65534,cpu=20,"
+                     "mem=256"),
+                    ("--slice", "r:0:vlan=10"), ("--slice", "r:1"),
+                    ("--tenant", "b=blue"),
+                    ("--slice", "b:0:prefix=10.2.0.0/16"),
+                    ("--slice", "b:0:mac=02:00:00:00:00:0b")]
+    assert d.tenants[0]["chain"] == ["svc:7", "port:1"]
+    for old, new, message in (
+            ("trust_group: blue", "trust_group: green",
+             "tenants[1].trust_group: no trust group 'green'"),
+            ("trust_group: blue", "trust_group: red",
+             "trust group 'red' is another tenant's"),
+            ("{port: 1}", "{port: lan}", "slices[1].port: no port 'lan'"),
+            ("[7, 9]", "[9, 7]", "service_ids: [LO, HI]"),
+            ("chain: [fw, port:1]", "chain: [nope]", "nope"),
+            ("vlan: 10}", "vlan: 10, mac: \"02:00:00:00:00:01\"}",
+             "slices[0]")):
+        bad = GOOD.replace("name: t1\n", "name: t1\n" +
+                           TENANTS.replace(old, new, 1))
+        assert any(message in e for e in errors_of(bad, tmp_path)), \
+            (message, errors_of(bad, tmp_path))

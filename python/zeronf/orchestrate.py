@@ -63,6 +63,19 @@ def manager_argv(d: Deployment, mgr: Path) -> list[str]:
     for i, p in enumerate(d.ports):
         if "trust_group" in p:
             argv += ["--port-group", f"{i}={p['trust_group']}"]
+    for t in d.tenants:
+        opt = f"{t['name']}={t['trust_group']}"
+        if "service_ids" in t:
+            opt += ",services={}-{}".format(*t["service_ids"])
+        for key, name in (("uid", "uid"), ("cpu_percent", "cpu"),
+                          ("memory_mb", "mem")):
+            if key in t:
+                opt += f",{name}={t[key]}"
+        argv += ["--tenant", opt]
+        for s in t["slices"]:
+            match = "".join(f":{k}={s[k]}" for k in ("vlan", "mac", "prefix")
+                            if k in s)
+            argv += ["--slice", f"{t['name']}:{s['port']}{match}"]
     return argv + list(m.get("args", []))
 
 
@@ -178,6 +191,10 @@ def configure(c: Client, d: Deployment, say: Say) -> None:
     for p, hops in d.port_chains.items():
         c.call("chain.set", port=p, hops=hops)
         say(f"chain of port {p}: {','.join(hops)}")
+    for t in d.tenants:
+        if t["chain"]:
+            c.call("chain.set", tenant=t["name"], hops=t["chain"])
+            say(f"chain of tenant {t['name']}: {','.join(t['chain'])}")
     for r in d.rules:
         c.call("rule.add", **r)
     if d.rules:
@@ -382,6 +399,14 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
                 f"{','.join(want) or '(default)'}",
                 lambda c, p=p, want=want: c.call("chain.set", port=p,
                                                  hops=want), 1))
+    for t in d.tenants:
+        cur = c.call("chain.get", tenant=t["name"])["hops"]
+        if cur != t["chain"]:
+            steps.append(Step(
+                f"~ chain of tenant {t['name']}: {','.join(cur) or '(none)'}"
+                f" -> {','.join(t['chain']) or '(none)'}",
+                lambda c, t=t: c.call("chain.set", tenant=t["name"],
+                                      hops=t["chain"]), 1))
     live_rules = {_rule_key(r["match"], r["chain"], r["priority"]): r
                   for r in c.call("rule.list")["rules"]}
     for r in d.rules:

@@ -98,6 +98,8 @@ class Deployment:
     chain: list[str]                # "svc:ID", "port:P", "drop"
     flows: list[dict]
     port_chains: dict[int, list[str]]  # port index -> its chain
+    tenants: list[dict]             # manager.tenants, ports and chains
+                                    # resolved
     rules: list[dict]
     routes: list[dict]
     autoscale: list[dict]
@@ -107,6 +109,38 @@ class Deployment:
 
     def service(self, name: str) -> Service:
         return next(s for s in self.services if s.name == name)
+
+
+def _tenants(data: dict, groups: set[str], svc_ids: dict[str, int],
+             port_ids: dict[str, int], err) -> list[dict]:
+    """manager.tenants with their slices' ports as indexes and chains
+    resolved; what the manager would refuse at start, said here first."""
+    out, seen = [], {}
+    for i, t in enumerate(data.get("manager", {}).get("tenants", [])):
+        where = ("manager", "tenants", i)
+        if t["name"] in seen:
+            err((*where, "name"), f"tenant '{t['name']}' twice")
+        if t["trust_group"] not in groups:
+            err((*where, "trust_group"), f"no trust group "
+                f"'{t['trust_group']}' in manager.trust_groups")
+        elif t["trust_group"] in seen.values():
+            err((*where, "trust_group"), f"trust group "
+                f"'{t['trust_group']}' is another tenant's")
+        seen[t["name"]] = t["trust_group"]
+        lo, hi = t.get("service_ids", [0, 0])
+        if lo > hi:
+            err((*where, "service_ids"), "[LO, HI] with LO <= HI")
+        slices = []
+        for k, s in enumerate(t.get("slices", [])):
+            if str(s["port"]) not in port_ids:
+                err((*where, "slices", k, "port"), f"no port "
+                    f"'{s['port']}'")
+                continue
+            slices.append({**s, "port": port_ids[str(s["port"])]})
+        out.append({**t, "slices": slices,
+                    "chain": _steps(t.get("chain", []), svc_ids, port_ids,
+                                    (*where, "chain"), err)})
+    return out
 
 
 def _steps(chain: list[str], svc_ids: dict[str, int],
@@ -260,6 +294,7 @@ def load(path: str | os.PathLike, text: str | None = None,
     port_chains = {i: _steps(p["chain"], svc_ids, port_ids,
                              ("ports", i, "chain"), err)
                    for i, p in enumerate(data["ports"]) if "chain" in p}
+    tenants = _tenants(data, groups, svc_ids, port_ids, err)
     flows, rules = [], []
     for i, f in enumerate(data.get("flows", [])):
         flows.append({**f, "chain": _steps(f["chain"], svc_ids, port_ids,
@@ -290,7 +325,8 @@ def load(path: str | os.PathLike, text: str | None = None,
     return Deployment(
         file=file, name=data["name"], base=base, manager=mgr,
         ports=list(data["ports"]), services=services, chain=chain,
-        flows=flows, port_chains=port_chains, rules=rules, routes=list(data.get("routes", [])),
+        flows=flows, port_chains=port_chains, tenants=tenants, rules=rules,
+        routes=list(data.get("routes", [])),
         autoscale=list(data.get("autoscale", [])),
         reactions=list(data.get("reactions", [])), log_dir=log_dir,
         raw=data)
@@ -302,6 +338,7 @@ def as_json(d: Deployment) -> dict[str, Any]:
         "name": d.name, "ports": [p["devargs"] for p in d.ports],
         "services": [s.__dict__ for s in d.services], "chain": d.chain,
         "port_chains": {str(p): h for p, h in d.port_chains.items()},
+        "tenants": d.tenants,
         "flows": d.flows, "rules": d.rules, "routes": d.routes,
         "log_dir": str(d.log_dir),
     }

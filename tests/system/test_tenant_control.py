@@ -187,3 +187,87 @@ def test_a_tenants_nfs_get_its_cpu_share_and_memory(managers, tmp_path):
     assert red["ingress_full"] > 0 and red["rx"] > red["ingress_full"]
     assert m.shutdown() == 0
     assert not os.path.exists(f"{cg}/cpu/zeronf/{m.name}")
+
+
+def test_a_deployment_with_tenants(tmp_path):
+    """manager.tenants in a deployment file: `zeronf up` starts the
+    manager with them and sets their chains; each tenant's traffic goes
+    through its own NF to its own port; `zeronf apply` changes a
+    tenant's chain; `zeronf down`."""
+    from harness import DATA, unique_name, wait_for
+    from pcaputil import assert_same_per_flow, flow_key, read_frames, \
+        write_pcap
+    order: dict = {}
+    frames = []
+    for f in read_frames(DATA / "pcap/bittorrent.pcap"):
+        k = order.setdefault(flow_key(f), len(order))
+        frames.append(f[:12] + (b"\x81\x00\x00\x0a" if k % 2 else
+                                b"\x81\x00\x00\x14") + f[12:])
+    write_pcap(tmp_path / "in.pcap", frames)
+    name = unique_name("dt")
+    f = tmp_path / "d.yaml"
+    text = f"""\
+name: {name}
+manager:
+  log_dir: logs
+  trust_groups: [{{name: red}}, {{name: blue}}]
+  tenants:
+    - name: red
+      trust_group: red
+      service_ids: [10, 19]
+      slices: [{{port: in, vlan: 10}}, {{port: red-out}}]
+      chain: [fw-red, port:red-out]
+    - name: blue
+      trust_group: blue
+      service_ids: [20, 29]
+      slices: [{{port: in, vlan: 20}}, {{port: blue-out}}]
+      chain: [fw-blue, port:blue-out]
+ports:
+  - name: in
+    devargs: net_pcap0,rx_pcap=in.pcap
+  - name: red-out
+    devargs: net_pcap1,tx_pcap=red.pcap
+  - name: blue-out
+    devargs: net_pcap2,tx_pcap=blue.pcap
+services:
+  - name: fw-red
+    id: 10
+    trust_group: red
+    nf: {{binary: zeronf-forward}}
+  - name: fw-blue
+    id: 20
+    trust_group: blue
+    nf: {{binary: zeronf-forward}}
+"""
+    f.write_text(text)
+
+    def zeronf(*args):
+        return subprocess.run([sys.executable, "-m", "zeronf", *args],
+                              capture_output=True, text=True, timeout=90)
+    r = zeronf("up", str(f))
+    try:
+        assert r.returncode == 0, r.stderr
+        assert "chain of tenant red: svc:10,port:1" in r.stdout
+        with Client(name) as c:
+            wait_for(lambda: c.ports()[0]["rx"] >= len(frames), 30,
+                     "the trace in")
+            tl = {t["name"]: t for t in c.call("tenant.list")["tenants"]}
+            assert tl["blue"]["chain"] == ["svc:20", "port:2"]
+            assert tl["red"]["slices"] == [{"port": 0, "vlan": 10},
+                                            {"port": 1}]
+        f.write_text(text.replace("chain: [fw-red, port:red-out]",
+                                  "chain: [fw-red, drop]"))
+        r = zeronf("apply", str(f))
+        assert r.returncode == 0 and \
+            "~ chain of tenant red: svc:10,port:1 -> svc:10,drop" in \
+            r.stdout, r.stdout + r.stderr
+        with Client(name) as c:
+            assert c.call("chain.get", tenant="red")["hops"] == \
+                ["svc:10", "drop"]
+    finally:
+        r = zeronf("down", name)
+    assert r.returncode == 0, r.stderr
+    red = [x for x in frames if x[14:16] == b"\x00\x0a"]
+    blue = [x for x in frames if x[14:16] == b"\x00\x14"]
+    assert_same_per_flow(red, read_frames(tmp_path / "red.pcap"))
+    assert_same_per_flow(blue, read_frames(tmp_path / "blue.pcap"))
