@@ -259,6 +259,13 @@ class Manager:
         self.proc.close()
 
 
+def zeronf_cli(*args, timeout: float = 90) -> subprocess.CompletedProcess:
+    """The CLI as an operator runs it: python -m zeronf ARGS."""
+    import sys
+    return subprocess.run([sys.executable, "-m", "zeronf", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def conserved(st: dict) -> tuple[int, int, int]:
     """(in, out, dropped) over all ports: at idle, in == out + dropped."""
     rx = sum(p["rx"] for p in st["ports"])

@@ -241,9 +241,7 @@ services:
 """
     f.write_text(text)
 
-    def zeronf(*args):
-        return subprocess.run([sys.executable, "-m", "zeronf", *args],
-                              capture_output=True, text=True, timeout=90)
+    from harness import zeronf_cli as zeronf
     r = zeronf("up", str(f))
     try:
         assert r.returncode == 0, r.stderr

@@ -13,7 +13,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 
 import pytest
 
@@ -195,9 +194,7 @@ services:
 chain: [fw, mon, drop]
 """)
 
-    def zeronf(*args):
-        return subprocess.run([sys.executable, "-m", "zeronf", *args],
-                              capture_output=True, text=True, timeout=90)
+    from harness import zeronf_cli as zeronf
     r = zeronf("up", str(f))
     try:
         assert r.returncode == 0, r.stderr
