@@ -91,7 +91,6 @@ static int
 listen_on(struct zn_mgr *m, unsigned int i, const char *path)
 {
 	struct listener *l = &listeners[i];
-
 	int fd = zn_unix_bind(path, SOCK_STREAM);
 
 	if (fd < 0) {
