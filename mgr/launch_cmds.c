@@ -18,6 +18,8 @@
 #include "launch.h"
 #include "launch_pvt.h"
 #include "mgr.h"
+#include "sandbox.h"
+#include "tenant.h"
 #include "../lib/common/zn_util.h"
 
 static bool
@@ -68,6 +70,41 @@ launch_json(const struct launch *l)
 			 json_null());
 }
 
+/* The tenant + 1 whose NFs @p l launches (its trust group's), 0: none. */
+static unsigned int
+launch_tenant(const struct launch *l)
+{
+	return l->group >= 0 && L.m->tn != NULL ?
+	       L.m->tn->grp_tenant[l->group + 1] : 0;
+}
+
+/* nf.start on tenant t's socket (@p t = t + 1): the programs installed
+ * with the manager only (a bare name, found beside zeronf-mgr), in its
+ * trust group, sandboxed; in its cgroup (launch.c). @p path receives the
+ * program's path. 0 or -errno (err set). */
+static int
+tenant_start(struct zn_cmd_req *req, unsigned int t, const char **bin,
+	     char *path, const char **grp)
+{
+	const struct zn_tenant_cfg *c = &req->mgr->cfg.tenants[t - 1];
+	int rc;
+
+	if (*grp != NULL && strcmp(*grp, c->group_name) != 0) {
+		snprintf(req->err, sizeof(req->err), "trust_group: tenant %s's "
+			 "NFs are in its group, %s", c->name, c->group_name);
+		return -EPERM;
+	}
+	*grp = c->group_name;
+	if ((rc = zn_nf_program_path(*bin, path, PATH_MAX)) < 0) {
+		snprintf(req->err, sizeof(req->err), "binary: a tenant starts "
+			 "the NFs installed with the manager, by name (such as "
+			 "zeronf-forward)");
+		return -EPERM;
+	}
+	*bin = path;
+	return 0;
+}
+
 static int
 cmd_nf_start(struct zn_cmd_req *req)
 {
@@ -81,9 +118,14 @@ cmd_nf_start(struct zn_cmd_req *req)
 	int group = -1;
 	json_t *rep = json_object_get(p, "replicas");
 	struct launch *l = NULL;
+	char path[PATH_MAX];
 	cpu_set_t set;
 	size_t i;
 	int rc;
+
+	if (req->tenant != 0 &&
+	    (rc = tenant_start(req, req->tenant, &bin, path, &grp)) < 0)
+		return rc;
 
 	if (!name_ok(name)) {
 		snprintf(req->err, sizeof(req->err), "name: 1..%d characters "
@@ -116,6 +158,12 @@ cmd_nf_start(struct zn_cmd_req *req)
 			 "manager has no trust group '%.64s' (group.list)", grp);
 		return -ENOENT;
 	}
+	/* Said now, not by each replica's refused registration. */
+	if (!zn_tenant_svc_ok(req->mgr, (uint32_t)(group + 1),
+			      (uint16_t)json_integer_value(
+				      json_object_get(p, "service")),
+			      req->err, sizeof(req->err)))
+		return -EACCES;
 	if (json_array_size(args) > LAUNCH_MAX_ARGS) {
 		snprintf(req->err, sizeof(req->err), "args: at most %d",
 			 LAUNCH_MAX_ARGS);
@@ -142,7 +190,8 @@ cmd_nf_start(struct zn_cmd_req *req)
 	zn_strlcpy(l->cpus, cpus ? cpus : "", sizeof(l->cpus));
 	l->service = (uint16_t)json_integer_value(json_object_get(p,
 								  "service"));
-	l->sandbox = json_is_true(json_object_get(p, "sandbox"));
+	l->sandbox = json_is_true(json_object_get(p, "sandbox")) ||
+		     req->tenant != 0;
 	l->group = group;
 	l->memory_mb = (unsigned int)json_integer_value(
 		json_object_get(p, "memory_mb"));
@@ -181,6 +230,8 @@ named(struct zn_cmd_req *req)
 							     "name"));
 	struct launch *l = launch_find(name);
 
+	if (l != NULL && req->tenant != 0 && launch_tenant(l) != req->tenant)
+		l = NULL; /* another's: not there for a tenant */
 	if (l == NULL)
 		snprintf(req->err, sizeof(req->err), "no launched NF named "
 			 "'%.64s'", name);
@@ -255,7 +306,8 @@ cmd_launch_list(struct zn_cmd_req *req)
 	json_t *a = json_array();
 
 	for (unsigned int k = 0; k < LAUNCH_MAX; k++)
-		if (L.l[k].used)
+		if (L.l[k].used && (req->tenant == 0 ||
+				    launch_tenant(&L.l[k]) == req->tenant))
 			json_array_append_new(a, launch_json(&L.l[k]));
 	req->result = json_pack("{s:o, s:s}", "launched", a, "log_dir",
 				L.log_dir);
@@ -281,6 +333,7 @@ static const char *const policy_choices[] = { "never", "on-failure",
 
 static const struct zn_cmd nf_start_cmd = {
 	.name = "nf.start",
+	.flags = ZN_CMD_F_TENANT, /* its own (tenant_start) */
 	.help = "launch an NF and supervise it (replicas, restart policy)",
 	.params = {
 		NAME_PARAM,
@@ -321,6 +374,7 @@ ZN_CMD_REGISTER(nf_start_cmd)
 
 static const struct zn_cmd nf_scale_cmd = {
 	.name = "nf.scale",
+	.flags = ZN_CMD_F_TENANT, /* its own (tenant_start) */
 	.help = "run a launched NF with this many replicas",
 	.params = {
 		NAME_PARAM,
@@ -336,6 +390,7 @@ ZN_CMD_REGISTER(nf_scale_cmd)
 
 static const struct zn_cmd nf_restart_cmd = {
 	.name = "nf.restart",
+	.flags = ZN_CMD_F_TENANT, /* its own (tenant_start) */
 	.help = "stop each replica of a launched NF and start it again",
 	.params = { NAME_PARAM },
 	.result = LAUNCH_RESULT,
@@ -345,6 +400,7 @@ ZN_CMD_REGISTER(nf_restart_cmd)
 
 static const struct zn_cmd nf_remove_cmd = {
 	.name = "nf.remove",
+	.flags = ZN_CMD_F_TENANT, /* its own (tenant_start) */
 	.help = "stop every replica of a launched NF and forget it",
 	.params = { NAME_PARAM },
 	.result = LAUNCH_RESULT,
@@ -354,6 +410,7 @@ ZN_CMD_REGISTER(nf_remove_cmd)
 
 static const struct zn_cmd launch_list_cmd = {
 	.name = "launch.list",
+	.flags = ZN_CMD_F_TENANT, /* its own (tenant_start) */
 	.help = "NFs the manager launched, their replicas and restarts",
 	.result = "{\"launched\": \"[launched NF, as nf.start answers]\", "
 		  "\"log_dir\": \"where their output goes\"}",

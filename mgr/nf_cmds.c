@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "mgr.h"
 #include "registry.h"
+#include "tenant.h"
 #include "../lib/common/zn_doorbell.h"
 #include "../lib/common/zn_util.h"
 
@@ -97,7 +98,10 @@ cmd_nf_call(struct zn_cmd_req *req)
 	}
 	s = &m->shm->nfs[id];
 	state = zn_nf_state(m, (unsigned int)id);
-	if (state != ZN_NF_RUNNING) {
+	/* A tenant's socket: its NFs only, the others as if not there. */
+	if (state != ZN_NF_RUNNING ||
+	    (req->tenant != 0 &&
+	     zn_tenant_of_nf(m, (unsigned int)id) != req->tenant)) {
 		snprintf(req->err, sizeof(req->err), "no running NF with "
 			 "instance id %lld", (long long)id);
 		return -ESRCH;
@@ -154,7 +158,9 @@ cmd_nf_stop(struct zn_cmd_req *req)
 {
 	json_int_t id = json_integer_value(json_object_get(req->params,
 							   "instance"));
-	int rc = zn_registry_stop_nf(req->mgr, (unsigned int)id);
+	int rc = req->tenant != 0 &&
+		 zn_tenant_of_nf(req->mgr, (unsigned int)id) != req->tenant ?
+		 -ENOENT : zn_registry_stop_nf(req->mgr, (unsigned int)id);
 
 	if (rc < 0) {
 		snprintf(req->err, sizeof(req->err),
@@ -169,6 +175,7 @@ cmd_nf_stop(struct zn_cmd_req *req)
 static const struct zn_cmd nf_stop_cmd = {
 	.name = "nf.stop",
 	.help = "stop an NF: it drains its packets and exits",
+	.flags = ZN_CMD_F_TENANT, /* its own NFs */
 	.params = { { .name = "instance", .type = ZN_CMD_INT, .required = true,
 		      .bounded = true, .min = 0, .max = ZN_MAX_NFS - 1 } },
 	.result = "{\"instance\": \"the id\", \"state\": \"stopping\"}",
@@ -178,6 +185,7 @@ ZN_CMD_REGISTER(nf_stop_cmd)
 
 static const struct zn_cmd nf_call_cmd = {
 	.name = "nf.call",
+	.flags = ZN_CMD_F_TENANT, /* its own NFs */
 	.help = "call a command an NF serves (nf.list: commands); its answer "
 		"is the result",
 	.params = {

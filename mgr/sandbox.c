@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -79,8 +80,9 @@ zn_sandbox_arena_free(struct zn_arena *a)
 }
 
 /* A program next to the manager's (the build tree: ../tools/). */
-int
-zn_helper_path(const char *name, char *buf, size_t len)
+/* @p name beside our executable, else in its build tree's @p sub. */
+static int
+beside_us(const char *name, const char *sub, char *buf, size_t len)
 {
 	char exe[PATH_MAX], *dir;
 	ssize_t n;
@@ -95,8 +97,23 @@ zn_helper_path(const char *name, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", dir, name);
 	if (access(buf, X_OK) == 0)
 		return 0;
-	snprintf(buf, len, "%s/../tools/%s", dir, name);
+	snprintf(buf, len, "%s/../%s/%s", dir, sub, name);
 	return access(buf, X_OK) == 0 ? 0 : -ENOENT;
+}
+
+int
+zn_helper_path(const char *name, char *buf, size_t len)
+{
+	return beside_us(name, "tools", buf, len);
+}
+
+int
+zn_nf_program_path(const char *name, char *buf, size_t len)
+{
+	for (const char *c = name; *c != '\0'; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_')
+			return -EINVAL;
+	return name[0] == '\0' ? -EINVAL : beside_us(name, "nfs", buf, len);
 }
 
 static int

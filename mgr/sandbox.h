@@ -42,6 +42,9 @@ void zn_sandbox_arena_free(struct zn_arena *a);
 int zn_sandbox_pidns_fd(struct zn_mgr *m);
 /** A program next to zeronf-mgr (or in the build tree's tools/). */
 int zn_helper_path(const char *name, char *buf, size_t len);
+/** An NF program installed with the manager, by its bare name
+ *  ([A-Za-z0-9_-]): beside zeronf-mgr, or in its build tree's nfs/. */
+int zn_nf_program_path(const char *name, char *buf, size_t len);
 /** Stop the namespace's holder (the manager stops). */
 void zn_sandbox_fini(struct zn_mgr *m);
 

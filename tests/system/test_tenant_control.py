@@ -87,7 +87,7 @@ def test_a_tenant_socket_sees_and_changes_only_its_tenant(tenants):
                    ("rx.set", dict(enabled=True), "rx.set: not open to a "
                     "tenant (tenant red's control socket)"),
                    ("status", {}, "not open to a tenant"),
-                   ("nf.stop", dict(instance=0), "not open to a tenant"),
+                   ("stats", {}, "not open to a tenant"),
                    ("shutdown", {}, "not open to a tenant")]
         for method, params, message in refused:
             with pytest.raises(ZeroNFError, match=re.escape(message)) as e:
@@ -97,8 +97,9 @@ def test_a_tenant_socket_sees_and_changes_only_its_tenant(tenants):
         methods = c.call("schema")["methods"]
         assert sorted(k for k, v in methods.items() if v.get("tenant")) == \
             ["chain.get", "chain.set", "flow.add", "flow.del", "flow.list",
-             "help", "nf.list", "rule.add", "rule.del", "rule.list",
-             "schema", "tenant.list", "version"]
+             "help", "launch.list", "nf.call", "nf.list", "nf.remove",
+             "nf.restart", "nf.scale", "nf.start", "nf.stop", "rule.add",
+             "rule.del", "rule.list", "schema", "tenant.list", "version"]
     # The operator sees what red did, and everything.
     with m.client() as c:
         assert c.call("chain.get", tenant="red")["hops"] == \
@@ -269,3 +270,51 @@ services:
     blue = [x for x in frames if x[14:16] == b"\x00\x14"]
     assert_same_per_flow(red, read_frames(tmp_path / "red.pcap"))
     assert_same_per_flow(blue, read_frames(tmp_path / "blue.pcap"))
+
+
+def test_a_tenant_starts_and_stops_its_own_nfs(tenants):
+    """nf.start on a tenant's socket: an NF installed with the manager, by
+    name, sandboxed, in the tenant's group; the tenant sees, scales,
+    calls, stops and removes its own NFs only."""
+    from harness import scaled, wait_for
+    m = tenants
+    red = Client(path=tenant_socket_path(m.name, "red"))
+    blue = Client(path=tenant_socket_path(m.name, "blue"))
+    try:
+        got = red.call("nf.start", name="red-more", binary="zeronf-forward",
+                       service=11, replicas=2)
+        assert got["sandbox"] is True and got["trust_group"] == "red"
+        wait_for(lambda: sum(n["state"] == "running" for n in
+                             red.call("nf.list")["nfs"]) == 3, scaled(30),
+                 "red's launched NFs running")
+        assert [x["name"] for x in red.call("launch.list")["launched"]] == \
+            ["red-more"]
+        assert blue.call("launch.list")["launched"] == []
+        for params, message in (
+                (dict(binary="/bin/sh"), "by name"),
+                (dict(binary="../mgr/zeronf-mgr"), "by name"),
+                (dict(binary="zeronf-forward", trust_group="blue"),
+                 "tenant red's NFs are in its group"),
+                (dict(binary="zeronf-forward", service=20),
+                 "tenant red's NFs register its services only")):
+            with pytest.raises(ZeroNFError, match=re.escape(message)):
+                red.call("nf.start", **{"name": "x", "service": 12,
+                                        **params})
+        with pytest.raises(ZeroNFError, match="no launched NF named"):
+            blue.call("nf.scale", name="red-more", replicas=1)
+        theirs = next(n["instance"] for n in m.call("nf.list")["nfs"]
+                      if n["name"] == "blue-fw")
+        with pytest.raises(ZeroNFError, match="no running NF"):
+            red.call("nf.stop", instance=theirs)
+        with pytest.raises(ZeroNFError, match="no running NF"):
+            red.call("nf.call", instance=theirs, command="x")
+        red.call("nf.scale", name="red-more", replicas=1)
+        red.call("nf.remove", name="red-more")
+        wait_for(lambda: red.call("launch.list")["launched"] == [],
+                 scaled(30), "removed")
+        mine = next(n["instance"] for n in red.call("nf.list")["nfs"])
+        assert red.call("nf.stop", instance=mine)["state"] == "stopping"
+    finally:
+        red.close()
+        blue.close()
+    assert m.shutdown() == 0
