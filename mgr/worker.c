@@ -14,7 +14,9 @@
  * order, and the source is not read again until they are gone; the NF
  * whose TX ring then fills waits, and so on back to ingress, where the
  * port is simply not polled (the NIC drops and counts, "imissed"), or,
- * with --ingress drop, where the excess is dropped as "ingress_full".
+ * with --ingress drop, where the excess is dropped as "ingress_full"; a
+ * port sliced among tenants drops so too, per destination (no_wait), so
+ * that no tenant waits for another.
  * The only exception is a destination that makes no progress for
  * --stall-ms (a hung NF, a dead link): its packets are dropped as "stalled"
  * so one stuck hop cannot stop everything forever.
