@@ -293,6 +293,12 @@ resolve_slices(const char *prog, struct zn_mgr_cfg *cfg)
 int
 zn_tenant_resolve(const char *prog, struct zn_mgr_cfg *cfg)
 {
+	if (cfg->n_tenants != 0 && cfg->fdir_rehash) {
+		/* It classifies again at every hop, without tenants. */
+		fprintf(stderr, "%s: --fdir-rehash (a benchmark baseline) "
+			"does not know tenants\n", prog);
+		return -EINVAL;
+	}
 	for (unsigned int i = 0; i < cfg->n_tenants; i++) {
 		struct zn_tenant_cfg *t = &cfg->tenants[i];
 		unsigned int g;

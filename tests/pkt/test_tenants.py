@@ -359,6 +359,7 @@ def test_tenant_services_and_chains_are_its_own(managers):
     (["--tenant", "a=red", "--tenant", "b=blue", "--slice", "a:0:vlan=5",
       "--slice", "b:0:vlan=05"], "port 0's slice given twice (a, b)"),
     (["--tenant", "a=red", "--slice", "a"], "TENANT:PORT"),
+    (["--tenant", "a=red", "--fdir-rehash"], "does not know tenants"),
     (["--tenant", "a=red", "--slice", "a:0", "--port-group", "0=blue"],
      "--port-group 0 is not tenant a's group"),
 ])
