@@ -88,8 +88,8 @@ prefix(struct launch *l, struct replica *r, const char *name, char **argv,
 	int argc = 0, rc;
 	/* A tenant's NF: in its tenant's cgroup, whose limits hold for all
 	 * its NFs together (docs/security.md "Tenants"). */
-	int tenant = l->group >= 0 && L.m->tn != NULL ?
-		     (int)L.m->tn->grp_tenant[l->group + 1] - 1 : -1;
+	int tenant = (int)zn_tenant_of_group(L.m, (unsigned int)(l->group + 1))
+		     - 1;
 	const struct zn_tenant_cfg *t = tenant >= 0 ?
 					&L.m->cfg.tenants[tenant] : NULL;
 

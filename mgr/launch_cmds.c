@@ -74,8 +74,7 @@ launch_json(const struct launch *l)
 static unsigned int
 launch_tenant(const struct launch *l)
 {
-	return l->group >= 0 && L.m->tn != NULL ?
-	       L.m->tn->grp_tenant[l->group + 1] : 0;
+	return zn_tenant_of_group(L.m, (unsigned int)(l->group + 1));
 }
 
 /* nf.start on tenant t's socket (@p t = t + 1): the programs installed

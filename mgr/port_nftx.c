@@ -138,8 +138,7 @@ zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot)
 {
 	struct zn_nf_slot *s = &m->shm->nfs[slot];
 
-	unsigned int t = m->tn != NULL ? m->tn->grp_tenant[m->nf_group[slot]]
-				       : 0;
+	unsigned int t = zn_tenant_of_nf(m, slot);
 
 	memset(s->ctl.txq, 0, sizeof(s->ctl.txq));
 	for (unsigned int i = 0; i < m->n_ports; i++) {

@@ -410,13 +410,6 @@ zn_tenant_svc_ok(const struct zn_mgr *m, uint32_t group, uint16_t svc,
 	return false;
 }
 
-unsigned int
-zn_tenant_of_nf(const struct zn_mgr *m, unsigned int slot)
-{
-	return m->tn != NULL && slot < ZN_MAX_NFS ?
-	       m->tn->grp_tenant[m->nf_group[slot]] : 0;
-}
-
 bool
 zn_tenant_port_sliced(const struct zn_mgr *m, unsigned int port)
 {

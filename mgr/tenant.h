@@ -19,6 +19,7 @@
 #include <zeronf/step.h>
 
 #include "args.h"
+#include "mgr.h"
 
 struct zn_mgr;
 struct zn_worker;
@@ -68,8 +69,20 @@ int zn_tenant_find(const struct zn_mgr *m, const char *name);
  *  in @p err. */
 bool zn_tenant_svc_ok(const struct zn_mgr *m, uint32_t group, uint16_t svc,
 		      char *err, size_t errlen);
-/** The tenant + 1 of the NF in @p slot (0: none). */
-unsigned int zn_tenant_of_nf(const struct zn_mgr *m, unsigned int slot);
+/** The tenant + 1 of trust group @p group (index + 1; 0: none). */
+static inline unsigned int
+zn_tenant_of_group(const struct zn_mgr *m, unsigned int group)
+{
+	return m->tn != NULL && group <= ZN_MAX_GROUPS ?
+	       m->tn->grp_tenant[group] : 0;
+}
+
+/** The tenant + 1 of the NF in @p slot (0: none). Hot-path safe. */
+static inline unsigned int
+zn_tenant_of_nf(const struct zn_mgr *m, unsigned int slot)
+{
+	return slot < ZN_MAX_NFS ? zn_tenant_of_group(m, m->nf_group[slot]) : 0;
+}
 /** Is port @p port divided among tenants? */
 bool zn_tenant_port_sliced(const struct zn_mgr *m, unsigned int port);
 /** Hops for a chain of @p tenant (index, or -1: an operator's chain):

@@ -165,7 +165,7 @@ static inline bool
 tenant_may(const struct zn_mgr *m, unsigned int t, const struct zn_res *r)
 {
 	if (r->type == ZN_RES_NF)
-		return m->tn->grp_tenant[m->nf_group[r->id]] == t;
+		return zn_tenant_of_nf(m, r->id) == t;
 	if (r->type == ZN_RES_PORT)
 		return (m->tn->port_mask[r->id] >> (t - 1)) & 1;
 	return true;
@@ -194,7 +194,7 @@ drop_no_wait(struct zn_worker *w, struct zn_stage *st, const struct zn_res *r,
 {
 	struct zn_res d = zn_res_drop(ZN_DROP_INGRESS_FULL);
 	unsigned int t = r->type == ZN_RES_NF ?
-			 w->mgr->tn->grp_tenant[w->mgr->nf_group[r->id]] : 0;
+			 zn_tenant_of_nf(w->mgr, r->id) : 0;
 
 	if (t != 0)
 		w->shm->tenant[t - 1].ingress_full += left;
@@ -348,8 +348,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	/* What is not a packet of the NF's pool goes no further (desc.c);
 	 * it counts as delivered: the NF's ordering rule waits for that. */
 	st->dp = NULL;
-	st->tenant = w->mgr->tn == NULL ? 0 :
-		     w->mgr->tn->grp_tenant[w->mgr->nf_group[slot]];
+	st->tenant = (uint8_t)zn_tenant_of_nf(w->mgr, slot);
 	if (likely(w->mgr->desc != NULL)) {
 		unsigned int k = zn_desc_filter(w, slot, st->pkts, n, rt);
 
