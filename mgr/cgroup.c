@@ -8,7 +8,9 @@
  * controllers enabled in each parent's subtree_control) or v1 (a cpuset
  * and a memory hierarchy; a v1 cpuset group needs cpus and mems before it
  * takes a process: copied from its parent). zeronf-run joins them before
- * the NF starts, so everything the NF does is inside.
+ * the NF starts, so everything the NF does is inside. A tenant's NF that
+ * something else started joins its tenant's "outside" group when it
+ * registers (zn_cgroup_adopt).
  */
 
 #include <errno.h>
@@ -277,6 +279,53 @@ zn_cgroup_remove(const struct zn_cgroup *cg)
 		rmdir(cg->dirs[i]);
 }
 
+/* Is process @p pid in a cgroup under @p want (a path from the root,
+ * ending in '/')? Reads /proc/PID/cgroup: a line per hierarchy. */
+static bool
+in_cgroup(pid_t pid, const char *want)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, want) != NULL;
+}
+
+int
+zn_cgroup_adopt(struct zn_mgr *m, int tenant, pid_t pid, char *err,
+		size_t errlen)
+{
+	const struct zn_tenant_cfg *t = &m->cfg.tenants[tenant];
+	char want[ZN_NAME_LEN * 2 + 32], v[16];
+	struct zn_cgroup cg;
+	int rc;
+
+	err[0] = '\0';
+	if (t->cpu_pct == 0 && t->mem_mb == 0)
+		return 0; /* no limits to hold it to */
+	snprintf(want, sizeof(want), "/zeronf/%s/tenant-%s/", m->cfg.instance,
+		 t->name);
+	if (in_cgroup(pid, want))
+		return 0; /* launched by nf.start: in its replica's group */
+	rc = zn_cgroup_make(m, "outside", NULL, 0, tenant, &cg, err, errlen);
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	for (unsigned int i = 0; rc == 0 && i < cg.n; i++)
+		rc = put(cg.dirs[i], "cgroup.procs", v);
+	if (rc < 0 && err[0] == '\0')
+		snprintf(err, errlen, "cannot move it into %s: %s",
+			 cg.dirs[0], strerror(-rc));
+	return rc;
+}
+
 void
 zn_cgroup_fini(struct zn_mgr *m)
 {
@@ -286,9 +335,11 @@ zn_cgroup_fini(struct zn_mgr *m)
 	/* Each fails while in use (another replica, another instance). */
 	for (unsigned int i = 0; i < 4; i++) {
 		for (unsigned int t = 0; t < m->cfg.n_tenants; t++) {
-			snprintf(dir, sizeof(dir), "%s%s/zeronf/%s/tenant-%s",
-				 root_of(m), sub[i], m->cfg.instance,
-				 m->cfg.tenants[t].name);
+			snprintf(dir, sizeof(dir), "%s%s/zeronf/%s/tenant-%s/"
+				 "outside", root_of(m), sub[i],
+				 m->cfg.instance, m->cfg.tenants[t].name);
+			rmdir(dir);
+			*strrchr(dir, '/') = '\0';
 			rmdir(dir);
 		}
 		snprintf(dir, sizeof(dir), "%s%s/zeronf/%s", root_of(m),

@@ -8,20 +8,20 @@
  * A packet an NF hands back must be a buffer of the NF's own pool (its
  * trust group's, or the shared one), starting where a buffer starts (not
  * inside one), a direct mbuf whose data lies inside its own buffer, of at
- * most ZN_DESC_MAX_SEGS segments that are all such buffers, and not
- * handed back more times in one burst than it has references. Anything
- * else is dropped as `bad_descriptor`, counted for the NF, and never read
- * past the checks; not freed either (it is not ours to free), but for a
- * real buffer of the pool whose chain or lengths are broken: its first
- * segment goes back to the pool; an NF past
- * --bad-desc-limit of them is killed (the registry reclaims what it held
- * as for any dead NF).
+ * most ZN_DESC_MAX_SEGS segments that are all such buffers, and one the
+ * NF holds: the owner map (who holds each buffer, as the workers handed
+ * it out) takes each hand-out back once. Anything else is dropped as
+ * `bad_descriptor`, counted for the NF, and never read past the checks;
+ * not freed either (it is not ours to free), but for a real buffer of the
+ * pool whose chain or lengths are broken: its first segment goes back to
+ * the pool; an NF past --bad-desc-limit of them is killed (the registry
+ * reclaims what it held as for any dead NF).
  *
  * The maps (where a pool's buffers start: a bit per cache line of its
- * memory) are in the manager's own memory: an NF can write every byte of
- * the shared memory it maps, these it cannot. What the checks leave to
- * the ledger and the pool: a real buffer of the NF's pool that it handed
- * back after freeing it, or while another NF holds it (docs/security.md).
+ * memory; the owner map: a byte per buffer) are in the manager's own
+ * memory: an NF can write every byte of the shared memory it maps, these
+ * it cannot. What they leave to the pool: a buffer an NF freed in its own
+ * process (its mempool cache) and handed back too (docs/security.md).
  *
  * The checks themselves are in desc_hot.c; their cost: `make bench
  * BENCH=validate` (docs/benchmarks.md).
@@ -111,13 +111,20 @@ map_pool(struct zn_desc_pool *d, struct rte_mempool *mp)
 		return -E2BIG;
 	lines = (d->hi - d->lo) / RTE_CACHE_LINE_SIZE + 1;
 	d->bits = calloc((lines + 63) / 64, sizeof(uint64_t));
+	/* A buffer's whole size (header, mbuf, room, trailer), down to a
+	 * power of two: buffers are that far apart at least. */
+	d->own_shift = (uint8_t)(31 - __builtin_clz(mp->header_size +
+						     mp->elt_size +
+						     mp->trailer_size));
+	d->own = calloc(((d->hi - d->lo) >> d->own_shift) + 1,
+			sizeof(*d->own));
 	if (!rte_is_power_of_2(d->pg))
 		return -EINVAL;
 	d->pg_shift = (uint8_t)__builtin_ctzll(d->pg);
 	d->pg_lo = RTE_ALIGN_FLOOR(d->lo, d->pg);
 	pages = (d->hi - d->pg_lo + d->pg - 1) / d->pg;
 	d->page_iova = calloc(pages, sizeof(rte_iova_t));
-	if (d->bits == NULL || d->page_iova == NULL)
+	if (d->bits == NULL || d->own == NULL || d->page_iova == NULL)
 		return -ENOMEM;
 	/* What the pool's buffers were given (rte_mempool_populate_virt
 	 * asked the same function): an NF can rewrite buf_iova in the
@@ -154,6 +161,7 @@ zn_desc_fini(struct zn_mgr *m)
 		return;
 	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++) {
 		free(m->desc[g].bits);
+		free(m->desc[g].own);
 		free(m->desc[g].page_iova);
 	}
 	free(m->desc);
@@ -189,6 +197,7 @@ zn_desc_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 			       (void *)mb);
 			continue;
 		}
+		*zn_desc_own(d, (uintptr_t)mb) = 0; /* the pool's again */
 		if (zn_desc_ok(d, mb)) {
 			rte_pktmbuf_free(mb);
 		} else {

@@ -25,6 +25,15 @@ struct zn_desc_pool {
 	const struct rte_mempool *mp;
 	uintptr_t lo, hi;   /* the pool's memory (all its chunks) */
 	uint64_t *bits;     /* bit (p - lo) / 64: a buffer starts at p */
+	/* Who holds each buffer, as the workers saw it (byte (p - lo) >>
+	 * own_shift: 2^own_shift <= a buffer's whole size, so two buffers
+	 * never share a byte, and the map is small enough to stay cached): the NF's slot + 1 from the moment a worker hands
+	 * it to that NF until the first time it comes back, 0 otherwise.
+	 * Each hand-out is taken back once: a second copy, a copy on another
+	 * ring, a stale pointer to a buffer the manager already sent on or
+	 * gave another NF, are refused (desc_hot.c). */
+	uint16_t *own;      /* not a char type: its stores alias nothing */
+	uint8_t own_shift;
 	uint16_t priv;      /* mbuf private area: buf_addr = mb + 128 + priv */
 	uint16_t buf_len;
 	uint64_t pg;        /* page size of the pool's memory */
@@ -35,6 +44,31 @@ struct zn_desc_pool {
 
 /* ---- The checks (inline: the workers and the control path share them) */
 
+/* The owner byte of buffer @p p, an address inside the pool ([lo, hi)). */
+static inline uint16_t *
+zn_desc_own(const struct zn_desc_pool *d, uintptr_t p)
+{
+	return &d->own[(p - d->lo) >> d->own_shift];
+}
+
+/** Record that @p pkts[0, n) (buffers of @p d's pool or not: others are
+ *  skipped) are now held by the NF in slot @p v - 1, or by the manager
+ *  (@p v 0). A worker only: the one handing them out or taking them in. */
+static inline void
+zn_desc_hold(const struct zn_desc_pool *d, struct rte_mbuf *const *pkts,
+	     unsigned int n, uint16_t v)
+{
+	const uintptr_t lo = d->lo, span = d->hi - d->lo;
+	const unsigned int shift = d->own_shift;
+	uint16_t *own = d->own;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uintptr_t off = (uintptr_t)pkts[i] - lo;
+
+		if (likely(off < span))
+			own[off >> shift] = v;
+	}
+}
 #define ZN_DESC_MAX_SEGS 64 /* 128 KB of 2 KB buffers; bounds the walk */
 
 static inline rte_iova_t
@@ -127,13 +161,15 @@ void zn_desc_fini(struct zn_mgr *m);
 
 /**
  * First look at @p pkts[0, n), dequeued from slot @p slot's TX ring: keep,
- * in order, the buffers of the NF's own pool (from a buffer's start);
- * count the others as bad_descriptor drops of the NF, never reading them.
- * Reads of the kept ones only the metadata line (the worker routes by it
- * next), unless routing under @p rt may parse the packet (and it has no
- * valid hash): then the whole descriptor is checked here. What reads more
- * of a kept packet (a port, a free, a copy) calls zn_desc_deep() first,
- * which also finds duplicates. Returns how many are kept.
+ * in order, the buffers of the NF's own pool (from a buffer's start) that
+ * the owner map says it may hand back (each hand-out taken back once: the
+ * kept ones are the manager's from now on); count the others as
+ * bad_descriptor drops of the NF, never reading them. Reads of the kept
+ * ones only the metadata line (the worker routes by it next), unless
+ * routing under @p rt may parse the packet (and it has no valid hash):
+ * then the whole descriptor is checked here. What reads more of a kept
+ * packet (a port, a free, a copy) calls zn_desc_deep() first. Returns how
+ * many are kept.
  */
 unsigned int zn_desc_filter(struct zn_worker *w, unsigned int slot,
 			    struct rte_mbuf **pkts, unsigned int n,

@@ -22,15 +22,6 @@
 #include "desc.h"
 #include "worker.h"
 
-static inline bool
-in(struct rte_mbuf *const *a, unsigned int n, const struct rte_mbuf *mb)
-{
-	for (unsigned int i = 0; i < n; i++)
-		if (a[i] == mb)
-			return true;
-	return false;
-}
-
 /* The metadata's line (the mbuf's second: the worker reads it next; the
  * first is read only where a packet is checked whole) and the map's word,
  * for the whole burst at once (as the worker does without --validate):
@@ -45,6 +36,28 @@ prefetch_desc(const struct zn_desc_pool *d, const struct rte_mbuf *mb)
 		return;
 	rte_prefetch0(RTE_PTR_ADD(mb, RTE_CACHE_LINE_SIZE));
 	rte_prefetch0(&d->bits[(p - d->lo) / RTE_CACHE_LINE_SIZE / 64]);
+	rte_prefetch0(zn_desc_own(d, p));
+}
+
+/* The owner map (desc.h): may NF @p slot hand @p mb back? Yes, once per
+ * time a worker handed it out: to this NF, or to any NF if others may
+ * pass it packets over links (@p linked); or once for a packet the NF
+ * made (zn_nf_send marks it new; the mark is cleared here). It is the
+ * manager's from now on. Reads the metadata line (the routing reads it
+ * next). */
+static inline bool
+take_back(const struct zn_desc_pool *d, struct rte_mbuf *mb,
+	  unsigned int slot, bool linked)
+{
+	uint16_t *own = zn_desc_own(d, (uintptr_t)mb);
+	struct zn_pkt_meta *meta = zn_pkt_meta(mb);
+
+	if (unlikely((meta->flags & ZN_PKT_F_NEW) != 0))
+		meta->flags &= ~ZN_PKT_F_NEW;
+	else if (unlikely(*own != slot + 1) && (!linked || *own == 0))
+		return false;
+	*own = 0;
+	return true;
 }
 
 /* May routing read an NF's packet past its metadata under snapshot @p rt
@@ -74,6 +87,8 @@ zn_desc_filter(struct zn_worker *w, unsigned int slot,
 	const struct zn_desc_pool *d = zn_desc_of_nf(m, slot);
 	struct rte_mbuf *freed[ZN_BURST];
 	unsigned int k = 0, n_freed = 0;
+	bool linked = __atomic_load_n(&m->nf_linked_in[slot],
+				      __ATOMIC_RELAXED);
 
 	if (unlikely(n > ZN_BURST))
 		n = ZN_BURST; /* never: the worker dequeues at most that */
@@ -84,16 +99,15 @@ zn_desc_filter(struct zn_worker *w, unsigned int slot,
 
 		if (unlikely(!zn_desc_real(d, mb)))
 			continue; /* not ours: never read, never freed */
-		if (unlikely(n_freed != 0) && in(freed, n_freed, mb))
-			continue; /* given back below: never again */
+		if (unlikely(!take_back(d, mb, slot, linked)))
+			continue; /* not handed out: not the NF's to give */
 		/* Routing parses a packet without a valid flow hash (to
 		 * pick a replica): that reads through buf_addr. */
 		if (unlikely(may_parse) &&
 		    (zn_pkt_meta(mb)->flags & ZN_PKT_F_HASH_VALID) == 0 &&
 		    !zn_desc_ok(d, mb)) {
-			if (!in(pkts, k, mb)) /* not in freed: see above */
-				freed[n_freed++] = zn_desc_restore(d, mb);
-			continue;
+			freed[n_freed++] = zn_desc_restore(d, mb);
+			continue; /* taken back once: in neither list */
 		}
 		pkts[k++] = mb;
 	}
@@ -116,9 +130,9 @@ zn_desc_deep(const struct zn_desc_pool *d, const struct zn_desc_pool *made,
 
 	if (unlikely(n > ZN_STAGE_SZ))
 		n = ZN_STAGE_SZ; /* never: a run is part of one stage */
+	/* No buffer is here twice: zn_desc_filter took each back once. */
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *mb = pkts[i];
-		struct zn_pkt_meta *meta;
 
 		if (unlikely(made != NULL) && zn_desc_real(made, mb)) {
 			pkts[k++] = mb;
@@ -126,29 +140,12 @@ zn_desc_deep(const struct zn_desc_pool *d, const struct zn_desc_pool *made,
 		}
 		if (unlikely(!zn_desc_ok(d, mb))) {
 			bad[nbad++] = mb;
-			if (zn_desc_real(d, mb) && !in(back, n_back, mb))
+			if (zn_desc_real(d, mb))
 				back[n_back++] = zn_desc_restore(d, mb);
 			continue;
 		}
-		/* Twice in the run (or given back above): the mark in its
-		 * metadata (the routing just read that line), set here and
-		 * cleared below; one the NF set itself is no duplicate. A
-		 * packet with more than one reference may go on more than
-		 * once. Not seen here: twice in two runs (docs/security.md).
-		 */
-		meta = zn_pkt_meta(mb);
-		if (unlikely(((meta->flags & ZN_PKT_F_SEEN) != 0 &&
-			      in(pkts, k, mb)) ||
-			     (n_back != 0 && in(back, n_back, mb)))) {
-			bad[nbad++] = mb;
-			continue;
-		}
-		if (likely(rte_mbuf_refcnt_read(mb) == 1))
-			meta->flags |= ZN_PKT_F_SEEN;
 		pkts[k++] = mb;
 	}
-	for (unsigned int i = 0; i < k; i++)
-		zn_pkt_meta(pkts[i])->flags &= ~ZN_PKT_F_SEEN;
 	if (likely(nbad == 0))
 		return 0;
 	memmove(pkts + nbad, pkts, k * sizeof(*pkts));

@@ -29,6 +29,7 @@
 #include "args.h"
 #include "ctl.h"
 #include "desc.h"
+#include "privmem.h"
 #include "group.h"
 #include "tenant.h"
 #include "instance.h"
@@ -236,8 +237,11 @@ workers_init(struct zn_mgr *m)
 	unsigned int lcore = 0, rr = 0;
 
 	for (unsigned int i = 0; i < m->n_workers; i++) {
-		struct zn_worker *w = rte_zmalloc("zn_worker", sizeof(*w),
-						  RTE_CACHE_LINE_SIZE);
+		/* Private: its stages hold the packets it frees. */
+		struct zn_worker *w = rte_zmalloc_socket("zn_worker",
+							 sizeof(*w),
+							 RTE_CACHE_LINE_SIZE,
+							 m->priv_socket);
 
 		if (w == NULL)
 			return -ENOMEM;
@@ -484,7 +488,9 @@ main(int argc, char **argv)
 		       m->n_workers + 1);
 		goto fail_eal;
 	}
-	rc = shared_init(m);
+	rc = zn_priv_init(m);
+	if (rc == 0)
+		rc = shared_init(m);
 	if (rc == 0)
 		rc = zn_group_init(m);
 	if (rc == 0)
@@ -558,6 +564,9 @@ main(int argc, char **argv)
 	zn_route_fini(m);
 	zn_link_fini(m);
 	zn_rguard_teardown(m);
+	for (unsigned int i = 0; i < m->n_workers; i++)
+		rte_free(m->workers[i]);
+	zn_priv_fini(m);
 	rte_eal_cleanup(); /* the telemetry thread too */
 	zn_telemetry_fini(m);
 	if (sigfd >= 0)

@@ -60,6 +60,11 @@ struct zn_mgr {
 	uint8_t nf_group[ZN_MAX_NFS];
 	uint16_t nf_worker[ZN_MAX_NFS]; /* the worker draining its TX ring
 					 * (ctl.worker, as nf_group) */
+	/* Has a link into the slot been given since its NF registered?
+	 * Then another NF may hand it packets directly: the owner map takes
+	 * back from it any packet handed to an NF (desc.h). Registry clears,
+	 * link.c sets. */
+	bool nf_linked_in[ZN_MAX_NFS];
 	/* Each slot's state and registration generation: the registry's
 	 * (its only writer); ctl.state and ctl.gen repeat them to the NF. */
 	uint32_t nf_state[ZN_MAX_NFS];
@@ -78,9 +83,15 @@ struct zn_mgr {
 	 * workers and NFs read); the control-thread state it is built from. */
 	struct zn_route *route_spare; /* the next to publish (route.c) */
 	struct zn_route *route_live;  /* the one published: what workers
-				       * read (shm->rt.route says the same
-				       * to NFs, where they can write it) */
-	struct rte_rcu_qsbr *qsbr;    /* also shm->rt.qsbr */
+				       * read, in private memory (privmem.c);
+				       * shm->rt.route is the NFs' copy */
+	struct zn_route *nf_route_spare; /* the NFs' next copy (shared) */
+	struct rte_rcu_qsbr *qsbr;    /* the workers' (private memory) */
+	/* The private heap (privmem.c): its socket id for DPDK allocations,
+	 * its memory. */
+	int priv_socket;
+	void *priv_raw, *priv_va;
+	size_t priv_len;
 	uint64_t route_version;       /* route.c */
 	struct zn_fdir *fdir;         /* rules and chains (fdir.c) */
 	struct zn_lb *lb;             /* per-service balancing (lb.c) */

@@ -289,6 +289,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	memset(&s->links, 0, sizeof(s->links));
 	s->exit_drops = 0;
 	m->nf_group[slot] = (uint8_t)group; /* zn_group_valid: <= MAX */
+	zn_registry_nf_joined(m, slot, pid); /* links, tenant cgroup */
 	zn_port_nftx_assign(m, slot);
 	zn_route_reader_add(m, slot);
 	*reg = (struct zn_nf_reg){ .m = m, .slot = slot, .pidfd = pidfd,

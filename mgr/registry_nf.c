@@ -13,8 +13,11 @@
 #include <unistd.h>
 
 #include "mgr.h"
+#include "event.h"
 #include "registry.h"
 #include "registry_pvt.h"
+#include "sandbox.h"
+#include "tenant.h"
 
 const char *
 zn_nf_state_name(uint32_t state)
@@ -62,4 +65,23 @@ zn_registry_kill(struct zn_mgr *m, unsigned int slot, int sig)
 	 * the pidfd still holds the slot (the pid cannot be reused before
 	 * the registry reaps it). */
 	return r->pid > 0 && kill(r->pid, sig) == 0 ? 0 : -errno;
+}
+
+void
+zn_registry_nf_joined(struct zn_mgr *m, unsigned int slot, pid_t pid)
+{
+	unsigned int t;
+	char err[256];
+
+	if (slot >= ZN_MAX_NFS)
+		return; /* never: the registry's own slot number */
+	t = zn_tenant_of_nf(m, slot);
+	m->nf_linked_in[slot] = false; /* no link into it yet */
+	if (t == 0 || zn_cgroup_adopt(m, (int)t - 1, pid, err,
+				      sizeof(err)) == 0)
+		return;
+	/* It runs, but its tenant's limits do not hold for it. */
+	zn_event("nf.cgroup", "NF in slot %u (pid %d) of tenant '%s' is in "
+		 "none of its tenant's cgroups: %s", slot, (int)pid,
+		 m->cfg.tenants[t - 1].name, err);
 }

@@ -52,6 +52,10 @@ struct zn_registry {
 /* registry_kick.c: read the kick socket (loop callback, arg: the
  * manager); REGISTER kicks' credentials go to cred[]. */
 void zn_registry_on_kick(void *arg, uint32_t events);
+/* registry_nf.c: an NF just registered in @p slot (process @p pid): what
+ * is set up beside its slot (no links into it yet; a tenant's NF started
+ * outside the manager joins its tenant's cgroup). */
+void zn_registry_nf_joined(struct zn_mgr *m, unsigned int slot, pid_t pid);
 /* reclaim.c: remove the EAL files of NFs whose processes are gone. */
 void zn_reclaim_gc_exited(struct zn_mgr *m);
 

@@ -154,20 +154,28 @@ zn_route_reader_del(struct zn_mgr *m, unsigned int slot)
 	rte_rcu_qsbr_thread_unregister(m->shm->rt.qsbr, slot);
 }
 
-/* Two snapshots, made at start in hugepage memory (NFs read them): the
- * published one and the spare, built and published next; once every
- * reader passed a quiescent state the old one is the spare. Publishing
- * allocates nothing, so it cannot fail (a failing ~200 KB allocation used
- * to leave callers half done). Only the control thread publishes. */
+/* Two snapshots for the workers, made at start in the manager's private
+ * memory (privmem.c: no NF can change what a worker resolves with), and
+ * two copies for NFs in hugepage memory (they read them to hand packets
+ * to each other; without the workers-only flow director pointers): the
+ * published ones and the spares, built and published next; once every
+ * reader passed a quiescent state the old ones are the spares.
+ * Publishing allocates nothing, so it cannot fail (a failing ~200 KB
+ * allocation used to leave callers half done). Only the control thread
+ * publishes. */
 void
 zn_route_publish(struct zn_mgr *m)
 {
-	struct zn_route *rt = m->route_spare;
+	struct zn_route *rt = m->route_spare, *nf = m->nf_route_spare;
 
 	build(m, rt);
+	memcpy(nf, rt, sizeof(*nf));
+	nf->acl[0] = nf->acl[1] = NULL; /* workers only, private memory */
+	nf->exact = NULL;
 	m->route_spare = __atomic_exchange_n(&m->route_live, rt,
 					     __ATOMIC_ACQ_REL);
-	__atomic_store_n(&m->shm->rt.route, rt, __ATOMIC_RELEASE);
+	m->nf_route_spare = m->shm->rt.route;
+	__atomic_store_n(&m->shm->rt.route, nf, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->shm->rt.version, rt->version, __ATOMIC_RELEASE);
 	/* After this no reader holds a reference to the old snapshot, nor
 	 * sends to an NF the new one no longer accepts. */
@@ -182,7 +190,8 @@ zn_route_init(struct zn_mgr *m)
 	struct rte_rcu_qsbr *nq;
 	int rc;
 
-	m->qsbr = rte_zmalloc("zn_qsbr", sz, RTE_CACHE_LINE_SIZE);
+	m->qsbr = rte_zmalloc_socket("zn_qsbr", sz, RTE_CACHE_LINE_SIZE,
+				     m->priv_socket);
 	nq = rte_zmalloc("zn_qsbr_nf", nsz, RTE_CACHE_LINE_SIZE);
 	if (m->qsbr == NULL || nq == NULL)
 		return -ENOMEM;
@@ -191,15 +200,25 @@ zn_route_init(struct zn_mgr *m)
 	    rte_rcu_qsbr_init(nq, ZN_MAX_NFS) < 0)
 		return -EINVAL;
 	for (int i = 0; i < 2; i++) {
-		struct zn_route *rt = rte_zmalloc("zn_route", sizeof(*rt),
+		struct zn_route *rt = rte_zmalloc_socket("zn_route",
+							 sizeof(*rt),
+							 RTE_CACHE_LINE_SIZE,
+							 m->priv_socket);
+		struct zn_route *nf = rte_zmalloc("zn_route_nf", sizeof(*nf),
 						  RTE_CACHE_LINE_SIZE);
 
-		if (rt == NULL)
+		if (rt == NULL || nf == NULL) {
+			rte_free(rt);
+			rte_free(nf);
 			return -ENOMEM;
-		if (i == 0)
+		}
+		if (i == 0) {
 			m->route_spare = rt;
-		else
-			m->route_live = m->shm->rt.route = rt;
+			m->nf_route_spare = nf;
+		} else {
+			m->route_live = rt;
+			m->shm->rt.route = nf;
+		}
 	}
 	rc = zn_lb_init(m, zn_route_publish);
 	if (rc == 0)
@@ -213,13 +232,15 @@ void
 zn_route_fini(struct zn_mgr *m)
 {
 	if (m->shm != NULL) {
-		rte_free(m->route_live);
+		rte_free(m->shm->rt.route);
 		rte_free(m->shm->rt.qsbr);
-		m->route_live = m->shm->rt.route = NULL;
+		m->shm->rt.route = NULL;
 		m->shm->rt.qsbr = NULL;
 	}
+	rte_free(m->route_live);
 	rte_free(m->route_spare);
-	m->route_spare = NULL;
+	rte_free(m->nf_route_spare);
+	m->route_live = m->route_spare = m->nf_route_spare = NULL;
 	zn_fdir_fini(m);
 	zn_lb_fini(m);
 	rte_free(m->qsbr);

@@ -61,6 +61,12 @@ struct zn_cgroup {
 int zn_cgroup_make(struct zn_mgr *m, const char *name, const char *cpus,
 		   unsigned int memory_mb, int tenant, struct zn_cgroup *cg,
 		   char *err, size_t errlen);
+/** Tenant @p tenant's NF, process @p pid, started outside the manager:
+ *  into the tenant's group "outside" (its limits hold for all its NFs),
+ *  unless it is in one of the tenant's groups already (nf.start's) or the
+ *  tenant has no limits. 0, or -errno with a reason in @p err. */
+int zn_cgroup_adopt(struct zn_mgr *m, int tenant, pid_t pid, char *err,
+		    size_t errlen);
 /** Remove them (their processes are gone). */
 void zn_cgroup_remove(const struct zn_cgroup *cg);
 /** Remove the instance's cgroup directories (the manager stops). */

@@ -66,15 +66,24 @@ static inline unsigned int
 deliver_nf(struct zn_worker *w, const struct zn_res *r,
 	   struct rte_mbuf **pkts, unsigned int n, bool same_pool)
 {
+	const struct zn_desc_pool *d = NULL;
 	unsigned int k;
 
 	if (unlikely(w->mgr->cfg.n_groups != 0) && !same_pool)
 		n = zn_copy_to_nf_pool(w, r->id, pkts, n);
 	/* Idempotent: a packet not enqueued now gets the same values again. */
 	zn_res_apply(r, pkts, n);
+	/* Handed out before the ring has them: the NF may hand them back
+	 * at once (desc.h owner map). */
+	if (likely(w->mgr->desc != NULL)) {
+		d = zn_desc_of_nf(w->mgr, r->id);
+		zn_desc_hold(d, pkts, n, (uint16_t)(r->id + 1));
+	}
 	k = zn_rguard_mp_enqueue(&w->mgr->rg_rx[r->id], (void *const *)pkts, n);
 	if (k > 0)
 		zn_db_ring(&w->mgr->shm->nfs[r->id].db);
+	if (unlikely(k < n) && d != NULL)
+		zn_desc_hold(d, pkts + k, n - k, 0); /* still ours */
 	return k;
 }
 
@@ -444,6 +453,11 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	ps->rx += n;
 	for (unsigned int i = 0; i < n; i++)
 		ingress_meta(st->pkts[i], rq->port);
+	/* The manager's, whatever an NF that freed one of these buffers
+	 * itself left in the owner map (desc.h). */
+	if (likely(w->mgr->desc != NULL))
+		zn_desc_hold(&w->mgr->desc[w->mgr->cfg.port_group[rq->port]],
+			     st->pkts, n, 0);
 	if (likely(w->mgr->tn == NULL) ||
 	    w->mgr->tn->port_mask[rq->port] == 0) {
 		zn_fdir_classify(w, rt, st->pkts, n, NULL);

@@ -60,9 +60,9 @@ struct zn_pkt_meta {
 #define ZN_PKT_F_HASH_VALID 0x1
 /** flow_hash came from the NIC's (symmetric) RSS hash. */
 #define ZN_PKT_F_HASH_RSS 0x2
-/** Reserved for the manager: set while it checks a burst an NF handed
- *  back (a packet seen twice in it), cleared before the packet goes on. */
-#define ZN_PKT_F_SEEN 0x80000000u
+/** Reserved: set by zn_nf_send() on each packet the NF made (the manager
+ *  takes a buffer back once per time it handed it out, or once if new). */
+#define ZN_PKT_F_NEW 0x40000000u
 
 /** Offset of the metadata dynfield; set by zn_nf_open() / the manager. */
 extern int zn_pkt_meta_offset;

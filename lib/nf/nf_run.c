@@ -208,6 +208,10 @@ zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		unsigned int k = RTE_MIN((unsigned int)(n - done), ZN_BURST);
 		int rc;
 
+		/* New: the manager takes these back without having handed
+		 * them out (mgr/desc_hot.c), once. */
+		for (unsigned int i = 0; i < k; i++)
+			zn_pkt_meta(pkts[done + i])->flags |= ZN_PKT_F_NEW;
 		zn_ledger_own(&nf->s->ledger, pkts + done, k);
 		rc = zn_nf_tx_held(nf, k);
 		if (rc < 0)

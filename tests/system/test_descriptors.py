@@ -14,7 +14,7 @@ from harness import DATA, conserved, traffic_ports, wait_for
 
 LIES = ["random", "misaligned", "interior", "foreign", "other_group",
         "bad_len", "bad_buf", "bad_iova", "bad_next",
-        "indirect"]
+        "indirect", "duplicate", "stale"]
 
 
 def start(managers, lie, limit="0", liar_group=None):

@@ -190,6 +190,32 @@ def test_a_tenants_nfs_get_its_cpu_share_and_memory(managers, tmp_path):
     assert not os.path.exists(f"{cg}/cpu/zeronf/{m.name}")
 
 
+def test_a_tenants_nf_started_outside_joins_its_cgroup(managers):
+    """A tenant's NF that the manager did not launch (its user ran it)
+    joins the tenant's cgroup when it registers, so the tenant's limits
+    hold for it too; a tenant without limits leaves its NFs alone; the
+    groups go when the manager stops."""
+    m = managers(ports=["net_null0,no-rx=1"], rx_paused=True,
+                 args=["--trust-group", "red:2047", "--trust-group",
+                       "blue:2047", "--tenant",
+                       "red=red,services=10-19,cpu=30,mem=200",
+                       "--tenant", "blue=blue,services=20-29"])
+    red = m.start_nf("forward", 10, "r1", lib_args=["--trust-group", "red"])
+    blue = m.start_nf("forward", 20, "b1",
+                      lib_args=["--trust-group", "blue"])
+    mine = open(f"/proc/{red.proc.pid}/cgroup").read()
+    assert f"/zeronf/{m.name}/tenant-red/outside" in mine, mine
+    assert "/zeronf/" not in open(f"/proc/{blue.proc.pid}/cgroup").read()
+    assert not any(e["type"] == "nf.cgroup"
+                   for e in m.call("event.list")["events"])
+    cg = "/sys/fs/cgroup"
+    v2 = os.path.exists(f"{cg}/cgroup.controllers")
+    d = f"{cg}/zeronf/{m.name}" if v2 else f"{cg}/cpu/zeronf/{m.name}"
+    assert os.path.isdir(f"{d}/tenant-red/outside")
+    assert m.shutdown() == 0
+    assert not os.path.exists(d)
+
+
 def test_a_deployment_with_tenants(tmp_path):
     """manager.tenants in a deployment file: `zeronf up` starts the
     manager with them and sets their chains; each tenant's traffic goes

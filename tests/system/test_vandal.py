@@ -4,7 +4,10 @@ The manager keeps its side of every ring (geometry and positions) in its
 own memory (mgr/ring_guard.h) and signals NFs through their pidfd, never a
 pid read from shared memory: it keeps running, the honest NF beside the
 vandal loses nothing, and once the vandal is gone its slot and rings serve
-the next NF as new (docs/architecture.md lists what an NF can write)."""
+the next NF as new (docs/architecture.md lists what an NF can write).
+The workers resolve packets with their own copy of the routing snapshot,
+in memory no NF maps (mgr/privmem.c): an NF that rewrites the copy NFs
+read changes nothing for them."""
 
 from __future__ import annotations
 
@@ -114,3 +117,24 @@ def test_garbage_in_its_slot(managers):
     honest_whole(m)
     assert os.getppid() > 0  # we are alive: init got no signal
     finish(m, base, honest, vandal, totals=False)
+
+
+def test_garbage_in_the_routing_snapshot(managers):
+    """The vandal (a service outside the chain) empties the routing
+    snapshot NFs read, every tick: no chains, no services, no TX rings to
+    drain. The workers go on with theirs: everything entering port 0
+    reaches the honest NF and leaves on port 1, nothing drops."""
+    m, base, honest, vandal = start(managers, "1,port:1", 2, "route")
+    wait_for(lambda: (vandal.stats() or {}).get("counters", {})
+             .get("vandalised", 0) > 3, 30, "garbage written")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
+             "the honest NF working")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    st = m.wait_idle(baseline=base)
+    assert vandal.proc.alive()  # it wrote all along
+    assert sum(st["drops"].values()) == 0, st["drops"]
+    rx, tx, dropped = conserved(st)
+    assert rx == tx > 5000
+    finish(m, base, honest, vandal)

@@ -10,7 +10,10 @@
  * packet + 8), interior (a line inside the packet's buffer), foreign (the
  * pool's own rte_mempool structure, in the EAL's memory), other_group (an
  * address in trust group 0's pool, which this NF does not map),
- * duplicate (the previous packet again). Mangling modes hand the real
+ * duplicate (the previous packet again: the copies may fall into two of
+ * the worker's bursts), stale (the last packet it handed back in its
+ * previous burst, not one it holds now: the manager may have sent it on,
+ * or given it to another NF, since). Mangling modes hand the real
  * packet back broken: bad_len (data beyond its buffer), bad_buf (buf_addr
  * elsewhere), bad_iova (buf_iova elsewhere: a NIC would DMA there),
  * bad_next (a chain to nowhere), indirect (claims to be attached).
@@ -34,6 +37,24 @@ static const char *mode = "random";
 static unsigned int every = 7, seen;
 static int c_lies;
 static uint64_t state = 0x9e3779b97f4a7c15ULL;
+static struct rte_mbuf *handed_last; /* previous burst's last packet */
+/* The last pointers repeated (duplicate, stale): one of them may still
+ * wait in the TX ring (at most its size, 1023, a lie every --every) or
+ * the worker's stage, and may have been taken back as a packet handed to
+ * us since; freeing that packet too would be the one lie the manager
+ * cannot see (docs/security.md), so such a packet is not replaced. */
+#define TOLD 1024
+static struct rte_mbuf *told[TOLD];
+static unsigned int n_told;
+
+static bool
+holds(struct rte_mbuf *const *pkts, unsigned int n, const struct rte_mbuf *m)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (pkts[i] == m)
+			return true;
+	return false;
+}
 
 static int
 liar_parse(struct zn_nf *nf, int argc, char **argv)
@@ -60,7 +81,7 @@ liar_init(struct zn_nf *nf)
 
 /* Something in place of @p m, or NULL for a mode that mangles it. */
 static struct rte_mbuf *
-instead(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t i)
+instead(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t i, uint16_t n)
 {
 	char *m = (char *)pkts[i];
 
@@ -76,6 +97,11 @@ instead(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t i)
 		return (struct rte_mbuf *)(uintptr_t)(GROUP0_VA + 64 * 1024);
 	if (strcmp(mode, "duplicate") == 0 && i > 0)
 		return pkts[i - 1];
+	/* Not one it holds again now: that would be a buffer it frees and
+	 * hands back (below), which the manager cannot tell from its own. */
+	if (strcmp(mode, "stale") == 0 && handed_last != NULL &&
+	    !holds(pkts, n, handed_last))
+		return handed_last;
 	return NULL;
 }
 
@@ -95,6 +121,12 @@ mangle(struct zn_nf *nf, struct rte_mbuf *m)
 		m->ol_flags |= RTE_MBUF_F_INDIRECT;
 }
 
+static bool
+repeats(void)
+{
+	return strcmp(mode, "duplicate") == 0 || strcmp(mode, "stale") == 0;
+}
+
 static void
 liar_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -103,9 +135,12 @@ liar_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 
 		if (++seen % every != 0)
 			continue;
-		lie = instead(nf, pkts, i);
-		if (lie == NULL && strcmp(mode, "duplicate") == 0)
-			continue; /* nothing before it in this burst */
+		lie = instead(nf, pkts, i, n);
+		if (repeats()) {
+			if (lie == NULL || holds(told, TOLD, pkts[i]))
+				continue; /* nothing to repeat, see told */
+			told[n_told++ % TOLD] = lie;
+		}
 		zn_nf_counter_add(nf, c_lies, 1);
 		if (lie == NULL) {
 			mangle(nf, pkts[i]);
@@ -114,6 +149,8 @@ liar_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		rte_pktmbuf_free(pkts[i]);
 		pkts[i] = lie;
 	}
+	if (n > 0)
+		handed_last = pkts[n - 1];
 }
 
 static const struct zn_nf_ops liar_ops = {

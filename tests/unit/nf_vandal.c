@@ -10,7 +10,10 @@
  * --mode slot: random bytes into every line of its own slot in shared
  * memory (docs/architecture.md: what an NF can write and what garbage
  * there does), its state "free", its pid and group pointing elsewhere
- * (pid 1), every tick. Counter: vandalised. */
+ * (pid 1), every tick. --mode route: into the routing snapshot NFs read
+ * (no chains, no services, no TX rings to drain, no direct hand-off),
+ * every tick: the workers route with their own copy (mgr/privmem.c).
+ * Counter: vandalised. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -33,7 +36,8 @@ vandal_parse(struct zn_nf *nf, int argc, char **argv)
 {
 	(void)nf;
 	if (argc == 3 && strcmp(argv[1], "--mode") == 0 &&
-	    (strcmp(argv[2], "ring") == 0 || strcmp(argv[2], "slot") == 0)) {
+	    (strcmp(argv[2], "ring") == 0 || strcmp(argv[2], "slot") == 0 ||
+	     strcmp(argv[2], "route") == 0)) {
 		mode = argv[2];
 		return 0;
 	}
@@ -101,6 +105,13 @@ vandalise(struct zn_nf *nf)
 	if (strcmp(mode, "ring") == 0) {
 		garble_ring(shm->rt.nf_rx[id], 1);
 		garble_ring(shm->rt.nf_tx[id], 0);
+	} else if (strcmp(mode, "route") == 0) {
+		struct zn_route *rt = shm->rt.route;
+
+		memset(rt->chains, 0, sizeof(rt->chains));
+		memset(rt->nf_svc, 0, sizeof(rt->nf_svc));
+		memset(rt->n_drain, 0, sizeof(rt->n_drain));
+		rt->direct = false;
 	} else {
 		garble_slot(&shm->nfs[id]);
 	}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_PRIVMEM_H
+#define ZN_PRIVMEM_H
+
+/* The manager's private DPDK memory (privmem.c): an external rte_malloc
+ * heap no NF maps, for what the workers read. Allocate from it with
+ * socket id m->priv_socket. */
+
+#include <stdbool.h>
+
+struct zn_mgr;
+
+/** Make the heap (after rte_eal_init, before anything allocates). */
+int zn_priv_init(struct zn_mgr *m);
+/** Remove it (after everything in it was freed). */
+void zn_priv_fini(struct zn_mgr *m);
+/** Is @p p in it? (tests and checks) */
+bool zn_priv_has(const struct zn_mgr *m, const void *p);
+
+#endif /* ZN_PRIVMEM_H */
