@@ -515,7 +515,7 @@ worker_has_work(void *arg)
 	struct zn_worker *w = arg;
 	struct zn_mgr *m = w->mgr;
 
-	if (m->quit)
+	if (m->quit || zn_audit_pending(w))
 		return true;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 		if (zn_nf_state(m, s) != ZN_NF_FREE && m->nf_worker[s] == w->id &&
@@ -544,6 +544,8 @@ zn_worker_main(void *arg)
 		bool pending;
 
 		w->rc.now = rte_rdtsc();
+		if (unlikely(zn_audit_pending(w)))
+			zn_audit_answer(w); /* between bursts: group_audit.c */
 		if (w->tx_role) {
 			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
 				work += drain_nf(w, rt, rt->drain[w->id][i]);

@@ -77,9 +77,28 @@ struct zn_worker {
 				* rc.now: the tsc at the top of the loop */
 	const struct zn_route *parse_rt; /* the snapshot parse_may is of */
 	bool parse_may;        /* routing an NF's packet may parse it */
+	/* A pool audit's question (group_audit.c): the control thread sets
+	 * the pool and its memory, then bumps audit_req (release) and rings
+	 * the worker; the worker flushes its cache of that pool, counts the
+	 * pool's buffers it holds (audit_held), then sets audit_done to
+	 * audit_req (release): audit_hot.c. */
+	struct rte_mempool *audit_mp;
+	uintptr_t audit_lo, audit_hi;
+	uint32_t audit_req, audit_done, audit_held;
 };
 
 int zn_worker_main(void *arg);
+
+/** Answer a pool audit's question if one waits (audit_hot.c): the top of
+ *  the worker's loop. */
+void zn_audit_answer(struct zn_worker *w);
+
+static inline bool
+zn_audit_pending(const struct zn_worker *w)
+{
+	return __atomic_load_n(&w->audit_req, __ATOMIC_ACQUIRE) !=
+	       w->audit_done;
+}
 
 /** Copy what of @p pkts is not of NF @p slot's pool into it (copy_hot.c).
  *  @return how many are in its pool now (a prefix). */

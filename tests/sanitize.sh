@@ -32,7 +32,7 @@ ZERONF_BUILD="$BUILD" .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/system/test_nf_objects.py tests/system/test_trust_groups.py \
   tests/pkt/test_trust_copy.py tests/system/test_descriptors.py \
   tests/system/test_vandal.py tests/pkt/test_tenants.py \
-  tests/system/test_tenant_control.py \
+  tests/system/test_tenant_control.py tests/system/test_group_audit.py \
   "tests/system/test_ports_untouched.py::test_port_state_unchanged_while_nfs_come_and_go[pcap]" \
   tests/system/test_ports_untouched.py::test_cut_devargs_name_the_input
 

@@ -17,6 +17,10 @@
  * packet back broken: bad_len (data beyond its buffer), bad_buf (buf_addr
  * elsewhere), bad_iova (buf_iova elsewhere: a NIC would DMA there),
  * bad_next (a chain to nowhere), indirect (claims to be attached).
+ * Lies the manager cannot see (test_group_audit.py): freed_back (frees
+ * the packet in its own process and hands it back too: a double free),
+ * hoard (takes --every buffers of its pool at init and keeps them, out
+ * of its ledger: lost when it dies).
  * Counter: lies. Run with the manager's --handoff worker: in direct mode
  * the library resolves what the handler left, and a lie crashes only this
  * process. */
@@ -75,8 +79,19 @@ liar_parse(struct zn_nf *nf, int argc, char **argv)
 static int
 liar_init(struct zn_nf *nf)
 {
+	static struct rte_mbuf *hoard[4096];
+
 	c_lies = zn_nf_counter_register(nf, "lies");
-	return c_lies < 0 ? c_lies : 0;
+	if (c_lies < 0)
+		return c_lies;
+	if (strcmp(mode, "hoard") == 0) {
+		unsigned int n = RTE_MIN(every, (unsigned int)RTE_DIM(hoard));
+
+		if (rte_pktmbuf_alloc_bulk(zn_nf_pktmbuf_pool(nf), hoard, n))
+			return -ENOMEM;
+		zn_nf_counter_add(nf, c_lies, n);
+	}
+	return 0;
 }
 
 /* Something in place of @p m, or NULL for a mode that mangles it. */
@@ -134,6 +149,13 @@ liar_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		struct rte_mbuf *lie;
 
 		if (++seen % every != 0)
+			continue;
+		if (strcmp(mode, "freed_back") == 0) {
+			rte_pktmbuf_free(pkts[i]); /* and handed back below */
+			zn_nf_counter_add(nf, c_lies, 1);
+			continue;
+		}
+		if (strcmp(mode, "hoard") == 0)
 			continue;
 		lie = instead(nf, pkts, i, n);
 		if (repeats()) {
