@@ -49,6 +49,7 @@
 #include "loop.h"
 #include "registry.h"
 #include "worker.h"
+#include "../lib/common/zn_pool_ops.h"
 #include "../lib/common/zn_util.h"
 
 #define ZN_DESC_MAX_SPAN (8ULL << 30) /* a pool's memory, first to last */
@@ -80,6 +81,8 @@ obj_mark(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
 	(void)mp;
 	(void)idx;
 	d->bits[line / 64] |= 1ULL << (line % 64);
+	zn_desc_own(d, (uintptr_t)obj)->start = (uint16_t)
+		(((uintptr_t)obj - d->lo) & ((1u << d->own_shift) - 1));
 }
 
 static void
@@ -99,7 +102,7 @@ chunk_pg(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
 static int
 map_pool(struct zn_desc_pool *d, struct rte_mempool *mp)
 {
-	size_t lines, pages;
+	size_t lines, pages, n_own;
 
 	memset(d, 0, sizeof(*d));
 	d->mp = mp;
@@ -116,8 +119,12 @@ map_pool(struct zn_desc_pool *d, struct rte_mempool *mp)
 	d->own_shift = (uint8_t)(31 - __builtin_clz(mp->header_size +
 						     mp->elt_size +
 						     mp->trailer_size));
-	d->own = calloc(((d->hi - d->lo) >> d->own_shift) + 1,
-			sizeof(*d->own));
+	if (d->own_shift > 15)
+		return -E2BIG; /* a start must fit below ZN_OWN_NONE */
+	n_own = ((d->hi - d->lo) >> d->own_shift) + 1;
+	d->own = malloc(n_own * sizeof(*d->own));
+	for (size_t i = 0; d->own != NULL && i < n_own; i++)
+		d->own[i] = (struct zn_own){ .owner = 0, .start = ZN_OWN_NONE };
 	if (!rte_is_power_of_2(d->pg))
 		return -EINVAL;
 	d->pg_shift = (uint8_t)__builtin_ctzll(d->pg);
@@ -136,6 +143,30 @@ map_pool(struct zn_desc_pool *d, struct rte_mempool *mp)
 	return 0;
 }
 
+/* The pools' driver asks this of what the manager's process takes out of
+ * a pool's ring (lib/common/zn_pool_ops.h): the PMDs' refills, a
+ * worker's copies. Process memory, set once before the workers start. */
+static struct zn_desc_pool *check_pools;
+
+static bool
+pool_check(const struct rte_mempool *mp, const void *obj)
+{
+	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++) {
+		struct zn_desc_pool *d = &check_pools[g];
+
+		if (d->mp != mp)
+			continue;
+		if (likely(zn_desc_real(d, obj)))
+			return true;
+		if (__atomic_fetch_add(&d->foreign, 1, __ATOMIC_RELAXED) == 0)
+			ZN_LOG(ERR, "pool %s: its free ring held %p, no buffer "
+			       "of it (an NF freed garbage?): dropped; "
+			       "group.list counts them", mp->name, obj);
+		return false;
+	}
+	return true; /* not one of ours */
+}
+
 int
 zn_desc_init(struct zn_mgr *m)
 {
@@ -148,10 +179,14 @@ zn_desc_init(struct zn_mgr *m)
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS && rc == 0; g++)
 		if (m->gpool[g] != NULL)
 			rc = map_pool(&m->desc[g + 1], m->gpool[g]);
-	if (rc < 0)
+	if (rc < 0) {
 		ZN_LOG(ERR, "cannot map the packet pools' buffers for "
 		       "--validate: %s", strerror(-rc));
-	return rc;
+		return rc;
+	}
+	check_pools = m->desc;
+	zn_pool_ops_set_check(pool_check);
+	return 0;
 }
 
 void
@@ -159,6 +194,8 @@ zn_desc_fini(struct zn_mgr *m)
 {
 	if (m->desc == NULL)
 		return;
+	zn_pool_ops_set_check(NULL); /* the workers are gone */
+	check_pools = NULL;
 	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++) {
 		free(m->desc[g].bits);
 		free(m->desc[g].own);
@@ -197,7 +234,7 @@ zn_desc_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 			       (void *)mb);
 			continue;
 		}
-		*zn_desc_own(d, (uintptr_t)mb) = 0; /* the pool's again */
+		zn_desc_own(d, (uintptr_t)mb)->owner = 0; /* the pool's */
 		if (zn_desc_ok(d, mb)) {
 			rte_pktmbuf_free(mb);
 		} else {

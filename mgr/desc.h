@@ -25,15 +25,26 @@ struct zn_desc_pool {
 	const struct rte_mempool *mp;
 	uintptr_t lo, hi;   /* the pool's memory (all its chunks) */
 	uint64_t *bits;     /* bit (p - lo) / 64: a buffer starts at p */
-	/* Who holds each buffer, as the workers saw it (byte (p - lo) >>
-	 * own_shift: 2^own_shift <= a buffer's whole size, so two buffers
-	 * never share a byte, and the map is small enough to stay cached): the NF's slot + 1 from the moment a worker hands
-	 * it to that NF until the first time it comes back, 0 otherwise.
-	 * Each hand-out is taken back once: a second copy, a copy on another
-	 * ring, a stale pointer to a buffer the manager already sent on or
-	 * gave another NF, are refused (desc_hot.c). */
-	uint16_t *own;      /* not a char type: its stores alias nothing */
+	/* Each buffer's entry (index (p - lo) >> own_shift: 2^own_shift <=
+	 * a buffer's whole size, so two buffers never share an entry, and
+	 * the map is small enough to stay cached, 4 bytes a buffer):
+	 * - start: where in its 2^own_shift window the buffer starts (a
+	 *   pointer is a buffer's start iff its entry says so: one load
+	 *   answers both questions below), ZN_OWN_NONE: no buffer starts
+	 *   in that window;
+	 * - owner: who holds it as the workers saw it, the NF's slot + 1
+	 *   from the moment a worker hands it to that NF until the first
+	 *   time it comes back, 0 otherwise. Each hand-out is taken back
+	 *   once: a second copy, a copy on another ring, a stale pointer to
+	 *   a buffer the manager already sent on or gave another NF, are
+	 *   refused (desc_hot.c). */
+	struct zn_own {
+		uint16_t owner;
+		uint16_t start;
+	} *own;
 	uint8_t own_shift;
+	uint64_t foreign;   /* no buffer of it, taken out of its ring and
+			     * dropped (desc.c pool_check; atomic) */
 	uint16_t priv;      /* mbuf private area: buf_addr = mb + 128 + priv */
 	uint16_t buf_len;
 	uint64_t pg;        /* page size of the pool's memory */
@@ -44,11 +55,29 @@ struct zn_desc_pool {
 
 /* ---- The checks (inline: the workers and the control path share them) */
 
-/* The owner byte of buffer @p p, an address inside the pool ([lo, hi)). */
-static inline uint16_t *
+#define ZN_OWN_NONE 0xffff /* > any start: own_shift <= 15 (desc.c) */
+
+/* The entry of the buffer around @p p, an address inside the pool
+ * ([lo, hi)). */
+static inline struct zn_own *
 zn_desc_own(const struct zn_desc_pool *d, uintptr_t p)
 {
 	return &d->own[(p - d->lo) >> d->own_shift];
+}
+
+/* The entry of the buffer that starts at @p p, or NULL: not one of the
+ * pool's buffers. Reads only the entry (as zn_desc_real, another way). */
+static inline struct zn_own *
+zn_desc_own_at(const struct zn_desc_pool *d, uintptr_t p)
+{
+	uintptr_t off = p - d->lo;
+	struct zn_own *e;
+
+	if (unlikely(off >= d->hi - d->lo))
+		return NULL;
+	e = &d->own[off >> d->own_shift];
+	return likely(e->start == (off & ((1u << d->own_shift) - 1))) ?
+	       e : NULL;
 }
 
 /** Record that @p pkts[0, n) (buffers of @p d's pool or not: others are
@@ -60,15 +89,16 @@ zn_desc_hold(const struct zn_desc_pool *d, struct rte_mbuf *const *pkts,
 {
 	const uintptr_t lo = d->lo, span = d->hi - d->lo;
 	const unsigned int shift = d->own_shift;
-	uint16_t *own = d->own;
+	struct zn_own *own = d->own;
 
 	for (unsigned int i = 0; i < n; i++) {
 		uintptr_t off = (uintptr_t)pkts[i] - lo;
 
 		if (likely(off < span))
-			own[off >> shift] = v;
+			own[off >> shift].owner = v;
 	}
 }
+
 #define ZN_DESC_MAX_SEGS 64 /* 128 KB of 2 KB buffers; bounds the walk */
 
 static inline rte_iova_t

@@ -23,7 +23,7 @@
 #include "worker.h"
 
 /* The metadata's line (the mbuf's second: the worker reads it next; the
- * first is read only where a packet is checked whole) and the map's word,
+ * first is read only where a packet is checked whole) and its map entry,
  * for the whole burst at once (as the worker does without --validate):
  * only for an address inside the pool (a prefetch of any address is
  * harmless, but a hostile NF's pointers need not be asked for). */
@@ -35,28 +35,30 @@ prefetch_desc(const struct zn_desc_pool *d, const struct rte_mbuf *mb)
 	if (p < d->lo || p >= d->hi)
 		return;
 	rte_prefetch0(RTE_PTR_ADD(mb, RTE_CACHE_LINE_SIZE));
-	rte_prefetch0(&d->bits[(p - d->lo) / RTE_CACHE_LINE_SIZE / 64]);
 	rte_prefetch0(zn_desc_own(d, p));
 }
 
-/* The owner map (desc.h): may NF @p slot hand @p mb back? Yes, once per
- * time a worker handed it out: to this NF, or to any NF if others may
- * pass it packets over links (@p linked); or once for a packet the NF
- * made (zn_nf_send marks it new; the mark is cleared here). It is the
- * manager's from now on. Reads the metadata line (the routing reads it
- * next). */
+/* The owner map (desc.h): is @p mb a buffer of the pool (from its start)
+ * that NF @p slot may hand back? Yes, once per time a worker handed it
+ * out: to this NF, or to any NF if others may pass it packets over links
+ * (@p linked); or once for a packet the NF made (zn_nf_send marks it new;
+ * the mark is cleared here). It is the manager's from now on. Reads the
+ * map's entry, then the metadata line (the routing reads it next). */
 static inline bool
 take_back(const struct zn_desc_pool *d, struct rte_mbuf *mb,
 	  unsigned int slot, bool linked)
 {
-	uint16_t *own = zn_desc_own(d, (uintptr_t)mb);
-	struct zn_pkt_meta *meta = zn_pkt_meta(mb);
+	struct zn_own *e = zn_desc_own_at(d, (uintptr_t)mb);
+	struct zn_pkt_meta *meta;
 
+	if (unlikely(e == NULL))
+		return false; /* not ours: never read, never freed */
+	meta = zn_pkt_meta(mb);
 	if (unlikely((meta->flags & ZN_PKT_F_NEW) != 0))
 		meta->flags &= ~ZN_PKT_F_NEW;
-	else if (unlikely(*own != slot + 1) && (!linked || *own == 0))
+	else if (unlikely(e->owner != slot + 1) && (!linked || e->owner == 0))
 		return false;
-	*own = 0;
+	e->owner = 0;
 	return true;
 }
 
@@ -97,8 +99,6 @@ zn_desc_filter(struct zn_worker *w, unsigned int slot,
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *mb = pkts[i];
 
-		if (unlikely(!zn_desc_real(d, mb)))
-			continue; /* not ours: never read, never freed */
 		if (unlikely(!take_back(d, mb, slot, linked)))
 			continue; /* not handed out: not the NF's to give */
 		/* Routing parses a packet without a valid flow hash (to

@@ -39,6 +39,7 @@
 
 #include "mgr.h"
 #include "cmd.h"
+#include "desc.h"
 #include "group.h"
 #include "../lib/common/zn_util.h"
 
@@ -117,8 +118,10 @@ group_create(struct zn_mgr *m, unsigned int i)
 		rc = -rte_errno;
 		goto fail_reg;
 	}
-	rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(),
-					NULL);
+	/* As the shared pool's (main.c): the ring driver with the
+	 * manager's check of what it takes out (lib/common/zn_pool_ops.h):
+	 * the group's NFs write its ring. */
+	rc = rte_mempool_set_ops_byname(mp, m->pool_ops, NULL);
 	if (rc == 0) {
 		rte_pktmbuf_pool_init(mp, &priv);
 		rc = rte_mempool_populate_virt(mp, va, len, pg, NULL, NULL);
@@ -235,6 +238,15 @@ copied_into(const struct zn_mgr *m, int g, uint64_t *cycles)
 	return n;
 }
 
+/* Pointers the pool's driver took out of its ring that were no buffer
+ * of it, dropped (desc.c): pool @p d of m->desc ([0]: the shared one). */
+static uint64_t
+foreign(const struct zn_mgr *m, unsigned int d)
+{
+	return m->desc != NULL ?
+	       __atomic_load_n(&m->desc[d].foreign, __ATOMIC_RELAXED) : 0;
+}
+
 static int
 cmd_group_list(struct zn_cmd_req *req)
 {
@@ -256,16 +268,18 @@ cmd_group_list(struct zn_cmd_req *req)
 		n = copied_into(m, (int)i, &cycles);
 		total += n;
 		json_array_append_new(a, json_pack(
-			"{s:s, s:i, s:s, s:I, s:{s:i, s:i}, s:o, s:I}",
+			"{s:s, s:i, s:s, s:I, s:{s:i, s:i, s:I}, s:o, s:I}",
 			"name", g->name, "id", (int)i, "file", g->path,
 			"bytes", (json_int_t)g->len, "pool", "size",
 			(int)m->gpool[i]->size, "in_use",
-			(int)rte_mempool_in_use_count(m->gpool[i]),
-			"nfs", nfs, "copied_in", (json_int_t)n));
+			(int)rte_mempool_in_use_count(m->gpool[i]), "foreign",
+			(json_int_t)foreign(m, i + 1), "nfs", nfs,
+			"copied_in", (json_int_t)n));
 	}
 	n = copied_into(m, -1, &cycles);
 	total += n;
-	req->result = json_pack("{s:o, s:I, s:f}", "groups", a,
+	req->result = json_pack("{s:o, s:I, s:I, s:f}", "groups", a,
+				"shared_pool_foreign", (json_int_t)foreign(m, 0),
 				"copied_to_shared", (json_int_t)n,
 				"ns_per_copy", total == 0 ? 0.0 :
 				(double)cycles * 1e9 /
@@ -276,8 +290,10 @@ cmd_group_list(struct zn_cmd_req *req)
 static const struct zn_cmd group_list_cmd = {
 	.name = "group.list", .help = "trust groups and their pools",
 	.result = "{\"groups\": \"[{name, id, file, bytes, pool: {size, "
-		  "in_use}, nfs, copied_in}]\", \"copied_to_shared\": "
-		  "\"packets\", \"ns_per_copy\": \"mean\"}",
+		  "in_use, foreign}, nfs, copied_in}]\", "
+		  "\"shared_pool_foreign\": \"pointers\", "
+		  "\"copied_to_shared\": \"packets\", \"ns_per_copy\": "
+		  "\"mean\"}",
 	.doc = "A trust group's packet pool is a hugepage file of its own "
 	       "(`file`, `bytes`), mapped by the manager and by the NFs of "
 	       "the group only (`nfs`: their instances). Groups are made at "
@@ -285,7 +301,11 @@ static const struct zn_cmd group_list_cmd = {
 	       "that is not in its pool is copied into the NF's by a worker: "
 	       "`copied_in` counts those into a group, `copied_to_shared` "
 	       "those into the shared pool (for NFs of no group), "
-	       "`ns_per_copy` their mean cost.",
+	       "`ns_per_copy` their mean cost. `foreign` (and "
+	       "`shared_pool_foreign`): pointers the pool's free ring held "
+	       "that were no buffer of it (an NF freed garbage, or wrote it "
+	       "there), dropped as the manager took them out (with "
+	       "`--validate on`).",
 	.fn = cmd_group_list,
 };
 ZN_CMD_REGISTER(group_list_cmd)

@@ -154,8 +154,8 @@ rebuild(struct audit *a)
 	}
 	rte_mempool_obj_iter(a->mp, find_missing, a);
 	/* Nobody holds one: none is handed out (desc.h). */
-	memset(a->d->own, 0, (((a->d->hi - a->d->lo) >> a->d->own_shift) +
-			      1) * sizeof(*a->d->own));
+	for (size_t i = 0; i <= (a->d->hi - a->d->lo) >> a->d->own_shift; i++)
+		a->d->own[i].owner = 0;
 	for (unsigned int i = 0; i < a->n_keep; i += CHUNK)
 		if (rte_mempool_ops_enqueue_bulk(a->mp, a->keep + i,
 						 RTE_MIN((unsigned int)CHUNK,

@@ -17,6 +17,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_memzone.h>
 #include <rte_version.h>
@@ -46,6 +47,7 @@
 #include "telemetry.h"
 #include "worker.h"
 #include "../lib/common/zn_doorbell.h"
+#include "../lib/common/zn_pool_ops.h"
 #include "../lib/common/zn_util.h"
 
 #define MBUF_CACHE 256
@@ -184,10 +186,22 @@ shared_init(struct zn_mgr *m)
 		       rte_strerror(rte_errno));
 		return -rte_errno;
 	}
-	m->pool = rte_pktmbuf_pool_create(ZN_POOL_NAME, m->cfg.pool_size,
-					  MBUF_CACHE, 0,
-					  RTE_MBUF_DEFAULT_BUF_SIZE,
-					  (int)rte_socket_id());
+	/* The ring driver with the manager's check of what it takes out
+	 * (lib/common/zn_pool_ops.h): every NF writes this pool's ring.
+	 * Unless the operator names a driver (EAL --mbuf-pool-ops-name):
+	 * then that one, for the trust groups' pools too, unchecked. */
+	m->pool_ops = ZN_POOL_OPS;
+	if (eal_arg_given(m, "--mbuf-pool-ops-name")) {
+		m->pool_ops = rte_mbuf_best_mempool_ops();
+		ZN_LOG(NOTICE, "pools use the mempool driver '%s' (EAL "
+		       "--mbuf-pool-ops-name): what NFs free into them is not "
+		       "checked as the manager takes it out", m->pool_ops);
+	}
+	m->pool = rte_pktmbuf_pool_create_by_ops(ZN_POOL_NAME,
+						 m->cfg.pool_size, MBUF_CACHE,
+						 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+						 (int)rte_socket_id(),
+						 m->pool_ops);
 	if (m->pool == NULL) {
 		ZN_LOG(ERR, "cannot create a pool of %u buffers: %s (raise "
 		       "--mem or lower --pool-size)", m->cfg.pool_size,

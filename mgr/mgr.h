@@ -53,6 +53,7 @@ struct zn_mgr {
 	struct zn_shm *shm;
 	struct rte_mempool *pool;
 	struct rte_mempool *gpool[ZN_MAX_GROUPS]; /* trust groups (group.c) */
+	const char *pool_ops; /* their mempool driver (main.c) */
 	struct zn_desc_pool *desc; /* [0]: pool, [g + 1]: gpool[g] (desc.c) */
 	/* Each slot's trust group (index + 1, 0: none), as the registry
 	 * checked it: what the data path and the checks trust. The slot's

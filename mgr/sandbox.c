@@ -37,6 +37,7 @@
 
 #include "mgr.h"
 #include "sandbox.h"
+#include "../lib/common/zn_pool_ops.h"
 #include "../lib/common/zn_util.h"
 
 extern char **environ;
@@ -294,6 +295,10 @@ pool_driver(const struct zn_mgr *m, const char *dir, char *buf, size_t len)
 	char real[PATH_MAX];
 	size_t n = strlen(dir);
 	Dl_info info;
+
+	/* libzeronf's zn_ring runs over DPDK's ring driver: that file. */
+	if (ops != NULL && strcmp(ops->name, ZN_POOL_OPS) == 0)
+		ops = zn_pool_ops_ring();
 
 	if (ops == NULL ||
 	    dladdr((void *)(uintptr_t)ops->alloc, &info) == 0 ||

@@ -125,3 +125,29 @@ def test_lies_are_caught_before_a_boundary(managers, lie):
     assert rx == tx + dropped
     assert all(g["pool"]["in_use"] == 0 for g in groups.values())
     assert m.shutdown() == 0
+
+
+def test_garbage_freed_into_the_pool_is_dropped(managers):
+    """An NF puts pointers that are no buffers into the shared pool's free
+    ring (as freeing a bad pointer does): the pool's driver checks what
+    the manager takes out of it (lib/nf/nf_pool_ops.c with the manager's
+    map), so no PMD or worker ever writes through one; each is dropped
+    and counted, traffic goes on."""
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="1,port:1", rx_paused=True,
+                 args=["--handoff", "worker", "--pool-size", "2047"])
+    liar = m.start_nf("test-liar", 1, "liar",
+                      nf_args=["--lie", "free_garbage", "--every", "50"])
+    honest = m.start_nf("forward", 1, "honest")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("group.list")["shared_pool_foreign"] > 20, 30,
+             "garbage taken out of the ring")
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
+             "the honest replica working")
+    m.call("rx.set", enabled=False)
+    lies = liar.stats()["counters"]["lies"]
+    assert m.call("group.list")["shared_pool_foreign"] <= lies
+    st = m.call("stats")
+    assert sum(st["drops"].values()) == 0, st["drops"]
+    assert m.call("status")["ready"]
+    assert m.shutdown() == 0

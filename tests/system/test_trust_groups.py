@@ -31,7 +31,8 @@ def test_a_groups_packets_are_not_mapped_outside_it(managers):
     groups = {g["name"]: g for g in m.call("group.list")["groups"]}
     assert sorted(groups) == ["a", "b"]
     for g in groups.values():
-        assert g["pool"] == {"size": 1023, "in_use": 0}  # 01023 is 1023
+        assert g["pool"] == {"size": 1023, "in_use": 0,  # 01023 is 1023
+                             "foreign": 0}
         st = os.stat(g["file"])
         assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_size == g["bytes"]
         assert g["file"].startswith(str(HUGE_DIR))

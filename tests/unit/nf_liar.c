@@ -20,7 +20,9 @@
  * Lies the manager cannot see (test_group_audit.py): freed_back (frees
  * the packet in its own process and hands it back too: a double free),
  * hoard (takes --every buffers of its pool at init and keeps them, out
- * of its ledger: lost when it dies).
+ * of its ledger: lost when it dies); free_garbage (puts a pointer that
+ * is no buffer into its pool's free ring: what a buggy NF freeing a bad
+ * pointer does; test_descriptors.py).
  * Counter: lies. Run with the manager's --handoff worker: in direct mode
  * the library resolves what the handler left, and a lie crashes only this
  * process. */
@@ -157,6 +159,17 @@ liar_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		}
 		if (strcmp(mode, "hoard") == 0)
 			continue;
+		if (strcmp(mode, "free_garbage") == 0) {
+			void *bad = (void *)(uintptr_t)(0xdead0000ULL +
+							(seen % 4096) * 64);
+
+			/* Straight into the ring (a free goes through the
+			 * lcore's cache first, and gets there later). */
+			if (rte_mempool_ops_enqueue_bulk(
+				    zn_nf_pktmbuf_pool(nf), &bad, 1) == 0)
+				zn_nf_counter_add(nf, c_lies, 1);
+			continue;
+		}
 		lie = instead(nf, pkts, i, n);
 		if (repeats()) {
 			if (lie == NULL || holds(told, TOLD, pkts[i]))

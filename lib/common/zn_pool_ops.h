@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_POOL_OPS_H
+#define ZN_POOL_OPS_H
+
+/*
+ * The packet pools' mempool driver (lib/nf/nf_pool_ops.c, registered by
+ * libzeronf in every process that loads it: the manager and each NF, in
+ * the same order, so the pool's ops index means the same everywhere; an
+ * NF refuses a manager whose pool ops differ, lib/nf/nf.c). DPDK's
+ * multi-producer/consumer ring, and what is taken out of it checked by
+ * the process that takes it, if that process set a check: the manager
+ * does (its map of where the pool's buffers start, mgr/desc.h). A pointer
+ * that is no buffer of the pool (an NF freed garbage, or wrote it into
+ * the pool's ring, which it maps) is then dropped, never handed to a PMD
+ * or a worker, which would write through it.
+ */
+
+#include <stdbool.h>
+
+struct rte_mempool;
+struct rte_mempool_ops;
+
+#define ZN_POOL_OPS "zn_ring"
+
+/* Is @p obj a buffer of @p mp? Called for every object taken out of the
+ * ring (a cache refill: in bulk, not per packet). */
+typedef bool (*zn_pool_check_fn)(const struct rte_mempool *mp,
+				 const void *obj);
+
+/** This process checks what it takes out of ZN_POOL_OPS pools with
+ *  @p fn (NULL: nothing). The manager, before its workers start. */
+void zn_pool_ops_set_check(zn_pool_check_fn fn);
+
+/** DPDK's ring driver, which ZN_POOL_OPS runs over, as this process
+ *  registered it (NULL: not loaded). */
+const struct rte_mempool_ops *zn_pool_ops_ring(void);
+
+#endif /* ZN_POOL_OPS_H */
