@@ -17,10 +17,9 @@
  * the pool; an NF past --bad-desc-limit of them is killed (the registry
  * reclaims what it held as for any dead NF).
  *
- * The maps (where a pool's buffers start: a bit per cache line of its
- * memory; the owner map: a byte per buffer) are in the manager's own
- * memory: an NF can write every byte of the shared memory it maps, these
- * it cannot. What they leave to the pool: a buffer an NF freed in its own
+ * The owner map (an entry per buffer: where it starts and who holds it,
+ * desc.h) is in the manager's own memory: an NF can write every byte of
+ * the shared memory it maps, not this. What they leave to the pool: a buffer an NF freed in its own
  * process (its mempool cache) and handed back too (docs/security.md).
  *
  * The checks themselves are in desc_hot.c; their cost: `make bench
