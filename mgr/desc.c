@@ -253,7 +253,7 @@ zn_desc_police(struct zn_mgr *m)
 	if (m->cfg.bad_desc_limit == 0)
 		return;
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
-		struct zn_nf_slot *s = &m->shm->nfs[slot];
+		struct zn_nf_slot *s = zn_slot(m, slot);
 		uint32_t st = zn_nf_state(m, slot);
 		uint64_t bad = s->mstats.drops[ZN_DROP_BAD_DESC];
 

@@ -85,7 +85,7 @@ zn_desc_filter(struct zn_worker *w, unsigned int slot,
 {
 	bool may_parse = route_may_parse(w, rt);
 	struct zn_mgr *m = w->mgr;
-	struct zn_nf_slot *ns = &m->shm->nfs[slot];
+	struct zn_nf_slot *ns = zn_slot(m, slot);
 	const struct zn_desc_pool *d = zn_desc_of_nf(m, slot);
 	struct rte_mbuf *freed[ZN_BURST];
 	unsigned int k = 0, n_freed = 0;

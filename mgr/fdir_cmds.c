@@ -370,7 +370,7 @@ cmd_chain_set(struct zn_cmd_req *req)
 int
 zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 {
-	const struct zn_steer_req *rq = &m->shm->nfs[slot].steer;
+	const struct zn_steer_req *rq = &zn_slot(m, slot)->steer;
 	struct zn_steer_req req;
 	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 	struct zn_flow_key keys[2];

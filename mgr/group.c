@@ -15,6 +15,9 @@
  * sandboxed NF sees only the files bound into its mount namespace (and
  * the file is the manager's, mode 0600). docs/security.md.
  *
+ * The file begins with the homes of the group's NFs (their slots and
+ * rings, home.c), then the pool.
+ *
  * Each group's file is mapped at ZN_GROUP_VA_BASE + index * STRIDE in
  * every process (mbufs hold virtual addresses): far above the EAL's own
  * reservations, below the kernel's top-down mmap area.
@@ -36,6 +39,7 @@
 #include <rte_mbuf_pool_ops.h>
 #include <rte_memory.h>
 #include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include "mgr.h"
 #include "cmd.h"
@@ -64,7 +68,7 @@ group_create(struct zn_mgr *m, unsigned int i)
 	struct rte_mempool_objsz sz;
 	struct rte_mempool *mp;
 	struct statfs fs;
-	uint64_t len, pg;
+	uint64_t len, pg, home;
 	void *va;
 	int fd, rc;
 
@@ -83,6 +87,9 @@ group_create(struct zn_mgr *m, unsigned int i)
 	      c->n_mbufs;
 	len += len / pg * (sz.total_size) + 2 * pg;
 	len = RTE_ALIGN_CEIL(len, pg);
+	/* Before the pool: the homes of the group's NFs (home.c) */
+	home = zn_home_len(rte_ring_get_memsize(m->cfg.ring_size), pg);
+	len += home;
 	if (len > ZN_GROUP_VA_STRIDE)
 		return -E2BIG;
 
@@ -124,7 +131,8 @@ group_create(struct zn_mgr *m, unsigned int i)
 	rc = rte_mempool_set_ops_byname(mp, m->pool_ops, NULL);
 	if (rc == 0) {
 		rte_pktmbuf_pool_init(mp, &priv);
-		rc = rte_mempool_populate_virt(mp, va, len, pg, NULL, NULL);
+		rc = rte_mempool_populate_virt(mp, RTE_PTR_ADD(va, home),
+					       len - home, pg, NULL, NULL);
 	}
 	if (rc >= 0 && mp->populated_size != mp->size)
 		rc = -ENOSPC;
@@ -134,6 +142,7 @@ group_create(struct zn_mgr *m, unsigned int i)
 	m->gpool[i] = mp;
 	g->va = (uint64_t)(uintptr_t)va;
 	g->len = len;
+	g->home_len = home;
 	g->page_sz = pg;
 	g->n_mbufs = c->n_mbufs;
 	__atomic_store_n(&g->used, 1, __ATOMIC_RELEASE);

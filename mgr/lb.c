@@ -298,7 +298,7 @@ cmd_service_set(struct zn_cmd_req *req)
 		weights[inst] = (uint16_t)json_integer_value(v);
 		/* A weight for an instance that is not of this service would
 		 * be kept and silently never used. */
-		if (!zn_slot_serves(&req->mgr->shm->nfs[inst],
+		if (!zn_slot_serves(zn_slot(req->mgr, inst),
 				    (uint16_t)svc)) {
 			snprintf(req->err, sizeof(req->err), "weights: "
 				 "instance %llu is not a running NF of "

@@ -104,7 +104,7 @@ zn_link_count(const struct zn_mgr *m)
 static bool
 give(struct zn_mgr *m, unsigned int from, unsigned int to)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[from], *r = &m->shm->nfs[to];
+	struct zn_nf_slot *s = zn_slot(m, from), *r = zn_slot(m, to);
 	/* Read once: the receiver's slot is its to write too. */
 	uint16_t n_in = __atomic_load_n(&r->links.n_in, __ATOMIC_RELAXED);
 	struct zn_link *lk;
@@ -144,7 +144,7 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 void
 zn_link_request(struct zn_mgr *m, unsigned int slot)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_slot(m, slot);
 	uint32_t state = zn_nf_state(m, slot);
 
 	if (state != ZN_NF_RUNNING && state != ZN_NF_STARTING &&
@@ -207,7 +207,7 @@ zn_link_nf_gone(struct zn_mgr *m, unsigned int slot,
 		void (*drop)(struct zn_mgr *m, struct zn_nf_slot *s,
 			     struct rte_mbuf **pkts, unsigned int n))
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_slot(m, slot);
 	struct rte_mbuf *pkts[ZN_BURST];
 	uint16_t n_in = RTE_MIN(s->links.n_in, (uint16_t)ZN_MAX_LINKS_IN);
 
@@ -224,9 +224,9 @@ zn_link_nf_gone(struct zn_mgr *m, unsigned int slot,
 			continue;
 		}
 		if (lk->from < ZN_MAX_NFS &&
-		    m->shm->nfs[lk->from].links.out[slot] ==
+		    zn_slot(m, lk->from)->links.out[slot] ==
 			    ZN_LINK_OUT(lk->gen, l))
-			__atomic_store_n(&m->shm->nfs[lk->from].links.out[slot],
+			__atomic_store_n(&zn_slot(m, lk->from)->links.out[slot],
 					 0, __ATOMIC_RELEASE);
 		while ((k = zn_rguard_drain(&m->rg_link[l], false, false,
 					    (void **)pkts, ZN_BURST)) > 0)
@@ -262,7 +262,7 @@ zn_link_gc(struct zn_mgr *m)
 		if (!m->links->orphan[l] || !lk->used ||
 		    zn_rguard_nf_count(&m->rg_link[l]) != 0)
 			continue;
-		in_del(&m->shm->nfs[lk->to], l);
+		in_del(zn_slot(m, lk->to), l);
 		done[n++] = l;
 	}
 	if (n == 0)

@@ -32,6 +32,7 @@
 #include "desc.h"
 #include "privmem.h"
 #include "group.h"
+#include "home.h"
 #include "tenant.h"
 #include "instance.h"
 #include "link.h"
@@ -217,6 +218,8 @@ shared_init(struct zn_mgr *m)
 	if (m->msgq == NULL || mz == NULL)
 		return -ENOMEM;
 	m->shm = mz->addr;
+	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
+		m->slot[i] = &m->shm->nfs[i]; /* home.c moves them */
 	memset(m->shm, 0, sizeof(*m->shm));
 
 	ops = rte_mempool_get_ops(m->pool->ops_index);
@@ -271,7 +274,8 @@ workers_init(struct zn_mgr *m)
 			.stall_cycles = m->cfg.stall_ms * (rte_get_tsc_hz() /
 							   1000),
 		};
-		zn_rctx_init(&w->rc, m->shm, i, &w->shm->stats.lb_moved);
+		zn_rctx_init(&w->rc, m->shm, m->slot, -1, i,
+			     &w->shm->stats.lb_moved);
 		m->workers[i] = w;
 	}
 	for (uint16_t p = 0; p < m->n_ports; p++) {
@@ -348,7 +352,7 @@ free_staged(struct zn_mgr *m)
 			while ((k = zn_rguard_drain(g, r == 1, r == 0,
 						    (void **)pkts,
 						    ZN_BURST)) > 0) {
-				free_left(m, pkts, k, m->shm->nfs[s].ctl.name);
+				free_left(m, pkts, k, zn_slot(m, s)->ctl.name);
 				n += k;
 			}
 		}
@@ -531,6 +535,8 @@ main(int argc, char **argv)
 		rc = zn_link_init(m);
 	if (rc == 0)
 		rc = zn_rguard_setup(m);
+	if (rc == 0)
+		rc = zn_home_setup(m);
 	if (rc == 0 && m->cfg.validate)
 		rc = zn_desc_start(m);
 	if (rc == 0)
@@ -577,6 +583,7 @@ main(int argc, char **argv)
 	zn_registry_fini(m);
 	zn_route_fini(m);
 	zn_link_fini(m);
+	zn_home_teardown(m);
 	zn_rguard_teardown(m);
 	for (unsigned int i = 0; i < m->n_workers; i++)
 		rte_free(m->workers[i]);
@@ -599,6 +606,7 @@ fail_ports:
 		zn_group_fini(m);
 	zn_ctl_fini(m);
 	zn_registry_fini(m);
+	zn_home_teardown(m);
 	zn_rguard_teardown(m);
 fail_eal:
 	rte_eal_cleanup();

@@ -70,6 +70,13 @@ struct zn_mgr {
 	 * (its only writer); ctl.state and ctl.gen repeat them to the NF. */
 	uint32_t nf_state[ZN_MAX_NFS];
 	uint32_t nf_gen[ZN_MAX_NFS];
+	/* Where each slot lives now (home.c): in zn_shm.nfs, or in the
+	 * trust group's file of the NF that registered in it last. Set by
+	 * the registry while the slot is FREE and no worker reads it. */
+	struct zn_nf_slot *slot[ZN_MAX_NFS];
+	/* The guards of every home's rings as made ([g + 1]: group g's
+	 * file, [0]: the EAL's), copied to rg_rx/rg_tx when a slot moves. */
+	struct zn_rguard *home_rg[ZN_MAX_GROUPS + 1];
 	struct rte_ring *msgq;
 	struct rte_ring *nf_rx[ZN_MAX_NFS];
 	struct rte_ring *nf_tx[ZN_MAX_NFS];
@@ -121,6 +128,13 @@ static inline uint32_t
 zn_nf_state(const struct zn_mgr *m, unsigned int slot)
 {
 	return __atomic_load_n(&m->nf_state[slot], __ATOMIC_ACQUIRE);
+}
+
+/** NF slot @p s, where it lives now (home.c). */
+static inline struct zn_nf_slot *
+zn_slot(const struct zn_mgr *m, unsigned int s)
+{
+	return m->slot[s];
 }
 
 /* The pool NF @p slot reads: its trust group's, or the shared one. */

@@ -33,7 +33,7 @@ static int
 nf_call_poll(struct zn_cmd_req *req)
 {
 	const struct nf_call *nc = req->poll_arg;
-	struct zn_nf_slot *s = &req->mgr->shm->nfs[nc->slot];
+	struct zn_nf_slot *s = zn_slot(req->mgr, nc->slot);
 	json_error_t jerr;
 	char text[ZN_CMD_TEXT_LEN];
 	uint32_t state = zn_nf_state(req->mgr, nc->slot);
@@ -96,7 +96,7 @@ cmd_nf_call(struct zn_cmd_req *req)
 			 ZN_MAX_NFS - 1);
 		return -EINVAL;
 	}
-	s = &m->shm->nfs[id];
+	s = zn_slot(m, id);
 	state = zn_nf_state(m, (unsigned int)id);
 	/* A tenant's socket: its NFs only, the others as if not there. */
 	if (state != ZN_NF_RUNNING ||

@@ -84,7 +84,7 @@ occupancy(struct zn_mgr *m, uint16_t svc)
 	unsigned int n = 0;
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		const struct zn_nf_slot *sl = &m->shm->nfs[s];
+		const struct zn_nf_slot *sl = zn_slot(m, s);
 
 		if (zn_nf_state(m, s) != ZN_NF_RUNNING ||
 		    sl->ctl.service_id != svc)
@@ -120,7 +120,7 @@ nf_counter(struct zn_mgr *m, const char *nf, const char *name,
 
 	*value = 0;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		const struct zn_nf_slot *sl = &m->shm->nfs[s];
+		const struct zn_nf_slot *sl = zn_slot(m, s);
 		unsigned int nc = sl->req.n_counters;
 		char who[ZN_NAME_LEN];
 

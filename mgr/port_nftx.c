@@ -136,7 +136,7 @@ zn_port_nftx_publish(struct zn_mgr *m, unsigned int i)
 void
 zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_slot(m, slot);
 
 	unsigned int t = zn_tenant_of_nf(m, slot);
 
@@ -166,7 +166,7 @@ zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot)
 void
 zn_port_nftx_release(struct zn_mgr *m, unsigned int slot)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_slot(m, slot);
 
 	for (unsigned int i = 0; i < m->n_ports; i++) {
 		struct zn_port *p = &m->ports[i];
@@ -199,7 +199,7 @@ zn_port_nftx_json(struct zn_mgr *m, unsigned int i, struct zn_port_wstats *sum)
 
 		if (slot == 0)
 			continue;
-		s = &m->shm->nfs[slot - 1];
+		s = zn_slot(m, slot - 1);
 		tx += s->ptx[i].tx;
 		sum->tx_retry += s->ptx[i].tx_retry;
 		sum->drops[ZN_DROP_STALLED] += s->ptx[i].stalled;

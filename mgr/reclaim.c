@@ -246,7 +246,7 @@ ring_of(uint16_t id, bool tx, void *arg)
 uint64_t
 zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_slot(m, slot);
 	struct rte_mbuf *pkts[ZN_BURST];
 	uint64_t before = s->exit_drops;
 	uint16_t port = s->ledger.port;

@@ -43,6 +43,7 @@
 #include "mgr.h"
 #include "port.h"
 #include "group.h"
+#include "home.h"
 #include "registry.h"
 #include "tenant.h"
 #include "registry_pvt.h"
@@ -63,7 +64,7 @@ static void
 set_state(struct zn_mgr *m, unsigned int slot, uint32_t st)
 {
 	__atomic_store_n(&m->nf_state[slot], st, __ATOMIC_RELEASE);
-	__atomic_store_n(&m->shm->nfs[slot].ctl.state, st, __ATOMIC_RELEASE);
+	__atomic_store_n(&zn_slot(m, slot)->ctl.state, st, __ATOMIC_RELEASE);
 }
 
 /* All NF rings are made at start: no hugepage memory is allocated (and
@@ -143,28 +144,10 @@ zn_registry_fini(struct zn_mgr *m)
 }
 
 
-static uint16_t
-pick_worker(const struct zn_mgr *m)
-{
-	unsigned int load[ZN_MAX_WORKERS] = { 0 }, best = UINT32_MAX;
-	uint16_t pick = 0;
-
-	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
-		if (zn_nf_state(m, s) != ZN_NF_FREE)
-			load[m->nf_worker[s]]++;
-	for (unsigned int w = 0; w < m->n_workers; w++)
-		if (m->workers[w]->tx_role && load[w] < best) {
-			best = load[w];
-			pick = (uint16_t)w;
-		}
-	return pick;
-}
-
+/* The answer goes to the home the request was written in (home.c). */
 static void
-reply(struct zn_mgr *m, unsigned int slot, uint32_t gen, int rc)
+reply(struct zn_mgr *m, struct zn_nf_slot *s, uint32_t gen, int rc)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
-
 	s->ctl.reply = rc;
 	__atomic_store_n(&s->ctl.reply_gen, gen, __ATOMIC_RELEASE);
 	zn_db_ring(&s->db);
@@ -186,15 +169,15 @@ service_instances(const struct zn_mgr *m, uint16_t svc)
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
 		if (nf_live(zn_nf_state(m, s)) &&
-		    m->shm->nfs[s].ctl.service_id == svc)
+		    zn_slot(m, s)->ctl.service_id == svc)
 			n++;
 	return n;
 }
 
 static void
-do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
+do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_home_slot(m, grp, slot);
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
 	uint16_t svc = s->req.service_id;
 	uint32_t group;
@@ -203,11 +186,12 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	pid_t pid;
 	int pidfd, rc;
 
-	if (__atomic_load_n(&s->req.gen, __ATOMIC_ACQUIRE) != gen)
-		return; /* superseded request */
+	if (s == NULL || __atomic_load_n(&s->req.gen, __ATOMIC_ACQUIRE) != gen)
+		return; /* superseded request, or no such group's home */
 	if (zn_nf_state(m, slot) != ZN_NF_FREE) {
 		reg->pending = true; /* retried once the slot is free */
 		reg->pending_gen = gen;
+		reg->pending_group = grp;
 		return;
 	}
 	if (!cred->valid || cred->gen != gen) {
@@ -218,12 +202,13 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 			reg->cred_wait_ns = now;
 		reg->pending = true;
 		reg->pending_gen = gen;
+		reg->pending_group = grp;
 		if (now - reg->cred_wait_ns < CRED_WAIT_NS)
 			return;
 		reg->pending = false;
 		ZN_LOG(WARNING, "NF in slot %u: registration without "
 		       "credentials (no kick from it)", slot);
-		reply(m, slot, gen, -EPERM);
+		reply(m, s, gen, -EPERM);
 		return;
 	}
 	pid = cred->pid;
@@ -232,48 +217,50 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	zn_strlcpy(name, s->req.name, sizeof(name));
 	for (const char *c = name; *c != '\0'; c++)
 		if (*c < 0x20 || *c > 0x7e) {
-			reply(m, slot, gen, -EINVAL); /* shown in JSON */
+			reply(m, s, gen, -EINVAL); /* shown in JSON */
 			return;
 		}
 	if (m->shm->mgr.stopping) {
-		reply(m, slot, gen, -ESHUTDOWN);
+		reply(m, s, gen, -ESHUTDOWN);
 		return;
 	}
 	if (svc == 0 || svc >= ZN_MAX_SERVICES) {
 		ZN_LOG(WARNING, "NF '%s' (pid %d): bad service id %u", name,
 		       (int)pid, svc);
-		reply(m, slot, gen, -EINVAL);
+		reply(m, s, gen, -EINVAL);
 		return;
 	}
 	/* Read once: the NF can rewrite its request at any time. */
 	group = __atomic_load_n(&s->req.group, __ATOMIC_RELAXED);
-	if (!zn_group_valid(m, group)) {
+	if (!zn_group_valid(m, group) || group != grp) {
 		ZN_LOG(WARNING, "NF '%s' (pid %d): no trust group %u", name,
 		       (int)pid, group);
-		reply(m, slot, gen, -ENOENT);
+		reply(m, s, gen, -ENOENT);
 		return;
 	}
 	if (!zn_tenant_svc_ok(m, group, svc, name_err, sizeof(name_err))) {
 		ZN_LOG(WARNING, "NF '%s': %s", name, name_err);
-		reply(m, slot, gen, -EACCES);
+		reply(m, s, gen, -EACCES);
 		return;
 	}
 	if (service_instances(m, svc) >= ZN_MAX_REPLICAS) {
 		ZN_LOG(WARNING, "NF '%s': service %u already has %d instances",
 		       name, svc, ZN_MAX_REPLICAS);
-		reply(m, slot, gen, -ENOSPC);
+		reply(m, s, gen, -ENOSPC);
 		return;
 	}
 	if (!zn_proc_alive(pid, s->req.start_time)) {
-		reply(m, slot, gen, -ESRCH);
+		reply(m, s, gen, -ESRCH);
 		return;
 	}
 	pidfd = zn_pidfd_open(pid);
 	if (pidfd < 0) {
-		reply(m, slot, gen, pidfd);
+		reply(m, s, gen, pidfd);
 		return;
 	}
-	/* Nobody uses a FREE slot's rings; they are empty after a reclaim. */
+	/* Nobody uses a FREE slot's rings; they are empty after a reclaim.
+	 * The slot and its rings are now those of its group's home. */
+	zn_home_move(m, slot, group);
 	zn_rguard_reset(&m->rg_rx[slot]);
 	zn_rguard_reset(&m->rg_tx[slot]);
 	rc = zn_loop_watch(m->loop, pidfd, EPOLLIN, on_pidfd,
@@ -282,7 +269,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 		close(pidfd);
 		ZN_LOG(ERR, "NF '%s': cannot set up slot %u: %s", name, slot,
 		       strerror(-rc));
-		reply(m, slot, gen, rc);
+		reply(m, s, gen, rc);
 		return;
 	}
 	memset(&s->mstats, 0, sizeof(s->mstats));
@@ -296,7 +283,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 				   .reclaim_lock = -1 };
 
 	s->ctl.service_id = svc;
-	s->ctl.worker = m->nf_worker[slot] = pick_worker(m);
+	s->ctl.worker = m->nf_worker[slot] = zn_registry_pick_worker(m);
 	s->ctl.pid = (uint32_t)pid;
 	m->registry->reg[slot].pid = pid; /* what signals go to */
 	s->ctl.ns_pid = s->req.pid;
@@ -313,7 +300,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 	set_state(m, slot, ZN_NF_STARTING);
 	zn_route_publish(m);
 	m->shm->mgr.nf_registered++;
-	reply(m, slot, gen, 0);
+	reply(m, s, gen, 0);
 	zn_event("nf.registered", "NF '%s' (pid %d): service %u, instance %u, "
 		 "worker %u", name, (int)pid, svc, slot, m->nf_worker[slot]);
 }
@@ -321,7 +308,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen)
 static void
 do_ready(struct zn_mgr *m, unsigned int slot)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_slot(m, slot);
 
 	if (zn_nf_state(m, slot) != ZN_NF_STARTING)
 		return; /* stopped or died meanwhile */
@@ -336,7 +323,7 @@ do_ready(struct zn_mgr *m, unsigned int slot)
 static void
 begin_stop(struct zn_mgr *m, unsigned int slot)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_slot(m, slot);
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
 
 	if (!nf_live(zn_nf_state(m, slot)))
@@ -354,7 +341,7 @@ begin_stop(struct zn_mgr *m, unsigned int slot)
 static void
 begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_slot(m, slot);
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
 
 	if (!nf_live(zn_nf_state(m, slot)) &&
@@ -404,7 +391,7 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 static void
 try_finish(struct zn_mgr *m, unsigned int slot)
 {
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_slot(m, slot);
 	struct rte_mempool_cache *cache;
 
 	if (zn_nf_tx_count(m, slot) != 0 || s->mstats.staged != 0)
@@ -418,6 +405,9 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	for (unsigned int r = 0; r < ZN_DROP_MAX; r++)
 		m->shm->mgr.drops[r] += s->hstats.drops[r];
 	zn_port_nftx_release(m, slot);
+	/* A home not in use waits for no one (in_loop, lib/nf/nf_tx.c) */
+	s->hstats.blocked_on = 0;
+	s->mstats.blocked_on = 0;
 	set_state(m, slot, ZN_NF_FREE);
 	zn_route_publish(m); /* lb forgets the slot's weight */
 	/* Buffers the NF allocated sit in its lcore's cache, in shared
@@ -440,33 +430,37 @@ handle_msgs(struct zn_mgr *m)
 
 	while (rte_ring_sc_dequeue_elem(m->msgq, &msg, sizeof(msg)) == 0) {
 		struct zn_nf_slot *s;
+		bool ours;
 
 		if (msg.slot >= ZN_MAX_NFS) {
 			ZN_LOG(WARNING, "bad message: slot %u", msg.slot);
 			continue;
 		}
-		s = &m->shm->nfs[msg.slot];
+		s = zn_slot(m, msg.slot);
+		/* From the NF registered there: generations count per home,
+		 * so the group tells an earlier NF of another group apart */
+		ours = m->nf_gen[msg.slot] == msg.gen &&
+		       m->nf_group[msg.slot] == msg.group;
 		switch (msg.type) {
 		case ZN_MSG_REGISTER:
-			do_register(m, msg.slot, msg.gen);
+			do_register(m, msg.slot, msg.gen, msg.group);
 			break;
 		case ZN_MSG_LEAVE:
-			if (m->nf_gen[msg.slot] == msg.gen)
+			if (ours)
 				begin_stop(m, msg.slot);
 			break;
 		case ZN_MSG_READY:
-			if (m->nf_gen[msg.slot] == msg.gen)
+			if (ours)
 				do_ready(m, msg.slot);
 			break;
 		case ZN_MSG_LINK:
-			if (m->nf_gen[msg.slot] == msg.gen)
+			if (ours)
 				zn_link_request(m, msg.slot);
 			break;
 		case ZN_MSG_STEER:
 			/* Only from a registered NF of this generation; the
 			 * answer goes to the request's own generation. */
-			if (m->nf_gen[msg.slot] != msg.gen ||
-			    !nf_live(zn_nf_state(m, msg.slot)))
+			if (!ours || !nf_live(zn_nf_state(m, msg.slot)))
 				break;
 			s->steer_reply.rc = zn_fdir_steer(m, msg.slot);
 			__atomic_store_n(&s->steer_reply.gen, s->steer.gen,
@@ -490,13 +484,14 @@ zn_registry_poll(struct zn_mgr *m)
 	zn_link_gc(m);
 	now = zn_now_ns();
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
-		struct zn_nf_slot *s = &m->shm->nfs[slot];
+		struct zn_nf_slot *s = zn_slot(m, slot);
 		struct zn_nf_reg *reg = &m->registry->reg[slot];
 
 		switch (zn_nf_state(m, slot)) {
 		case ZN_NF_FREE:
 			if (reg->pending)
-				do_register(m, slot, reg->pending_gen);
+				do_register(m, slot, reg->pending_gen,
+					    reg->pending_group);
 			break;
 		case ZN_NF_RUNNING:
 		case ZN_NF_STARTING:
@@ -527,7 +522,7 @@ on_pidfd(void *arg, uint32_t events)
 	const struct zn_nf_reg *reg = arg;
 	struct zn_mgr *m = reg->m;
 	unsigned int slot = reg->slot;
-	struct zn_nf_slot *s = &m->shm->nfs[slot];
+	struct zn_nf_slot *s = zn_slot(m, slot);
 
 	(void)events;
 	begin_reclaim(m, slot,
@@ -572,7 +567,7 @@ rx_when_ready(struct zn_mgr *m)
 	if (!m->rx_waiting)
 		return;
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
-		const struct zn_nf_slot *s = &m->shm->nfs[i];
+		const struct zn_nf_slot *s = zn_slot(m, i);
 
 		if (zn_nf_state(m, i) == ZN_NF_RUNNING && s->ctl.service_id < ZN_MAX_SERVICES)
 			up[s->ctl.service_id] = true;
@@ -609,7 +604,7 @@ int
 zn_registry_find(const struct zn_mgr *m, const char *name)
 {
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
-		const struct zn_nf_slot *s = &m->shm->nfs[slot];
+		const struct zn_nf_slot *s = zn_slot(m, slot);
 
 		if (nf_live(zn_nf_state(m, slot)) &&
 		    strncmp(s->ctl.name, name, sizeof(s->ctl.name)) == 0)

@@ -18,6 +18,7 @@
 #include "registry_pvt.h"
 #include "sandbox.h"
 #include "tenant.h"
+#include "worker.h"
 
 const char *
 zn_nf_state_name(uint32_t state)
@@ -84,4 +85,22 @@ zn_registry_nf_joined(struct zn_mgr *m, unsigned int slot, pid_t pid)
 	zn_event("nf.cgroup", "NF in slot %u (pid %d) of tenant '%s' is in "
 		 "none of its tenant's cgroups: %s", slot, (int)pid,
 		 m->cfg.tenants[t - 1].name, err);
+}
+
+/* The worker with the fewest NFs whose TX rings it drains. */
+uint16_t
+zn_registry_pick_worker(const struct zn_mgr *m)
+{
+	unsigned int load[ZN_MAX_WORKERS] = { 0 }, best = UINT32_MAX;
+	uint16_t pick = 0;
+
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+		if (zn_nf_state(m, s) != ZN_NF_FREE)
+			load[m->nf_worker[s]]++;
+	for (unsigned int w = 0; w < m->n_workers; w++)
+		if (m->workers[w]->tx_role && load[w] < best) {
+			best = load[w];
+			pick = (uint16_t)w;
+		}
+	return pick;
 }

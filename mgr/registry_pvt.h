@@ -23,6 +23,7 @@ struct zn_nf_reg {
 				* same, in memory the NF can write) */
 	bool pending;          /* REGISTER waiting for the slot to be free */
 	uint32_t pending_gen;
+	uint8_t pending_group; /* the home it was written in (home.c) */
 	bool stop_sent;        /* ctl.stop set */
 	uint64_t stop_asked_ns; /* when; 0 once the slow stop was logged */
 	int reclaim_lock;      /* the slot's lock file, held while the slot
@@ -56,6 +57,8 @@ void zn_registry_on_kick(void *arg, uint32_t events);
  * is set up beside its slot (no links into it yet; a tenant's NF started
  * outside the manager joins its tenant's cgroup). */
 void zn_registry_nf_joined(struct zn_mgr *m, unsigned int slot, pid_t pid);
+/* registry_nf.c: the worker a new NF's TX ring goes to. */
+uint16_t zn_registry_pick_worker(const struct zn_mgr *m);
 /* reclaim.c: remove the EAL files of NFs whose processes are gone. */
 void zn_reclaim_gc_exited(struct zn_mgr *m);
 

@@ -14,8 +14,8 @@
 #include "mgr.h"
 #include "ring_guard.h"
 
-static struct zn_rguard *
-guards(unsigned int n)
+struct zn_rguard *
+zn_rguard_alloc(unsigned int n)
 {
 	void *p = NULL;
 
@@ -28,9 +28,9 @@ guards(unsigned int n)
 int
 zn_rguard_setup(struct zn_mgr *m)
 {
-	m->rg_rx = guards(ZN_MAX_NFS);
-	m->rg_tx = guards(ZN_MAX_NFS);
-	m->rg_link = guards(ZN_MAX_LINKS);
+	m->rg_rx = zn_rguard_alloc(ZN_MAX_NFS);
+	m->rg_tx = zn_rguard_alloc(ZN_MAX_NFS);
+	m->rg_link = zn_rguard_alloc(ZN_MAX_LINKS);
 	if (m->rg_rx == NULL || m->rg_tx == NULL || m->rg_link == NULL)
 		return -ENOMEM;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {

@@ -44,12 +44,13 @@ build(struct zn_mgr *m, struct zn_route *rt)
 		     !rt->rehash_every_hop;
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		const struct zn_nf_slot *slot = &m->shm->nfs[s];
+		const struct zn_nf_slot *slot = zn_slot(m, s);
 		uint32_t state = zn_nf_state(m, s);
 		uint16_t w = m->nf_worker[s];
 
 		if (state == ZN_NF_FREE)
 			continue;
+		rt->nf_group[s] = m->nf_group[s];
 		/* ctl is the NF's to write too: an index out of range is
 		 * garbage (the registry checked the service it set). */
 		if (state == ZN_NF_RUNNING &&
@@ -107,7 +108,7 @@ sync_nfs(struct zn_mgr *m)
 		if (t0 == 0)
 			t0 = zn_now_ns();
 		for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-			struct zn_nf_slot *slot = &m->shm->nfs[s];
+			struct zn_nf_slot *slot = zn_slot(m, s);
 
 			if (!nf_reader_blocks(q, s, token))
 				continue;

@@ -72,7 +72,7 @@ ring_json(const struct rte_ring *r)
 static json_t *
 nf_json(struct zn_mgr *m, unsigned int slot)
 {
-	const struct zn_nf_slot *s = &m->shm->nfs[slot];
+	const struct zn_nf_slot *s = zn_slot(m, slot);
 	json_t *acts = json_object(), *ctrs = json_object(), *cmds, *o;
 	unsigned int nc = s->req.n_counters;
 
@@ -171,7 +171,7 @@ zn_stats_services(struct zn_mgr *m)
 	json_t *by_svc[ZN_MAX_SERVICES] = { 0 }, *a = json_array();
 
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
-		const struct zn_nf_slot *s = &m->shm->nfs[slot];
+		const struct zn_nf_slot *s = zn_slot(m, slot);
 		uint16_t svc = s->ctl.service_id;
 
 		if (zn_nf_state(m, slot) != ZN_NF_RUNNING ||
@@ -357,7 +357,7 @@ zn_stats_all(struct zn_mgr *m)
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
 		if (zn_nf_state(m, s) != ZN_NF_FREE)
 			for (int r = 0; r < ZN_DROP_MAX; r++)
-				drops[r] += m->shm->nfs[s].hstats.drops[r];
+				drops[r] += zn_slot(m, s)->hstats.drops[r];
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "status",
 			 zn_stats_status(m), "ports", zn_stats_ports(m), "nfs",
 			 zn_stats_nfs(m), "services", zn_stats_services(m),

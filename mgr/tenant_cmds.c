@@ -47,7 +47,7 @@ nf_sums(const struct zn_mgr *m, unsigned int t, unsigned int *n)
 
 	*n = 0;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		const struct zn_nf_slot *ns = &m->shm->nfs[s];
+		const struct zn_nf_slot *ns = zn_slot(m, s);
 
 		if (zn_nf_state(m, s) == ZN_NF_FREE ||
 		    m->tn->grp_tenant[m->nf_group[s]] != t + 1)

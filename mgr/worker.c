@@ -81,7 +81,7 @@ deliver_nf(struct zn_worker *w, const struct zn_res *r,
 	}
 	k = zn_rguard_mp_enqueue(&w->mgr->rg_rx[r->id], (void *const *)pkts, n);
 	if (k > 0)
-		zn_db_ring(&w->mgr->shm->nfs[r->id].db);
+		zn_db_ring(&zn_slot(w->mgr, r->id)->db);
 	if (unlikely(k < n) && d != NULL)
 		zn_desc_hold(d, pkts + k, n - k, 0); /* still ours */
 	return k;
@@ -339,7 +339,7 @@ prefetch_ring(const struct zn_rguard *g)
 static unsigned int
 drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 {
-	struct zn_nf_slot *ns = &w->mgr->shm->nfs[slot];
+	struct zn_nf_slot *ns = zn_slot(w->mgr, slot);
 	struct zn_stage *st = &w->nf_stage[slot];
 	unsigned int moved = 0, n, staged, done = 0;
 

@@ -48,6 +48,11 @@ struct zn_res {
 /* A reader's private balancing state (process-private). */
 struct zn_rctx {
 	const struct zn_shm *shm;
+	/* Where each slot lives in this process (mgr/home.c), and the only
+	 * trust group whose slots it may read (group + 1, 0: none; -1: all,
+	 * a worker): an NF does not map another group's. */
+	struct zn_nf_slot *const *slot;
+	int32_t group;
 	uint64_t now;            /* tsc, set by the reader once per loop */
 	uint64_t *lb_moved;      /* its count of flows moved off a replica */
 	unsigned int reader;     /* its ZN_READER_* id: pins->w[reader] */
@@ -60,11 +65,14 @@ struct zn_rctx {
 };
 
 static inline void
-zn_rctx_init(struct zn_rctx *c, const struct zn_shm *shm, unsigned int reader,
-	     uint64_t *lb_moved)
+zn_rctx_init(struct zn_rctx *c, const struct zn_shm *shm,
+	     struct zn_nf_slot *const *slot, int32_t group,
+	     unsigned int reader, uint64_t *lb_moved)
 {
 	memset(c, 0, sizeof(*c));
 	c->shm = shm;
+	c->slot = slot;
+	c->group = group;
 	c->reader = reader;
 	c->lb_moved = lb_moved;
 	c->lb_decay_cycles = rte_get_tsc_hz() / 1000;
@@ -76,13 +84,19 @@ zn_res_drop(enum zn_drop_reason reason)
 	return (struct zn_res){ .type = ZN_RES_DROP, .reason = (uint8_t)reason };
 }
 
-/** Packets waiting for the NF in @p slot: its RX ring and the links into
- *  it. Reads only memory that is never freed while the manager runs. */
+/* What an NF of another trust group counts as (its rings are not mapped
+ * here): more than any backlog, so that a reader prefers replicas it can
+ * see; all unseen, ties go round-robin. */
+#define ZN_BACKLOG_UNSEEN (1u << 24)
+
+/** Packets waiting for the NF of slot @p s (where it lives in this
+ *  process) and RX ring @p rx: that ring and the links into it. Reads only
+ *  memory that is never freed while the manager runs. */
 static inline unsigned int
-zn_nf_backlog(const struct zn_shm *shm, unsigned int slot)
+zn_slot_backlog(const struct zn_shm *shm, const struct zn_nf_slot *s,
+		const struct rte_ring *rx)
 {
-	const struct zn_nf_slot *s = &shm->nfs[slot];
-	unsigned int n = rte_ring_count(shm->rt.nf_rx[slot]);
+	unsigned int n = rte_ring_count(rx);
 	unsigned int n_in = RTE_MIN(__atomic_load_n(&s->links.n_in,
 						    __ATOMIC_ACQUIRE),
 				    (uint16_t)ZN_MAX_LINKS_IN);
@@ -94,6 +108,22 @@ zn_nf_backlog(const struct zn_shm *shm, unsigned int slot)
 			n += rte_ring_count(shm->links[l].ring);
 	}
 	return n;
+}
+
+/* What an NF of another trust group counts as (its rings are not mapped
+ * here): more than any backlog, so that a reader prefers replicas it can
+ * see; all unseen, ties go round-robin. */
+#define ZN_BACKLOG_UNSEEN (1u << 24)
+
+/** The backlog of replica @p slot as reader @p c sees it. */
+static inline unsigned int
+zn_nf_backlog(const struct zn_rctx *c, const struct zn_route *rt,
+	      unsigned int slot)
+{
+	if (c->group >= 0 && rt->nf_group[slot] != c->group)
+		return ZN_BACKLOG_UNSEEN;
+	return zn_slot_backlog(c->shm, c->slot[slot],
+			       c->shm->rt.nf_rx[slot]);
 }
 
 /* Halve the recent-pin counts once per lb_decay_cycles (1 ms). */
@@ -138,7 +168,7 @@ zn_pick_pinned(struct zn_rctx *c, const struct zn_route *rt,
 	zn_lb_decay(c);
 	for (unsigned int k = 0, i = c->lb_rr++ % e->n; k < e->n;
 	     k++, i = i + 1 == e->n ? 0 : i + 1) {
-		unsigned int n = zn_nf_backlog(c->shm, e->inst[i]) +
+		unsigned int n = zn_nf_backlog(c, rt, e->inst[i]) +
 				 c->lb_fresh[e->inst[i]];
 
 		if (n < best) {

@@ -61,7 +61,8 @@ kick_register(struct zn_nf *nf)
 int
 zn_nf_post_msg(struct zn_nf *nf, uint16_t type)
 {
-	struct zn_msg msg = { .type = type, .slot = nf->slot, .gen = nf->gen };
+	struct zn_msg msg = { .type = (uint8_t)type, .group = (uint8_t)nf->group,
+			      .slot = nf->slot, .gen = nf->gen };
 
 	if (rte_ring_mp_enqueue_elem(nf->msgq, &msg, sizeof(msg)) < 0)
 		return -ENOBUFS;
@@ -145,15 +146,54 @@ reply_ready(void *arg)
 	       nf->gen;
 }
 
+/* Our RX and TX rings: in the EAL's memory by name, or where our group's
+ * file has them (mgr/home.c); the names they were made with say that the
+ * layout agrees with the manager's. */
+static int
+find_rings(struct zn_nf *nf)
+{
+	char rx_name[RTE_RING_NAMESIZE], tx_name[RTE_RING_NAMESIZE];
+	uint64_t mem;
+
+	if (nf->gva == NULL) {
+		snprintf(rx_name, sizeof(rx_name), ZN_NF_RX_RING_FMT,
+			 nf->slot);
+		snprintf(tx_name, sizeof(tx_name), ZN_NF_TX_RING_FMT,
+			 nf->slot);
+		nf->rx = rte_ring_lookup(rx_name);
+		nf->tx = rte_ring_lookup(tx_name);
+		return nf->rx != NULL && nf->tx != NULL ? 0 : -ENOENT;
+	}
+	mem = rte_ring_get_memsize(nf->shm->hdr.ring_size);
+	if ((int64_t)mem < 0 || zn_home_len(mem, 1) > nf->glen)
+		return -EPROTO;
+	nf->rx = RTE_PTR_ADD(nf->gva, zn_home_ring_off(nf->slot, false, mem));
+	nf->tx = RTE_PTR_ADD(nf->gva, zn_home_ring_off(nf->slot, true, mem));
+	snprintf(rx_name, sizeof(rx_name), ZN_HOME_RX_RING_FMT, nf->group - 1,
+		 nf->slot);
+	snprintf(tx_name, sizeof(tx_name), ZN_HOME_TX_RING_FMT, nf->group - 1,
+		 nf->slot);
+	if (strncmp(nf->rx->name, rx_name, sizeof(rx_name)) != 0 ||
+	    strncmp(nf->tx->name, tx_name, sizeof(tx_name)) != 0) {
+		ZN_LOG(ERR, "trust group's rings are not where this library "
+		       "looks for them (another build of the manager?)");
+		return -EPROTO;
+	}
+	return 0;
+}
+
 int
 zn_nf_register(struct zn_nf *nf)
 {
-	struct zn_nf_slot *s = &nf->shm->nfs[nf->slot];
+	struct zn_nf_slot *home = nf->gva != NULL ?
+		((struct zn_group_home *)nf->gva)->nfs : nf->shm->nfs;
+	struct zn_nf_slot *s = &home[nf->slot];
 	uint64_t deadline = zn_now_ns() + ZN_REGISTER_TIMEOUT_NS;
-	char ring_name[RTE_RING_NAMESIZE];
 	uint64_t start = 0;
 	int rc, reply;
 
+	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
+		nf->peer[i] = &home[i];
 	nf->s = s;
 	/* A previous NF in this slot may have died a moment ago: its lock is
 	 * released at once, but the manager must recover what its ledger says
@@ -220,11 +260,8 @@ zn_nf_register(struct zn_nf *nf)
 	}
 	nf->registered = true;
 	zn_nf_self = nf;
-	snprintf(ring_name, sizeof(ring_name), ZN_NF_RX_RING_FMT, nf->slot);
-	nf->rx = rte_ring_lookup(ring_name);
-	snprintf(ring_name, sizeof(ring_name), ZN_NF_TX_RING_FMT, nf->slot);
-	nf->tx = rte_ring_lookup(ring_name);
-	if (nf->rx == NULL || nf->tx == NULL || s->ctl.worker >= ZN_MAX_WORKERS)
+	rc = find_rings(nf);
+	if (rc < 0 || s->ctl.worker >= ZN_MAX_WORKERS)
 		return -EPROTO;
 	nf->w = &nf->shm->workers[s->ctl.worker];
 	if (nf->shm->rt.qsbr == NULL)

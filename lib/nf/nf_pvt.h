@@ -58,6 +58,10 @@ struct zn_nf {
 
 	struct zn_shm *shm;
 	struct zn_nf_slot *s;
+	/* Every slot's home in our group (zn_shm.h struct zn_group_home),
+	 * or zn_shm.nfs for an NF of no group: what we read of NFs we hand
+	 * packets to over links (always of our group). s == peer[slot]. */
+	struct zn_nf_slot *peer[ZN_MAX_NFS];
 	struct zn_worker_shm *w;
 	struct rte_ring *rx;
 	struct rte_ring *tx;

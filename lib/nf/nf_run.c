@@ -30,7 +30,7 @@ rx_ready(void *arg)
 {
 	struct zn_nf *nf = arg;
 
-	return zn_nf_backlog(nf->shm, nf->slot) > 0 || nf->stop_req ||
+	return zn_slot_backlog(nf->shm, nf->s, nf->rx) > 0 || nf->stop_req ||
 	       __atomic_load_n(&nf->s->ctl.stop, __ATOMIC_ACQUIRE) ||
 	       zn_nf_cmd_open(nf);
 }
@@ -100,7 +100,7 @@ rx_burst(struct zn_nf *nf)
 			s->hstats.link_rx += n;
 			/* The sender may wait for room. */
 			if (lk->from < ZN_MAX_NFS)
-				zn_db_ring(&nf->shm->nfs[lk->from].db);
+				zn_db_ring(&nf->peer[lk->from]->db);
 			break;
 		}
 	}
@@ -175,7 +175,7 @@ coalesce(struct zn_nf *nf, struct idle_state *st)
 
 	if (st->shared_until == 0)
 		return false;
-	c = zn_nf_backlog(nf->shm, nf->slot);
+	c = zn_slot_backlog(nf->shm, nf->s, nf->rx);
 	if (c == 0 || c >= COALESCE_MIN)
 		goto take;
 	t = rte_rdtsc();

@@ -55,7 +55,8 @@ void
 zn_nf_tx_init(struct zn_nf *nf)
 {
 	nf->qsbr = nf->shm->rt.qsbr;
-	zn_rctx_init(&nf->rc, nf->shm, ZN_READER_NF(nf->slot),
+	zn_rctx_init(&nf->rc, nf->shm, nf->peer, (int32_t)nf->group,
+		     ZN_READER_NF(nf->slot),
 		     &nf->s->hstats.lb_moved);
 	nf->stall_cycles = (uint64_t)nf->shm->hdr.stall_ms *
 			   (rte_get_tsc_hz() / 1000);
@@ -89,7 +90,8 @@ ask_link(struct zn_nf *nf, unsigned int to)
  * here for another to make room could wait for itself around a loop.
  */
 static struct rte_ring *
-link_to(struct zn_nf *nf, uint16_t to, uint16_t *id)
+link_to(struct zn_nf *nf, const struct zn_route *rt, uint16_t to,
+	uint16_t *id)
 {
 	uint32_t o = __atomic_load_n(&nf->s->links.out[to], __ATOMIC_ACQUIRE);
 	struct zn_nf_link *pl = &nf->lk[to];
@@ -97,9 +99,7 @@ link_to(struct zn_nf *nf, uint16_t to, uint16_t *id)
 
 	/* Never given (mgr/link.c): to itself, or to another trust group's
 	 * NF (the worker copies into its pool). */
-	if (to == nf->slot ||
-	    __atomic_load_n(&nf->shm->nfs[to].ctl.group, __ATOMIC_RELAXED) !=
-	    nf->s->ctl.group)
+	if (to == nf->slot || rt->nf_group[to] != nf->group)
 		return NULL;
 	if (o == 0 || ZN_LINK_OUT_ID(o) >= ZN_MAX_LINKS) {
 		if (pl->in_use) { /* taken back: its receiver left */
@@ -331,7 +331,14 @@ in_loop(struct zn_nf *nf, uint16_t to)
 			nf->s->hstats.cycles_broken++;
 			return true;
 		}
-		c = &nf->shm->nfs[cur];
+		/* Our group's home of that slot (nf->peer): an NF of another
+		 * group (we wait for it through the worker) is not there,
+		 * and a home not in use says FREE, waiting for no one
+		 * (registry.c clears it). */
+		c = nf->peer[cur];
+		if (__atomic_load_n(&c->ctl.state, __ATOMIC_RELAXED) ==
+		    ZN_NF_FREE)
+			return false;
 		b = __atomic_load_n(&c->hstats.blocked_on, __ATOMIC_RELAXED);
 		if (b == ZN_WAIT_TX_RING)
 			b = __atomic_load_n(&c->mstats.blocked_on,
@@ -429,7 +436,7 @@ flush(struct zn_nf *nf, unsigned int n)
 			goto sent;
 		}
 		if (r->type == ZN_RES_NF && rt->direct)
-			ring = link_to(nf, r->id, &id);
+			ring = link_to(nf, rt, r->id, &id);
 		if (ring == NULL) {
 			ring = nf->tx;
 			id = 0;
@@ -447,7 +454,7 @@ flush(struct zn_nf *nf, unsigned int n)
 		if (id != 0) {
 			s->hstats.link_tx += k;
 			if (k > 0)
-				zn_db_ring(&nf->shm->nfs[r->id].db);
+				zn_db_ring(&nf->peer[r->id]->db);
 		} else {
 			s->hstats.tx_ring_in += k;
 			to_worker |= k > 0;

@@ -37,6 +37,9 @@
 #define ZN_MSG_RING_NAME "zn_msg"
 #define ZN_NF_RX_RING_FMT "zn_nf%u_rx"
 #define ZN_NF_TX_RING_FMT "zn_nf%u_tx"
+/* Rings in a trust group's file (struct zn_group_home): group index, slot */
+#define ZN_HOME_RX_RING_FMT "zn_g%u_nf%u_rx"
+#define ZN_HOME_TX_RING_FMT "zn_g%u_nf%u_tx"
 
 #define ZN_NAME_LEN 32
 #define ZN_BUILD_ID_LEN 64
@@ -161,6 +164,7 @@ struct zn_shm_group {
 	uint32_t n_mbufs;            /* buffers of its pool */
 	uint64_t va;                 /* where its file is mapped, everywhere */
 	uint64_t len;                /* bytes mapped */
+	uint64_t home_len;           /* of which the NFs' homes, first */
 	uint64_t page_sz;
 	char name[ZN_NAME_LEN];
 	char pool[ZN_NAME_LEN];      /* its rte_mempool's name */
@@ -518,6 +522,9 @@ struct zn_route {
 	uint8_t tenant_chain[ZN_MAX_TENANTS];
 	struct zn_svc_entry svc[ZN_MAX_SERVICES];
 	uint16_t nf_svc[ZN_MAX_NFS];    /* service of a running NF, else 0 */
+	uint8_t nf_group[ZN_MAX_NFS];   /* its trust group + 1, 0: none: an
+					 * NF maps the slot and rings of its
+					 * own group's NFs only */
 	uint16_t n_drain[ZN_MAX_WORKERS];
 	uint16_t drain[ZN_MAX_WORKERS][ZN_MAX_NFS]; /* TX rings to drain */
 };
@@ -584,6 +591,45 @@ struct zn_shm {
 	struct zn_shm_group groups[ZN_MAX_GROUPS];
 };
 
+/*
+ * A trust group's file (mgr/group.c) begins with the homes of its NFs: an
+ * NF of group g has its slot and its RX and TX rings there, not in the
+ * EAL's memory that every NF maps, so an NF of another group has no
+ * address for them. Each slot index has a home in every group (and one in
+ * zn_shm.nfs for NFs of no group); the registry says which one slot s uses
+ * now (the group of the NF that registered in it). Then the pool.
+ */
+struct zn_group_home {
+	struct zn_nf_slot nfs[ZN_MAX_NFS];
+};
+
+/* Bytes of one ring of @p ring_mem bytes (rte_ring_get_memsize), rounded
+ * to a cache line. */
+static inline uint64_t
+zn_home_ring_stride(uint64_t ring_mem)
+{
+	return RTE_ALIGN_CEIL(ring_mem, RTE_CACHE_LINE_SIZE);
+}
+
+/** Where slot @p slot's RX (@p tx false) or TX ring starts in a group's
+ *  file. */
+static inline uint64_t
+zn_home_ring_off(unsigned int slot, bool tx, uint64_t ring_mem)
+{
+	return RTE_ALIGN_CEIL(sizeof(struct zn_group_home),
+			      RTE_CACHE_LINE_SIZE) +
+	       (2 * (uint64_t)slot + (tx ? 1 : 0)) *
+	       zn_home_ring_stride(ring_mem);
+}
+
+/** Bytes of a group file before its pool (page @p pg aligned). */
+static inline uint64_t
+zn_home_len(uint64_t ring_mem, uint64_t pg)
+{
+	return RTE_ALIGN_CEIL(zn_home_ring_off(ZN_MAX_NFS, false, ring_mem),
+			      pg);
+}
+
 /** Messages on the manager's message ring (ZN_MSG_RING_NAME). */
 enum zn_msg_type {
 	ZN_MSG_REGISTER = 1, /* slot's req is filled: register it */
@@ -594,7 +640,9 @@ enum zn_msg_type {
 };
 
 struct zn_msg {
-	uint16_t type;
+	uint8_t type;
+	uint8_t group;  /* the sender's trust group + 1 (0: none): which
+			 * home of the slot it writes (struct zn_group_home) */
 	uint16_t slot;
 	uint32_t gen;
 };

@@ -19,12 +19,13 @@ import pytest
 from harness import DATA, conserved, traffic_ports, wait_for
 
 
-def start(managers, chain, vandal_svc, mode):
+def start(managers, chain, vandal_svc, mode, args=(), honest_args=()):
     m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
                  chain=chain, rx_paused=True,
-                 args=["--stall-ms", "200", "--bad-desc-limit", "0"])
+                 args=["--stall-ms", "200", "--bad-desc-limit", "0",
+                       *args])
     base = m.pool()["in_use"]
-    honest = m.start_nf("forward", 1, "honest")
+    honest = m.start_nf("forward", 1, "honest", lib_args=list(honest_args))
     # Under tests/sanitize.sh the vandal's own crash is expected: its
     # reports go elsewhere, the manager's still count.
     env = {"ASAN_OPTIONS": f"log_path={m.tmp}/vandal-asan:detect_leaks=0",
@@ -138,3 +139,41 @@ def test_garbage_in_the_routing_snapshot(managers):
     rx, tx, dropped = conserved(st)
     assert rx == tx > 5000
     finish(m, base, honest, vandal)
+
+
+def test_another_groups_nf_is_out_of_reach(managers):
+    """The honest NF is in trust group "blue": its slot and rings are in
+    blue's file (mgr/home.c), which the vandal (no group) does not map.
+    The vandal sets "stop" in every slot it can write, every tick: the
+    honest NF runs on and loses nothing. A second vandal writes into the
+    honest NF's RX ring through the address the manager publishes: it
+    faults there (SIGSEGV), and the honest NF loses nothing either."""
+    m, base, honest, vandal = start(
+        managers, "1,port:1", 2, "others",
+        args=["--trust-group", "blue:2047"],
+        honest_args=["--trust-group", "blue"])
+    wait_for(lambda: (vandal.stats() or {}).get("counters", {})
+             .get("vandalised", 0) > 3, 30, "stop written")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
+             "the honest NF working")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    assert honest.proc.alive()
+    assert vandal.proc.alive()  # it wrote all along
+    vandal.proc.kill()
+    vandal.proc.wait(10)
+    wait_for(lambda: m.nf_by_pid(vandal.proc.pid) is None, 15,
+             "the vandal reclaimed")
+    reach = m.start_nf("test-vandal", 2, "reach", nf_args=["--mode", "reach"],
+                       wait=False)
+    assert reach.proc.wait(30) == -signal.SIGSEGV
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 10000, 30,
+             "the honest NF working on")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    wait_for(lambda: m.nf_by_pid(reach.proc.pid) is None, 15,
+             "the second vandal reclaimed")
+    finish(m, base, honest, reach)
+

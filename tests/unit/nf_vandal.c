@@ -13,6 +13,11 @@
  * (pid 1), every tick. --mode route: into the routing snapshot NFs read
  * (no chains, no services, no TX rings to drain, no direct hand-off),
  * every tick: the workers route with their own copy (mgr/privmem.c).
+ * --mode others: "stop" into every other slot of zn_shm.nfs (the homes
+ * of NFs of no trust group), every tick. --mode reach: garbage into the
+ * header of every other running NF's RX ring, through the pointer the
+ * manager publishes: a ring in another trust group's file (mgr/home.c) is
+ * not mapped here, and the vandal dies of SIGSEGV.
  * Counter: vandalised. */
 
 #include <errno.h>
@@ -37,7 +42,8 @@ vandal_parse(struct zn_nf *nf, int argc, char **argv)
 	(void)nf;
 	if (argc == 3 && strcmp(argv[1], "--mode") == 0 &&
 	    (strcmp(argv[2], "ring") == 0 || strcmp(argv[2], "slot") == 0 ||
-	     strcmp(argv[2], "route") == 0)) {
+	     strcmp(argv[2], "route") == 0 || strcmp(argv[2], "others") == 0 ||
+	     strcmp(argv[2], "reach") == 0)) {
 		mode = argv[2];
 		return 0;
 	}
@@ -112,6 +118,14 @@ vandalise(struct zn_nf *nf)
 		memset(rt->nf_svc, 0, sizeof(rt->nf_svc));
 		memset(rt->n_drain, 0, sizeof(rt->n_drain));
 		rt->direct = false;
+	} else if (strcmp(mode, "others") == 0) {
+		for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
+			if (i != id)
+				shm->nfs[i].ctl.stop = 1;
+	} else if (strcmp(mode, "reach") == 0) {
+		for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
+			if (i != id && shm->rt.route->nf_svc[i] != 0)
+				garble_ring(shm->rt.nf_rx[i], 1);
 	} else {
 		garble_slot(&shm->nfs[id]);
 	}

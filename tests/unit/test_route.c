@@ -292,7 +292,8 @@ ZN_TEST(lb_least_loaded)
 	static struct zn_route rt;
 	static struct zn_shm shm;
 	static struct zn_lb_pins pins;
-	static struct zn_rctx w;
+	static struct zn_rctx w, nfc;
+	static struct zn_nf_slot *slots[ZN_MAX_NFS];
 	uint64_t moved = 0;
 	unsigned int count[2] = { 0 };
 	void *objs[100] = { NULL };
@@ -301,7 +302,9 @@ ZN_TEST(lb_least_loaded)
 	memset(&rt, 0, sizeof(rt));
 	memset(&shm, 0, sizeof(shm));
 	memset(&pins, 0, sizeof(pins));
-	zn_rctx_init(&w, &shm, 0, &moved);
+	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
+		slots[i] = &shm.nfs[i];
+	zn_rctx_init(&w, &shm, slots, -1, 0, &moved);
 	w.lb_decay_cycles = 1000;
 	rt.chains[0].len = 1;
 	rt.chains[0].hops[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 2 };
@@ -350,7 +353,15 @@ ZN_TEST(lb_least_loaded)
 	shm.nfs[4].links.n_in = 1;
 	ZT_EQ(rte_ring_enqueue_bulk(shm.links[0].ring, objs, 100, NULL), 100u);
 	ZT_EQ(rte_ring_enqueue_bulk(shm.links[0].ring, objs, 50, NULL), 50u);
-	ZT_EQ(zn_nf_backlog(&shm, 4), 150u);
+	ZT_EQ(zn_nf_backlog(&w, &rt, 4), 150u);
+	/* An NF of trust group 1 does not map the slots and rings of NFs
+	 * of no group (nor of others): it counts them as far behind. */
+	zn_rctx_init(&nfc, &shm, slots, 1, ZN_READER_NF(0), NULL);
+	ZT_EQ(zn_nf_backlog(&nfc, &rt, 4), ZN_BACKLOG_UNSEEN);
+	rt.nf_group[4] = 1;
+	ZT_EQ(zn_nf_backlog(&nfc, &rt, 4), 150u);
+	ZT_EQ(zn_nf_backlog(&w, &rt, 4), 150u);
+	rt.nf_group[4] = 0;
 	for (unsigned int i = 0; i < 20; i++) {
 		struct rte_mbuf *m = pkt(ZN_ACT_NEXT, ZN_CHAIN_POS_START, 0,
 					 (3000 + i) << 16);

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Where an NF's slot and rings live (struct zn_group_home, zn_shm.h). An
+ * NF of no trust group has them in the EAL's memory (zn_shm.nfs, rings
+ * made by the registry), which every NF maps; an NF of group g has them at
+ * the start of g's file, which only g's NFs map: an NF of another group
+ * cannot stop it (ctl.stop), rewrite its ledger or counters, or put
+ * anything on its rings. Every slot index has a home in each group; when
+ * an NF registers, the registry moves the slot to its group's home (the
+ * slot is FREE then, and no worker reads it past a grace period).
+ *
+ * The rings of a home are made here once, with the group's file, and
+ * their guards (ring_guard.h) kept as made: an NF of the group could have
+ * rewritten a ring's header since, so the guard is copied, not retaken.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ring.h>
+
+#include "mgr.h"
+#include "home.h"
+#include "ring_guard.h"
+#include "route.h"
+#include "../lib/common/zn_util.h"
+
+/* The base of group index @p g's file: fixed, not what the shared
+ * zn_shm_group says (NFs can write that). */
+static struct zn_group_home *
+home_of(unsigned int g)
+{
+	return (struct zn_group_home *)(uintptr_t)(ZN_GROUP_VA_BASE +
+						   (uint64_t)g *
+						   ZN_GROUP_VA_STRIDE);
+}
+
+struct zn_nf_slot *
+zn_home_slot(const struct zn_mgr *m, uint32_t group, unsigned int slot)
+{
+	if (slot >= ZN_MAX_NFS)
+		return NULL;
+	if (group == 0)
+		return zn_slot(m, slot);
+	if (group > ZN_MAX_GROUPS || m->home_rg[group] == NULL)
+		return NULL;
+	return &home_of(group - 1)->nfs[slot];
+}
+
+static int
+group_rings(struct zn_mgr *m, unsigned int g)
+{
+	uint64_t mem = rte_ring_get_memsize(m->cfg.ring_size);
+	char *base = (char *)home_of(g);
+	char name[RTE_RING_NAMESIZE];
+	struct zn_rguard *rg = zn_rguard_alloc(2 * ZN_MAX_NFS);
+
+	if (rg == NULL)
+		return -ENOMEM;
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+		struct rte_ring *rx = (void *)(base +
+					       zn_home_ring_off(s, false, mem));
+		struct rte_ring *tx = (void *)(base +
+					       zn_home_ring_off(s, true, mem));
+		int rc;
+
+		/* Flags as the registry's (registry.c): not in DPDK's ring
+		 * list, which every NF walks by name. */
+		snprintf(name, sizeof(name), ZN_HOME_RX_RING_FMT, g, s);
+		rc = rte_ring_init(rx, name, m->cfg.ring_size, RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), ZN_HOME_TX_RING_FMT, g, s);
+		if (rc == 0)
+			rc = rte_ring_init(tx, name, m->cfg.ring_size,
+					   RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (rc < 0) {
+			free(rg);
+			return rc;
+		}
+		zn_rguard_init(&rg[2 * s], rx);
+		zn_rguard_init(&rg[2 * s + 1], tx);
+	}
+	m->home_rg[g + 1] = rg;
+	return 0;
+}
+
+int
+zn_home_setup(struct zn_mgr *m)
+{
+	struct zn_rguard *rg = zn_rguard_alloc(2 * ZN_MAX_NFS);
+
+	if (rg == NULL)
+		return -ENOMEM;
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+		rg[2 * s] = m->rg_rx[s];
+		rg[2 * s + 1] = m->rg_tx[s];
+	}
+	m->home_rg[0] = rg;
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+		int rc;
+
+		if (m->gpool[g] == NULL)
+			continue;
+		rc = group_rings(m, g);
+		if (rc < 0) {
+			ZN_LOG(ERR, "trust group %u: cannot make its NFs' "
+			       "rings: %s", g, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void
+zn_home_teardown(struct zn_mgr *m)
+{
+	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++) {
+		free(m->home_rg[g]);
+		m->home_rg[g] = NULL;
+	}
+}
+
+bool
+zn_home_move(struct zn_mgr *m, unsigned int slot, uint32_t group)
+{
+	struct zn_nf_slot *to = zn_home_slot(m, group, slot);
+
+	if (to == NULL || m->slot[slot] == to)
+		return false;
+	/* Workers of an older snapshot may still poll the slot's rings
+	 * (empty: it is FREE): past this, none does. */
+	zn_route_sync(m);
+	m->slot[slot] = to;
+	m->rg_rx[slot] = m->home_rg[group][2 * slot];
+	m->rg_tx[slot] = m->home_rg[group][2 * slot + 1];
+	m->nf_rx[slot] = m->rg_rx[slot].ring;
+	m->nf_tx[slot] = m->rg_tx[slot].ring;
+	m->shm->rt.nf_rx[slot] = m->nf_rx[slot];
+	m->shm->rt.nf_tx[slot] = m->nf_tx[slot];
+	return true;
+}

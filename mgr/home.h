@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_HOME_H
+#define ZN_HOME_H
+
+/* Where NF slots and their rings live (home.c): the EAL's memory for NFs
+ * of no trust group, their group's file for the others. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct zn_mgr;
+struct zn_nf_slot;
+
+/** Make the homes' rings and keep their guards (after the groups, the
+ *  registry's rings and their guards). 0 or -errno. */
+int zn_home_setup(struct zn_mgr *m);
+void zn_home_teardown(struct zn_mgr *m);
+/** Slot @p slot's home in group index + 1 @p group (0: none), or NULL:
+ *  no such group or slot. */
+struct zn_nf_slot *zn_home_slot(const struct zn_mgr *m, uint32_t group,
+				unsigned int slot);
+/** Move FREE slot @p slot to its home in @p group (the slot, its rings and
+ *  their guards). True if it moved (rings as made: the caller resets). */
+bool zn_home_move(struct zn_mgr *m, unsigned int slot, uint32_t group);
+
+#endif /* ZN_HOME_H */
