@@ -34,17 +34,21 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_eal_memconfig.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
+#include <rte_malloc.h>
 #include <rte_mbuf_pool_ops.h>
 #include <rte_memory.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
+#include <rte_tailq.h>
 
 #include "mgr.h"
 #include "cmd.h"
 #include "desc.h"
 #include "group.h"
+#include "../lib/common/zn_pool_ops.h"
 #include "../lib/common/zn_util.h"
 
 #define GROUP_CACHE 256
@@ -55,20 +59,107 @@ static void *group_va(unsigned int i)
 				   (uint64_t)i * ZN_GROUP_VA_STRIDE);
 }
 
-static int
-group_create(struct zn_mgr *m, unsigned int i)
+/* Bytes for the pool's own structures, in the group's heap: its header
+ * (with an lcore cache per lcore), its private area and its free ring,
+ * each a malloc element; with slack for the heap's own headers. */
+static uint64_t
+heap_bytes(uint32_t n_mbufs, uint64_t pg)
+{
+	uint64_t b = sizeof(struct rte_mempool) +
+		     RTE_MAX_LCORE * sizeof(struct rte_mempool_cache) +
+		     sizeof(struct rte_pktmbuf_pool_private) +
+		     rte_ring_get_memsize(rte_align32pow2(n_mbufs + 1));
+
+	return RTE_ALIGN_CEIL(b + (64u << 10), pg);
+}
+
+/* Take @p mp out of DPDK's list of pools (rte_mempool_free does not need
+ * it there): a process looking a pool up by name, or walking the list,
+ * reads each pool's header, and an NF outside the group would fault on
+ * this one's (an NF checking whether a pool of its own exists is enough).
+ * The group's NFs find it in the file's home; the manager keeps it. */
+static void
+unlist(struct rte_mempool *mp)
+{
+	struct rte_tailq_entry_head *list =
+		RTE_TAILQ_LOOKUP("RTE_MEMPOOL", rte_tailq_entry_head);
+	struct rte_tailq_entry *te;
+
+	if (list == NULL)
+		return;
+	rte_mcfg_tailq_write_lock();
+	RTE_TAILQ_FOREACH(te, list, next)
+		if (te->data == mp)
+			break;
+	if (te != NULL)
+		TAILQ_REMOVE(list, te, next);
+	rte_mcfg_tailq_write_unlock();
+	rte_free(te);
+}
+
+/* The pool, all of it in the file: its structures from the group's heap
+ * over [home, home + heap), its buffers over the rest. */
+static struct rte_mempool *
+pool_create(struct zn_mgr *m, unsigned int i, void *va)
 {
 	const struct zn_group_cfg *c = &m->cfg.groups[i];
+	const struct zn_group_mem *gm = &m->gmem[i];
 	struct zn_shm_group *g = &m->shm->groups[i];
 	struct rte_pktmbuf_pool_private priv = {
 		.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE,
 	};
 	uint32_t elt = (uint32_t)sizeof(struct rte_mbuf) +
 		       RTE_MBUF_DEFAULT_BUF_SIZE;
+	char heap[ZN_NAME_LEN];
+	struct rte_mempool *mp;
+	int socket, rc;
+
+	snprintf(heap, sizeof(heap), ZN_GROUP_HEAP_FMT, i);
+	socket = rte_malloc_heap_get_socket(heap);
+	if (socket < 0)
+		return NULL;
+	mp = rte_mempool_create_empty(g->pool, c->n_mbufs, elt, GROUP_CACHE,
+				      sizeof(priv), socket, 0);
+	if (mp == NULL)
+		return NULL;
+	/* libzeronf's ring driver with the manager's check of what it takes
+	 * out (lib/common/zn_pool_ops.h): the group's NFs write its ring.
+	 * Always this one: it makes the ring in the pool's heap without
+	 * listing it among DPDK's rings, where every NF looking a ring up
+	 * would read its name, and fault (an operator's
+	 * --mbuf-pool-ops-name is for the shared pool). */
+	rc = rte_mempool_set_ops_byname(mp, ZN_POOL_OPS, NULL);
+	if (rc == 0) {
+		rte_pktmbuf_pool_init(mp, &priv);
+		rc = rte_mempool_populate_virt(mp, RTE_PTR_ADD(va, gm->home +
+							       gm->heap),
+					       gm->len - gm->home - gm->heap,
+					       g->page_sz, NULL, NULL);
+	}
+	if (rc >= 0 && mp->populated_size != mp->size)
+		rc = -ENOSPC;
+	if (rc < 0) {
+		rte_mempool_free(mp);
+		rte_errno = -rc;
+		return NULL;
+	}
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	unlist(mp);
+	return mp;
+}
+
+static int
+group_create(struct zn_mgr *m, unsigned int i)
+{
+	const struct zn_group_cfg *c = &m->cfg.groups[i];
+	struct zn_shm_group *g = &m->shm->groups[i];
+	uint32_t elt = (uint32_t)sizeof(struct rte_mbuf) +
+		       RTE_MBUF_DEFAULT_BUF_SIZE;
 	struct rte_mempool_objsz sz;
 	struct rte_mempool *mp;
 	struct statfs fs;
-	uint64_t len, pg, home;
+	uint64_t len, pg, home, heap;
+	char heap_name[ZN_NAME_LEN];
 	void *va;
 	int fd, rc;
 
@@ -77,6 +168,7 @@ group_create(struct zn_mgr *m, unsigned int i)
 	    sizeof(g->path))
 		return -ENAMETOOLONG;
 	snprintf(g->pool, sizeof(g->pool), "zn_tg%u", i);
+	snprintf(heap_name, sizeof(heap_name), ZN_GROUP_HEAP_FMT, i);
 	zn_strlcpy(g->name, c->name, sizeof(g->name));
 	if (statfs(m->huge_dir, &fs) < 0)
 		return -errno;
@@ -87,9 +179,11 @@ group_create(struct zn_mgr *m, unsigned int i)
 	      c->n_mbufs;
 	len += len / pg * (sz.total_size) + 2 * pg;
 	len = RTE_ALIGN_CEIL(len, pg);
-	/* Before the pool: the homes of the group's NFs (home.c) */
+	/* Before the buffers: the homes of the group's NFs (home.c), then
+	 * the pool's own structures */
 	home = zn_home_len(rte_ring_get_memsize(m->cfg.ring_size), pg);
-	len += home;
+	heap = heap_bytes(c->n_mbufs, pg);
+	len += home + heap;
 	if (len > ZN_GROUP_VA_STRIDE)
 		return -E2BIG;
 
@@ -115,45 +209,45 @@ group_create(struct zn_mgr *m, unsigned int i)
 		rc = -EADDRINUSE;
 		goto fail_file;
 	}
-	if (rte_extmem_register(va, len, NULL, 0, pg) < 0) {
+	g->len = m->gmem[i].len = len;
+	g->home_len = m->gmem[i].home = home;
+	g->heap_len = m->gmem[i].heap = heap;
+	g->page_sz = pg;
+	zn_strlcpy(m->gmem[i].path, g->path, sizeof(m->gmem[i].path));
+	if (rte_malloc_heap_create(heap_name) < 0) {
 		rc = -rte_errno;
 		goto fail_map;
 	}
-	mp = rte_mempool_create_empty(g->pool, c->n_mbufs, elt, GROUP_CACHE,
-				      sizeof(priv), SOCKET_ID_ANY, 0);
+	if (rte_malloc_heap_memory_add(heap_name, RTE_PTR_ADD(va, home), heap,
+				       NULL, 0, pg) < 0) {
+		rc = -rte_errno;
+		goto fail_heap;
+	}
+	if (rte_extmem_register(RTE_PTR_ADD(va, home + heap),
+				len - home - heap, NULL, 0, pg) < 0) {
+		rc = -rte_errno;
+		goto fail_heap_mem;
+	}
+	mp = pool_create(m, i, va);
 	if (mp == NULL) {
 		rc = -rte_errno;
 		goto fail_reg;
 	}
-	/* As the shared pool's (main.c): the ring driver with the
-	 * manager's check of what it takes out (lib/common/zn_pool_ops.h):
-	 * the group's NFs write its ring. */
-	rc = rte_mempool_set_ops_byname(mp, m->pool_ops, NULL);
-	if (rc == 0) {
-		rte_pktmbuf_pool_init(mp, &priv);
-		rc = rte_mempool_populate_virt(mp, RTE_PTR_ADD(va, home),
-					       len - home, pg, NULL, NULL);
-	}
-	if (rc >= 0 && mp->populated_size != mp->size)
-		rc = -ENOSPC;
-	if (rc < 0)
-		goto fail_pool;
-	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
 	m->gpool[i] = mp;
+	((struct zn_group_home *)va)->hdr.pool = mp;
 	g->va = (uint64_t)(uintptr_t)va;
-	g->len = len;
-	g->home_len = home;
-	g->page_sz = pg;
 	g->n_mbufs = c->n_mbufs;
 	__atomic_store_n(&g->used, 1, __ATOMIC_RELEASE);
 	ZN_LOG(NOTICE, "trust group '%s': %u buffers in %s (%" PRIu64
 	       " MB at %p)", g->name, c->n_mbufs, g->path, len >> 20, va);
 	return 0;
 
-fail_pool:
-	rte_mempool_free(mp);
 fail_reg:
-	rte_extmem_unregister(va, len);
+	rte_extmem_unregister(RTE_PTR_ADD(va, home + heap), len - home - heap);
+fail_heap_mem:
+	rte_malloc_heap_memory_remove(heap_name, RTE_PTR_ADD(va, home), heap);
+fail_heap:
+	rte_malloc_heap_destroy(heap_name);
 fail_map:
 	munmap(va, len);
 fail_file:
@@ -182,30 +276,36 @@ void
 zn_group_fini(struct zn_mgr *m)
 {
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
-		struct zn_shm_group *g = &m->shm->groups[i];
-		void *va = (void *)(uintptr_t)g->va;
+		const struct zn_group_mem *gm = &m->gmem[i];
+		void *va = group_va(i);
+		char heap[ZN_NAME_LEN];
 
-		if (!g->used)
+		if (m->gpool[i] == NULL)
 			continue;
 		if (rte_mempool_avail_count(m->gpool[i]) != m->gpool[i]->size)
 			ZN_LOG(WARNING, "trust group '%s': %u of %u buffers "
-			       "not returned", g->name,
+			       "not returned", m->cfg.groups[i].name,
 			       m->gpool[i]->size -
 			       rte_mempool_avail_count(m->gpool[i]),
 			       m->gpool[i]->size);
+		__atomic_store_n(&m->shm->groups[i].used, 0, __ATOMIC_RELEASE);
 		rte_mempool_free(m->gpool[i]);
 		m->gpool[i] = NULL;
-		rte_extmem_unregister(va, g->len);
-		munmap(va, g->len);
-		unlink(g->path);
-		g->used = 0;
+		snprintf(heap, sizeof(heap), ZN_GROUP_HEAP_FMT, i);
+		rte_extmem_unregister(RTE_PTR_ADD(va, gm->home + gm->heap),
+				      gm->len - gm->home - gm->heap);
+		rte_malloc_heap_memory_remove(heap, RTE_PTR_ADD(va, gm->home),
+					      gm->heap);
+		rte_malloc_heap_destroy(heap);
+		munmap(va, gm->len);
+		unlink(gm->path);
 	}
 }
 
 bool
 zn_group_valid(const struct zn_mgr *m, uint32_t g)
 {
-	return g == 0 || (g <= ZN_MAX_GROUPS && m->shm->groups[g - 1].used);
+	return g == 0 || (g <= ZN_MAX_GROUPS && m->gpool[g - 1] != NULL);
 }
 
 void
@@ -226,8 +326,8 @@ int
 zn_group_find(const struct zn_mgr *m, const char *name)
 {
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++)
-		if (m->shm->groups[i].used &&
-		    strcmp(m->shm->groups[i].name, name) == 0)
+		if (m->gpool[i] != NULL &&
+		    strcmp(m->cfg.groups[i].name, name) == 0)
 			return (int)i;
 	return -ENOENT;
 }

@@ -53,6 +53,12 @@ struct zn_mgr {
 	struct zn_shm *shm;
 	struct rte_mempool *pool;
 	struct rte_mempool *gpool[ZN_MAX_GROUPS]; /* trust groups (group.c) */
+	struct zn_group_mem {   /* their files, as made (group.c): bytes, */
+		uint64_t len;   /* of which the NFs' homes, then the pool's */
+		uint64_t home;  /* heap, then its buffers */
+		uint64_t heap;
+		char path[ZN_GROUP_PATH_LEN];
+	} gmem[ZN_MAX_GROUPS];
 	const char *pool_ops; /* their mempool driver (main.c) */
 	struct zn_desc_pool *desc; /* [0]: pool, [g + 1]: gpool[g] (desc.c) */
 	/* Each slot's trust group (index + 1, 0: none), as the registry

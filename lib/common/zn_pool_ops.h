@@ -23,6 +23,8 @@ struct rte_mempool;
 struct rte_mempool_ops;
 
 #define ZN_POOL_OPS "zn_ring"
+/* Its free ring's memzone and ring name (mempool name) */
+#define ZN_POOL_RING_FMT "ZR_%s"
 
 /* Is @p obj a buffer of @p mp? Called for every object taken out of the
  * ring (a cache refill: in bulk, not per packet). */

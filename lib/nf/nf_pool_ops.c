@@ -15,10 +15,14 @@
  */
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_memzone.h>
 #include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include "nf_pvt.h"
 #include "../common/zn_pool_ops.h"
@@ -45,18 +49,50 @@ zn_pool_ops_ring(void)
 	return o;
 }
 
+/* The free ring, as DPDK's ring driver makes it (same size and flags:
+ * its enqueue and dequeue run on it), in a memzone of the pool's own
+ * socket or heap, but not listed among DPDK's rings: a trust group's pool
+ * is in the group's file (mgr/group.c), and a process that looks up or
+ * makes a ring walks that list reading each ring's name, which an NF of
+ * another group does not map. */
 static int
 zr_alloc(struct rte_mempool *mp)
 {
-	const struct rte_mempool_ops *o = zn_pool_ops_ring();
+	uint32_t count = rte_align32pow2(mp->size + 1);
+	char name[RTE_MEMZONE_NAMESIZE];
+	const struct rte_memzone *mz;
+	ssize_t len = rte_ring_get_memsize(count);
+	int rc;
 
-	return o != NULL ? o->alloc(mp) : -ENOTSUP;
+	if (zn_pool_ops_ring() == NULL)
+		return -ENOTSUP;
+	if (len < 0)
+		return (int)len;
+	if ((size_t)snprintf(name, sizeof(name), ZN_POOL_RING_FMT, mp->name) >=
+	    RTE_RING_NAMESIZE)
+		return -ENAMETOOLONG;
+	mz = rte_memzone_reserve_aligned(name, (size_t)len, mp->socket_id, 0,
+					 RTE_CACHE_LINE_SIZE);
+	if (mz == NULL)
+		return -rte_errno;
+	rc = rte_ring_init(mz->addr, name, count, 0);
+	if (rc < 0) {
+		rte_memzone_free(mz);
+		return rc;
+	}
+	((struct rte_ring *)mz->addr)->memzone = mz;
+	mp->pool_data = mz->addr;
+	return 0;
 }
 
+/* By its name, not the ring's memzone pointer: NFs write the ring. */
 static void
 zr_free(struct rte_mempool *mp)
 {
-	zn_pool_ops_ring()->free(mp);
+	char name[RTE_MEMZONE_NAMESIZE];
+
+	snprintf(name, sizeof(name), ZN_POOL_RING_FMT, mp->name);
+	rte_memzone_free(rte_memzone_lookup(name));
 }
 
 static int

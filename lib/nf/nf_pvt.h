@@ -111,6 +111,7 @@ struct zn_nf {
 	struct rte_mempool *gpool;
 	void *gva;
 	size_t glen;
+	uint64_t ghome, gheap; /* its homes, the pool's heap: bytes */
 
 	volatile sig_atomic_t stop_req;
 	bool leave_sent;

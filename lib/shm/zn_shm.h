@@ -76,6 +76,7 @@
 #define ZN_GROUP_VA_STRIDE (64ULL << 30) /* the most one group may map */
 #define ZN_GROUP_FILE_FMT "%stg_%u"       /* instance, group index */
 #define ZN_GROUP_PATH_LEN 256
+#define ZN_GROUP_HEAP_FMT "zn_heap_tg%u"  /* group index */
 /* Tenants (mgr/tenant.c): a trust group each, with its slices of ports */
 #define ZN_MAX_TENANTS ZN_MAX_GROUPS
 /* Readers of the routing snapshot: workers 0..ZN_MAX_WORKERS-1, then the
@@ -165,6 +166,9 @@ struct zn_shm_group {
 	uint64_t va;                 /* where its file is mapped, everywhere */
 	uint64_t len;                /* bytes mapped */
 	uint64_t home_len;           /* of which the NFs' homes, first */
+	uint64_t heap_len;           /* then the pool's own structures (an
+				      * rte_malloc heap, ZN_GROUP_HEAP_FMT),
+				      * then its buffers */
 	uint64_t page_sz;
 	char name[ZN_NAME_LEN];
 	char pool[ZN_NAME_LEN];      /* its rte_mempool's name */
@@ -600,6 +604,14 @@ struct zn_shm {
  * now (the group of the NF that registered in it). Then the pool.
  */
 struct zn_group_home {
+	/* writer: manager, before the group is `used` */
+	struct {
+		/* the group's pool: its header, lcore caches and free ring
+		 * are in the same file (the pool's heap), so that the group's
+		 * NFs find it without DPDK's list of pools, whose other
+		 * entries (other groups' pools) they do not map */
+		struct rte_mempool *pool;
+	} hdr __rte_cache_aligned;
 	struct zn_nf_slot nfs[ZN_MAX_NFS];
 };
 

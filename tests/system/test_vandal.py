@@ -146,7 +146,8 @@ def test_another_groups_nf_is_out_of_reach(managers):
     blue's file (mgr/home.c), which the vandal (no group) does not map.
     The vandal sets "stop" in every slot it can write, every tick: the
     honest NF runs on and loses nothing. A second vandal writes into the
-    honest NF's RX ring through the address the manager publishes: it
+    honest NF's RX ring through the address the manager publishes, a
+    third into the group's pool (header and free ring) found by name: each
     faults there (SIGSEGV), and the honest NF loses nothing either."""
     m, base, honest, vandal = start(
         managers, "1,port:1", 2, "others",
@@ -175,5 +176,18 @@ def test_another_groups_nf_is_out_of_reach(managers):
     honest_whole(m)
     wait_for(lambda: m.nf_by_pid(reach.proc.pid) is None, 15,
              "the second vandal reclaimed")
-    finish(m, base, honest, reach)
+    # The group's pool: its header, lcore caches and free ring are in
+    # the group's file too (mgr/group.c); a third vandal that finds them
+    # by their memzones' names faults writing there.
+    pool = m.start_nf("test-vandal", 2, "pool", nf_args=["--mode", "pool"],
+                      wait=False)
+    assert pool.proc.wait(30) == -signal.SIGSEGV
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 15000, 30,
+             "the honest NF working still")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    wait_for(lambda: m.nf_by_pid(pool.proc.pid) is None, 15,
+             "the third vandal reclaimed")
+    finish(m, base, honest, pool)
 

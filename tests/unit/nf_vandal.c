@@ -17,10 +17,14 @@
  * of NFs of no trust group), every tick. --mode reach: garbage into the
  * header of every other running NF's RX ring, through the pointer the
  * manager publishes: a ring in another trust group's file (mgr/home.c) is
- * not mapped here, and the vandal dies of SIGSEGV.
+ * not mapped here, and the vandal dies of SIGSEGV. --mode pool: garbage
+ * into the header and free ring of every trust group's pool it finds by
+ * their memzones' names: they are in the groups' files (mgr/group.c), and
+ * the vandal dies of SIGSEGV.
  * Counter: vandalised. */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +47,7 @@ vandal_parse(struct zn_nf *nf, int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--mode") == 0 &&
 	    (strcmp(argv[2], "ring") == 0 || strcmp(argv[2], "slot") == 0 ||
 	     strcmp(argv[2], "route") == 0 || strcmp(argv[2], "others") == 0 ||
-	     strcmp(argv[2], "reach") == 0)) {
+	     strcmp(argv[2], "reach") == 0 || strcmp(argv[2], "pool") == 0)) {
 		mode = argv[2];
 		return 0;
 	}
@@ -122,6 +126,19 @@ vandalise(struct zn_nf *nf)
 		for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
 			if (i != id)
 				shm->nfs[i].ctl.stop = 1;
+	} else if (strcmp(mode, "pool") == 0) {
+		for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+			static const char *const fmt[] = { "MP_zn_tg%u",
+							   "ZR_zn_tg%u" };
+			char name[RTE_MEMZONE_NAMESIZE];
+
+			for (unsigned int k = 0; k < RTE_DIM(fmt); k++) {
+				snprintf(name, sizeof(name), fmt[k], g);
+				mz = rte_memzone_lookup(name);
+				if (mz != NULL)
+					rnd(mz->addr, 256);
+			}
+		}
 	} else if (strcmp(mode, "reach") == 0) {
 		for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
 			if (i != id && shm->rt.route->nf_svc[i] != 0)
