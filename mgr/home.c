@@ -5,10 +5,10 @@
 /*
  * Where an NF's slot and rings live (struct zn_group_home, zn_shm.h). An
  * NF of no trust group has them in the EAL's memory (zn_shm.nfs, rings
- * made by the registry), which every NF maps; an NF of group g has them at
- * the start of g's file, which only g's NFs map: an NF of another group
- * cannot stop it (ctl.stop), rewrite its ledger or counters, or put
- * anything on its rings. Every slot index has a home in each group; when
+ * made by the registry and link.c), which every NF maps; an NF of group g
+ * has them at the start of g's file, which only g's NFs map: an NF of
+ * another group cannot stop it (ctl.stop), rewrite its ledger or
+ * counters, or put anything on its rings or links. Every slot index has a home in each group; when
  * an NF registers, the registry moves the slot to its group's home (the
  * slot is FREE then, and no worker reads it past a grace period).
  *
@@ -58,31 +58,33 @@ group_rings(struct zn_mgr *m, unsigned int g)
 	uint64_t mem = rte_ring_get_memsize(m->cfg.ring_size);
 	char *base = (char *)home_of(g);
 	char name[RTE_RING_NAMESIZE];
-	struct zn_rguard *rg = zn_rguard_alloc(2 * ZN_MAX_NFS);
+	struct zn_rguard *rg = zn_rguard_alloc(ZN_HOME_RINGS);
 
 	if (rg == NULL)
 		return -ENOMEM;
-	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		struct rte_ring *rx = (void *)(base +
-					       zn_home_ring_off(s, false, mem));
-		struct rte_ring *tx = (void *)(base +
-					       zn_home_ring_off(s, true, mem));
+	for (unsigned int i = 0; i < ZN_HOME_RINGS; i++) {
+		struct rte_ring *r = (void *)(base + zn_home_ring_off(i, mem));
+		/* Flags as the registry's and link.c's: workers enqueue to
+		 * an RX ring (MP), an NF alone to the rest */
+		unsigned int flags = RING_F_SC_DEQ;
 		int rc;
 
-		/* Flags as the registry's (registry.c): not in DPDK's ring
-		 * list, which every NF walks by name. */
-		snprintf(name, sizeof(name), ZN_HOME_RX_RING_FMT, g, s);
-		rc = rte_ring_init(rx, name, m->cfg.ring_size, RING_F_SC_DEQ);
-		snprintf(name, sizeof(name), ZN_HOME_TX_RING_FMT, g, s);
-		if (rc == 0)
-			rc = rte_ring_init(tx, name, m->cfg.ring_size,
-					   RING_F_SP_ENQ | RING_F_SC_DEQ);
+		/* Not in DPDK's ring list, which every NF walks by name */
+		if (i >= ZN_HOME_LINK(0))
+			snprintf(name, sizeof(name), ZN_HOME_LINK_RING_FMT, g,
+				 i - ZN_HOME_LINK(0));
+		else
+			snprintf(name, sizeof(name), i % 2 ?
+				 ZN_HOME_TX_RING_FMT : ZN_HOME_RX_RING_FMT,
+				 g, i / 2);
+		if (i % 2 == 1 || i >= ZN_HOME_LINK(0))
+			flags |= RING_F_SP_ENQ;
+		rc = rte_ring_init(r, name, m->cfg.ring_size, flags);
 		if (rc < 0) {
 			free(rg);
 			return rc;
 		}
-		zn_rguard_init(&rg[2 * s], rx);
-		zn_rguard_init(&rg[2 * s + 1], tx);
+		zn_rguard_init(&rg[i], r);
 	}
 	m->home_rg[g + 1] = rg;
 	return 0;
@@ -91,14 +93,16 @@ group_rings(struct zn_mgr *m, unsigned int g)
 int
 zn_home_setup(struct zn_mgr *m)
 {
-	struct zn_rguard *rg = zn_rguard_alloc(2 * ZN_MAX_NFS);
+	struct zn_rguard *rg = zn_rguard_alloc(ZN_HOME_RINGS);
 
 	if (rg == NULL)
 		return -ENOMEM;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		rg[2 * s] = m->rg_rx[s];
-		rg[2 * s + 1] = m->rg_tx[s];
+		rg[ZN_HOME_RX(s)] = m->rg_rx[s];
+		rg[ZN_HOME_TX(s)] = m->rg_tx[s];
 	}
+	for (unsigned int l = 0; l < ZN_MAX_LINKS; l++)
+		rg[ZN_HOME_LINK(l)] = m->rg_link[l];
 	m->home_rg[0] = rg;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
 		int rc;
@@ -135,11 +139,19 @@ zn_home_move(struct zn_mgr *m, unsigned int slot, uint32_t group)
 	 * (empty: it is FREE): past this, none does. */
 	zn_route_sync(m);
 	m->slot[slot] = to;
-	m->rg_rx[slot] = m->home_rg[group][2 * slot];
-	m->rg_tx[slot] = m->home_rg[group][2 * slot + 1];
+	m->rg_rx[slot] = m->home_rg[group][ZN_HOME_RX(slot)];
+	m->rg_tx[slot] = m->home_rg[group][ZN_HOME_TX(slot)];
 	m->nf_rx[slot] = m->rg_rx[slot].ring;
 	m->nf_tx[slot] = m->rg_tx[slot].ring;
 	m->shm->rt.nf_rx[slot] = m->nf_rx[slot];
 	m->shm->rt.nf_tx[slot] = m->nf_tx[slot];
 	return true;
 }
+
+void
+zn_home_link(struct zn_mgr *m, unsigned int l, uint32_t group)
+{
+	m->rg_link[l] = m->home_rg[group][ZN_HOME_LINK(l)];
+	m->link_ring[l] = m->rg_link[l].ring;
+}
+

@@ -27,6 +27,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "home.h"
 #include "link.h"
 #include "mgr.h"
 #include "ring_guard.h"
@@ -37,6 +38,7 @@ struct zn_links {
 	/* The link table as given (from, to, gen, used): the shared one
 	 * tells the NFs, who can write it; decisions read this one. */
 	struct zn_link own[ZN_MAX_LINKS];
+	struct rte_ring *made[ZN_MAX_LINKS]; /* in the EAL's memory */
 	uint16_t free[ZN_MAX_LINKS];
 	unsigned int n_free;
 	bool orphan[ZN_MAX_LINKS]; /* sender gone: take back once drained */
@@ -54,7 +56,7 @@ zn_link_init(struct zn_mgr *m)
 	for (unsigned int l = ZN_MAX_LINKS; l-- > 0;) {
 		struct rte_ring *r;
 
-		snprintf(name, sizeof(name), "zn_link%u", l);
+		snprintf(name, sizeof(name), ZN_LINK_RING_FMT, l);
 		r = rte_ring_create(name, m->cfg.ring_size, (int)rte_socket_id(),
 				    RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (r == NULL) {
@@ -65,6 +67,7 @@ zn_link_init(struct zn_mgr *m)
 		}
 		m->links->own[l] = m->shm->links[l] = (struct zn_link){
 			.ring = r };
+		m->links->made[l] = m->link_ring[l] = r;
 		m->links->free[m->links->n_free++] = (uint16_t)l;
 	}
 	return 0;
@@ -76,14 +79,19 @@ zn_link_fini(struct zn_mgr *m)
 	if (m->shm != NULL)
 		for (unsigned int l = 0; l < ZN_MAX_LINKS; l++) {
 			/* At the address we made it at, its header as made
-			 * (an NF may have written its memzone pointer). */
+			 * (an NF may have written its memzone pointer); the
+			 * guard of the EAL's ring: a link may be in a group's
+			 * file, gone by now (home.c). */
 			struct rte_ring *r = m->links != NULL ?
-					     m->links->own[l].ring : NULL;
+					     m->links->made[l] : NULL;
 
-			if (r != NULL && m->rg_link != NULL)
+			if (r != NULL && m->home_rg[0] != NULL)
+				zn_rguard_reset(&m->home_rg[0][ZN_HOME_LINK(l)]);
+			else if (r != NULL && m->rg_link != NULL)
 				zn_rguard_reset(&m->rg_link[l]);
 			rte_ring_free(r);
 			m->shm->links[l].ring = NULL;
+			m->link_ring[l] = NULL;
 		}
 	free(m->links);
 	m->links = NULL;
@@ -121,7 +129,9 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 	}
 	l = m->links->free[--m->links->n_free];
 	lk = &m->links->own[l];
-	/* Nobody uses a free link; what NFs wrote into it is gone. */
+	/* Nobody uses a free link; what NFs wrote into it is gone. Its
+	 * ring is in the home of the pair's trust group (home.c). */
+	zn_home_link(m, l, m->nf_group[from]);
 	zn_rguard_reset(&m->rg_link[l]);
 	lk->ring = m->rg_link[l].ring;
 	lk->from = (uint16_t)from;

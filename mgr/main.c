@@ -274,8 +274,8 @@ workers_init(struct zn_mgr *m)
 			.stall_cycles = m->cfg.stall_ms * (rte_get_tsc_hz() /
 							   1000),
 		};
-		zn_rctx_init(&w->rc, m->shm, m->slot, -1, i,
-			     &w->shm->stats.lb_moved);
+		zn_rctx_init(&w->rc, m->shm, m->slot, m->nf_rx, m->link_ring, -1,
+			     i, &w->shm->stats.lb_moved);
 		m->workers[i] = w;
 	}
 	for (uint16_t p = 0; p < m->n_ports; p++) {

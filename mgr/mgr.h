@@ -84,8 +84,11 @@ struct zn_mgr {
 	 * file, [0]: the EAL's), copied to rg_rx/rg_tx when a slot moves. */
 	struct zn_rguard *home_rg[ZN_MAX_GROUPS + 1];
 	struct rte_ring *msgq;
+	/* Each slot's rings and each link's, where they are now (home.c,
+	 * link.c): what workers use, never the pointers NFs are told */
 	struct rte_ring *nf_rx[ZN_MAX_NFS];
 	struct rte_ring *nf_tx[ZN_MAX_NFS];
+	struct rte_ring *link_ring[ZN_MAX_LINKS];
 	/* Our side of every ring an NF writes (ring_guard.h): [ZN_MAX_NFS]
 	 * RX and TX rings, [ZN_MAX_LINKS] links. Process memory. */
 	struct zn_rguard *rg_rx, *rg_tx, *rg_link;

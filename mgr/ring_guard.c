@@ -38,7 +38,7 @@ zn_rguard_setup(struct zn_mgr *m)
 		zn_rguard_init(&m->rg_tx[s], m->nf_tx[s]);
 	}
 	for (unsigned int l = 0; l < ZN_MAX_LINKS; l++)
-		zn_rguard_init(&m->rg_link[l], m->shm->links[l].ring);
+		zn_rguard_init(&m->rg_link[l], m->link_ring[l]);
 	return 0;
 }
 

@@ -48,10 +48,14 @@ struct zn_res {
 /* A reader's private balancing state (process-private). */
 struct zn_rctx {
 	const struct zn_shm *shm;
-	/* Where each slot lives in this process (mgr/home.c), and the only
-	 * trust group whose slots it may read (group + 1, 0: none; -1: all,
-	 * a worker): an NF does not map another group's. */
+	/* Where each slot, its RX ring and each link's ring are for this
+	 * reader (mgr/home.c; never the pointers in zn_shm, which NFs can
+	 * write), and the only trust group whose slots it may read (group +
+	 * 1, 0: none; -1: all, a worker): an NF does not map another
+	 * group's. */
 	struct zn_nf_slot *const *slot;
+	struct rte_ring *const *rx;
+	struct rte_ring *const *link;
 	int32_t group;
 	uint64_t now;            /* tsc, set by the reader once per loop */
 	uint64_t *lb_moved;      /* its count of flows moved off a replica */
@@ -66,12 +70,15 @@ struct zn_rctx {
 
 static inline void
 zn_rctx_init(struct zn_rctx *c, const struct zn_shm *shm,
-	     struct zn_nf_slot *const *slot, int32_t group,
+	     struct zn_nf_slot *const *slot, struct rte_ring *const *rx,
+	     struct rte_ring *const *link, int32_t group,
 	     unsigned int reader, uint64_t *lb_moved)
 {
 	memset(c, 0, sizeof(*c));
 	c->shm = shm;
 	c->slot = slot;
+	c->rx = rx;
+	c->link = link;
 	c->group = group;
 	c->reader = reader;
 	c->lb_moved = lb_moved;
@@ -84,17 +91,13 @@ zn_res_drop(enum zn_drop_reason reason)
 	return (struct zn_res){ .type = ZN_RES_DROP, .reason = (uint8_t)reason };
 }
 
-/* What an NF of another trust group counts as (its rings are not mapped
- * here): more than any backlog, so that a reader prefers replicas it can
- * see; all unseen, ties go round-robin. */
-#define ZN_BACKLOG_UNSEEN (1u << 24)
-
 /** Packets waiting for the NF of slot @p s (where it lives in this
- *  process) and RX ring @p rx: that ring and the links into it. Reads only
- *  memory that is never freed while the manager runs. */
+ *  process), RX ring @p rx: that ring and the links into it, whose rings
+ *  are @p link (by link id). Reads only memory that is never freed while
+ *  the manager runs. */
 static inline unsigned int
-zn_slot_backlog(const struct zn_shm *shm, const struct zn_nf_slot *s,
-		const struct rte_ring *rx)
+zn_slot_backlog(const struct zn_nf_slot *s, const struct rte_ring *rx,
+		struct rte_ring *const *link)
 {
 	unsigned int n = rte_ring_count(rx);
 	unsigned int n_in = RTE_MIN(__atomic_load_n(&s->links.n_in,
@@ -104,8 +107,8 @@ zn_slot_backlog(const struct zn_shm *shm, const struct zn_nf_slot *s,
 	for (unsigned int i = 0; i < n_in; i++) {
 		uint16_t l = s->links.in[i];
 
-		if (l < ZN_MAX_LINKS && shm->links[l].ring != NULL)
-			n += rte_ring_count(shm->links[l].ring);
+		if (l < ZN_MAX_LINKS && link[l] != NULL)
+			n += rte_ring_count(link[l]);
 	}
 	return n;
 }
@@ -122,8 +125,7 @@ zn_nf_backlog(const struct zn_rctx *c, const struct zn_route *rt,
 {
 	if (c->group >= 0 && rt->nf_group[slot] != c->group)
 		return ZN_BACKLOG_UNSEEN;
-	return zn_slot_backlog(c->shm, c->slot[slot],
-			       c->shm->rt.nf_rx[slot]);
+	return zn_slot_backlog(c->slot[slot], c->rx[slot], c->link);
 }
 
 /* Halve the recent-pin counts once per lb_decay_cycles (1 ms). */

@@ -146,40 +146,72 @@ reply_ready(void *arg)
 	       nf->gen;
 }
 
-/* Our RX and TX rings: in the EAL's memory by name, or where our group's
- * file has them (mgr/home.c); the names they were made with say that the
- * layout agrees with the manager's. */
+/* Ring @p name in the EAL's memory, or -ENOENT. */
+static int
+by_name(struct rte_ring **r, const char *fmt, unsigned int i)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), fmt, i);
+	*r = rte_ring_lookup(name);
+	return *r != NULL ? 0 : -ENOENT;
+}
+
+/* Ring @p idx (ZN_HOME_*) of our group's file, checked by the name it
+ * was made with (mgr/home.c): the layout agrees with the manager's. */
+static int
+in_home(struct zn_nf *nf, struct rte_ring **r, unsigned int idx,
+	uint64_t mem)
+{
+	char name[RTE_RING_NAMESIZE];
+	unsigned int g = nf->group - 1;
+
+	*r = RTE_PTR_ADD(nf->gva, zn_home_ring_off(idx, mem));
+	if (idx >= ZN_HOME_LINK(0))
+		snprintf(name, sizeof(name), ZN_HOME_LINK_RING_FMT, g,
+			 idx - ZN_HOME_LINK(0));
+	else
+		snprintf(name, sizeof(name), idx % 2 ? ZN_HOME_TX_RING_FMT :
+			 ZN_HOME_RX_RING_FMT, g, idx / 2);
+	return strncmp((*r)->name, name, sizeof(name)) == 0 ? 0 : -EPROTO;
+}
+
+/* Every ring we may use, once: ours, the RX rings of NFs we may hand
+ * packets to, the links' (mgr/home.c, link.c). In the EAL's memory by
+ * name for an NF of no group, where our group's file has them for the
+ * others. Never the pointers in zn_shm: any NF can write those. */
 static int
 find_rings(struct zn_nf *nf)
 {
-	char rx_name[RTE_RING_NAMESIZE], tx_name[RTE_RING_NAMESIZE];
 	uint64_t mem;
+	int rc = 0;
 
 	if (nf->gva == NULL) {
-		snprintf(rx_name, sizeof(rx_name), ZN_NF_RX_RING_FMT,
-			 nf->slot);
-		snprintf(tx_name, sizeof(tx_name), ZN_NF_TX_RING_FMT,
-			 nf->slot);
-		nf->rx = rte_ring_lookup(rx_name);
-		nf->tx = rte_ring_lookup(tx_name);
-		return nf->rx != NULL && nf->tx != NULL ? 0 : -ENOENT;
+		for (unsigned int i = 0; i < ZN_MAX_NFS && rc == 0; i++)
+			rc = by_name(&nf->peer_rx[i], ZN_NF_RX_RING_FMT, i);
+		for (unsigned int l = 0; l < ZN_MAX_LINKS && rc == 0; l++)
+			rc = by_name(&nf->link_ring[l], ZN_LINK_RING_FMT, l);
+		if (rc == 0)
+			rc = by_name(&nf->tx, ZN_NF_TX_RING_FMT, nf->slot);
+		nf->rx = nf->peer_rx[nf->slot];
+		nf->link_mark = nf->shm->link_mark;
+		return rc;
 	}
 	mem = rte_ring_get_memsize(nf->shm->hdr.ring_size);
 	if ((int64_t)mem < 0 || zn_home_len(mem, 1) > nf->glen)
 		return -EPROTO;
-	nf->rx = RTE_PTR_ADD(nf->gva, zn_home_ring_off(nf->slot, false, mem));
-	nf->tx = RTE_PTR_ADD(nf->gva, zn_home_ring_off(nf->slot, true, mem));
-	snprintf(rx_name, sizeof(rx_name), ZN_HOME_RX_RING_FMT, nf->group - 1,
-		 nf->slot);
-	snprintf(tx_name, sizeof(tx_name), ZN_HOME_TX_RING_FMT, nf->group - 1,
-		 nf->slot);
-	if (strncmp(nf->rx->name, rx_name, sizeof(rx_name)) != 0 ||
-	    strncmp(nf->tx->name, tx_name, sizeof(tx_name)) != 0) {
+	for (unsigned int i = 0; i < ZN_MAX_NFS && rc == 0; i++)
+		rc = in_home(nf, &nf->peer_rx[i], ZN_HOME_RX(i), mem);
+	for (unsigned int l = 0; l < ZN_MAX_LINKS && rc == 0; l++)
+		rc = in_home(nf, &nf->link_ring[l], ZN_HOME_LINK(l), mem);
+	if (rc == 0)
+		rc = in_home(nf, &nf->tx, ZN_HOME_TX(nf->slot), mem);
+	if (rc < 0)
 		ZN_LOG(ERR, "trust group's rings are not where this library "
 		       "looks for them (another build of the manager?)");
-		return -EPROTO;
-	}
-	return 0;
+	nf->rx = nf->peer_rx[nf->slot];
+	nf->link_mark = ((struct zn_group_home *)nf->gva)->link_mark;
+	return rc;
 }
 
 int

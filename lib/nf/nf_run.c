@@ -30,7 +30,7 @@ rx_ready(void *arg)
 {
 	struct zn_nf *nf = arg;
 
-	return zn_slot_backlog(nf->shm, nf->s, nf->rx) > 0 || nf->stop_req ||
+	return zn_slot_backlog(nf->s, nf->rx, nf->link_ring) > 0 || nf->stop_req ||
 	       __atomic_load_n(&nf->s->ctl.stop, __ATOMIC_ACQUIRE) ||
 	       zn_nf_cmd_open(nf);
 }
@@ -71,6 +71,7 @@ rx_burst(struct zn_nf *nf)
 	for (unsigned int k = 0; k <= n_in; k++) {
 		unsigned int i = (nf->rx_next + k) % (n_in + 1);
 		const struct zn_link *lk;
+		struct rte_ring *ring;
 		uint16_t id;
 
 		if (i == n_in) { /* the RX ring's turn */
@@ -86,15 +87,16 @@ rx_burst(struct zn_nf *nf)
 		if (id >= ZN_MAX_LINKS)
 			continue;
 		lk = &nf->shm->links[id];
+		ring = nf->link_ring[id];
 		/* Not before what the worker put in our RX ring for this
 		 * sender earlier (struct zn_link_mark). The mark is written
 		 * before the link's first packet: read it after seeing one. */
-		if (__atomic_load_n(&lk->ring->prod.tail, __ATOMIC_ACQUIRE) ==
-		    lk->ring->cons.tail ||
+		if (__atomic_load_n(&ring->prod.tail, __ATOMIC_ACQUIRE) ==
+		    ring->cons.tail ||
 		    (int32_t)(nf->rx->cons.tail -
-			      nf->shm->link_mark[id].rx_mark) < 0)
+			      nf->link_mark[id].rx_mark) < 0)
 			continue;
-		n = zn_ledger_rx(l, lk->ring, (uint16_t)(id + 1), ZN_BURST);
+		n = zn_ledger_rx(l, ring, (uint16_t)(id + 1), ZN_BURST);
 		if (n > 0) {
 			nf->rx_next = (uint16_t)(i + 1);
 			s->hstats.link_rx += n;
@@ -175,7 +177,7 @@ coalesce(struct zn_nf *nf, struct idle_state *st)
 
 	if (st->shared_until == 0)
 		return false;
-	c = zn_slot_backlog(nf->shm, nf->s, nf->rx);
+	c = zn_slot_backlog(nf->s, nf->rx, nf->link_ring);
 	if (c == 0 || c >= COALESCE_MIN)
 		goto take;
 	t = rte_rdtsc();

@@ -55,8 +55,8 @@ void
 zn_nf_tx_init(struct zn_nf *nf)
 {
 	nf->qsbr = nf->shm->rt.qsbr;
-	zn_rctx_init(&nf->rc, nf->shm, nf->peer, (int32_t)nf->group,
-		     ZN_READER_NF(nf->slot),
+	zn_rctx_init(&nf->rc, nf->shm, nf->peer, nf->peer_rx, nf->link_ring,
+		     (int32_t)nf->group, ZN_READER_NF(nf->slot),
 		     &nf->s->hstats.lb_moved);
 	nf->stall_cycles = (uint64_t)nf->shm->hdr.stall_ms *
 			   (rte_get_tsc_hz() / 1000);
@@ -126,13 +126,13 @@ link_to(struct zn_nf *nf, const struct zn_route *rt, uint16_t to,
 		/* The receiver reads the link only past that point; the
 		 * ring's tail store (release) publishes the mark with our
 		 * first packet. */
-		nf->shm->link_mark[l].rx_mark = __atomic_load_n(
-			&nf->shm->rt.nf_rx[to]->prod.tail, __ATOMIC_ACQUIRE);
+		nf->link_mark[l].rx_mark = __atomic_load_n(
+			&nf->peer_rx[to]->prod.tail, __ATOMIC_ACQUIRE);
 		pl->in_use = true;
 		nf->links_in_use++;
 	}
 	*id = (uint16_t)(l + 1);
-	return nf->shm->links[l].ring;
+	return nf->link_ring[l];
 }
 
 /* Drop a run that made no progress for stall_ms: out of held[] first

@@ -40,6 +40,8 @@
 /* Rings in a trust group's file (struct zn_group_home): group index, slot */
 #define ZN_HOME_RX_RING_FMT "zn_g%u_nf%u_rx"
 #define ZN_HOME_TX_RING_FMT "zn_g%u_nf%u_tx"
+#define ZN_HOME_LINK_RING_FMT "zn_g%u_link%u"
+#define ZN_LINK_RING_FMT "zn_link%u"    /* in the EAL's memory, by link id */
 
 #define ZN_NAME_LEN 32
 #define ZN_BUILD_ID_LEN 64
@@ -597,9 +599,9 @@ struct zn_shm {
 
 /*
  * A trust group's file (mgr/group.c) begins with the homes of its NFs: an
- * NF of group g has its slot and its RX and TX rings there, not in the
- * EAL's memory that every NF maps, so an NF of another group has no
- * address for them. Each slot index has a home in every group (and one in
+ * NF of group g has its slot, its RX and TX rings and the links between
+ * it and other NFs of g there, not in the EAL's memory that every NF
+ * maps, so an NF of another group has no address for them. Each slot index has a home in every group (and one in
  * zn_shm.nfs for NFs of no group); the registry says which one slot s uses
  * now (the group of the NF that registered in it). Then the pool.
  */
@@ -613,33 +615,31 @@ struct zn_group_home {
 		struct rte_mempool *pool;
 	} hdr __rte_cache_aligned;
 	struct zn_nf_slot nfs[ZN_MAX_NFS];
+	struct zn_link_mark link_mark[ZN_MAX_LINKS]; /* of its links */
 };
 
-/* Bytes of one ring of @p ring_mem bytes (rte_ring_get_memsize), rounded
- * to a cache line. */
-static inline uint64_t
-zn_home_ring_stride(uint64_t ring_mem)
-{
-	return RTE_ALIGN_CEIL(ring_mem, RTE_CACHE_LINE_SIZE);
-}
+/* The rings of a home, by index: slot s's RX and TX rings, then link l's
+ * (links join NFs of one group only: theirs is in the group's file). */
+#define ZN_HOME_RX(s) (2u * (s))
+#define ZN_HOME_TX(s) (2u * (s) + 1u)
+#define ZN_HOME_LINK(l) (2u * ZN_MAX_NFS + (l))
+#define ZN_HOME_RINGS (2u * ZN_MAX_NFS + ZN_MAX_LINKS)
 
-/** Where slot @p slot's RX (@p tx false) or TX ring starts in a group's
- *  file. */
+/** Where ring @p idx (ZN_HOME_*) of @p ring_mem bytes
+ *  (rte_ring_get_memsize) starts in a group's file. */
 static inline uint64_t
-zn_home_ring_off(unsigned int slot, bool tx, uint64_t ring_mem)
+zn_home_ring_off(unsigned int idx, uint64_t ring_mem)
 {
 	return RTE_ALIGN_CEIL(sizeof(struct zn_group_home),
 			      RTE_CACHE_LINE_SIZE) +
-	       (2 * (uint64_t)slot + (tx ? 1 : 0)) *
-	       zn_home_ring_stride(ring_mem);
+	       (uint64_t)idx * RTE_ALIGN_CEIL(ring_mem, RTE_CACHE_LINE_SIZE);
 }
 
 /** Bytes of a group file before its pool (page @p pg aligned). */
 static inline uint64_t
 zn_home_len(uint64_t ring_mem, uint64_t pg)
 {
-	return RTE_ALIGN_CEIL(zn_home_ring_off(ZN_MAX_NFS, false, ring_mem),
-			      pg);
+	return RTE_ALIGN_CEIL(zn_home_ring_off(ZN_HOME_RINGS, ring_mem), pg);
 }
 
 /** Messages on the manager's message ring (ZN_MSG_RING_NAME). */

@@ -141,6 +141,22 @@ def test_garbage_in_the_routing_snapshot(managers):
     finish(m, base, honest, vandal)
 
 
+def faults_and_harms_none(m, honest, mode, rx_more):
+    """A vandal of @mode dies of SIGSEGV; the honest NF goes on to
+    @rx_more packets, losing none; the vandal's slot is reclaimed."""
+    v = m.start_nf("test-vandal", 2, mode, nf_args=["--mode", mode],
+                   wait=False)
+    assert v.proc.wait(30) == -signal.SIGSEGV
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > rx_more, 30,
+             "the honest NF working on")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    wait_for(lambda: m.nf_by_pid(v.proc.pid) is None, 15,
+             f"the {mode} vandal reclaimed")
+    return v
+
+
 def test_another_groups_nf_is_out_of_reach(managers):
     """The honest NF is in trust group "blue": its slot and rings are in
     blue's file (mgr/home.c), which the vandal (no group) does not map.
@@ -166,28 +182,37 @@ def test_another_groups_nf_is_out_of_reach(managers):
     vandal.proc.wait(10)
     wait_for(lambda: m.nf_by_pid(vandal.proc.pid) is None, 15,
              "the vandal reclaimed")
-    reach = m.start_nf("test-vandal", 2, "reach", nf_args=["--mode", "reach"],
-                       wait=False)
-    assert reach.proc.wait(30) == -signal.SIGSEGV
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 10000, 30,
-             "the honest NF working on")
-    m.call("rx.set", enabled=False)
-    honest_whole(m)
-    wait_for(lambda: m.nf_by_pid(reach.proc.pid) is None, 15,
-             "the second vandal reclaimed")
+    reach = faults_and_harms_none(m, honest, "reach", 10000)
     # The group's pool: its header, lcore caches and free ring are in
     # the group's file too (mgr/group.c); a third vandal that finds them
     # by their memzones' names faults writing there.
-    pool = m.start_nf("test-vandal", 2, "pool", nf_args=["--mode", "pool"],
-                      wait=False)
-    assert pool.proc.wait(30) == -signal.SIGSEGV
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 15000, 30,
-             "the honest NF working still")
-    m.call("rx.set", enabled=False)
-    honest_whole(m)
-    wait_for(lambda: m.nf_by_pid(pool.proc.pid) is None, 15,
-             "the third vandal reclaimed")
+    pool = faults_and_harms_none(m, honest, "pool", 15000)
     finish(m, base, honest, pool)
+
+
+def test_garbage_ring_pointers(managers):
+    """The vandal (a service outside the chain) writes garbage into every
+    ring pointer the manager publishes to NFs (each NF's RX and TX ring,
+    each link's ring), every tick, while two replicas of the chain's
+    service balance LEAST_LOADED (a new flow's pick reads every replica's
+    backlog). Workers read the rings through the manager's own pointers,
+    NFs through those they found at registration: nothing is lost."""
+    m, base, honest, vandal = start(managers, "1,port:1", 2, "pointers")
+    other = m.start_nf("forward", 1, "honest2")
+    m.call("service.set", service=1, lb="least_loaded")
+    wait_for(lambda: (vandal.stats() or {}).get("counters", {})
+             .get("vandalised", 0) > 3, 30, "garbage written")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) +
+             (other.stats() or {}).get("rx", 0) > 10000, 30,
+             "the replicas working")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    assert vandal.proc.alive()  # it wrote all along
+    assert sum(st["drops"].values()) == 0, st["drops"]
+    rx, tx, dropped = conserved(st)
+    assert rx == tx > 10000
+    other.proc.signal(signal.SIGTERM)
+    other.proc.wait(10)
+    finish(m, base, honest, vandal)
 

@@ -20,7 +20,10 @@
  * not mapped here, and the vandal dies of SIGSEGV. --mode pool: garbage
  * into the header and free ring of every trust group's pool it finds by
  * their memzones' names: they are in the groups' files (mgr/group.c), and
- * the vandal dies of SIGSEGV.
+ * the vandal dies of SIGSEGV. --mode pointers: garbage into every NF
+ * ring and link ring pointer the manager publishes (zn_shm_route.nf_rx,
+ * nf_tx, zn_link.ring), every tick: the workers balance LEAST_LOADED
+ * replicas with their own (mgr/home.c, link.c), NFs with theirs.
  * Counter: vandalised. */
 
 #include <errno.h>
@@ -47,7 +50,8 @@ vandal_parse(struct zn_nf *nf, int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--mode") == 0 &&
 	    (strcmp(argv[2], "ring") == 0 || strcmp(argv[2], "slot") == 0 ||
 	     strcmp(argv[2], "route") == 0 || strcmp(argv[2], "others") == 0 ||
-	     strcmp(argv[2], "reach") == 0 || strcmp(argv[2], "pool") == 0)) {
+	     strcmp(argv[2], "reach") == 0 || strcmp(argv[2], "pool") == 0 ||
+	     strcmp(argv[2], "pointers") == 0)) {
 		mode = argv[2];
 		return 0;
 	}
@@ -139,6 +143,15 @@ vandalise(struct zn_nf *nf)
 					rnd(mz->addr, 256);
 			}
 		}
+	} else if (strcmp(mode, "pointers") == 0) {
+		for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
+			shm->rt.nf_rx[i] = (struct rte_ring *)(uintptr_t)
+					   (0xdead000000ULL + i * 64);
+			shm->rt.nf_tx[i] = shm->rt.nf_rx[i];
+		}
+		for (unsigned int l = 0; l < ZN_MAX_LINKS; l++)
+			shm->links[l].ring = (struct rte_ring *)(uintptr_t)
+					     (0xbad000000ULL + l * 64);
 	} else if (strcmp(mode, "reach") == 0) {
 		for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
 			if (i != id && shm->rt.route->nf_svc[i] != 0)
