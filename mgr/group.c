@@ -41,6 +41,7 @@
 #include <rte_mbuf_pool_ops.h>
 #include <rte_memory.h>
 #include <rte_mempool.h>
+#include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 #include <rte_tailq.h>
 
@@ -53,22 +54,19 @@
 
 #define GROUP_CACHE 256
 
-static void *group_va(unsigned int i)
-{
-	return (void *)(uintptr_t)(ZN_GROUP_VA_BASE +
-				   (uint64_t)i * ZN_GROUP_VA_STRIDE);
-}
-
-/* Bytes for the pool's own structures, in the group's heap: its header
- * (with an lcore cache per lcore), its private area and its free ring,
- * each a malloc element; with slack for the heap's own headers. */
+/* Bytes for the group's heap: the pool's header (with an lcore cache per
+ * lcore), its private area and its free ring, the NFs' two routing
+ * snapshot copies and their RCU variable (group_routing), each a malloc
+ * element; with slack for the heap's own headers. */
 static uint64_t
 heap_bytes(uint32_t n_mbufs, uint64_t pg)
 {
 	uint64_t b = sizeof(struct rte_mempool) +
 		     RTE_MAX_LCORE * sizeof(struct rte_mempool_cache) +
 		     sizeof(struct rte_pktmbuf_pool_private) +
-		     rte_ring_get_memsize(rte_align32pow2(n_mbufs + 1));
+		     rte_ring_get_memsize(rte_align32pow2(n_mbufs + 1)) +
+		     2 * sizeof(struct zn_route) +
+		     rte_rcu_qsbr_get_memsize(ZN_MAX_NFS);
 
 	return RTE_ALIGN_CEIL(b + (64u << 10), pg);
 }
@@ -148,6 +146,45 @@ pool_create(struct zn_mgr *m, unsigned int i, void *va)
 	return mp;
 }
 
+static void
+group_routing_free(struct zn_group_mem *gm)
+{
+	rte_free(gm->rt_spare);
+	rte_free(gm->rt_live);
+	rte_free(gm->qsbr);
+	gm->rt_spare = gm->rt_live = NULL;
+	gm->qsbr = NULL;
+}
+
+/* The group's NFs' routing snapshot copies and RCU variable, in its heap
+ * (mgr/route.c publishes into them). */
+static int
+group_routing(struct zn_mgr *m, unsigned int i, void *va)
+{
+	struct zn_group_mem *gm = &m->gmem[i];
+	struct zn_group_home *h = va;
+	size_t qsz = rte_rcu_qsbr_get_memsize(ZN_MAX_NFS);
+	char heap[ZN_NAME_LEN];
+	int socket;
+
+	snprintf(heap, sizeof(heap), ZN_GROUP_HEAP_FMT, i);
+	socket = rte_malloc_heap_get_socket(heap);
+	gm->rt_spare = rte_zmalloc_socket("zn_route_g", sizeof(struct zn_route),
+					  RTE_CACHE_LINE_SIZE, socket);
+	gm->rt_live = rte_zmalloc_socket("zn_route_g", sizeof(struct zn_route),
+					 RTE_CACHE_LINE_SIZE, socket);
+	gm->qsbr = rte_zmalloc_socket("zn_qsbr_g", qsz, RTE_CACHE_LINE_SIZE,
+				      socket);
+	if (gm->rt_spare == NULL || gm->rt_live == NULL || gm->qsbr == NULL ||
+	    rte_rcu_qsbr_init(gm->qsbr, ZN_MAX_NFS) < 0) {
+		group_routing_free(gm);
+		return -ENOMEM;
+	}
+	h->hdr.route = gm->rt_live;
+	h->hdr.qsbr = gm->qsbr;
+	return 0;
+}
+
 static int
 group_create(struct zn_mgr *m, unsigned int i)
 {
@@ -196,7 +233,7 @@ group_create(struct zn_mgr *m, unsigned int i)
 	}
 	/* Populated now: a hugetlbfs file short of pages would fault later,
 	 * in a worker, as SIGBUS. */
-	va = mmap(group_va(i), len, PROT_READ | PROT_WRITE,
+	va = mmap((void *)zn_group_home_at(i), len, PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_POPULATE, fd, 0);
 	close(fd);
 	fd = -1;
@@ -204,7 +241,7 @@ group_create(struct zn_mgr *m, unsigned int i)
 		rc = -errno;
 		goto fail_file;
 	}
-	if (va != group_va(i)) { /* a kernel without FIXED_NOREPLACE */
+	if (va != (void *)zn_group_home_at(i)) { /* a kernel without FIXED_NOREPLACE */
 		munmap(va, len);
 		rc = -EADDRINUSE;
 		goto fail_file;
@@ -231,6 +268,11 @@ group_create(struct zn_mgr *m, unsigned int i)
 	mp = pool_create(m, i, va);
 	if (mp == NULL) {
 		rc = -rte_errno;
+		goto fail_reg;
+	}
+	rc = group_routing(m, i, va);
+	if (rc < 0) {
+		rte_mempool_free(mp);
 		goto fail_reg;
 	}
 	m->gpool[i] = mp;
@@ -276,8 +318,8 @@ void
 zn_group_fini(struct zn_mgr *m)
 {
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
-		const struct zn_group_mem *gm = &m->gmem[i];
-		void *va = group_va(i);
+		struct zn_group_mem *gm = &m->gmem[i];
+		void *va = (void *)zn_group_home_at(i);
 		char heap[ZN_NAME_LEN];
 
 		if (m->gpool[i] == NULL)
@@ -291,6 +333,7 @@ zn_group_fini(struct zn_mgr *m)
 		__atomic_store_n(&m->shm->groups[i].used, 0, __ATOMIC_RELEASE);
 		rte_mempool_free(m->gpool[i]);
 		m->gpool[i] = NULL;
+		group_routing_free(&m->gmem[i]);
 		snprintf(heap, sizeof(heap), ZN_GROUP_HEAP_FMT, i);
 		rte_extmem_unregister(RTE_PTR_ADD(va, gm->home + gm->heap),
 				      gm->len - gm->home - gm->heap);
@@ -405,7 +448,10 @@ static const struct zn_cmd group_list_cmd = {
 		  "\"mean\"}",
 	.doc = "A trust group's packet pool is a hugepage file of its own "
 	       "(`file`, `bytes`), mapped by the manager and by the NFs of "
-	       "the group only (`nfs`: their instances). Groups are made at "
+	       "the group only (`nfs`: their instances); the file also holds "
+	       "those NFs' slots, rings and links, the pool's own structures "
+	       "and the group's copy of the routing snapshot "
+	       "(docs/security.md). Groups are made at "
 	       "start (`--trust-group NAME[:BUFFERS]`). A packet for an NF "
 	       "that is not in its pool is copied into the NF's by a worker: "
 	       "`copied_in` counts those into a group, `copied_to_shared` "

@@ -30,16 +30,6 @@
 #include "route.h"
 #include "../lib/common/zn_util.h"
 
-/* The base of group index @p g's file: fixed, not what the shared
- * zn_shm_group says (NFs can write that). */
-static struct zn_group_home *
-home_of(unsigned int g)
-{
-	return (struct zn_group_home *)(uintptr_t)(ZN_GROUP_VA_BASE +
-						   (uint64_t)g *
-						   ZN_GROUP_VA_STRIDE);
-}
-
 struct zn_nf_slot *
 zn_home_slot(const struct zn_mgr *m, uint32_t group, unsigned int slot)
 {
@@ -49,14 +39,14 @@ zn_home_slot(const struct zn_mgr *m, uint32_t group, unsigned int slot)
 		return zn_slot(m, slot);
 	if (group > ZN_MAX_GROUPS || m->home_rg[group] == NULL)
 		return NULL;
-	return &home_of(group - 1)->nfs[slot];
+	return &zn_group_home_at(group - 1)->nfs[slot];
 }
 
 static int
 group_rings(struct zn_mgr *m, unsigned int g)
 {
 	uint64_t mem = rte_ring_get_memsize(m->cfg.ring_size);
-	char *base = (char *)home_of(g);
+	char *base = (char *)zn_group_home_at(g);
 	char name[RTE_RING_NAMESIZE];
 	struct zn_rguard *rg = zn_rguard_alloc(ZN_HOME_RINGS);
 

@@ -58,6 +58,10 @@ struct zn_mgr {
 		uint64_t home;  /* heap, then its buffers */
 		uint64_t heap;
 		char path[ZN_GROUP_PATH_LEN];
+		/* in its heap: the NFs' routing snapshot copies (the live
+		 * one is in the file's home) and their RCU variable */
+		struct zn_route *rt_spare, *rt_live;
+		struct rte_rcu_qsbr *qsbr;
 	} gmem[ZN_MAX_GROUPS];
 	const char *pool_ops; /* their mempool driver (main.c) */
 	struct zn_desc_pool *desc; /* [0]: pool, [g + 1]: gpool[g] (desc.c) */

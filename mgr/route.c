@@ -90,9 +90,8 @@ nf_reader_blocks(const struct rte_rcu_qsbr *q, unsigned int slot,
 #define ZN_READER_STUCK_NS (2ULL * 1000 * 1000 * 1000)
 
 static void
-sync_nfs(struct zn_mgr *m)
+sync_nfs(struct zn_mgr *m, struct rte_rcu_qsbr *q)
 {
-	struct rte_rcu_qsbr *q = m->shm->rt.qsbr;
 	uint64_t token = rte_rcu_qsbr_start(q), t0 = 0;
 	unsigned int spins = 0;
 
@@ -137,22 +136,57 @@ void
 zn_route_sync(struct zn_mgr *m)
 {
 	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
-	sync_nfs(m);
+	sync_nfs(m, m->shm->rt.qsbr);
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
+		if (m->gmem[g].qsbr != NULL)
+			sync_nfs(m, m->gmem[g].qsbr);
+}
+
+/* The RCU variable the NF in @p slot reports to: its group's (in the
+ * group's file), or the one of NFs of no group. */
+static struct rte_rcu_qsbr *
+nf_qsbr(const struct zn_mgr *m, unsigned int slot)
+{
+	uint32_t g = m->nf_group[slot];
+
+	return g != 0 && g <= ZN_MAX_GROUPS && m->gmem[g - 1].qsbr != NULL ?
+	       m->gmem[g - 1].qsbr : m->shm->rt.qsbr;
 }
 
 void
 zn_route_reader_add(struct zn_mgr *m, unsigned int slot)
 {
-	rte_rcu_qsbr_thread_offline(m->shm->rt.qsbr, slot);
-	rte_rcu_qsbr_thread_register(m->shm->rt.qsbr, slot);
+	rte_rcu_qsbr_thread_offline(nf_qsbr(m, slot), slot);
+	rte_rcu_qsbr_thread_register(nf_qsbr(m, slot), slot);
 }
 
 void
 zn_route_reader_del(struct zn_mgr *m, unsigned int slot)
 {
 	/* Its process can no longer run: whatever it left online. */
-	rte_rcu_qsbr_thread_offline(m->shm->rt.qsbr, slot);
-	rte_rcu_qsbr_thread_unregister(m->shm->rt.qsbr, slot);
+	rte_rcu_qsbr_thread_offline(nf_qsbr(m, slot), slot);
+	rte_rcu_qsbr_thread_unregister(nf_qsbr(m, slot), slot);
+}
+
+/* Each trust group's NFs read a copy in the group's file (mgr/group.c):
+ * another group's NFs cannot write it. Published with the shared one. */
+static void
+publish_groups(struct zn_mgr *m, const struct zn_route *nf)
+{
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+		struct zn_group_mem *gm = &m->gmem[g];
+		struct zn_group_home *h = zn_group_home_at(g);
+		struct zn_route *spare = gm->rt_spare;
+
+		if (m->gpool[g] == NULL || spare == NULL)
+			continue;
+		memcpy(spare, nf, sizeof(*spare));
+		gm->rt_spare = gm->rt_live;
+		gm->rt_live = spare;
+		__atomic_store_n(&h->hdr.route, spare, __ATOMIC_RELEASE);
+		__atomic_store_n(&h->hdr.version, nf->version,
+				 __ATOMIC_RELEASE);
+	}
 }
 
 /* Two snapshots for the workers, made at start in the manager's private
@@ -178,6 +212,7 @@ zn_route_publish(struct zn_mgr *m)
 	m->nf_route_spare = m->shm->rt.route;
 	__atomic_store_n(&m->shm->rt.route, nf, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->shm->rt.version, rt->version, __ATOMIC_RELEASE);
+	publish_groups(m, nf);
 	/* After this no reader holds a reference to the old snapshot, nor
 	 * sends to an NF the new one no longer accepts. */
 	zn_route_sync(m);

@@ -296,7 +296,8 @@ zn_nf_register(struct zn_nf *nf)
 	if (rc < 0 || s->ctl.worker >= ZN_MAX_WORKERS)
 		return -EPROTO;
 	nf->w = &nf->shm->workers[s->ctl.worker];
-	if (nf->shm->rt.qsbr == NULL)
+	if (nf->shm->rt.qsbr == NULL || (nf->gva != NULL &&
+	    ((struct zn_group_home *)nf->gva)->hdr.qsbr == NULL))
 		return -EPROTO;
 	zn_nf_tx_init(nf);
 	zn_nf_ports_attach(nf);

@@ -77,6 +77,8 @@ struct zn_nf {
 
 	/* NF -> NF hand-off (nf_tx.c): the burst being handed on. */
 	struct rte_rcu_qsbr *qsbr;  /* the NFs' RCU variable; we are `slot` */
+	struct zn_route *const *rt_route; /* the snapshot we read: zn_shm's, */
+	const uint64_t *rt_version;       /* or our group's (zn_group_home) */
 	struct zn_rctx rc;          /* balancing state */
 	struct zn_res res[ZN_BURST];
 	bool resolved;              /* res[] hold this burst's decisions */

@@ -54,7 +54,19 @@
 void
 zn_nf_tx_init(struct zn_nf *nf)
 {
-	nf->qsbr = nf->shm->rt.qsbr;
+	/* Our group's copy of the NFs' snapshot and its RCU variable, in
+	 * its file (mgr/group.c), or the one of NFs of no group */
+	if (nf->gva != NULL) {
+		struct zn_group_home *h = nf->gva;
+
+		nf->qsbr = h->hdr.qsbr;
+		nf->rt_route = &h->hdr.route;
+		nf->rt_version = &h->hdr.version;
+	} else {
+		nf->qsbr = nf->shm->rt.qsbr;
+		nf->rt_route = &nf->shm->rt.route;
+		nf->rt_version = &nf->shm->rt.version;
+	}
 	zn_rctx_init(&nf->rc, nf->shm, nf->peer, nf->peer_rx, nf->link_ring,
 		     (int32_t)nf->group, ZN_READER_NF(nf->slot),
 		     &nf->s->hstats.lb_moved);
@@ -168,7 +180,7 @@ fast_path(struct zn_nf *nf)
 {
 	if (!nf->fast_ok || nf->links_in_use != 0 ||
 	    ++nf->fast_n >= FAST_CHECK ||
-	    __atomic_load_n(&nf->shm->rt.version, __ATOMIC_ACQUIRE) !=
+	    __atomic_load_n(nf->rt_version, __ATOMIC_ACQUIRE) !=
 		    nf->fast_ver)
 		return false;
 	return true;
@@ -392,7 +404,7 @@ flush(struct zn_nf *nf, unsigned int n)
 		return false;
 	}
 	rte_rcu_qsbr_thread_online(nf->qsbr, nf->slot);
-	rt = __atomic_load_n(&nf->shm->rt.route, __ATOMIC_ACQUIRE);
+	rt = __atomic_load_n(nf->rt_route, __ATOMIC_ACQUIRE);
 	if (!nf->resolved) {
 		if (rt->direct) {
 			nf->uniform = zn_resolve_burst(&nf->rc, rt, held,

@@ -613,10 +613,27 @@ struct zn_group_home {
 		 * NFs find it without DPDK's list of pools, whose other
 		 * entries (other groups' pools) they do not map */
 		struct rte_mempool *pool;
+		/* The group's copy of the NFs' routing snapshot and the RCU
+		 * variable its NFs report to (thread id = slot), in the
+		 * pool's heap (mgr/route.c): an NF outside the group can
+		 * neither mislead them nor hold one online (the manager
+		 * kills a reader stuck online for 2 s) */
+		struct zn_route *route;
+		uint64_t version;
+		struct rte_rcu_qsbr *qsbr;
 	} hdr __rte_cache_aligned;
 	struct zn_nf_slot nfs[ZN_MAX_NFS];
 	struct zn_link_mark link_mark[ZN_MAX_LINKS]; /* of its links */
 };
+
+/** Group index @p g's file, where every process maps it. */
+static inline struct zn_group_home *
+zn_group_home_at(unsigned int g)
+{
+	return (struct zn_group_home *)(uintptr_t)(ZN_GROUP_VA_BASE +
+						   (uint64_t)g *
+						   ZN_GROUP_VA_STRIDE);
+}
 
 /* The rings of a home, by index: slot s's RX and TX rings, then link l's
  * (links join NFs of one group only: theirs is in the group's file). */

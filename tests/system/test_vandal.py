@@ -13,10 +13,31 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
 from harness import DATA, conserved, traffic_ports, wait_for
+
+
+def vandal_env(m):
+    """Under tests/sanitize.sh the vandal's own crash is expected: its
+    reports go elsewhere, the manager's still count."""
+    if "ASAN_OPTIONS" not in os.environ:
+        return None
+    return {"ASAN_OPTIONS": f"log_path={m.tmp}/vandal-asan:detect_leaks=0",
+            "UBSAN_OPTIONS": f"log_path={m.tmp}/vandal-ubsan"}
+
+
+def faulted(m, proc):
+    """The vandal died of SIGSEGV (under AddressSanitizer: exited 1 with
+    its report of a SEGV)."""
+    rc = proc.wait(30)
+    if rc == -signal.SIGSEGV:
+        return True
+    reports = list(m.tmp.glob(f"vandal-asan.{proc.pid}*"))
+    return rc == 1 and any("SEGV" in r.read_text(errors="replace")
+                           for r in reports)
 
 
 def start(managers, chain, vandal_svc, mode, args=(), honest_args=()):
@@ -26,13 +47,9 @@ def start(managers, chain, vandal_svc, mode, args=(), honest_args=()):
                        *args])
     base = m.pool()["in_use"]
     honest = m.start_nf("forward", 1, "honest", lib_args=list(honest_args))
-    # Under tests/sanitize.sh the vandal's own crash is expected: its
-    # reports go elsewhere, the manager's still count.
-    env = {"ASAN_OPTIONS": f"log_path={m.tmp}/vandal-asan:detect_leaks=0",
-           "UBSAN_OPTIONS": f"log_path={m.tmp}/vandal-ubsan"} \
-        if "ASAN_OPTIONS" in os.environ else None
     vandal = m.start_nf("test-vandal", vandal_svc, "vandal",
-                        nf_args=["--mode", mode], wait=False, env=env)
+                        nf_args=["--mode", mode], wait=False,
+                        env=vandal_env(m))
     # Registered, then garbage: it may be gone again by now.
     wait_for(lambda: "vandal" in vandal.proc.output() or
              not vandal.proc.alive() or vandal.stats(), 30, "the vandal in")
@@ -145,8 +162,8 @@ def faults_and_harms_none(m, honest, mode, rx_more):
     """A vandal of @mode dies of SIGSEGV; the honest NF goes on to
     @rx_more packets, losing none; the vandal's slot is reclaimed."""
     v = m.start_nf("test-vandal", 2, mode, nf_args=["--mode", mode],
-                   wait=False)
-    assert v.proc.wait(30) == -signal.SIGSEGV
+                   wait=False, env=vandal_env(m))
+    assert faulted(m, v.proc)
     m.call("rx.set", enabled=True)
     wait_for(lambda: (honest.stats() or {}).get("rx", 0) > rx_more, 30,
              "the honest NF working on")
@@ -188,6 +205,34 @@ def test_another_groups_nf_is_out_of_reach(managers):
     # by their memzones' names faults writing there.
     pool = faults_and_harms_none(m, honest, "pool", 15000)
     finish(m, base, honest, pool)
+
+
+def test_another_group_cannot_hold_its_readers(managers):
+    """The vandal (no group) marks every other reader of the RCU variable
+    of NFs of no group online since long ago, every tick, while routing
+    changes: the manager kills a reader stuck online for 2 s, and the
+    honest NF, in trust group "blue", reports to its group's variable
+    (mgr/group.c): it is never waited for, nor killed, and loses
+    nothing."""
+    m, base, honest, vandal = start(
+        managers, "1,port:1", 2, "rcu",
+        args=["--trust-group", "blue:2047"],
+        honest_args=["--trust-group", "blue"])
+    wait_for(lambda: (vandal.stats() or {}).get("counters", {})
+             .get("vandalised", 0) > 3, 30, "garbage written")
+    m.call("rx.set", enabled=True)
+    t0 = time.monotonic()
+    for _ in range(4):  # each publishes and waits for every reader
+        m.call("chain.set", hops=["svc:1", "port:1"])
+        time.sleep(0.8)
+    assert time.monotonic() - t0 < 6  # nobody waited 2 s for a reader
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
+             "the honest NF working")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    assert honest.proc.alive()
+    assert m.nf_by_pid(honest.proc.pid) is not None
+    finish(m, base, honest, vandal)
 
 
 def test_garbage_ring_pointers(managers):

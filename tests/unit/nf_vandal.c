@@ -24,6 +24,9 @@
  * ring and link ring pointer the manager publishes (zn_shm_route.nf_rx,
  * nf_tx, zn_link.ring), every tick: the workers balance LEAST_LOADED
  * replicas with their own (mgr/home.c, link.c), NFs with theirs.
+ * --mode rcu: every other reader of the NFs' RCU variable of NFs of no
+ * group marked online since long ago, every tick (the manager kills a
+ * reader stuck online for 2 s): a group's NFs report to their group's.
  * Counter: vandalised. */
 
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include <string.h>
 
 #include <rte_memzone.h>
+#include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
 #include <zeronf/zeronf.h>
@@ -51,7 +55,7 @@ vandal_parse(struct zn_nf *nf, int argc, char **argv)
 	    (strcmp(argv[2], "ring") == 0 || strcmp(argv[2], "slot") == 0 ||
 	     strcmp(argv[2], "route") == 0 || strcmp(argv[2], "others") == 0 ||
 	     strcmp(argv[2], "reach") == 0 || strcmp(argv[2], "pool") == 0 ||
-	     strcmp(argv[2], "pointers") == 0)) {
+	     strcmp(argv[2], "pointers") == 0 || strcmp(argv[2], "rcu") == 0)) {
 		mode = argv[2];
 		return 0;
 	}
@@ -143,6 +147,11 @@ vandalise(struct zn_nf *nf)
 					rnd(mz->addr, 256);
 			}
 		}
+	} else if (strcmp(mode, "rcu") == 0) {
+		for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
+			if (i != id)
+				__atomic_store_n(&shm->rt.qsbr->qsbr_cnt[i].cnt,
+						 1, __ATOMIC_RELEASE);
 	} else if (strcmp(mode, "pointers") == 0) {
 		for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
 			shm->rt.nf_rx[i] = (struct rte_ring *)(uintptr_t)
