@@ -9,6 +9,8 @@ import random
 import signal
 import time
 
+import pytest
+
 from harness import DATA, conserved, traffic_ports, wait_for
 
 TRACE = DATA / "pcap/bittorrent.pcap"
@@ -37,12 +39,17 @@ def stop_traffic(m, base):
     return m.wait_idle(baseline=base)
 
 
-def test_chain_hops_go_nf_to_nf(managers):
+@pytest.mark.parametrize("group", [None, "a"])
+def test_chain_hops_go_nf_to_nf(managers, group):
     """In a chain of three, each NF hands its packets to the next one
     itself: the worker sees only ingress and the last hop's packets for
-    the port. Nothing is lost, links are given back when NFs leave."""
-    m, base = start(managers, "1,2,3,port:1")
-    nfs = [m.start_nf("forward", s) for s in (1, 2, 3)]
+    the port. Nothing is lost, links are given back when NFs leave. With
+    the three in trust group "a", the links are rings in the group's file
+    (mgr/home.c) and the worker copies ingress into the group's pool."""
+    args = ["--trust-group", "a:4095"] if group else []
+    lib = ["--trust-group", group] if group else []
+    m, base = start(managers, "1,2,3,port:1", args=args)
+    nfs = [m.start_nf("forward", s, lib_args=lib) for s in (1, 2, 3)]
     m.call("rx.set", enabled=True)
     # The first packets go through a worker until the link is there and
     # the worker has none of the sender's left (milliseconds; longer on a
@@ -71,6 +78,9 @@ def test_chain_hops_go_nf_to_nf(managers):
         m.call("nf.stop", instance=nf.instance)
         assert nf.proc.wait(10) == 0
     wait_for(lambda: m.call("status")["links"] == 0, 5, "links given back")
+    if group:
+        gl = m.call("group.list")["groups"][0]
+        assert gl["pool"]["in_use"] == 0 and gl["copied_in"] == rx
 
 
 def test_worker_handoff_mode_has_no_links(managers):
@@ -88,15 +98,20 @@ def test_worker_handoff_mode_has_no_links(managers):
     assert st["status"]["links"] == 0 and st["status"]["handoff"] == "worker"
 
 
-def test_kill9_mid_handoff_no_leak(managers):
+@pytest.mark.parametrize("group", [None, "a"])
+def test_kill9_mid_handoff_no_leak(managers, group):
     """kill -9 NFs of every hop of a chain, one at a time, while packets
     flow NF to NF: what a dead NF held or was handed is counted as
     nf_exit, nothing else is lost, no buffer leaks, and the links of the
-    dead go back to the pool."""
-    m, base = start(managers, "1,2,3,port:1")
+    dead go back to the pool. With the NFs in trust group "a", their
+    slots, rings and links are in the group's file and reused there."""
+    args = ["--trust-group", "a:4095"] if group else []
+    lib = ["--trust-group", group] if group else []
+    m, base = start(managers, "1,2,3,port:1", args=args)
     # Two replicas per hop: a survivor always serves the hop (a service
     # without instances drops as no_instance, a different test).
-    live = {s: [m.start_nf("forward", s, f"s{s}r{r}") for r in (0, 1)]
+    live = {s: [m.start_nf("forward", s, f"s{s}r{r}", lib_args=lib)
+                for r in (0, 1)]
             for s in (1, 2, 3)}
     m.call("rx.set", enabled=True)
     flowing(m)
@@ -111,7 +126,8 @@ def test_kill9_mid_handoff_no_leak(managers):
         victim.proc.wait(5)
         wait_for(lambda: m.nf_by_pid(victim.proc.pid) is None, 1.0,
                  "dead NF removed")
-        live[svc].append(m.start_nf("forward", svc, f"n{i}"))
+        live[svc].append(m.start_nf("forward", svc, f"n{i}",
+                                    lib_args=lib))
         flowing(m)
     assert linked > 10000  # packets really went NF to NF
     st = stop_traffic(m, base)
@@ -122,6 +138,8 @@ def test_kill9_mid_handoff_no_leak(managers):
     assert st["status"]["pool"]["in_use"] == base  # no buffer leaked
     # Links: at most one from each live sender to each live receiver.
     assert st["status"]["links"] <= 2 * 2 + 2 * 2
+    if group:
+        assert m.call("group.list")["groups"][0]["pool"]["in_use"] == 0
 
 
 def test_cyclic_chain_under_overload(managers):
