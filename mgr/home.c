@@ -36,7 +36,7 @@ zn_home_slot(const struct zn_mgr *m, uint32_t group, unsigned int slot)
 	if (slot >= ZN_MAX_NFS)
 		return NULL;
 	if (group == 0)
-		return zn_slot(m, slot);
+		return &m->shm->nfs[slot];
 	if (group > ZN_MAX_GROUPS || m->home_rg[group] == NULL)
 		return NULL;
 	return &zn_group_home_at(group - 1)->nfs[slot];

@@ -16,7 +16,8 @@ import subprocess
 
 import pytest
 
-from harness import HUGE_DIR, MGR_BIN, NF_BIN, unique_name, wait_for
+from harness import (DATA, HUGE_DIR, MGR_BIN, NF_BIN, traffic_ports,
+                     unique_name, wait_for)
 from zeronf import Client, ZeroNFError
 
 GROUPS = ["--trust-group", "a:1023", "--trust-group", "b:01023"]
@@ -77,6 +78,34 @@ def test_a_groups_packets_are_not_mapped_outside_it(managers):
     assert m.shutdown() == 0
     assert not any(os.path.exists(f) for f in files)
     assert "not returned" not in m.proc.output()
+
+
+def test_a_slot_moves_between_homes(managers):
+    """An NF's slot and rings live in its group's file, or in the EAL's
+    memory for an NF of no group (mgr/home.c): one slot, used in turn by
+    NFs of group a, of no group, of group b and of a again, moves home
+    each time, and each NF registers and forwards whole."""
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="1,port:1", rx_paused=True, args=GROUPS)
+    base = m.pool()["in_use"]
+    slot = None
+    for group in ("a", None, "b", "a"):
+        nf = m.start_nf("forward", 1, lib_args=["--trust-group", group]
+                        if group else [])
+        slot = nf.instance if slot is None else slot
+        assert nf.instance == slot  # the lowest free slot: the same one
+        m.call("rx.set", enabled=True)
+        wait_for(lambda: (nf.stats() or {}).get("rx", 0) > 2000, 30,
+                 f"an NF of group {group} forwarding")
+        m.call("rx.set", enabled=False)
+        st = m.wait_idle(baseline=base)
+        assert sum(st["drops"].values()) == 0, st["drops"]
+        nf.proc.signal(signal.SIGTERM)
+        assert nf.proc.wait(10) == 0
+        wait_for(lambda: m.nf_by_pid(nf.proc.pid) is None, 10, "NF gone")
+    assert all(g["pool"]["in_use"] == 0
+               for g in m.call("group.list")["groups"])
+    assert m.shutdown() == 0
 
 
 def test_a_group_the_manager_does_not_have(managers):
