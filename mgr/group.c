@@ -108,16 +108,11 @@ pool_create(struct zn_mgr *m, unsigned int i, void *va)
 	};
 	uint32_t elt = (uint32_t)sizeof(struct rte_mbuf) +
 		       RTE_MBUF_DEFAULT_BUF_SIZE;
-	char heap[ZN_NAME_LEN];
 	struct rte_mempool *mp;
-	int socket, rc;
+	int rc;
 
-	snprintf(heap, sizeof(heap), ZN_GROUP_HEAP_FMT, i);
-	socket = rte_malloc_heap_get_socket(heap);
-	if (socket < 0)
-		return NULL;
 	mp = rte_mempool_create_empty(g->pool, c->n_mbufs, elt, GROUP_CACHE,
-				      sizeof(priv), socket, 0);
+				      sizeof(priv), gm->socket, 0);
 	if (mp == NULL)
 		return NULL;
 	/* libzeronf's ring driver with the manager's check of what it takes
@@ -164,11 +159,8 @@ group_routing(struct zn_mgr *m, unsigned int i, void *va)
 	struct zn_group_mem *gm = &m->gmem[i];
 	struct zn_group_home *h = va;
 	size_t qsz = rte_rcu_qsbr_get_memsize(ZN_MAX_NFS);
-	char heap[ZN_NAME_LEN];
-	int socket;
+	int socket = gm->socket;
 
-	snprintf(heap, sizeof(heap), ZN_GROUP_HEAP_FMT, i);
-	socket = rte_malloc_heap_get_socket(heap);
 	gm->rt_spare = rte_zmalloc_socket("zn_route_g", sizeof(struct zn_route),
 					  RTE_CACHE_LINE_SIZE, socket);
 	gm->rt_live = rte_zmalloc_socket("zn_route_g", sizeof(struct zn_route),
@@ -196,7 +188,7 @@ group_create(struct zn_mgr *m, unsigned int i)
 	struct rte_mempool *mp;
 	struct statfs fs;
 	uint64_t len, pg, home, heap;
-	char heap_name[ZN_NAME_LEN];
+	char *heap_name = m->gmem[i].heap_name;
 	void *va;
 	int fd, rc;
 
@@ -205,7 +197,8 @@ group_create(struct zn_mgr *m, unsigned int i)
 	    sizeof(g->path))
 		return -ENAMETOOLONG;
 	snprintf(g->pool, sizeof(g->pool), "zn_tg%u", i);
-	snprintf(heap_name, sizeof(heap_name), ZN_GROUP_HEAP_FMT, i);
+	snprintf(heap_name, sizeof(m->gmem[i].heap_name), ZN_GROUP_HEAP_FMT,
+		 i);
 	zn_strlcpy(g->name, c->name, sizeof(g->name));
 	if (statfs(m->huge_dir, &fs) < 0)
 		return -errno;
@@ -259,6 +252,11 @@ group_create(struct zn_mgr *m, unsigned int i)
 				       NULL, 0, pg) < 0) {
 		rc = -rte_errno;
 		goto fail_heap;
+	}
+	m->gmem[i].socket = rte_malloc_heap_get_socket(heap_name);
+	if (m->gmem[i].socket < 0) {
+		rc = -ENOENT;
+		goto fail_heap_mem;
 	}
 	if (rte_extmem_register(RTE_PTR_ADD(va, home + heap),
 				len - home - heap, NULL, 0, pg) < 0) {
@@ -320,7 +318,6 @@ zn_group_fini(struct zn_mgr *m)
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
 		struct zn_group_mem *gm = &m->gmem[i];
 		void *va = (void *)zn_group_home_at(i);
-		char heap[ZN_NAME_LEN];
 
 		if (m->gpool[i] == NULL)
 			continue;
@@ -334,12 +331,12 @@ zn_group_fini(struct zn_mgr *m)
 		rte_mempool_free(m->gpool[i]);
 		m->gpool[i] = NULL;
 		group_routing_free(&m->gmem[i]);
-		snprintf(heap, sizeof(heap), ZN_GROUP_HEAP_FMT, i);
 		rte_extmem_unregister(RTE_PTR_ADD(va, gm->home + gm->heap),
 				      gm->len - gm->home - gm->heap);
-		rte_malloc_heap_memory_remove(heap, RTE_PTR_ADD(va, gm->home),
+		rte_malloc_heap_memory_remove(gm->heap_name,
+					      RTE_PTR_ADD(va, gm->home),
 					      gm->heap);
-		rte_malloc_heap_destroy(heap);
+		rte_malloc_heap_destroy(gm->heap_name);
 		munmap(va, gm->len);
 		unlink(gm->path);
 	}

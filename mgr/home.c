@@ -60,13 +60,7 @@ group_rings(struct zn_mgr *m, unsigned int g)
 		int rc;
 
 		/* Not in DPDK's ring list, which every NF walks by name */
-		if (i >= ZN_HOME_LINK(0))
-			snprintf(name, sizeof(name), ZN_HOME_LINK_RING_FMT, g,
-				 i - ZN_HOME_LINK(0));
-		else
-			snprintf(name, sizeof(name), i % 2 ?
-				 ZN_HOME_TX_RING_FMT : ZN_HOME_RX_RING_FMT,
-				 g, i / 2);
+		zn_home_ring_name(name, sizeof(name), g, i);
 		if (i % 2 == 1 || i >= ZN_HOME_LINK(0))
 			flags |= RING_F_SP_ENQ;
 		rc = rte_ring_init(r, name, m->cfg.ring_size, flags);
@@ -118,13 +112,13 @@ zn_home_teardown(struct zn_mgr *m)
 	}
 }
 
-bool
+void
 zn_home_move(struct zn_mgr *m, unsigned int slot, uint32_t group)
 {
 	struct zn_nf_slot *to = zn_home_slot(m, group, slot);
 
 	if (to == NULL || m->slot[slot] == to)
-		return false;
+		return;
 	/* Workers of an older snapshot may still poll the slot's rings
 	 * (empty: it is FREE): past this, none does. */
 	zn_route_sync(m);
@@ -135,7 +129,6 @@ zn_home_move(struct zn_mgr *m, unsigned int slot, uint32_t group)
 	m->nf_tx[slot] = m->rg_tx[slot].ring;
 	m->shm->rt.nf_rx[slot] = m->nf_rx[slot];
 	m->shm->rt.nf_tx[slot] = m->nf_tx[slot];
-	return true;
 }
 
 void

@@ -22,9 +22,8 @@ void zn_home_teardown(struct zn_mgr *m);
 struct zn_nf_slot *zn_home_slot(const struct zn_mgr *m, uint32_t group,
 				unsigned int slot);
 /** Move FREE slot @p slot to its home in @p group (the slot, its rings and
- *  their guards). True if it moved (rings as made: the caller resets). */
-bool zn_home_move(struct zn_mgr *m, unsigned int slot, uint32_t group);
-
+ *  their guards, the rings as made: the caller resets them). */
+void zn_home_move(struct zn_mgr *m, unsigned int slot, uint32_t group);
 /** Link @p l (free: nobody uses it) now joins NFs of group index + 1
  *  @p group: its ring and guard are that home's (the caller resets). */
 void zn_home_link(struct zn_mgr *m, unsigned int l, uint32_t group);

@@ -58,6 +58,8 @@ struct zn_mgr {
 		uint64_t home;  /* heap, then its buffers */
 		uint64_t heap;
 		char path[ZN_GROUP_PATH_LEN];
+		char heap_name[ZN_NAME_LEN]; /* its rte_malloc heap, */
+		int socket;                  /* and that heap's socket id */
 		/* in its heap: the NFs' routing snapshot copies (the live
 		 * one is in the file's home) and their RCU variable */
 		struct zn_route *rt_spare, *rt_live;

@@ -164,15 +164,9 @@ in_home(struct zn_nf *nf, struct rte_ring **r, unsigned int idx,
 	uint64_t mem)
 {
 	char name[RTE_RING_NAMESIZE];
-	unsigned int g = nf->group - 1;
 
 	*r = RTE_PTR_ADD(nf->gva, zn_home_ring_off(idx, mem));
-	if (idx >= ZN_HOME_LINK(0))
-		snprintf(name, sizeof(name), ZN_HOME_LINK_RING_FMT, g,
-			 idx - ZN_HOME_LINK(0));
-	else
-		snprintf(name, sizeof(name), idx % 2 ? ZN_HOME_TX_RING_FMT :
-			 ZN_HOME_RX_RING_FMT, g, idx / 2);
+	zn_home_ring_name(name, sizeof(name), nf->group - 1, idx);
 	return strncmp((*r)->name, name, sizeof(name)) == 0 ? 0 : -EPROTO;
 }
 

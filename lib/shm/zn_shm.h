@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <rte_common.h>
 #include <rte_config.h>
 
@@ -650,6 +651,20 @@ zn_home_ring_off(unsigned int idx, uint64_t ring_mem)
 	return RTE_ALIGN_CEIL(sizeof(struct zn_group_home),
 			      RTE_CACHE_LINE_SIZE) +
 	       (uint64_t)idx * RTE_ALIGN_CEIL(ring_mem, RTE_CACHE_LINE_SIZE);
+}
+
+/** The name ring @p idx (ZN_HOME_*) of group index @p g's home is made
+ *  with (mgr/home.c), and an NF checks it by (lib/nf/nf_msg.c). */
+static inline void
+zn_home_ring_name(char *buf, size_t len, unsigned int g, unsigned int idx)
+{
+	if (idx >= ZN_HOME_LINK(0))
+		snprintf(buf, len, ZN_HOME_LINK_RING_FMT, g,
+			 idx - ZN_HOME_LINK(0));
+	else if (idx % 2)
+		snprintf(buf, len, ZN_HOME_TX_RING_FMT, g, idx / 2);
+	else
+		snprintf(buf, len, ZN_HOME_RX_RING_FMT, g, idx / 2);
 }
 
 /** Bytes of a group file before its pool (page @p pg aligned). */
