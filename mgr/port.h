@@ -37,6 +37,8 @@ struct zn_port {
 	uint16_t txq_owner[ZN_MAX_NFS];   /* by queue - first: slot + 1 */
 	struct {
 		uint64_t tx, tx_retry, stalled;
+		uint64_t tx_at_exit;      /* of tx: taken in the call an
+					   * NF died in (reclaim.c) */
 	} nf_gone;                        /* of NFs whose slot was freed */
 };
 

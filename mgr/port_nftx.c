@@ -210,8 +210,9 @@ zn_port_nftx_json(struct zn_mgr *m, unsigned int i, struct zn_port_wstats *sum)
 			s->ptx[i].q != 0, "tx", (json_int_t)s->ptx[i].tx));
 	}
 	sum->tx += tx;
-	return json_pack("{s:i, s:i, s:o, s:I, s:o}", "queues", p->nf_txq_n,
-			 "first_queue", p->nf_txq_first, "why_not",
+	return json_pack("{s:i, s:i, s:o, s:I, s:I, s:o}", "queues",
+			 p->nf_txq_n, "first_queue", p->nf_txq_first, "why_not",
 			 p->nf_tx_why ? json_string(p->nf_tx_why) : json_null(),
-			 "tx", (json_int_t)tx, "nfs", nfs);
+			 "tx", (json_int_t)tx, "tx_at_exit",
+			 (json_int_t)p->nf_gone.tx_at_exit, "nfs", nfs);
 }

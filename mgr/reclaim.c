@@ -263,8 +263,12 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 			      pkts, &sent, &sent_out);
 	/* What its port took is not lost: counted as sent, unless the NF
 	 * counted it itself before it died. */
-	if (sent != 0 && port < ZN_MAX_PORTS && s->ptx[port].tx == tx0)
+	if (sent != 0 && port < m->n_ports && s->ptx[port].tx == tx0) {
 		s->ptx[port].tx += sent;
+		/* A PMD that frees before it counts (net_null) may not
+		 * have counted these in its own opackets. */
+		m->ports[port].nf_gone.tx_at_exit += sent;
+	}
 	rte_pktmbuf_free_bulk(pkts, sent_out);
 	free_counted(m, s, pkts + sent_out, n - sent_out);
 	while ((n = zn_rguard_drain(&m->rg_rx[slot], false, true,

@@ -139,7 +139,12 @@ def test_kill9_while_transmitting_no_leak(managers):
     nt = st["ports"][1]["nf_tx"]
     assert sorted(n["instance"] for n in nt["nfs"]) == \
         sorted(nf.instance for nf in live)
-    assert st["ports"][1]["hw"]["opackets"] == tx
+    # net_null frees a burst, then counts it: an NF killed in between
+    # leaves the driver's count short by what it took in that call
+    # (never more); ours counts them as sent.
+    hw = st["ports"][1]["hw"]["opackets"]
+    assert tx - nt["tx_at_exit"] <= hw <= tx, (hw, tx, nt["tx_at_exit"])
+    assert nt["tx_at_exit"] <= 8 * 128  # 8 deaths, ZN_BURST each
     assert sum(n["handoff"]["port_tx"] for n in st["nfs"]) < tx  # the dead
 
 
