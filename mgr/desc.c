@@ -48,6 +48,7 @@
 #include "loop.h"
 #include "registry.h"
 #include "worker.h"
+#include "../lib/common/zn_flow.h"
 #include "../lib/common/zn_pool_ops.h"
 #include "../lib/common/zn_util.h"
 
@@ -166,6 +167,14 @@ pool_check(const struct rte_mempool *mp, const void *obj)
 	return true; /* not one of ours */
 }
 
+/* The flow hash's reader (lib/common/zn_flow.h): a packet's data as
+ * zn_desc_pkt_data finds it, with the maps of the pools. */
+static const uint8_t *
+pkt_data(const struct rte_mbuf *mb, uint32_t *len)
+{
+	return zn_desc_pkt_data(check_pools, mb, len);
+}
+
 int
 zn_desc_init(struct zn_mgr *m)
 {
@@ -185,6 +194,7 @@ zn_desc_init(struct zn_mgr *m)
 	}
 	check_pools = m->desc;
 	zn_pool_ops_set_check(pool_check);
+	zn_flow_set_reader(pkt_data); /* routing's flow hash of a packet */
 	return 0;
 }
 
@@ -194,6 +204,7 @@ zn_desc_fini(struct zn_mgr *m)
 	if (m->desc == NULL)
 		return;
 	zn_pool_ops_set_check(NULL); /* the workers are gone */
+	zn_flow_set_reader(NULL);
 	check_pools = NULL;
 	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++) {
 		free(m->desc[g].bits);

@@ -15,6 +15,8 @@
 
 #include <rte_mbuf.h>
 
+#include "../lib/shm/zn_shm.h" /* ZN_MAX_GROUPS */
+
 struct zn_mgr;
 struct zn_route;
 struct zn_worker;
@@ -179,6 +181,145 @@ zn_desc_restore(const struct zn_desc_pool *d, struct rte_mbuf *mb)
 	mb->data_off = RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM, d->buf_len);
 	rte_mbuf_refcnt_set(mb, 1);
 	return mb;
+}
+
+/** The pool (of the maps @p desc, [0, ZN_MAX_GROUPS]) whose memory
+ *  holds @p p, or NULL: from the manager's own memory, never from what
+ *  the buffer's `pool` field says. */
+static inline const struct zn_desc_pool *
+zn_desc_pool_at(const struct zn_desc_pool *desc, uintptr_t p)
+{
+	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++)
+		if (p - desc[g].lo < desc[g].hi - desc[g].lo) /* unused: 0 */
+			return &desc[g];
+	return NULL;
+}
+
+/** Where buffer @p s of pool @p d keeps its data (what its buf_addr
+ *  should say: not read from it). */
+static inline char *
+zn_desc_buf(const struct zn_desc_pool *d, const struct rte_mbuf *s)
+{
+	return (char *)(uintptr_t)s + sizeof(*s) + d->priv;
+}
+
+/** Segment @p s of a pool, ready to go back to it as DPDK's free leaves
+ *  a buffer (alone, one reference, direct): each field written only if
+ *  it is not so already (an honest packet is: nothing written, its lines
+ *  stay shared with the NF that wrote them last). Where its data is
+ *  (buf_addr, ...) is not reset: the manager never follows a free
+ *  buffer's header (copies reset it as they take one, copy_hot.c). */
+static inline struct rte_mbuf *
+zn_desc_tidy(struct rte_mbuf *s)
+{
+	if (unlikely(s->next != NULL))
+		s->next = NULL;
+	if (unlikely(s->nb_segs != 1))
+		s->nb_segs = 1;
+	if (unlikely(rte_mbuf_refcnt_read(s) != 1))
+		rte_mbuf_refcnt_set(s, 1);
+	if (unlikely((s->ol_flags & (RTE_MBUF_F_INDIRECT |
+				     RTE_MBUF_F_EXTERNAL)) != 0))
+		s->ol_flags = 0;
+	return s;
+}
+
+/** Where zn_desc_restore() starts the data of buffer @p s of @p d (its
+ *  data_off, which an NF of the pool may rewrite the moment after). */
+static inline char *
+zn_desc_data(const struct zn_desc_pool *d, const struct rte_mbuf *s)
+{
+	return zn_desc_buf(d, s) +
+	       RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM, d->buf_len);
+}
+
+/**
+ * The data of packet @p mb's first segment as the manager reads it: with
+ * the maps @p desc (--validate), from where its pool (found by address)
+ * keeps the buffer's data, at its data_off and for its data_len, each
+ * loaded once and cut to the buffer: an NF that rewrites the header
+ * meanwhile changes what is read, never where. NULL (*@p len 0): inside
+ * a pool but no buffer's start (never: filtered). A packet of no pool of
+ * the maps (a PMD's own), or @p desc NULL: as DPDK reads it.
+ */
+static inline const uint8_t *
+zn_desc_pkt_data(const struct zn_desc_pool *desc, const struct rte_mbuf *mb,
+		 uint32_t *len)
+{
+	const struct zn_desc_pool *d = desc != NULL ?
+		zn_desc_pool_at(desc, (uintptr_t)mb) : NULL;
+	uint16_t off, dl;
+
+	if (d == NULL) {
+		*len = rte_pktmbuf_data_len(mb);
+		return rte_pktmbuf_mtod(mb, const uint8_t *);
+	}
+	*len = 0;
+	if (unlikely(!zn_desc_real(d, mb)))
+		return NULL;
+	off = RTE_MIN(__atomic_load_n(&mb->data_off, __ATOMIC_RELAXED),
+		      d->buf_len);
+	dl = __atomic_load_n(&mb->data_len, __ATOMIC_RELAXED);
+	*len = RTE_MIN((uint32_t)dl, (uint32_t)(d->buf_len - off));
+	return (const uint8_t *)zn_desc_buf(d, mb) + off;
+}
+
+/**
+ * The segments of @p mb (a buffer of @p d's pool, from its start) into
+ * @p segs (ZN_DESC_MAX_SEGS), each `next` loaded once and kept only if
+ * it is a buffer of the same pool not already in the list: what the
+ * manager then reads or frees is what it checked, whatever an NF writes
+ * into the chain meanwhile (a check earlier is not a check now: the NF
+ * writes the packet while the worker holds it). Stops at the first that
+ * is not. Reads only the `next` fields and the map. @return how many
+ * (>= 1).
+ */
+static inline unsigned int
+zn_desc_segs(const struct zn_desc_pool *d, struct rte_mbuf *mb,
+	     struct rte_mbuf **segs)
+{
+	unsigned int n = 1;
+
+	segs[0] = mb;
+	while (n < ZN_DESC_MAX_SEGS) {
+		struct rte_mbuf *nx = __atomic_load_n(&segs[n - 1]->next,
+						      __ATOMIC_RELAXED);
+		bool dup = false;
+
+		if (likely(nx == NULL) || !zn_desc_real(d, nx))
+			break;
+		for (unsigned int j = 0; j < n && !dup; j++)
+			dup = segs[j] == nx;
+		if (dup)
+			break;
+		segs[n++] = nx;
+	}
+	return n;
+}
+
+/**
+ * Give @p pkts[0, n) back to their pools (workers, --validate): each
+ * pool found by address in @p desc, each segment as zn_desc_segs() found
+ * it, tidied (zn_desc_tidy) and put into the pool the manager knows (not
+ * the one its `pool` field names, nor through `next`; a reference count
+ * an NF raised keeps nothing). A packet of no pool of the maps (a
+ * PMD's own pool, which no NF hands back) is freed as DPDK does.
+ * desc_hot.c.
+ */
+void zn_desc_put(const struct zn_desc_pool *desc, struct rte_mbuf **pkts,
+		 unsigned int n);
+
+/** Free packets a worker holds: zn_desc_put() with the maps @p desc,
+ *  or without --validate (@p desc NULL: the NFs are trusted) as DPDK
+ *  does. */
+static inline void
+zn_desc_drop(const struct zn_desc_pool *desc, struct rte_mbuf **pkts,
+	     unsigned int n)
+{
+	if (desc != NULL)
+		zn_desc_put(desc, pkts, n);
+	else
+		rte_pktmbuf_free_bulk(pkts, n);
 }
 
 /** The pool NF @p slot hands back (its group's, or the shared one). */

@@ -155,3 +155,41 @@ zn_desc_deep(const struct zn_desc_pool *d, const struct zn_desc_pool *made,
 				     (void **)back, n_back);
 	return nbad;
 }
+
+void
+zn_desc_put(const struct zn_desc_pool *desc, struct rte_mbuf **pkts,
+	    unsigned int n)
+{
+	const struct zn_desc_pool *cur = NULL;
+	struct rte_mbuf *segs[ZN_DESC_MAX_SEGS];
+	void *out[ZN_BURST];
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		const struct zn_desc_pool *d =
+			zn_desc_pool_at(desc, (uintptr_t)pkts[i]);
+		unsigned int ns;
+
+		if (unlikely(d == NULL)) {
+			/* A PMD's own pool (net_af_xdp's, ...): no NF's. */
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
+		if (unlikely(!zn_desc_real(d, pkts[i])))
+			continue; /* never: zn_desc_filter kept starts only */
+		ns = zn_desc_segs(d, pkts[i], segs);
+		if (d != cur || k + ns > RTE_DIM(out)) {
+			if (k != 0)
+				rte_mempool_put_bulk(
+					(struct rte_mempool *)(uintptr_t)cur->mp,
+					out, k);
+			cur = d;
+			k = 0;
+		}
+		for (unsigned int j = 0; j < ns; j++)
+			out[k++] = zn_desc_tidy(segs[j]);
+	}
+	if (k != 0)
+		rte_mempool_put_bulk((struct rte_mempool *)(uintptr_t)cur->mp,
+				     out, k);
+}

@@ -15,6 +15,7 @@
 
 #include "fdir.h"
 #include "mgr.h"
+#include "desc.h"
 #include "worker.h"
 #include "route.h"
 #include "../lib/common/zn_flow.h"
@@ -56,9 +57,12 @@ classify_chunk(struct zn_worker *w, const struct zn_route *rt,
 	unsigned int nk = 0, na[2] = { 0, 0 }, exact = 0, rule = 0;
 
 	for (unsigned int i = 0; i < n; i++) {
+		const uint8_t *p;
+		uint32_t len;
+
 		zn_pkt_meta(pkts[i])->chain = 0;
-		if (zn_flow_parse(rte_pktmbuf_mtod(pkts[i], const uint8_t *),
-				  rte_pktmbuf_data_len(pkts[i]), &in[nk].key) < 0)
+		p = zn_desc_pkt_data(w->mgr->desc, pkts[i], &len);
+		if (p == NULL || zn_flow_parse(p, len, &in[nk].key) < 0)
 			continue; /* not IP: the default chain */
 		in[nk].tenant_be = rte_cpu_to_be_32(tenant != NULL ? tenant[i]
 							       : 0u);

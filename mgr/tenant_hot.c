@@ -16,6 +16,7 @@
 #include <rte_mbuf.h>
 
 #include "mgr.h"
+#include "desc.h"
 #include "tenant.h"
 #include "worker.h"
 
@@ -32,10 +33,11 @@ prefix_match(const uint8_t *a, const uint8_t *p, unsigned int plen)
 
 /* Tenant + 1 of a packet from @p port, 0: none. */
 static unsigned int
-tenant_of(const struct zn_tenants *tn, uint16_t port, const struct rte_mbuf *m)
+tenant_of(const struct zn_mgr *mg, uint16_t port, const struct rte_mbuf *m)
 {
-	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = rte_pktmbuf_data_len(m), l3 = 14;
+	const struct zn_tenants *tn = mg->tn;
+	uint32_t len, l3 = 14;
+	const uint8_t *d = zn_desc_pkt_data(mg->desc, m, &len);
 	const uint8_t *dst = NULL;
 	bool tagged = false, v6 = false;
 	uint16_t vlan = 0, et;
@@ -111,7 +113,7 @@ drop_no_tenant(struct zn_worker *w, uint16_t port, struct rte_mbuf **gone,
 {
 	if (n == 0)
 		return;
-	rte_pktmbuf_free_bulk(gone, n);
+	zn_desc_drop(w->mgr->desc, gone, n);
 	w->shm->stats.drops[ZN_DROP_NO_TENANT] += n;
 	w->shm->port[port].drops[ZN_DROP_NO_TENANT] += n;
 }
@@ -120,7 +122,6 @@ unsigned int
 zn_tenant_classify(struct zn_worker *w, const struct zn_route *rt,
 		   uint16_t port, struct rte_mbuf **pkts, unsigned int n)
 {
-	const struct zn_tenants *tn = w->mgr->tn;
 	struct zn_tenant_wstats *ts = w->shm->tenant;
 	struct rte_mbuf *gone[ZN_BURST];
 	uint8_t of[ZN_BURST];
@@ -129,7 +130,7 @@ zn_tenant_classify(struct zn_worker *w, const struct zn_route *rt,
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		unsigned int t = tenant_of(tn, port, m);
+		unsigned int t = tenant_of(w->mgr, port, m);
 
 		if (t == 0) {
 			gone[ng++] = m;

@@ -54,7 +54,7 @@ static inline unsigned int
 deliver_drop(struct zn_worker *w, const struct zn_res *r,
 	     struct rte_mbuf **pkts, unsigned int n, uint64_t *src_drops)
 {
-	rte_pktmbuf_free_bulk(pkts, n);
+	zn_desc_drop(w->mgr->desc, pkts, n);
 	w->shm->stats.drops[r->reason] += n;
 	src_drops[r->reason] += n;
 	return n;
@@ -114,7 +114,7 @@ flush_txbuf(struct zn_worker *w, uint16_t port)
 	} else if (w->stall_cycles != 0 &&
 		   w->rc.now - tb->blocked_since > w->stall_cycles) {
 		/* The port took nothing for stall_ms: a dead link. */
-		rte_pktmbuf_free_bulk(tb->pkts, tb->n);
+		zn_desc_drop(w->mgr->desc, tb->pkts, tb->n);
 		w->shm->stats.drops[ZN_DROP_STALLED] += tb->n;
 		w->shm->port[port].drops[ZN_DROP_STALLED] += tb->n;
 		tb->n = 0;

@@ -34,6 +34,18 @@ uint32_t zn_flow_hash_raw(const uint8_t *p, uint32_t len);
 /** Same, on the first segment of a packet. */
 uint32_t zn_flow_hash_sw(const struct rte_mbuf *m);
 
+/* The first segment's data of @p m and its length, as this process may
+ * read them. */
+typedef const uint8_t *(*zn_flow_reader_fn)(const struct rte_mbuf *m,
+					    uint32_t *len);
+
+/** zn_pkt_flow_hash() in this process reads a packet through @p fn
+ *  (NULL: through its buf_addr, data_off and data_len, zn_flow_hash_sw).
+ *  The manager, before its workers start: NFs may rewrite those fields
+ *  of a packet the manager holds (mgr/desc.h zn_desc_pkt_data). In
+ *  libzeronf (lib/nf/pkt.c), as the hash it serves. */
+void zn_flow_set_reader(zn_flow_reader_fn fn);
+
 /** True if the key's source endpoint sorts after its destination (the
  *  order zn_flow_hash_key() and bidirectional tables use). */
 bool zn_flow_key_is_reversed(const struct zn_flow_key *key);

@@ -8,6 +8,8 @@ it, and the honest replica next to the liar loses nothing; past
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from harness import DATA, conserved, traffic_ports, wait_for
@@ -94,19 +96,26 @@ def test_validation_off_is_the_operators_choice(managers):
     assert m.shutdown() == 0
 
 
-@pytest.mark.parametrize("lie", ["random", "bad_len", "bad_buf", "bad_next"])
-def test_lies_are_caught_before_a_boundary(managers, lie):
-    """Packets going on to an NF of the same pool are checked only where
-    they are read (a port, a drop, a copy: desc.h); a liar of group a
-    whose packets go to an NF of group b is caught before the copy, its
-    lies its own, the NF of b given nothing but real packets."""
+def liar_in_a(managers, liar_args):
+    """Chain 1 (the liar, group a), 2 (group b: started by the test),
+    port 1; every hop through the worker. (manager, pool base, liar)."""
     args = ["--handoff", "worker", "--bad-desc-limit", "0",
             "--trust-group", "a:2047", "--trust-group", "b:2047"]
     m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
                  chain="1,2,port:1", rx_paused=True, args=args)
     base = m.pool()["in_use"]
     liar = m.start_nf("test-liar", 1, "liar", lib_args=["--trust-group", "a"],
-                      nf_args=["--lie", lie, "--every", "7"])
+                      nf_args=liar_args)
+    return m, base, liar
+
+
+@pytest.mark.parametrize("lie", ["random", "bad_len", "bad_buf", "bad_next"])
+def test_lies_are_caught_before_a_boundary(managers, lie):
+    """Packets going on to an NF of the same pool are checked only where
+    they are read (a port, a drop, a copy: desc.h); a liar of group a
+    whose packets go to an NF of group b is caught before the copy, its
+    lies its own, the NF of b given nothing but real packets."""
+    m, base, liar = liar_in_a(managers, ["--lie", lie, "--every", "7"])
     nf_b = m.start_nf("forward", 2, "b", lib_args=["--trust-group", "b"])
     m.call("rx.set", enabled=True)
     wait_for(lambda: (liar.stats() or {}).get("counters", {}).get("lies", 0)
@@ -124,6 +133,44 @@ def test_lies_are_caught_before_a_boundary(managers, lie):
     rx, tx, dropped = conserved(st)
     assert rx == tx + dropped
     assert all(g["pool"]["in_use"] == 0 for g in groups.values())
+    assert m.shutdown() == 0
+
+
+def test_packets_rewritten_while_checked(managers):
+    """The liar (group a) hands back real packets, then a thread of its
+    own rewrites them without pause (buf_addr, offsets, length, next,
+    pool: garbage and back) while the worker checks them and copies them
+    into group b's pool: a check passed is no promise about the next
+    read, so the copy reads nothing twice (its address, offset and
+    length loaded once and checked, the data taken where the pool keeps
+    it: mgr/copy_hot.c) and what is dropped goes back by the pool's own
+    values (zn_desc_put); the liar also clears each packet's flow hash,
+    and the worker choosing between b's two replicas hashes the packet
+    from where its pool keeps it (zn_desc_pkt_data). The manager lives,
+    b's NFs get real packets only, the pools end whole. (The manager
+    read the header again and died within a second, every run.)"""
+    m, base, liar = liar_in_a(managers, ["--lie", "flip"])
+    nf_b = [m.start_nf("forward", 2, f"b{i}", lib_args=["--trust-group", "b"])
+            for i in range(2)]
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: sum((nf.stats() or {}).get("rx", 0) for nf in nf_b)
+             > 1000000, 60, "packets through the liar")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    assert liar.proc.alive()
+    nfs = {n["name"]: n for n in st["nfs"]}
+    for b in ("b0", "b1"):  # flow hashes read right: both replicas used
+        assert nfs[b]["rx"] == nfs[b]["tx"] > 10000
+        assert sum(nfs[b]["drops"].values()) == 0
+    # Caught flipped at the check: the liar's drops, nobody else's.
+    assert sum(st["drops"].values()) == st["drops"]["bad_descriptor"]
+    rx, tx, dropped = conserved(st)
+    assert rx == tx + dropped
+    liar.proc.signal(signal.SIGTERM)
+    assert liar.proc.wait(10) == 0
+    groups = {g["name"]: g for g in m.call("group.list")["groups"]}
+    assert all(g["pool"]["in_use"] == 0 for g in groups.values())
+    assert m.call("status")["ready"]
     assert m.shutdown() == 0
 
 

@@ -40,7 +40,8 @@ def faulted(m, proc):
                            for r in reports)
 
 
-def start(managers, chain, vandal_svc, mode, args=(), honest_args=()):
+def start(managers, chain, vandal_svc, mode, args=(), honest_args=(),
+          vandal_args=()):
     m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
                  chain=chain, rx_paused=True,
                  args=["--stall-ms", "200", "--bad-desc-limit", "0",
@@ -49,7 +50,7 @@ def start(managers, chain, vandal_svc, mode, args=(), honest_args=()):
     honest = m.start_nf("forward", 1, "honest", lib_args=list(honest_args))
     vandal = m.start_nf("test-vandal", vandal_svc, "vandal",
                         nf_args=["--mode", mode], wait=False,
-                        env=vandal_env(m))
+                        lib_args=list(vandal_args), env=vandal_env(m))
     # Registered, then garbage: it may be gone again by now.
     wait_for(lambda: "vandal" in vandal.proc.output() or
              not vandal.proc.alive() or vandal.stats(), 30, "the vandal in")
@@ -205,6 +206,35 @@ def test_another_groups_nf_is_out_of_reach(managers):
     # by their memzones' names faults writing there.
     pool = faults_and_harms_none(m, honest, "pool", 15000)
     finish(m, base, honest, pool)
+
+
+def test_garbage_in_free_buffers_of_its_pool(managers):
+    """The vandal, in trust group "blue", tells every free buffer of
+    blue's pool (those in its free ring) that its data is at an address
+    mapped nowhere, every tick, while the manager copies the shared
+    pool's packets (port 0, no group) into blue's pool for the honest NF:
+    each copy is written where the pool keeps that buffer's data, its
+    header reset as the pool made it (mgr/copy_hot.c). The manager
+    wrote where the header said before (it died of SIGSEGV); now nothing
+    is lost."""
+    m, base, honest, vandal = start(
+        managers, "1,port:1", 2, "freebufs",
+        args=["--trust-group", "blue:2047"],
+        honest_args=["--trust-group", "blue"],
+        vandal_args=["--trust-group", "blue"])
+    wait_for(lambda: (vandal.stats() or {}).get("counters", {})
+             .get("vandalised", 0) > 3, 30, "garbage written")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 20000, 30,
+             "the honest NF working")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    assert vandal.proc.alive()  # it wrote all along
+    st = m.call("status")
+    assert st["ready"]
+    groups = {g["name"]: g for g in m.call("group.list")["groups"]}
+    assert groups["blue"]["copied_in"] > 20000, groups["blue"]
+    finish(m, base, honest, vandal)
 
 
 def test_another_group_cannot_hold_its_readers(managers):

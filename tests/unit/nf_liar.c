@@ -22,12 +22,18 @@
  * hoard (takes --every buffers of its pool at init and keeps them, out
  * of its ledger: lost when it dies); free_garbage (puts a pointer that
  * is no buffer into its pool's free ring: what a buggy NF freeing a bad
- * pointer does; test_descriptors.py).
+ * pointer does; test_descriptors.py). A lie told after the check: flip
+ * (a thread of its own rewrites, without pause, the packets it handed
+ * back last: buf_addr, data_off, data_len, next and pool to garbage and
+ * back, and their flow hash cleared, while the worker checks, hashes
+ * and copies them: the manager must read none of these twice;
+ * test_descriptors.py).
  * Counter: lies. Run with the manager's --handoff worker: in direct mode
  * the library resolves what the handler left, and a lie crashes only this
  * process. */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +58,62 @@ static struct rte_mbuf *handed_last; /* previous burst's last packet */
 #define TOLD 1024
 static struct rte_mbuf *told[TOLD];
 static unsigned int n_told;
+
+/* flip: the packets handed back last, with what they held then. */
+#define FLIPS 256
+static struct flip {
+	struct rte_mbuf *m;
+	void *buf_addr;
+	struct rte_mempool *pool;
+	uint16_t data_off, data_len;
+} flips[FLIPS];
+static unsigned int n_flips;
+static volatile bool flipping;
+static pthread_t flipper;
+static uint64_t flipped;
+
+static void *
+flip_loop(void *arg)
+{
+	(void)arg;
+	while (flipping) {
+		for (unsigned int i = 0; i < FLIPS; i++) {
+			struct flip f = flips[i];
+
+			if (f.m == NULL)
+				continue;
+			__atomic_store_n(&f.m->buf_addr,
+					 (void *)(uintptr_t)0xdead000000ULL,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&f.m->data_off, 0xfff0,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&f.m->data_len, 0xffff,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&f.m->next, (struct rte_mbuf *)
+					 (uintptr_t)0xdead0000ULL,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&f.m->pool, (struct rte_mempool *)
+					 (uintptr_t)0xdead0000ULL,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&f.m->buf_addr, f.buf_addr,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&f.m->data_off, f.data_off,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&f.m->data_len, f.data_len,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&f.m->next, NULL, __ATOMIC_RELAXED);
+			__atomic_store_n(&f.m->pool, f.pool, __ATOMIC_RELAXED);
+			/* And no flow hash: a worker choosing between
+			 * replicas computes it, reading the packet. */
+			__atomic_fetch_and(&zn_pkt_meta(f.m)->flags,
+					   ~(uint32_t)(ZN_PKT_F_HASH_VALID |
+						       ZN_PKT_F_HASH_RSS),
+					   __ATOMIC_RELAXED);
+		}
+		__atomic_fetch_add(&flipped, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
 
 static bool
 holds(struct rte_mbuf *const *pkts, unsigned int n, const struct rte_mbuf *m)
@@ -86,6 +148,11 @@ liar_init(struct zn_nf *nf)
 	c_lies = zn_nf_counter_register(nf, "lies");
 	if (c_lies < 0)
 		return c_lies;
+	if (strcmp(mode, "flip") == 0) {
+		flipping = true;
+		if (pthread_create(&flipper, NULL, flip_loop, NULL) != 0)
+			return -EAGAIN;
+	}
 	if (strcmp(mode, "hoard") == 0) {
 		unsigned int n = RTE_MIN(every, (unsigned int)RTE_DIM(hoard));
 
@@ -147,6 +214,18 @@ repeats(void)
 static void
 liar_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
+	if (strcmp(mode, "flip") == 0) {
+		/* Real packets, handed back whole: the lie comes later. */
+		for (uint16_t i = 0; i < n; i++) {
+			struct rte_mbuf *m = pkts[i];
+
+			flips[n_flips++ % FLIPS] = (struct flip){ m,
+				m->buf_addr, m->pool, m->data_off,
+				m->data_len };
+		}
+		zn_nf_counter_add(nf, c_lies, n);
+		return;
+	}
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *lie;
 
@@ -188,12 +267,23 @@ liar_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		handed_last = pkts[n - 1];
 }
 
+static void
+liar_fini(struct zn_nf *nf)
+{
+	(void)nf;
+	if (flipping) {
+		flipping = false;
+		pthread_join(flipper, NULL);
+	}
+}
+
 static const struct zn_nf_ops liar_ops = {
 	.sz = sizeof(struct zn_nf_ops),
 	.name = "liar",
 	.parse_args = liar_parse,
 	.init = liar_init,
 	.burst = liar_burst,
+	.fini = liar_fini,
 };
 
 ZN_NF_REGISTER(liar_ops)

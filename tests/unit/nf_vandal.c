@@ -27,6 +27,11 @@
  * --mode rcu: every other reader of the NFs' RCU variable of NFs of no
  * group marked online since long ago, every tick (the manager kills a
  * reader stuck online for 2 s): a group's NFs report to their group's.
+ * --mode freebufs: (in a trust group) garbage into the header of every
+ * free buffer of its group's pool (those in the pool's free ring), every
+ * tick: where its data is (buf_addr, buf_iova, buf_len, data_off); the
+ * manager's copies into the pool write where the pool keeps each
+ * buffer's data, not where the header says.
  * Counter: vandalised. */
 
 #include <errno.h>
@@ -34,6 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
 #include <rte_memzone.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
@@ -55,7 +62,8 @@ vandal_parse(struct zn_nf *nf, int argc, char **argv)
 	    (strcmp(argv[2], "ring") == 0 || strcmp(argv[2], "slot") == 0 ||
 	     strcmp(argv[2], "route") == 0 || strcmp(argv[2], "others") == 0 ||
 	     strcmp(argv[2], "reach") == 0 || strcmp(argv[2], "pool") == 0 ||
-	     strcmp(argv[2], "pointers") == 0 || strcmp(argv[2], "rcu") == 0)) {
+	     strcmp(argv[2], "pointers") == 0 || strcmp(argv[2], "rcu") == 0 ||
+	     strcmp(argv[2], "freebufs") == 0)) {
 		mode = argv[2];
 		return 0;
 	}
@@ -110,6 +118,27 @@ garble_slot(struct zn_nf_slot *s)
 	rnd(&s->db, sizeof(s->db));
 }
 
+/* Every buffer in @p mp's free ring (entries between the consumer's tail
+ * and the producer's: nobody holds them) told its data is elsewhere. The
+ * pool's ops are libzeronf's zn_ring: DPDK's ring. */
+static void
+garble_free(struct rte_mempool *mp)
+{
+	struct rte_ring *r = mp->pool_data;
+	void **objs = (void **)&r[1];
+	uint32_t tail = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	uint32_t head = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = tail; i != head; i++) {
+		struct rte_mbuf *mb = objs[i & r->mask];
+
+		mb->buf_addr = (void *)(uintptr_t)0xdead0000ULL;
+		rte_mbuf_iova_set(mb, 0xdead0000ULL);
+		mb->buf_len = 0xffff;
+		mb->data_off = 0x7fff;
+	}
+}
+
 static void
 vandalise(struct zn_nf *nf)
 {
@@ -161,6 +190,8 @@ vandalise(struct zn_nf *nf)
 		for (unsigned int l = 0; l < ZN_MAX_LINKS; l++)
 			shm->links[l].ring = (struct rte_ring *)(uintptr_t)
 					     (0xbad000000ULL + l * 64);
+	} else if (strcmp(mode, "freebufs") == 0) {
+		garble_free(zn_nf_group_pool(nf));
 	} else if (strcmp(mode, "reach") == 0) {
 		for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
 			if (i != id && shm->rt.route->nf_svc[i] != 0)
