@@ -284,10 +284,30 @@ zn_desc_police(struct zn_mgr *m)
 	}
 }
 
+/* Pools' free rings whose geometry an NF rewrote, written back, and
+ * waits for another process's ring operation given up (control thread;
+ * nf_pool_ops.c). */
+static uint64_t ring_repairs, ring_cut;
+
+void
+zn_desc_ring_stats(uint64_t *repairs, uint64_t *cut)
+{
+	*repairs = ring_repairs;
+	*cut = ring_cut;
+}
+
 static void
 police_cb(void *arg)
 {
+	unsigned int n = zn_pool_ops_repair(&ring_cut);
+
 	zn_desc_police(arg);
+	if (n == 0)
+		return;
+	if (ring_repairs == 0)
+		ZN_LOG(ERR, "an NF rewrote the geometry of a pool's free ring; "
+		       "written back (group.list ring_repairs counts them)");
+	ring_repairs += n;
 }
 
 int

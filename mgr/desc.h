@@ -369,6 +369,10 @@ unsigned int zn_desc_deep(const struct zn_desc_pool *d,
 unsigned int zn_desc_free(struct zn_mgr *m, struct rte_mbuf **pkts,
 			  unsigned int n, const char *who);
 
+/** Free rings of pools whose geometry was written back (an NF changed
+ *  it), and waits for another process's ring operation given up. */
+void zn_desc_ring_stats(uint64_t *repairs, uint64_t *cut);
+
 /** Stop NFs past --bad-desc-limit (control thread). */
 void zn_desc_police(struct zn_mgr *m);
 /** Police every 50 ms on the control loop. */

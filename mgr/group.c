@@ -401,7 +401,7 @@ cmd_group_list(struct zn_cmd_req *req)
 {
 	struct zn_mgr *m = req->mgr;
 	json_t *a = json_array();
-	uint64_t cycles, total = 0, n;
+	uint64_t cycles, total = 0, n, repairs, cut;
 
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
 		const struct zn_shm_group *g = &m->shm->groups[i];
@@ -427,12 +427,15 @@ cmd_group_list(struct zn_cmd_req *req)
 	}
 	n = copied_into(m, -1, &cycles);
 	total += n;
-	req->result = json_pack("{s:o, s:I, s:I, s:f}", "groups", a,
+	zn_desc_ring_stats(&repairs, &cut);
+	req->result = json_pack("{s:o, s:I, s:I, s:f, s:I, s:I}", "groups", a,
 				"shared_pool_foreign", (json_int_t)foreign(m, 0),
 				"copied_to_shared", (json_int_t)n,
 				"ns_per_copy", total == 0 ? 0.0 :
 				(double)cycles * 1e9 /
-				(double)rte_get_tsc_hz() / (double)total);
+				(double)rte_get_tsc_hz() / (double)total,
+				"ring_repairs", (json_int_t)repairs,
+				"ring_waits_cut", (json_int_t)cut);
 	return req->result ? 0 : -ENOMEM;
 }
 
@@ -442,7 +445,8 @@ static const struct zn_cmd group_list_cmd = {
 		  "in_use, foreign}, nfs, copied_in}]\", "
 		  "\"shared_pool_foreign\": \"pointers\", "
 		  "\"copied_to_shared\": \"packets\", \"ns_per_copy\": "
-		  "\"mean\"}",
+		  "\"mean\", \"ring_repairs\": \"count\", "
+		  "\"ring_waits_cut\": \"count\"}",
 	.doc = "A trust group's packet pool is a hugepage file of its own "
 	       "(`file`, `bytes`), mapped by the manager and by the NFs of "
 	       "the group only (`nfs`: their instances); the file also holds "
@@ -457,7 +461,12 @@ static const struct zn_cmd group_list_cmd = {
 	       "`shared_pool_foreign`): pointers the pool's free ring held "
 	       "that were no buffer of it (an NF freed garbage, or wrote it "
 	       "there), dropped as the manager took them out (with "
-	       "`--validate on`).",
+	       "`--validate on`). The manager uses every pool's free ring "
+	       "with the geometry it made it with: `ring_repairs` counts "
+	       "the times it wrote back a size, mask or capacity an NF had "
+	       "changed (every 50 ms), `ring_waits_cut` the times it stopped "
+	       "waiting for another process's operation on a ring to "
+	       "finish (after about 4M polls; an NF stuck or lying there).",
 	.fn = cmd_group_list,
 };
 ZN_CMD_REGISTER(group_list_cmd)

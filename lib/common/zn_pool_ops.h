@@ -18,6 +18,7 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct rte_mempool;
 struct rte_mempool_ops;
@@ -34,6 +35,14 @@ typedef bool (*zn_pool_check_fn)(const struct rte_mempool *mp,
 /** This process checks what it takes out of ZN_POOL_OPS pools with
  *  @p fn (NULL: nothing). The manager, before its workers start. */
 void zn_pool_ops_set_check(zn_pool_check_fn fn);
+
+/** The pools this process made: their free rings' geometry (size, mask,
+ *  capacity) written back as made where an NF changed it (the process
+ *  itself uses its own copy: lib/nf/nf_pool_ops.c; the NFs' DPDK ring
+ *  code reads the header). @p cut, if not NULL: how many waits for
+ *  another process's ring operation this process gave up so far.
+ *  @return how many rings were repaired. */
+unsigned int zn_pool_ops_repair(uint64_t *cut);
 
 /** DPDK's ring driver, which ZN_POOL_OPS runs over, as this process
  *  registered it (NULL: not loaded). */

@@ -20,6 +20,7 @@
 
 #include <rte_common.h>
 #include <rte_errno.h>
+#include <rte_pause.h>
 #include <rte_memzone.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -28,9 +29,28 @@
 #include "../common/zn_pool_ops.h"
 
 #define REFILL 64
+/* A guarded call waits this many polls at most for another process's
+ * earlier enqueue or dequeue on the ring to finish (DPDK waits for
+ * ever): a stuck or hostile NF costs a worker this much, not its life. */
+#define WAIT_POLLS (1u << 22)
 
 static zn_pool_check_fn check;
 static const struct rte_mempool_ops *ring_ops;
+
+/* The process that makes a pool (the manager) keeps its free ring's
+ * geometry in its own memory and, once it checks what it takes out (the
+ * manager does), uses the ring with it: the ring's header is in the
+ * pool's memory, which its NFs write, and DPDK's ring code follows its
+ * mask and size wherever they point. Positions are the ring's (the NFs
+ * share them): garbage there can empty or jam the pool, not make this
+ * process read or write outside the ring. */
+#define GUARDS 64
+static struct guard {
+	const struct rte_mempool *mp;
+	struct rte_ring *r;
+	uint32_t size, mask, capacity;
+} guards[GUARDS];
+static uint64_t waits_cut; /* waits given up (atomic) */
 
 /* DPDK's ring driver as registered in this process (by name: its index
  * is not ours to assume). */
@@ -82,7 +102,132 @@ zr_alloc(struct rte_mempool *mp)
 	}
 	((struct rte_ring *)mz->addr)->memzone = mz;
 	mp->pool_data = mz->addr;
+	for (unsigned int i = 0; i < GUARDS; i++)
+		if (guards[i].mp == NULL) {
+			const struct rte_ring *r = mz->addr;
+
+			guards[i] = (struct guard){ mp, mz->addr, r->size,
+						    r->mask, r->capacity };
+			break;
+		}
 	return 0;
+}
+
+static const struct guard *
+guard_of(const struct rte_mempool *mp)
+{
+	for (unsigned int i = 0; i < GUARDS; i++)
+		if (guards[i].mp == mp)
+			return &guards[i];
+	return NULL;
+}
+
+ZN_API unsigned int
+zn_pool_ops_repair(uint64_t *cut)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < GUARDS; i++) {
+		const struct guard *g = &guards[i];
+
+		if (g->mp == NULL || (g->r->size == g->size &&
+				      g->r->mask == g->mask &&
+				      g->r->capacity == g->capacity))
+			continue;
+		g->r->size = g->size;
+		g->r->mask = g->mask;
+		g->r->capacity = g->capacity;
+		n++;
+	}
+	if (cut != NULL)
+		*cut = __atomic_load_n(&waits_cut, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Until the tail says @p old (the ring's earlier callers done), then
+ * @p new; or, after WAIT_POLLS, @p new anyway (counted). */
+static void
+update_tail(volatile uint32_t *tail, uint32_t old, uint32_t new)
+{
+	for (uint32_t i = 0; __atomic_load_n(tail, __ATOMIC_RELAXED) != old;
+	     i++) {
+		if (unlikely(i == WAIT_POLLS)) {
+			__atomic_fetch_add(&waits_cut, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		rte_pause();
+	}
+	__atomic_store_n(tail, new, __ATOMIC_RELEASE);
+}
+
+/* DPDK's multi-producer enqueue (rte_ring_c11_pvt.h, all or nothing)
+ * with @p g's geometry. */
+static int
+guarded_enqueue(const struct guard *g, void *const *objs, unsigned int n)
+{
+	struct rte_ring *r = g->r;
+	void **slots = (void **)&r[1];
+	uint32_t head, next, free_n;
+
+	head = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
+	do {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		free_n = g->capacity +
+			 __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE) - head;
+		if (free_n > g->capacity || n > free_n)
+			return -ENOBUFS; /* full, or positions are garbage */
+		next = head + n;
+	} while (!__atomic_compare_exchange_n(&r->prod.head, &head, next, 0,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	for (unsigned int i = 0; i < n; i++)
+		slots[(head + i) & g->mask] = objs[i];
+	update_tail(&r->prod.tail, head, next);
+	return 0;
+}
+
+/* The same for dequeue. */
+static int
+guarded_dequeue(const struct guard *g, void **objs, unsigned int n)
+{
+	struct rte_ring *r = g->r;
+	void *const *slots = (void *const *)&r[1];
+	uint32_t head, next, avail;
+
+	head = __atomic_load_n(&r->cons.head, __ATOMIC_RELAXED);
+	do {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		avail = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) - head;
+		if (avail > g->capacity || n > avail)
+			return -ENOBUFS; /* empty, or positions are garbage */
+		next = head + n;
+	} while (!__atomic_compare_exchange_n(&r->cons.head, &head, next, 0,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	for (unsigned int i = 0; i < n; i++)
+		objs[i] = slots[(head + i) & g->mask];
+	update_tail(&r->cons.tail, head, next);
+	return 0;
+}
+
+/* Through the guard where this process keeps one and checks (the
+ * manager), else DPDK's ring driver. */
+static inline int
+ring_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
+{
+	const struct guard *g = check != NULL ? guard_of(mp) : NULL;
+
+	return g != NULL ? guarded_enqueue(g, objs, n) :
+	       zn_pool_ops_ring()->enqueue(mp, objs, n);
+}
+
+static inline int
+ring_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
+{
+	const struct guard *g = check != NULL ? guard_of(mp) : NULL;
+
+	return g != NULL ? guarded_dequeue(g, objs, n) :
+	       zn_pool_ops_ring()->dequeue(mp, objs, n);
 }
 
 /* By its name, not the ring's memzone pointer: NFs write the ring. */
@@ -93,12 +238,15 @@ zr_free(struct rte_mempool *mp)
 
 	snprintf(name, sizeof(name), ZN_POOL_RING_FMT, mp->name);
 	rte_memzone_free(rte_memzone_lookup(name));
+	for (unsigned int i = 0; i < GUARDS; i++)
+		if (guards[i].mp == mp)
+			guards[i].mp = NULL;
 }
 
 static int
 zr_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
 {
-	return zn_pool_ops_ring()->enqueue(mp, objs, n);
+	return ring_enqueue(mp, objs, n);
 }
 
 /* Keep the objects @p check passes, in order; how many. */
@@ -120,7 +268,7 @@ zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 	zn_pool_check_fn fn = check;
 	unsigned int k;
 
-	if (zn_pool_ops_ring()->dequeue(mp, objs, n) < 0)
+	if (ring_dequeue(mp, objs, n) < 0)
 		return -ENOBUFS;
 	if (fn == NULL)
 		return 0;
@@ -129,9 +277,9 @@ zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 		void *more[REFILL];
 		unsigned int want = RTE_MIN(n - k, (unsigned int)REFILL);
 
-		if (zn_pool_ops_ring()->dequeue(mp, more, want) < 0) {
+		if (ring_dequeue(mp, more, want) < 0) {
 			/* all or nothing */
-			zn_pool_ops_ring()->enqueue(mp, objs, k);
+			ring_enqueue(mp, objs, k);
 			return -ENOBUFS;
 		}
 		want = keep_good(mp, fn, more, want);
@@ -144,7 +292,14 @@ zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 static unsigned int
 zr_get_count(const struct rte_mempool *mp)
 {
-	return zn_pool_ops_ring()->get_count(mp);
+	const struct guard *g = check != NULL ? guard_of(mp) : NULL;
+	uint32_t n;
+
+	if (g == NULL)
+		return zn_pool_ops_ring()->get_count(mp);
+	n = __atomic_load_n(&g->r->prod.tail, __ATOMIC_ACQUIRE) -
+	    __atomic_load_n(&g->r->cons.tail, __ATOMIC_ACQUIRE);
+	return n <= g->capacity ? n : 0;
 }
 
 static const struct rte_mempool_ops zn_ring_ops = {

@@ -67,6 +67,20 @@ def honest_whole(m):
     assert h["rx"] > 0 and sum(h["drops"].values()) == 0
 
 
+def beside_the_vandal(m, honest, vandal, rx_more):
+    """Once the vandal wrote garbage a few times, traffic until the
+    honest NF got @rx_more packets; it lost none and the vandal (which
+    wrote all along) lives."""
+    wait_for(lambda: (vandal.stats() or {}).get("counters", {})
+             .get("vandalised", 0) > 3, 30, "garbage written")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > rx_more, 30,
+             "the honest NF working")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    assert vandal.proc.alive()
+
+
 def finish(m, base, honest, vandal, totals=True):
     # The vandal is gone (crashed on its own garbage, or killed here).
     if vandal.proc.alive():
@@ -222,19 +236,53 @@ def test_garbage_in_free_buffers_of_its_pool(managers):
         args=["--trust-group", "blue:2047"],
         honest_args=["--trust-group", "blue"],
         vandal_args=["--trust-group", "blue"])
-    wait_for(lambda: (vandal.stats() or {}).get("counters", {})
-             .get("vandalised", 0) > 3, 30, "garbage written")
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 20000, 30,
-             "the honest NF working")
-    m.call("rx.set", enabled=False)
-    honest_whole(m)
-    assert vandal.proc.alive()  # it wrote all along
+    beside_the_vandal(m, honest, vandal, 20000)
     st = m.call("status")
     assert st["ready"]
     groups = {g["name"]: g for g in m.call("group.list")["groups"]}
     assert groups["blue"]["copied_in"] > 20000, groups["blue"]
     finish(m, base, honest, vandal)
+
+
+def test_garbage_in_its_pools_ring(managers):
+    """The vandal, in trust group "blue" and first in the chain, writes
+    garbage into the geometry of blue's pool's free ring (size, mask,
+    capacity) every tick, while the manager copies every packet into
+    blue's pool for it and out of it for the honest NF (no group) next:
+    the manager's refills and frees use the ring with the geometry it
+    made it with (lib/nf/nf_pool_ops.c). Before, DPDK's ring code
+    followed the mask out of the ring and the manager died."""
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="2,1,port:1", rx_paused=True,
+                 args=["--stall-ms", "200", "--trust-group", "blue:2047"])
+    base = m.pool()["in_use"]
+    honest = m.start_nf("forward", 1, "honest")
+    vandal = m.start_nf("test-vandal", 2, "vandal",
+                        nf_args=["--mode", "poolring"],
+                        lib_args=["--trust-group", "blue"], env=vandal_env(m))
+    beside_the_vandal(m, honest, vandal, 50000)
+    gl = m.call("group.list")
+    assert gl["groups"][0]["copied_in"] > 50000
+    assert gl["ring_repairs"] > 0  # written back, every 50 ms
+    vandal.proc.kill()
+    vandal.proc.wait(10)
+    wait_for(lambda: m.nf_by_pid(vandal.proc.pid) is None, 15,
+             "the vandal reclaimed")
+    time.sleep(0.2)  # the last garbage written back
+    # The ring as made again: an NF of blue (DPDK's ring code reads the
+    # header) serves as the vandal's replacement.
+    fresh = m.start_nf("forward", 2, "fresh", lib_args=["--trust-group",
+                                                        "blue"])
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: (fresh.stats() or {}).get("rx", 0) > 20000, 30,
+             "the fresh NF of blue working")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    rx, tx, dropped = conserved(st)
+    assert rx == tx + dropped
+    assert dropped == st["drops"]["nf_exit"] + st["drops"]["no_instance"]
+    assert m.call("group.list")["groups"][0]["pool"]["in_use"] == 0
+    assert m.shutdown() == 0
 
 
 def test_another_group_cannot_hold_its_readers(managers):

@@ -31,10 +31,15 @@
  * free buffer of its group's pool (those in the pool's free ring), every
  * tick: where its data is (buf_addr, buf_iova, buf_len, data_off); the
  * manager's copies into the pool write where the pool keeps each
- * buffer's data, not where the header says.
+ * buffer's data, not where the header says. --mode poolring: (in a
+ * trust group) garbage into the geometry of its group's pool's free ring
+ * (size, mask, capacity), every tick, its positions moved once by 2^30
+ * (the same slots under the ring's mask): the manager uses the ring with
+ * the geometry it made it with (lib/nf/nf_pool_ops.c) and writes it back.
  * Counter: vandalised. */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +68,8 @@ vandal_parse(struct zn_nf *nf, int argc, char **argv)
 	     strcmp(argv[2], "route") == 0 || strcmp(argv[2], "others") == 0 ||
 	     strcmp(argv[2], "reach") == 0 || strcmp(argv[2], "pool") == 0 ||
 	     strcmp(argv[2], "pointers") == 0 || strcmp(argv[2], "rcu") == 0 ||
-	     strcmp(argv[2], "freebufs") == 0)) {
+	     strcmp(argv[2], "freebufs") == 0 ||
+	     strcmp(argv[2], "poolring") == 0)) {
 		mode = argv[2];
 		return 0;
 	}
@@ -190,6 +196,23 @@ vandalise(struct zn_nf *nf)
 		for (unsigned int l = 0; l < ZN_MAX_LINKS; l++)
 			shm->links[l].ring = (struct rte_ring *)(uintptr_t)
 					     (0xbad000000ULL + l * 64);
+	} else if (strcmp(mode, "poolring") == 0) {
+		static bool moved;
+		struct rte_ring *r = zn_nf_group_pool(nf)->pool_data;
+
+		/* Once, while nothing uses the ring (before traffic): its
+		 * positions moved by a multiple of its size (the same slots
+		 * under the ring's own mask, 8 GB away under the garbage). */
+		if (!moved) {
+			r->prod.head += 1u << 30;
+			r->prod.tail += 1u << 30;
+			r->cons.head += 1u << 30;
+			r->cons.tail += 1u << 30;
+			moved = true;
+		}
+		r->size = 0x80000000u;
+		r->mask = 0xffffffffu;
+		r->capacity = 0xffffffffu;
 	} else if (strcmp(mode, "freebufs") == 0) {
 		garble_free(zn_nf_group_pool(nf));
 	} else if (strcmp(mode, "reach") == 0) {
