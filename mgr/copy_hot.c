@@ -18,6 +18,16 @@
 #include "desc.h"
 #include "worker.h"
 
+/* What of @p s's header its copy @p d keeps: DPDK's copy of it, and its
+ * offload flags but for an attachment (@p d is direct). */
+static inline void
+copy_meta(struct rte_mbuf *d, const struct rte_mbuf *s)
+{
+	__rte_pktmbuf_copy_hdr(d, s);
+	d->ol_flags = __atomic_load_n(&s->ol_flags, __ATOMIC_RELAXED) &
+		      ~(RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL);
+}
+
 /* The common case, one-segment packets: the copies allocated at once,
  * the originals freed at once (rte_pktmbuf_copy, one at a time, took 38
  * ns per 64-byte packet in the trust bench, this 22; 1500 bytes: 90 and
@@ -45,9 +55,7 @@ copy_bulk(struct rte_mbuf **pkts, unsigned int n, struct rte_mempool *want,
 		if (s->pool == want)
 			continue;
 		d = c[j];
-		__rte_pktmbuf_copy_hdr(d, s);
-		d->ol_flags = s->ol_flags & ~(RTE_MBUF_F_INDIRECT |
-					      RTE_MBUF_F_EXTERNAL);
+		copy_meta(d, s);
 		d->data_len = s->data_len;
 		d->pkt_len = s->pkt_len;
 		rte_memcpy(rte_pktmbuf_mtod(d, void *),
@@ -79,8 +87,7 @@ copy_checked(const struct zn_desc_pool *sd, const struct zn_desc_pool *dd,
 	struct rte_mempool *want = (struct rte_mempool *)(uintptr_t)dd->mp;
 	uint16_t off[ZN_DESC_MAX_SEGS], len[ZN_DESC_MAX_SEGS];
 	struct rte_mbuf *c[ZN_DESC_MAX_SEGS];
-	const uint32_t room = dd->buf_len > RTE_PKTMBUF_HEADROOM ?
-			      dd->buf_len - RTE_PKTMBUF_HEADROOM : 0;
+	const uint32_t room = dd->buf_len - zn_desc_headroom(dd);
 	unsigned int ns = zn_desc_segs(sd, s, segs), nc, si = 0;
 	uint32_t total = 0, done = 0, at = 0;
 
@@ -126,9 +133,7 @@ copy_checked(const struct zn_desc_pool *sd, const struct zn_desc_pool *dd,
 		if (k > 0)
 			c[k - 1]->next = d;
 	}
-	__rte_pktmbuf_copy_hdr(c[0], s);
-	c[0]->ol_flags = __atomic_load_n(&s->ol_flags, __ATOMIC_RELAXED) &
-			 ~(RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL);
+	copy_meta(c[0], s);
 	c[0]->nb_segs = (uint16_t)nc;
 	c[0]->pkt_len = total;
 	return c[0];
@@ -143,41 +148,10 @@ copy_one_seg(const struct zn_desc_pool *sd, const struct zn_desc_pool *dd,
 {
 	struct rte_mbuf *d = c; /* zn_desc_restore'd */
 
-	__rte_pktmbuf_copy_hdr(d, s);
-	d->ol_flags = __atomic_load_n(&s->ol_flags, __ATOMIC_RELAXED) &
-		      ~(RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL);
+	copy_meta(d, s);
 	d->data_len = len;
 	d->pkt_len = len;
 	rte_memcpy(zn_desc_data(dd, d), zn_desc_buf(sd, s) + off, len);
-}
-
-/* Originals given back to their pools (zn_desc_tidy), in bulk while
- * they are of one pool. */
-struct put_batch {
-	const struct zn_desc_pool *d;
-	unsigned int n;
-	void *objs[ZN_BURST];
-};
-
-static inline void
-put_flush(struct put_batch *b)
-{
-	if (b->n != 0)
-		rte_mempool_put_bulk((struct rte_mempool *)(uintptr_t)b->d->mp,
-				     b->objs, b->n);
-	b->n = 0;
-}
-
-static inline void
-put_add(struct put_batch *b, const struct zn_desc_pool *d,
-	struct rte_mbuf **segs, unsigned int ns)
-{
-	if (b->d != d || b->n + ns > RTE_DIM(b->objs)) {
-		put_flush(b);
-		b->d = d;
-	}
-	for (unsigned int k = 0; k < ns; k++)
-		b->objs[b->n++] = zn_desc_tidy(segs[k]);
 }
 
 /* The copies of @p pkts[0, n) not in @p dd's pool (by address): those of
@@ -191,9 +165,8 @@ copy_all_checked(const struct zn_desc_pool *desc,
 		 unsigned int n, unsigned int *copied)
 {
 	struct rte_mbuf *c[ZN_BURST], *segs[ZN_DESC_MAX_SEGS];
-	const uint32_t room = dd->buf_len > RTE_PKTMBUF_HEADROOM ?
-			      dd->buf_len - RTE_PKTMBUF_HEADROOM : 0;
-	struct put_batch put = { .d = NULL, .n = 0 };
+	const uint32_t room = dd->buf_len - zn_desc_headroom(dd);
+	struct zn_desc_batch put = { .d = NULL, .n = 0 };
 	unsigned int need = 0, j = 0, i;
 
 	n = RTE_MIN(n, (unsigned int)ZN_BURST); /* the caller's runs */
@@ -222,7 +195,7 @@ copy_all_checked(const struct zn_desc_pool *desc,
 				copy_one_seg(sd, dd, s, c[j++], off, len);
 				pkts[i] = c[j - 1];
 				segs[0] = s;
-				put_add(&put, sd, segs, 1);
+				zn_desc_batch_add(&put, sd, segs, 1);
 				(*copied)++;
 				continue;
 			}
@@ -237,12 +210,12 @@ copy_all_checked(const struct zn_desc_pool *desc,
 			d = copy_checked(sd, dd, s, segs, &ns);
 			if (d == NULL)
 				break;
-			put_add(&put, sd, segs, ns);
+			zn_desc_batch_add(&put, sd, segs, ns);
 		}
 		pkts[i] = d;
 		(*copied)++;
 	}
-	put_flush(&put);
+	zn_desc_batch_flush(&put);
 	if (j < need) /* stopped early: the rest go back */
 		rte_mempool_put_bulk((struct rte_mempool *)(uintptr_t)dd->mp,
 				     (void **)&c[j], need - j);

@@ -215,16 +215,6 @@ zn_desc_fini(struct zn_mgr *m)
 	m->desc = NULL;
 }
 
-static const struct zn_desc_pool *
-pool_at(const struct zn_mgr *m, uintptr_t p)
-{
-	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++)
-		if (m->desc[g].mp != NULL && p >= m->desc[g].lo &&
-		    p < m->desc[g].hi)
-			return &m->desc[g];
-	return NULL;
-}
-
 unsigned int
 zn_desc_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 	     const char *who)
@@ -233,7 +223,8 @@ zn_desc_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *mb = pkts[i];
-		const struct zn_desc_pool *d = pool_at(m, (uintptr_t)mb);
+		const struct zn_desc_pool *d = zn_desc_pool_at(m->desc,
+							   (uintptr_t)mb);
 		bool dup = false;
 
 		for (unsigned int j = 0; j < i && !dup; j++)
@@ -284,22 +275,21 @@ zn_desc_police(struct zn_mgr *m)
 	}
 }
 
-/* Pools' free rings whose geometry an NF rewrote, written back, and
- * waits for another process's ring operation given up (control thread;
- * nf_pool_ops.c). */
-static uint64_t ring_repairs, ring_cut;
+/* Pools' free rings whose geometry an NF rewrote, written back (control
+ * thread; nf_pool_ops.c). */
+static uint64_t ring_repairs;
 
 void
 zn_desc_ring_stats(uint64_t *repairs, uint64_t *cut)
 {
 	*repairs = ring_repairs;
-	*cut = ring_cut;
+	*cut = zn_pool_ops_waits_cut();
 }
 
 static void
 police_cb(void *arg)
 {
-	unsigned int n = zn_pool_ops_repair(&ring_cut);
+	unsigned int n = zn_pool_ops_repair();
 
 	zn_desc_police(arg);
 	if (n == 0)

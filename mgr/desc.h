@@ -124,13 +124,37 @@ zn_desc_real(const struct zn_desc_pool *d, const struct rte_mbuf *s)
 	return ((d->bits[line / 64] >> (line % 64)) & 1) != 0;
 }
 
+/** Where buffer @p s of pool @p d keeps its data (what its buf_addr
+ *  should say: not read from it). */
+static inline char *
+zn_desc_buf(const struct zn_desc_pool *d, const struct rte_mbuf *s)
+{
+	return (char *)(uintptr_t)s + sizeof(*s) + d->priv;
+}
+
+/** The headroom a buffer of @p d's pool starts with, as the pool made it
+ *  (rte_pktmbuf_reset's). */
+static inline uint16_t
+zn_desc_headroom(const struct zn_desc_pool *d)
+{
+	return RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM, d->buf_len);
+}
+
+/** Where zn_desc_restore() starts the data of buffer @p s of @p d (its
+ *  data_off, which an NF of the pool may rewrite the moment after). */
+static inline char *
+zn_desc_data(const struct zn_desc_pool *d, const struct rte_mbuf *s)
+{
+	return zn_desc_buf(d, s) + zn_desc_headroom(d);
+}
+
 /* One segment: a buffer of the pool, from its start, as the pool made it
  * (direct, its data inside its own buffer). Reads @p s only once its
  * address is known to be a buffer's. */
 static inline bool
 zn_desc_seg_ok(const struct zn_desc_pool *d, const struct rte_mbuf *s)
 {
-	const char *buf = (const char *)s + sizeof(*s) + d->priv;
+	const char *buf = zn_desc_buf(d, s);
 
 	if (!zn_desc_real(d, s))
 		return false;
@@ -166,7 +190,7 @@ zn_desc_ok(const struct zn_desc_pool *d, const struct rte_mbuf *mb)
 static inline struct rte_mbuf *
 zn_desc_restore(const struct zn_desc_pool *d, struct rte_mbuf *mb)
 {
-	char *buf = (char *)mb + sizeof(*mb) + d->priv;
+	char *buf = zn_desc_buf(d, mb);
 
 	mb->pool = (struct rte_mempool *)(uintptr_t)d->mp;
 	mb->buf_addr = buf;
@@ -178,7 +202,7 @@ zn_desc_restore(const struct zn_desc_pool *d, struct rte_mbuf *mb)
 	mb->nb_segs = 1;
 	mb->data_len = 0;
 	mb->pkt_len = 0;
-	mb->data_off = RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM, d->buf_len);
+	mb->data_off = zn_desc_headroom(d);
 	rte_mbuf_refcnt_set(mb, 1);
 	return mb;
 }
@@ -193,14 +217,6 @@ zn_desc_pool_at(const struct zn_desc_pool *desc, uintptr_t p)
 		if (p - desc[g].lo < desc[g].hi - desc[g].lo) /* unused: 0 */
 			return &desc[g];
 	return NULL;
-}
-
-/** Where buffer @p s of pool @p d keeps its data (what its buf_addr
- *  should say: not read from it). */
-static inline char *
-zn_desc_buf(const struct zn_desc_pool *d, const struct rte_mbuf *s)
-{
-	return (char *)(uintptr_t)s + sizeof(*s) + d->priv;
 }
 
 /** Segment @p s of a pool, ready to go back to it as DPDK's free leaves
@@ -222,15 +238,6 @@ zn_desc_tidy(struct rte_mbuf *s)
 				     RTE_MBUF_F_EXTERNAL)) != 0))
 		s->ol_flags = 0;
 	return s;
-}
-
-/** Where zn_desc_restore() starts the data of buffer @p s of @p d (its
- *  data_off, which an NF of the pool may rewrite the moment after). */
-static inline char *
-zn_desc_data(const struct zn_desc_pool *d, const struct rte_mbuf *s)
-{
-	return zn_desc_buf(d, s) +
-	       RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM, d->buf_len);
 }
 
 /**
@@ -295,6 +302,37 @@ zn_desc_segs(const struct zn_desc_pool *d, struct rte_mbuf *mb,
 		segs[n++] = nx;
 	}
 	return n;
+}
+
+/** Buffers going back to a pool of the maps, put in bulk while they are
+ *  of one pool (workers: zn_desc_put, copies' originals). */
+struct zn_desc_batch {
+	const struct zn_desc_pool *d;
+	unsigned int n;
+	void *objs[ZN_BURST];
+};
+
+static inline void
+zn_desc_batch_flush(struct zn_desc_batch *b)
+{
+	if (b->n != 0)
+		rte_mempool_put_bulk((struct rte_mempool *)(uintptr_t)b->d->mp,
+				     b->objs, b->n);
+	b->n = 0;
+}
+
+/** Segments @p segs[0, ns) (ZN_DESC_MAX_SEGS at most) of @p d's pool,
+ *  tidied (zn_desc_tidy), into @p b. */
+static inline void
+zn_desc_batch_add(struct zn_desc_batch *b, const struct zn_desc_pool *d,
+		  struct rte_mbuf *const *segs, unsigned int ns)
+{
+	if (b->d != d || b->n + ns > RTE_DIM(b->objs)) {
+		zn_desc_batch_flush(b);
+		b->d = d;
+	}
+	for (unsigned int k = 0; k < ns; k++)
+		b->objs[b->n++] = zn_desc_tidy(segs[k]);
 }
 
 /**

@@ -160,15 +160,12 @@ void
 zn_desc_put(const struct zn_desc_pool *desc, struct rte_mbuf **pkts,
 	    unsigned int n)
 {
-	const struct zn_desc_pool *cur = NULL;
+	struct zn_desc_batch put = { .d = NULL, .n = 0 };
 	struct rte_mbuf *segs[ZN_DESC_MAX_SEGS];
-	void *out[ZN_BURST];
-	unsigned int k = 0;
 
 	for (unsigned int i = 0; i < n; i++) {
 		const struct zn_desc_pool *d =
 			zn_desc_pool_at(desc, (uintptr_t)pkts[i]);
-		unsigned int ns;
 
 		if (unlikely(d == NULL)) {
 			/* A PMD's own pool (net_af_xdp's, ...): no NF's. */
@@ -177,19 +174,8 @@ zn_desc_put(const struct zn_desc_pool *desc, struct rte_mbuf **pkts,
 		}
 		if (unlikely(!zn_desc_real(d, pkts[i])))
 			continue; /* never: zn_desc_filter kept starts only */
-		ns = zn_desc_segs(d, pkts[i], segs);
-		if (d != cur || k + ns > RTE_DIM(out)) {
-			if (k != 0)
-				rte_mempool_put_bulk(
-					(struct rte_mempool *)(uintptr_t)cur->mp,
-					out, k);
-			cur = d;
-			k = 0;
-		}
-		for (unsigned int j = 0; j < ns; j++)
-			out[k++] = zn_desc_tidy(segs[j]);
+		zn_desc_batch_add(&put, d, segs,
+				  zn_desc_segs(d, pkts[i], segs));
 	}
-	if (k != 0)
-		rte_mempool_put_bulk((struct rte_mempool *)(uintptr_t)cur->mp,
-				     out, k);
+	zn_desc_batch_flush(&put);
 }

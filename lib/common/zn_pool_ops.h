@@ -39,10 +39,12 @@ void zn_pool_ops_set_check(zn_pool_check_fn fn);
 /** The pools this process made: their free rings' geometry (size, mask,
  *  capacity) written back as made where an NF changed it (the process
  *  itself uses its own copy: lib/nf/nf_pool_ops.c; the NFs' DPDK ring
- *  code reads the header). @p cut, if not NULL: how many waits for
- *  another process's ring operation this process gave up so far.
- *  @return how many rings were repaired. */
-unsigned int zn_pool_ops_repair(uint64_t *cut);
+ *  code reads the header). @return how many rings were repaired. */
+unsigned int zn_pool_ops_repair(void);
+
+/** How many waits for another process's operation on a pool's free ring
+ *  this process gave up so far (it went on after a bound). */
+uint64_t zn_pool_ops_waits_cut(void);
 
 /** DPDK's ring driver, which ZN_POOL_OPS runs over, as this process
  *  registered it (NULL: not loaded). */

@@ -113,17 +113,27 @@ zr_alloc(struct rte_mempool *mp)
 	return 0;
 }
 
+/* @p mp's guard, where this process keeps one and checks what it takes
+ * out (the manager); else NULL: DPDK's ring driver serves. */
 static const struct guard *
 guard_of(const struct rte_mempool *mp)
 {
+	if (check == NULL)
+		return NULL;
 	for (unsigned int i = 0; i < GUARDS; i++)
 		if (guards[i].mp == mp)
 			return &guards[i];
 	return NULL;
 }
 
+ZN_API uint64_t
+zn_pool_ops_waits_cut(void)
+{
+	return __atomic_load_n(&waits_cut, __ATOMIC_RELAXED);
+}
+
 ZN_API unsigned int
-zn_pool_ops_repair(uint64_t *cut)
+zn_pool_ops_repair(void)
 {
 	unsigned int n = 0;
 
@@ -139,8 +149,6 @@ zn_pool_ops_repair(uint64_t *cut)
 		g->r->capacity = g->capacity;
 		n++;
 	}
-	if (cut != NULL)
-		*cut = __atomic_load_n(&waits_cut, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -160,29 +168,44 @@ update_tail(volatile uint32_t *tail, uint32_t old, uint32_t new)
 	__atomic_store_n(tail, new, __ATOMIC_RELEASE);
 }
 
-/* DPDK's multi-producer enqueue (rte_ring_c11_pvt.h, all or nothing)
- * with @p g's geometry. */
+/* DPDK's move of a ring's head (rte_ring_c11_pvt.h, all or nothing):
+ * @p n slots from @p ht's head, of the @p base + @p other_tail - head
+ * its side may take (base: the capacity for producers, 0 for
+ * consumers), at most @p g's capacity (more: the positions are garbage).
+ * The claimed range starts at *@p head. */
+static int
+claim(const struct guard *g, struct rte_ring_headtail *ht,
+      const volatile uint32_t *other_tail, uint32_t base, unsigned int n,
+      uint32_t *head)
+{
+	uint32_t room;
+
+	*head = __atomic_load_n(&ht->head, __ATOMIC_RELAXED);
+	do {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		room = base + __atomic_load_n(other_tail, __ATOMIC_ACQUIRE) -
+		       *head;
+		if (room > g->capacity || n > room)
+			return -ENOBUFS; /* full / empty, or garbage */
+	} while (!__atomic_compare_exchange_n(&ht->head, head, *head + n, 0,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return 0;
+}
+
+/* DPDK's multi-producer enqueue with @p g's geometry. */
 static int
 guarded_enqueue(const struct guard *g, void *const *objs, unsigned int n)
 {
 	struct rte_ring *r = g->r;
 	void **slots = (void **)&r[1];
-	uint32_t head, next, free_n;
+	uint32_t head;
 
-	head = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
-	do {
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		free_n = g->capacity +
-			 __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE) - head;
-		if (free_n > g->capacity || n > free_n)
-			return -ENOBUFS; /* full, or positions are garbage */
-		next = head + n;
-	} while (!__atomic_compare_exchange_n(&r->prod.head, &head, next, 0,
-					      __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	if (claim(g, &r->prod, &r->cons.tail, g->capacity, n, &head) < 0)
+		return -ENOBUFS;
 	for (unsigned int i = 0; i < n; i++)
 		slots[(head + i) & g->mask] = objs[i];
-	update_tail(&r->prod.tail, head, next);
+	update_tail(&r->prod.tail, head, head + n);
 	return 0;
 }
 
@@ -192,21 +215,13 @@ guarded_dequeue(const struct guard *g, void **objs, unsigned int n)
 {
 	struct rte_ring *r = g->r;
 	void *const *slots = (void *const *)&r[1];
-	uint32_t head, next, avail;
+	uint32_t head;
 
-	head = __atomic_load_n(&r->cons.head, __ATOMIC_RELAXED);
-	do {
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		avail = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) - head;
-		if (avail > g->capacity || n > avail)
-			return -ENOBUFS; /* empty, or positions are garbage */
-		next = head + n;
-	} while (!__atomic_compare_exchange_n(&r->cons.head, &head, next, 0,
-					      __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	if (claim(g, &r->cons, &r->prod.tail, 0, n, &head) < 0)
+		return -ENOBUFS;
 	for (unsigned int i = 0; i < n; i++)
 		objs[i] = slots[(head + i) & g->mask];
-	update_tail(&r->cons.tail, head, next);
+	update_tail(&r->cons.tail, head, head + n);
 	return 0;
 }
 
@@ -215,7 +230,7 @@ guarded_dequeue(const struct guard *g, void **objs, unsigned int n)
 static inline int
 ring_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
 {
-	const struct guard *g = check != NULL ? guard_of(mp) : NULL;
+	const struct guard *g = guard_of(mp);
 
 	return g != NULL ? guarded_enqueue(g, objs, n) :
 	       zn_pool_ops_ring()->enqueue(mp, objs, n);
@@ -224,7 +239,7 @@ ring_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
 static inline int
 ring_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 {
-	const struct guard *g = check != NULL ? guard_of(mp) : NULL;
+	const struct guard *g = guard_of(mp);
 
 	return g != NULL ? guarded_dequeue(g, objs, n) :
 	       zn_pool_ops_ring()->dequeue(mp, objs, n);
@@ -292,7 +307,7 @@ zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 static unsigned int
 zr_get_count(const struct rte_mempool *mp)
 {
-	const struct guard *g = check != NULL ? guard_of(mp) : NULL;
+	const struct guard *g = guard_of(mp);
 	uint32_t n;
 
 	if (g == NULL)

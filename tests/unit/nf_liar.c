@@ -70,7 +70,6 @@ static struct flip {
 static unsigned int n_flips;
 static volatile bool flipping;
 static pthread_t flipper;
-static uint64_t flipped;
 
 static void *
 flip_loop(void *arg)
@@ -110,7 +109,6 @@ flip_loop(void *arg)
 						       ZN_PKT_F_HASH_RSS),
 					   __ATOMIC_RELAXED);
 		}
-		__atomic_fetch_add(&flipped, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
