@@ -34,11 +34,11 @@ copy_meta(struct rte_mbuf *d, const struct rte_mbuf *s)
  * 80). false: not every packet to copy is of one segment, or the pool
  * has not that many free. Without --validate (the NFs are trusted). */
 static bool
-copy_bulk(struct rte_mbuf **pkts, unsigned int n, struct rte_mempool *want,
-	  unsigned int *copied)
+copy_bulk(struct rte_mbuf **pkts, unsigned int n, const struct rte_mempool *want,
+	  struct rte_mempool *mine, unsigned int *copied)
 {
 	struct rte_mbuf *c[ZN_BURST], *old[ZN_BURST];
-	uint16_t room = rte_pktmbuf_data_room_size(want) - RTE_PKTMBUF_HEADROOM;
+	uint16_t room = rte_pktmbuf_data_room_size(mine) - RTE_PKTMBUF_HEADROOM;
 	unsigned int need = 0, j = 0;
 
 	for (unsigned int i = 0; i < n; i++)
@@ -47,7 +47,7 @@ copy_bulk(struct rte_mbuf **pkts, unsigned int n, struct rte_mempool *want,
 				return false;
 			need++;
 		}
-	if (need == 0 || rte_pktmbuf_alloc_bulk(want, c, need) != 0)
+	if (need == 0 || rte_pktmbuf_alloc_bulk(mine, c, need) != 0)
 		return need == 0;
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *s = pkts[i], *d;
@@ -84,7 +84,7 @@ static struct rte_mbuf *
 copy_checked(const struct zn_desc_pool *sd, const struct zn_desc_pool *dd,
 	     struct rte_mbuf *s, struct rte_mbuf **segs, unsigned int *nsegs)
 {
-	struct rte_mempool *want = (struct rte_mempool *)(uintptr_t)dd->mp;
+	struct rte_mempool *want = dd->mine;
 	uint16_t off[ZN_DESC_MAX_SEGS], len[ZN_DESC_MAX_SEGS];
 	struct rte_mbuf *c[ZN_DESC_MAX_SEGS];
 	const uint32_t room = dd->buf_len - zn_desc_headroom(dd);
@@ -173,7 +173,7 @@ copy_all_checked(const struct zn_desc_pool *desc,
 	for (i = 0; i < n; i++)
 		need += (uintptr_t)pkts[i] - dd->lo >= dd->hi - dd->lo;
 	if (need != 0 && rte_mempool_get_bulk(
-		(struct rte_mempool *)(uintptr_t)dd->mp, (void **)c, need) != 0)
+		dd->mine, (void **)c, need) != 0)
 		need = 0; /* one at a time, up to what the pool has */
 	for (i = 0; i < need; i++) /* all at once: their lines in flight */
 		zn_desc_restore(dd, c[i]);
@@ -201,8 +201,7 @@ copy_all_checked(const struct zn_desc_pool *desc,
 			}
 		}
 		if (unlikely(sd == NULL)) { /* a PMD's own pool: no NF's */
-			d = rte_pktmbuf_copy(s, (struct rte_mempool *)
-					     (uintptr_t)dd->mp, 0, UINT32_MAX);
+			d = rte_pktmbuf_copy(s, dd->mine, 0, UINT32_MAX);
 			if (d == NULL)
 				break;
 			rte_pktmbuf_free(s);
@@ -217,7 +216,7 @@ copy_all_checked(const struct zn_desc_pool *desc,
 	}
 	zn_desc_batch_flush(&put);
 	if (j < need) /* stopped early: the rest go back */
-		rte_mempool_put_bulk((struct rte_mempool *)(uintptr_t)dd->mp,
+		rte_mempool_put_bulk(dd->mine,
 				     (void **)&c[j], need - j);
 	return i;
 }
@@ -233,7 +232,8 @@ zn_copy_to_nf_pool(struct zn_worker *w, uint16_t slot, struct rte_mbuf **pkts,
 {
 	struct zn_mgr *m = w->mgr;
 	uint32_t g = m->nf_group[slot];
-	struct rte_mempool *want = zn_pool_of_nf(m, slot);
+	const struct rte_mempool *want = zn_pool_of_nf(m, slot);
+	struct rte_mempool *mine = zn_pool_mgr_of_nf(m, slot);
 	unsigned int i = n, copied = 0;
 	uint64_t t0 = rte_rdtsc();
 
@@ -252,14 +252,14 @@ zn_copy_to_nf_pool(struct zn_worker *w, uint16_t slot, struct rte_mbuf **pkts,
 		}
 		goto done;
 	}
-	if (n <= ZN_BURST && copy_bulk(pkts, n, want, &copied))
+	if (n <= ZN_BURST && copy_bulk(pkts, n, want, mine, &copied))
 		goto done;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *c;
 
 		if (likely(pkts[i]->pool == want))
 			continue;
-		c = rte_pktmbuf_copy(pkts[i], want, 0, UINT32_MAX);
+		c = rte_pktmbuf_copy(pkts[i], mine, 0, UINT32_MAX);
 		if (c == NULL) {
 			w->shm->stats.copy_waits++;
 			break;

@@ -100,12 +100,14 @@ chunk_pg(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
 }
 
 static int
-map_pool(struct zn_desc_pool *d, struct rte_mempool *mp)
+map_pool(struct zn_desc_pool *d, struct rte_mempool *mp,
+	 struct rte_mempool *mine)
 {
 	size_t lines, pages, n_own;
 
 	memset(d, 0, sizeof(*d));
 	d->mp = mp;
+	d->mine = mine;
 	d->priv = rte_pktmbuf_priv_size(mp);
 	d->buf_len = rte_pktmbuf_data_room_size(mp);
 	rte_mempool_mem_iter(mp, chunk_span, d);
@@ -154,7 +156,7 @@ pool_check(const struct rte_mempool *mp, const void *obj)
 	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++) {
 		struct zn_desc_pool *d = &check_pools[g];
 
-		if (d->mp != mp)
+		if (d->mp != mp && d->mine != mp)
 			continue;
 		if (likely(zn_desc_real(d, obj)))
 			return true;
@@ -183,10 +185,11 @@ zn_desc_init(struct zn_mgr *m)
 	m->desc = calloc(ZN_MAX_GROUPS + 1, sizeof(*m->desc));
 	if (m->desc == NULL)
 		return -ENOMEM;
-	rc = map_pool(&m->desc[0], m->pool);
+	rc = map_pool(&m->desc[0], m->pool, m->pool);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS && rc == 0; g++)
 		if (m->gpool[g] != NULL)
-			rc = map_pool(&m->desc[g + 1], m->gpool[g]);
+			rc = map_pool(&m->desc[g + 1], m->gpool[g],
+				      m->gpool_mgr[g]);
 	if (rc < 0) {
 		ZN_LOG(ERR, "cannot map the packet pools' buffers for "
 		       "--validate: %s", strerror(-rc));
@@ -236,13 +239,12 @@ zn_desc_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 			continue;
 		}
 		zn_desc_own(d, (uintptr_t)mb)->owner = 0; /* the pool's */
-		if (zn_desc_ok(d, mb)) {
-			rte_pktmbuf_free(mb);
+		if (zn_desc_ok(d, mb)) { /* not through its pool field */
+			zn_desc_put(m->desc, &mb, 1);
 		} else {
 			ZN_LOG(ERR, "%s left a mangled buffer %p; given back "
 			       "to its pool as new", who, (void *)mb);
-			rte_mempool_put((struct rte_mempool *)(uintptr_t)d->mp,
-					zn_desc_restore(d, mb));
+			rte_mempool_put(d->mine, zn_desc_restore(d, mb));
 		}
 		freed++;
 	}
@@ -278,6 +280,7 @@ zn_desc_police(struct zn_mgr *m)
 /* Pools' free rings whose geometry an NF rewrote, written back (control
  * thread; nf_pool_ops.c). */
 static uint64_t ring_repairs;
+static bool hdr_logged;
 
 void
 zn_desc_ring_stats(uint64_t *repairs, uint64_t *cut)
@@ -292,6 +295,11 @@ police_cb(void *arg)
 	unsigned int n = zn_pool_ops_repair();
 
 	zn_desc_police(arg);
+	if (zn_twin_repair(arg) != 0 && !hdr_logged) {
+		ZN_LOG(ERR, "an NF rewrote its trust group's pool header; "
+		       "written back (group.list pool.header_repairs)");
+		hdr_logged = true;
+	}
 	if (n == 0)
 		return;
 	if (ring_repairs == 0)

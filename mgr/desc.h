@@ -24,7 +24,10 @@ struct zn_worker;
 /* One pool: where its buffers start (a bit per cache line of its memory)
  * and what a buffer of it looks like. */
 struct zn_desc_pool {
-	const struct rte_mempool *mp;
+	const struct rte_mempool *mp; /* what its buffers' `pool` field says */
+	/* what the manager gets and puts with: the same for the shared
+	 * pool, the manager's own header for a group's (pool_twin.c) */
+	struct rte_mempool *mine;
 	uintptr_t lo, hi;   /* the pool's memory (all its chunks) */
 	uint64_t *bits;     /* bit (p - lo) / 64: a buffer starts at p */
 	/* Each buffer's entry (index (p - lo) >> own_shift: 2^own_shift <=
@@ -316,8 +319,7 @@ static inline void
 zn_desc_batch_flush(struct zn_desc_batch *b)
 {
 	if (b->n != 0)
-		rte_mempool_put_bulk((struct rte_mempool *)(uintptr_t)b->d->mp,
-				     b->objs, b->n);
+		rte_mempool_put_bulk(b->d->mine, b->objs, b->n);
 	b->n = 0;
 }
 

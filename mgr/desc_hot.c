@@ -112,7 +112,7 @@ zn_desc_filter(struct zn_worker *w, unsigned int slot,
 		pkts[k++] = mb;
 	}
 	if (n_freed != 0)
-		rte_mempool_put_bulk((struct rte_mempool *)(uintptr_t)d->mp,
+		rte_mempool_put_bulk(d->mine,
 				     (void **)freed, n_freed);
 	if (unlikely(k != n)) {
 		ns->mstats.drops[ZN_DROP_BAD_DESC] += n - k;
@@ -151,7 +151,7 @@ zn_desc_deep(const struct zn_desc_pool *d, const struct zn_desc_pool *made,
 	memmove(pkts + nbad, pkts, k * sizeof(*pkts));
 	memcpy(pkts, bad, nbad * sizeof(*pkts));
 	if (n_back != 0)
-		rte_mempool_put_bulk((struct rte_mempool *)(uintptr_t)d->mp,
+		rte_mempool_put_bulk(d->mine,
 				     (void **)back, n_back);
 	return nbad;
 }

@@ -268,12 +268,18 @@ group_create(struct zn_mgr *m, unsigned int i)
 		rc = -rte_errno;
 		goto fail_reg;
 	}
-	rc = group_routing(m, i, va);
+	m->gpool[i] = mp;
+	rc = zn_twin_make(m, i);
 	if (rc < 0) {
+		m->gpool[i] = NULL;
 		rte_mempool_free(mp);
 		goto fail_reg;
 	}
-	m->gpool[i] = mp;
+	rc = group_routing(m, i, va);
+	if (rc < 0) {
+		zn_twin_free(m, i);
+		goto fail_reg;
+	}
 	((struct zn_group_home *)va)->hdr.pool = mp;
 	g->va = (uint64_t)(uintptr_t)va;
 	g->n_mbufs = c->n_mbufs;
@@ -321,15 +327,14 @@ zn_group_fini(struct zn_mgr *m)
 
 		if (m->gpool[i] == NULL)
 			continue;
-		if (rte_mempool_avail_count(m->gpool[i]) != m->gpool[i]->size)
+		zn_twin_flush_lcore(m, i, rte_lcore_id());
+		if (zn_twin_avail(m, i) != m->gpool_mgr[i]->size)
 			ZN_LOG(WARNING, "trust group '%s': %u of %u buffers "
 			       "not returned", m->cfg.groups[i].name,
-			       m->gpool[i]->size -
-			       rte_mempool_avail_count(m->gpool[i]),
-			       m->gpool[i]->size);
+			       m->gpool_mgr[i]->size - zn_twin_avail(m, i),
+			       m->gpool_mgr[i]->size);
 		__atomic_store_n(&m->shm->groups[i].used, 0, __ATOMIC_RELEASE);
-		rte_mempool_free(m->gpool[i]);
-		m->gpool[i] = NULL;
+		zn_twin_free(m, i);
 		group_routing_free(&m->gmem[i]);
 		rte_extmem_unregister(RTE_PTR_ADD(va, gm->home + gm->heap),
 				      gm->len - gm->home - gm->heap);
@@ -349,17 +354,11 @@ zn_group_valid(const struct zn_mgr *m, uint32_t g)
 }
 
 void
-zn_group_flush_caches(struct zn_mgr *m, unsigned int lcore)
+zn_group_take_nf_caches(struct zn_mgr *m, unsigned int lcore)
 {
-	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
-		struct rte_mempool_cache *c;
-
-		if (m->gpool[g] == NULL)
-			continue;
-		c = rte_mempool_default_cache(m->gpool[g], lcore);
-		if (c != NULL)
-			rte_mempool_cache_flush(c, m->gpool[g]);
-	}
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
+		if (m->gpool[g] != NULL)
+			zn_twin_take_nf_cache(m, g, lcore);
 }
 
 int
@@ -417,12 +416,14 @@ cmd_group_list(struct zn_cmd_req *req)
 		n = copied_into(m, (int)i, &cycles);
 		total += n;
 		json_array_append_new(a, json_pack(
-			"{s:s, s:i, s:s, s:I, s:{s:i, s:i, s:I}, s:o, s:I}",
+			"{s:s, s:i, s:s, s:I, s:{s:i, s:i, s:I, s:I}, s:o, s:I}",
 			"name", g->name, "id", (int)i, "file", g->path,
 			"bytes", (json_int_t)g->len, "pool", "size",
-			(int)m->gpool[i]->size, "in_use",
-			(int)rte_mempool_in_use_count(m->gpool[i]), "foreign",
-			(json_int_t)foreign(m, i + 1), "nfs", nfs,
+			(int)m->gpool_mgr[i]->size, "in_use",
+			(int)(m->gpool_mgr[i]->size - zn_twin_avail(m, i)),
+			"foreign",
+			(json_int_t)foreign(m, i + 1), "header_repairs",
+			(json_int_t)m->twin[i].repairs, "nfs", nfs,
 			"copied_in", (json_int_t)n));
 	}
 	n = copied_into(m, -1, &cycles);
@@ -442,7 +443,7 @@ cmd_group_list(struct zn_cmd_req *req)
 static const struct zn_cmd group_list_cmd = {
 	.name = "group.list", .help = "trust groups and their pools",
 	.result = "{\"groups\": \"[{name, id, file, bytes, pool: {size, "
-		  "in_use, foreign}, nfs, copied_in}]\", "
+		  "in_use, foreign, header_repairs}, nfs, copied_in}]\", "
 		  "\"shared_pool_foreign\": \"pointers\", "
 		  "\"copied_to_shared\": \"packets\", \"ns_per_copy\": "
 		  "\"mean\", \"ring_repairs\": \"count\", "
@@ -466,7 +467,13 @@ static const struct zn_cmd group_list_cmd = {
 	       "the times it wrote back a size, mask or capacity an NF had "
 	       "changed (every 50 ms), `ring_waits_cut` the times it stopped "
 	       "waiting for another process's operation on a ring to "
-	       "finish (after about 4M polls; an NF stuck or lying there).",
+	       "finish (after about 4M polls; an NF stuck or lying there). "
+	       "The manager gets and puts a group's buffers with its own "
+	       "copy of the pool's header; `pool.header_repairs` counts the "
+	       "times it wrote back the header the group's NFs use, an NF "
+	       "having changed it (every 50 ms). `in_use`: buffers in no "
+	       "cache and not in the free ring (NFs' caches as their "
+	       "lengths say).",
 	.fn = cmd_group_list,
 };
 ZN_CMD_REGISTER(group_list_cmd)

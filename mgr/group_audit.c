@@ -115,20 +115,26 @@ keep(struct audit *a, void *obj)
 		a->keep[a->n_keep++] = obj;
 }
 
+/* Every buffer of the pool, from the manager's map (DPDK's list of a
+ * pool's objects runs through headers in the buffers, which NFs write),
+ * not seen in the ring: missing. */
 static void
-find_missing(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
+find_missing(struct audit *a)
 {
-	struct audit *a = arg;
+	const struct zn_desc_pool *d = a->d;
 
-	(void)mp;
-	(void)idx;
-	if (a->seen[((uintptr_t)obj - a->d->lo) >> a->d->own_shift])
-		return;
-	a->missing++;
-	if (!a->force)
-		return;
-	a->recovered++;
-	keep(a, zn_desc_restore(a->d, obj));
+	for (size_t i = 0; i <= (d->hi - d->lo) >> d->own_shift; i++) {
+		void *obj;
+
+		if (d->own[i].start == ZN_OWN_NONE || a->seen[i])
+			continue;
+		obj = (void *)(d->lo + (i << d->own_shift) + d->own[i].start);
+		a->missing++;
+		if (!a->force)
+			continue;
+		a->recovered++;
+		keep(a, zn_desc_restore(d, obj));
+	}
 }
 
 /* Take the free ring out whole, keep each buffer once, put them back. */
@@ -152,7 +158,7 @@ rebuild(struct audit *a)
 		for (unsigned int i = 0; i < n; i++)
 			keep(a, objs[i]);
 	}
-	rte_mempool_obj_iter(a->mp, find_missing, a);
+	find_missing(a);
 	/* Nobody holds one: none is handed out (desc.h). */
 	for (size_t i = 0; i <= (a->d->hi - a->d->lo) >> a->d->own_shift; i++)
 		a->d->own[i].owner = 0;
@@ -190,7 +196,7 @@ cmd_group_audit(struct zn_cmd_req *req)
 			 why);
 		return -EBUSY;
 	}
-	a.mp = m->gpool[g];
+	a.mp = m->gpool_mgr[g]; /* the manager's header (pool_twin.c) */
 	a.d = &m->desc[g + 1];
 	held = ask_workers(m, &a);
 	if (held != 0) {

@@ -26,6 +26,7 @@
 
 #include "../lib/shm/zn_shm.h"
 #include "args.h"
+#include "pool_twin.h"
 #include "port.h"
 
 struct rte_mempool;
@@ -53,6 +54,10 @@ struct zn_mgr {
 	struct zn_shm *shm;
 	struct rte_mempool *pool;
 	struct rte_mempool *gpool[ZN_MAX_GROUPS]; /* trust groups (group.c) */
+	/* the manager's own header of each (pool_twin.c): what it calls
+	 * DPDK's mempool code with; gpool[g] is what NFs and packets name */
+	struct rte_mempool *gpool_mgr[ZN_MAX_GROUPS];
+	struct zn_twin twin[ZN_MAX_GROUPS];
 	struct zn_group_mem {   /* their files, as made (group.c): bytes, */
 		uint64_t len;   /* of which the NFs' homes, then the pool's */
 		uint64_t home;  /* heap, then its buffers */
@@ -159,6 +164,16 @@ zn_pool_of_nf(const struct zn_mgr *m, uint16_t slot)
 	uint32_t g = m->nf_group[slot];
 
 	return g != 0 && g <= ZN_MAX_GROUPS ? m->gpool[g - 1] : m->pool;
+}
+
+/* The header the manager gets and puts NF @p slot's pool's buffers
+ * with: the shared pool's, or its own of the group's (pool_twin.c). */
+static inline struct rte_mempool *
+zn_pool_mgr_of_nf(const struct zn_mgr *m, uint16_t slot)
+{
+	uint32_t g = m->nf_group[slot];
+
+	return g != 0 && g <= ZN_MAX_GROUPS ? m->gpool_mgr[g - 1] : m->pool;
 }
 
 #endif /* ZN_MGR_H */

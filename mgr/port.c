@@ -119,9 +119,10 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 	if (rc < 0)
 		return rc;
 	/* A port of a trust group fills the group's pool: its packets reach
-	 * the group's NFs without a copy (mgr/group.c). */
+	 * the group's NFs without a copy (mgr/group.c), its PMD taking
+	 * buffers through the manager's header of it (pool_twin.c). */
 	rxpool = m->cfg.port_group[p - m->ports] != 0 ?
-		 m->gpool[m->cfg.port_group[p - m->ports] - 1] : m->pool;
+		 m->gpool_mgr[m->cfg.port_group[p - m->ports] - 1] : m->pool;
 	for (uint16_t q = 0; q < p->nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(p->port_id, q, nb_rxd,
 					    (unsigned int)socket, NULL, rxpool);

@@ -9,7 +9,8 @@
  * hugepage memory, read-write. What the workers read there, an NF could
  * rewrite under them: a worker's own stages (the packets it will free or
  * send), the routing snapshot they resolve packets with, the workers'
- * RCU state. Those live here instead: an external heap (rte_malloc's
+ * RCU state, the header the manager uses each trust group's pool with
+ * (pool_twin.c). Those live here instead: an external heap (rte_malloc's
  * "external memory", DPDK's own mechanism) over anonymous memory of this
  * process. A secondary maps an external heap's memory only if it attaches
  * it (rte_malloc_heap_memory_attach); libzeronf never does, and the pages
@@ -52,6 +53,7 @@ int
 zn_priv_init(struct zn_mgr *m)
 {
 	size_t len = RTE_ALIGN_CEIL(m->n_workers * sizeof(struct zn_worker) +
+				    m->cfg.n_groups * zn_twin_bytes() +
 				    PRIV_MORE, PRIV_PAGE);
 	void *raw, *va;
 	int rc;

@@ -415,7 +415,7 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	cache = rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + slot);
 	if (cache != NULL)
 		rte_mempool_cache_flush(cache, m->pool);
-	zn_group_flush_caches(m, ZN_NF_LCORE_BASE + slot);
+	zn_group_take_nf_caches(m, ZN_NF_LCORE_BASE + slot);
 	if (m->registry->reg[slot].reclaim_lock >= 0)
 		close(m->registry->reg[slot].reclaim_lock);
 	m->registry->reg[slot] = (struct zn_nf_reg){ .m = m, .slot = slot,

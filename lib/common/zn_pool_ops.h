@@ -42,6 +42,13 @@ void zn_pool_ops_set_check(zn_pool_check_fn fn);
  *  code reads the header). @return how many rings were repaired. */
 unsigned int zn_pool_ops_repair(void);
 
+/** @p twin, a copy of pool @p mp's header in this process's private
+ *  memory (the manager's: mgr/group.c), is served as @p mp: the same
+ *  free ring, with @p mp's guard. @return 0, -ENOENT: not a pool this
+ *  process made. */
+int zn_pool_ops_twin(const struct rte_mempool *mp,
+		     const struct rte_mempool *twin);
+
 /** How many waits for another process's operation on a pool's free ring
  *  this process gave up so far (it went on after a bound). */
 uint64_t zn_pool_ops_waits_cut(void);

@@ -47,6 +47,7 @@ static const struct rte_mempool_ops *ring_ops;
 #define GUARDS 64
 static struct guard {
 	const struct rte_mempool *mp;
+	const struct rte_mempool *twin; /* this process's own header */
 	struct rte_ring *r;
 	uint32_t size, mask, capacity;
 } guards[GUARDS];
@@ -106,8 +107,9 @@ zr_alloc(struct rte_mempool *mp)
 		if (guards[i].mp == NULL) {
 			const struct rte_ring *r = mz->addr;
 
-			guards[i] = (struct guard){ mp, mz->addr, r->size,
-						    r->mask, r->capacity };
+			guards[i] = (struct guard){ mp, NULL, mz->addr,
+						    r->size, r->mask,
+						    r->capacity };
 			break;
 		}
 	return 0;
@@ -121,9 +123,20 @@ guard_of(const struct rte_mempool *mp)
 	if (check == NULL)
 		return NULL;
 	for (unsigned int i = 0; i < GUARDS; i++)
-		if (guards[i].mp == mp)
+		if (guards[i].mp == mp || guards[i].twin == mp)
 			return &guards[i];
 	return NULL;
+}
+
+ZN_API int
+zn_pool_ops_twin(const struct rte_mempool *mp, const struct rte_mempool *twin)
+{
+	for (unsigned int i = 0; i < GUARDS; i++)
+		if (guards[i].mp == mp && mp != NULL) {
+			guards[i].twin = twin;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 ZN_API uint64_t
@@ -254,8 +267,10 @@ zr_free(struct rte_mempool *mp)
 	snprintf(name, sizeof(name), ZN_POOL_RING_FMT, mp->name);
 	rte_memzone_free(rte_memzone_lookup(name));
 	for (unsigned int i = 0; i < GUARDS; i++)
-		if (guards[i].mp == mp)
+		if (guards[i].mp == mp) {
 			guards[i].mp = NULL;
+			guards[i].twin = NULL;
+		}
 }
 
 static int

@@ -33,7 +33,7 @@ def test_a_groups_packets_are_not_mapped_outside_it(managers):
     assert sorted(groups) == ["a", "b"]
     for g in groups.values():
         assert g["pool"] == {"size": 1023, "in_use": 0,  # 01023 is 1023
-                             "foreign": 0}
+                             "foreign": 0, "header_repairs": 0}
         st = os.stat(g["file"])
         assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_size == g["bytes"]
         assert g["file"].startswith(str(HUGE_DIR))

@@ -36,6 +36,11 @@
  * (size, mask, capacity), every tick, its positions moved once by 2^30
  * (the same slots under the ring's mask): the manager uses the ring with
  * the geometry it made it with (lib/nf/nf_pool_ops.c) and writes it back.
+ * --mode poolhdr: (in a trust group) garbage into its group's pool's
+ * rte_mempool header, every tick: every field (the caches' address, the
+ * ops index, the ring, sizes, lists), every lcore cache's size, flush
+ * threshold and length, the mbuf pool's private area (data room): the
+ * manager uses the pool with its own header (mgr/pool_twin.c).
  * Counter: vandalised. */
 
 #include <errno.h>
@@ -69,7 +74,8 @@ vandal_parse(struct zn_nf *nf, int argc, char **argv)
 	     strcmp(argv[2], "reach") == 0 || strcmp(argv[2], "pool") == 0 ||
 	     strcmp(argv[2], "pointers") == 0 || strcmp(argv[2], "rcu") == 0 ||
 	     strcmp(argv[2], "freebufs") == 0 ||
-	     strcmp(argv[2], "poolring") == 0)) {
+	     strcmp(argv[2], "poolring") == 0 ||
+	     strcmp(argv[2], "poolhdr") == 0)) {
 		mode = argv[2];
 		return 0;
 	}
@@ -213,6 +219,21 @@ vandalise(struct zn_nf *nf)
 		r->size = 0x80000000u;
 		r->mask = 0xffffffffu;
 		r->capacity = 0xffffffffu;
+	} else if (strcmp(mode, "poolhdr") == 0) {
+		struct rte_mempool *mp = zn_nf_group_pool(nf);
+		struct rte_mempool_cache *c = RTE_PTR_ADD(mp, sizeof(*mp));
+		static uint32_t cs; /* as made: the header is garbage after */
+
+		if (cs == 0)
+			cs = mp->cache_size;
+		for (unsigned int i = 0; cs != 0 && i < RTE_MAX_LCORE; i++) {
+			c[i].size = 0xffffffffu;
+			c[i].flushthresh = 0xfffffff0u;
+			c[i].len = 0x7ffffff0u;
+		}
+		rnd(RTE_PTR_ADD(mp, RTE_MEMPOOL_HEADER_SIZE(mp, cs)),
+		    sizeof(struct rte_pktmbuf_pool_private));
+		rnd(mp, sizeof(*mp));
 	} else if (strcmp(mode, "freebufs") == 0) {
 		garble_free(zn_nf_group_pool(nf));
 	} else if (strcmp(mode, "reach") == 0) {
