@@ -15,15 +15,30 @@
 #include "mgr.h"
 #include "worker.h"
 
+static inline bool
+in_pool(const struct zn_worker *w, const void *p)
+{
+	return (uintptr_t)p - w->audit_lo < w->audit_hi - w->audit_lo;
+}
+
+/* A port's buffer may hold the manager's headers of a group's packet
+ * (shadow.h): the segments they carry, each attached by the worker. */
 static unsigned int
 held_in(const struct zn_worker *w, struct rte_mbuf *const *pkts,
 	unsigned int n)
 {
+	const struct rte_mempool *sp = w->mgr->shadow_mp;
 	unsigned int k = 0;
 
-	for (unsigned int i = 0; i < n; i++)
-		k += (uintptr_t)pkts[i] - w->audit_lo <
-		     w->audit_hi - w->audit_lo;
+	for (unsigned int i = 0; i < n; i++) {
+		if (sp == NULL || pkts[i]->pool != sp) {
+			k += in_pool(w, pkts[i]);
+			continue;
+		}
+		for (const struct rte_mbuf *h = pkts[i]; h != NULL;
+		     h = h->next)
+			k += in_pool(w, h->shinfo->fcb_opaque);
+	}
 	return k;
 }
 

@@ -44,6 +44,7 @@
 
 #include "mgr.h"
 #include "desc.h"
+#include "shadow.h"
 #include "event.h"
 #include "loop.h"
 #include "registry.h"
@@ -198,7 +199,8 @@ zn_desc_init(struct zn_mgr *m)
 	check_pools = m->desc;
 	zn_pool_ops_set_check(pool_check);
 	zn_flow_set_reader(pkt_data); /* routing's flow hash of a packet */
-	return 0;
+	/* what the ports' drivers read of trust groups' packets */
+	return zn_shadow_init(m);
 }
 
 void
@@ -206,6 +208,7 @@ zn_desc_fini(struct zn_mgr *m)
 {
 	if (m->desc == NULL)
 		return;
+	zn_shadow_fini(m); /* after the ports: they gave theirs back */
 	zn_pool_ops_set_check(NULL); /* the workers are gone */
 	zn_flow_set_reader(NULL);
 	check_pools = NULL;

@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
-#include <rte_eal_memconfig.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <rte_malloc.h>
@@ -43,7 +42,6 @@
 #include <rte_mempool.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
-#include <rte_tailq.h>
 
 #include "mgr.h"
 #include "cmd.h"
@@ -69,30 +67,6 @@ heap_bytes(uint32_t n_mbufs, uint64_t pg)
 		     rte_rcu_qsbr_get_memsize(ZN_MAX_NFS);
 
 	return RTE_ALIGN_CEIL(b + (64u << 10), pg);
-}
-
-/* Take @p mp out of DPDK's list of pools (rte_mempool_free does not need
- * it there): a process looking a pool up by name, or walking the list,
- * reads each pool's header, and an NF outside the group would fault on
- * this one's (an NF checking whether a pool of its own exists is enough).
- * The group's NFs find it in the file's home; the manager keeps it. */
-static void
-unlist(struct rte_mempool *mp)
-{
-	struct rte_tailq_entry_head *list =
-		RTE_TAILQ_LOOKUP("RTE_MEMPOOL", rte_tailq_entry_head);
-	struct rte_tailq_entry *te;
-
-	if (list == NULL)
-		return;
-	rte_mcfg_tailq_write_lock();
-	RTE_TAILQ_FOREACH(te, list, next)
-		if (te->data == mp)
-			break;
-	if (te != NULL)
-		TAILQ_REMOVE(list, te, next);
-	rte_mcfg_tailq_write_unlock();
-	rte_free(te);
 }
 
 /* The pool, all of it in the file: its structures from the group's heap
@@ -137,7 +111,7 @@ pool_create(struct zn_mgr *m, unsigned int i, void *va)
 		return NULL;
 	}
 	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
-	unlist(mp);
+	zn_pool_unlist(mp);
 	return mp;
 }
 
@@ -401,6 +375,7 @@ cmd_group_list(struct zn_cmd_req *req)
 	struct zn_mgr *m = req->mgr;
 	json_t *a = json_array();
 	uint64_t cycles, total = 0, n, repairs, cut;
+	uint64_t shadowed = 0, shadow_waits = 0;
 
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
 		const struct zn_shm_group *g = &m->shm->groups[i];
@@ -429,14 +404,21 @@ cmd_group_list(struct zn_cmd_req *req)
 	n = copied_into(m, -1, &cycles);
 	total += n;
 	zn_desc_ring_stats(&repairs, &cut);
-	req->result = json_pack("{s:o, s:I, s:I, s:f, s:I, s:I}", "groups", a,
+	for (unsigned int w = 0; w < m->n_workers; w++) {
+		shadowed += m->shm->workers[w].stats.shadowed;
+		shadow_waits += m->shm->workers[w].stats.shadow_waits;
+	}
+	req->result = json_pack("{s:o, s:I, s:I, s:f, s:I, s:I, s:I, s:I}",
+				"groups", a,
 				"shared_pool_foreign", (json_int_t)foreign(m, 0),
 				"copied_to_shared", (json_int_t)n,
 				"ns_per_copy", total == 0 ? 0.0 :
 				(double)cycles * 1e9 /
 				(double)rte_get_tsc_hz() / (double)total,
 				"ring_repairs", (json_int_t)repairs,
-				"ring_waits_cut", (json_int_t)cut);
+				"ring_waits_cut", (json_int_t)cut,
+				"sent_as_headers", (json_int_t)shadowed,
+				"header_waits", (json_int_t)shadow_waits);
 	return req->result ? 0 : -ENOMEM;
 }
 
@@ -447,7 +429,8 @@ static const struct zn_cmd group_list_cmd = {
 		  "\"shared_pool_foreign\": \"pointers\", "
 		  "\"copied_to_shared\": \"packets\", \"ns_per_copy\": "
 		  "\"mean\", \"ring_repairs\": \"count\", "
-		  "\"ring_waits_cut\": \"count\"}",
+		  "\"ring_waits_cut\": \"count\", \"sent_as_headers\": "
+		  "\"packets\", \"header_waits\": \"count\"}",
 	.doc = "A trust group's packet pool is a hugepage file of its own "
 	       "(`file`, `bytes`), mapped by the manager and by the NFs of "
 	       "the group only (`nfs`: their instances); the file also holds "
@@ -473,7 +456,11 @@ static const struct zn_cmd group_list_cmd = {
 	       "times it wrote back the header the group's NFs use, an NF "
 	       "having changed it (every 50 ms). `in_use`: buffers in no "
 	       "cache and not in the free ring (NFs' caches as their "
-	       "lengths say).",
+	       "lengths say). A group's packet a worker sends on a port goes "
+	       "to the port's driver as headers of the manager's, the "
+	       "group's buffers attached (docs/security.md): "
+	       "`sent_as_headers` counts those packets, `header_waits` the "
+	       "times none was free (the packets wait, as for a full port).",
 	.fn = cmd_group_list,
 };
 ZN_CMD_REGISTER(group_list_cmd)

@@ -26,14 +26,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_eal_memconfig.h>
 #include <rte_malloc.h>
 #include <rte_mempool.h>
+#include <rte_tailq.h>
 
 #include "mgr.h"
 #include "desc.h"
 #include "pool_twin.h"
 #include "../lib/common/zn_pool_ops.h"
 #include "../lib/common/zn_util.h"
+
+/* Out of DPDK's list of pools (rte_mempool_free does not need it there):
+ * a process looking a pool up by name, or walking the list, reads each
+ * pool's header, and an NF that does not map it would fault (an NF
+ * checking whether a pool of its own exists is enough). A group's NFs
+ * find their pool in the file's home; the manager keeps it. */
+void
+zn_pool_unlist(struct rte_mempool *mp)
+{
+	struct rte_tailq_entry_head *list =
+		RTE_TAILQ_LOOKUP("RTE_MEMPOOL", rte_tailq_entry_head);
+	struct rte_tailq_entry *te;
+
+	if (list == NULL)
+		return;
+	rte_mcfg_tailq_write_lock();
+	RTE_TAILQ_FOREACH(te, list, next)
+		if (te->data == mp)
+			break;
+	if (te != NULL)
+		TAILQ_REMOVE(list, te, next);
+	rte_mcfg_tailq_write_unlock();
+	rte_free(te);
+}
 
 size_t
 zn_twin_bytes(void)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct zn_mgr;
+struct rte_mempool;
 struct rte_memzone;
 struct rte_mempool_memhdr;
 
@@ -23,6 +24,10 @@ struct zn_twin {
 	uint64_t repairs; /* zn_twin_repair found the NFs' header changed */
 };
 
+/** Take @p mp out of DPDK's list of pools: its header is in memory some
+ *  NFs do not map (a group's file, the manager's private heap), and a
+ *  process looking any pool up reads every listed one's. */
+void zn_pool_unlist(struct rte_mempool *mp);
 /** Private heap bytes one group's header takes (privmem.c sizes it). */
 size_t zn_twin_bytes(void);
 /** Make m->gpool_mgr[@p g] from m->gpool[g], just made (before any NF

@@ -22,7 +22,6 @@
 #include "../lib/common/zn_util.h"
 
 #define NB_RXD 1024
-#define NB_TXD 1024
 
 /* Symmetric Toeplitz key: both directions of a flow hash alike. */
 static uint8_t rss_key_sym[52] = {
@@ -62,7 +61,7 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info info;
-	uint16_t nb_rxd = NB_RXD, nb_txd = NB_TXD, nb_nftxq;
+	uint16_t nb_rxd = NB_RXD, nb_txd = ZN_PORT_TXD, nb_nftxq;
 	int socket = rte_eth_dev_socket_id(p->port_id);
 	struct rte_mempool *rxpool;
 	int rc;

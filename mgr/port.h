@@ -19,6 +19,10 @@
 
 struct zn_mgr;
 
+/* Descriptors asked for each worker's TX queue (a driver may round up;
+ * shadow.c counts on twice this at most) */
+#define ZN_PORT_TXD 1024
+
 struct zn_port {
 	uint16_t port_id;
 	uint16_t nb_rxq;

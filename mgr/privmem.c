@@ -41,6 +41,7 @@
 
 #include "mgr.h"
 #include "privmem.h"
+#include "shadow.h"
 #include "worker.h"
 #include "../lib/common/zn_util.h"
 
@@ -54,6 +55,7 @@ zn_priv_init(struct zn_mgr *m)
 {
 	size_t len = RTE_ALIGN_CEIL(m->n_workers * sizeof(struct zn_worker) +
 				    m->cfg.n_groups * zn_twin_bytes() +
+				    zn_shadow_bytes(m) +
 				    PRIV_MORE, PRIV_PAGE);
 	void *raw, *va;
 	int rc;

@@ -269,7 +269,12 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 		 * have counted these in its own opackets. */
 		m->ports[port].nf_gone.tx_at_exit += sent;
 	}
-	rte_pktmbuf_free_bulk(pkts, sent_out);
+	/* Sent: freed, not counted; with --validate through the pools'
+	 * maps, not the packets' headers the NF wrote (desc.c) */
+	if (m->desc != NULL)
+		zn_desc_free(m, pkts, sent_out, s->ctl.name);
+	else
+		rte_pktmbuf_free_bulk(pkts, sent_out);
 	free_counted(m, s, pkts + sent_out, n - sent_out);
 	while ((n = zn_rguard_drain(&m->rg_rx[slot], false, true,
 				    (void **)pkts, ZN_BURST)) > 0)

@@ -73,7 +73,7 @@ def test_manager_modules_have_no_circles():
         f"circle among manager modules: {' -> '.join(find_cycle(graph))}"
     # The data path calls nothing of the control side.
     hot_path = {"worker", "fdir_hot", "desc_hot", "copy_hot", "tenant_hot",
-                "audit_hot"}
+                "audit_hot", "shadow_hot"}
     for hot in hot_path:
         assert graph.get(hot, set()) <= hot_path, (hot, graph[hot])
     # fdir and lb publish through the hook route.c gives them.

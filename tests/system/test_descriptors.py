@@ -174,6 +174,46 @@ def test_packets_rewritten_while_checked(managers):
     assert m.shutdown() == 0
 
 
+@pytest.mark.parametrize("out", ["null", "pcap"])
+def test_packets_rewritten_while_sent(managers, tmp_path, out):
+    """The liar (group a) is the last hop before the port: it hands back
+    real packets and a thread of its own rewrites them without pause
+    (buf_addr, offsets, length, next, pool: garbage and back) while the
+    worker checks them and the port's driver sends and frees them. The
+    driver reads headers of the manager's (mgr/shadow.h), the group's
+    buffers attached where the manager's map says they are, and its free
+    gives each buffer back through the manager's header of the pool: the
+    manager lives, every drop is the liar's, the pools end whole. (The
+    driver followed the rewritten header and the manager died: net_null
+    freeing through a garbage pool, net_pcap reading a garbage address.)"""
+    sink = ("net_null0,no-rx=1" if out == "null" else
+            f"net_pcap1,tx_pcap={tmp_path / 'out.pcap'}")
+    args = ["--handoff", "worker", "--bad-desc-limit", "0",
+            "--trust-group", "a:2047"]
+    m = managers(ports=[traffic_ports(DATA / "pcap/bittorrent.pcap")[0],
+                        sink],
+                 chain="1,port:1", rx_paused=True, args=args)
+    base = m.pool()["in_use"]
+    liar = m.start_nf("test-liar", 1, "liar", lib_args=["--trust-group", "a"],
+                      nf_args=["--lie", "flip"])
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("group.list")["sent_as_headers"] > 300000, 60,
+             "packets of group a sent")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    assert liar.proc.alive()
+    assert sum(st["drops"].values()) == st["drops"]["bad_descriptor"]
+    rx, tx, dropped = conserved(st)
+    assert rx == tx + dropped
+    gl = m.call("group.list")
+    assert gl["sent_as_headers"] == tx  # every packet out was a's
+    liar.proc.signal(signal.SIGTERM)
+    assert liar.proc.wait(10) == 0
+    assert m.call("group.list")["groups"][0]["pool"]["in_use"] == 0
+    assert m.call("status")["ready"]
+    assert m.shutdown() == 0
+
+
 def test_garbage_freed_into_the_pool_is_dropped(managers):
     """An NF puts pointers that are no buffers into the shared pool's free
     ring (as freeing a bad pointer does): the pool's driver checks what
