@@ -83,6 +83,12 @@ affects both sides alike. Progress goes to stderr.
          sliced by VLAN (equal shares), each with its own trust group,
          forward NF and chain; X = their sum; R = slowest / fastest tenant,
          C = coefficient of variation (bench/tenants.py).
+  group_port {"bench":"group_port","handoff":H,"on_mpps":X,"off_mpps":Y,
+         "cost_pct":Z}: a trust group's port (net_pcap, 64-byte frames)
+         into a forward NF of the group and out of a port, --validate on
+         (the port's driver reads the manager's headers: mgr/shadow.h) and
+         off, H = direct (the NF sends) and worker (the worker sends,
+         from the manager's headers too) (bench/trust.py).
 """
 
 from __future__ import annotations
@@ -98,7 +104,7 @@ from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
 from peers import bench_peers
 from soak import bench_soak
 from tenants import bench_tenants
-from trust import bench_trust, bench_validate
+from trust import bench_group_port, bench_trust, bench_validate
 
 
 def bench_nf_start(runs: int) -> None:
@@ -113,7 +119,7 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
            "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers,
            "trust": bench_trust, "validate": bench_validate,
-           "tenants": bench_tenants}
+           "tenants": bench_tenants, "group_port": bench_group_port}
 
 
 def main() -> int:

@@ -13,6 +13,7 @@
 #include <rte_mempool.h>
 
 #include "mgr.h"
+#include "shadow.h"
 #include "worker.h"
 
 static inline bool
@@ -22,22 +23,21 @@ in_pool(const struct zn_worker *w, const void *p)
 }
 
 /* A port's buffer may hold the manager's headers of a group's packet
- * (shadow.h): the segments they carry, each attached by the worker. */
+ * (shadow.h): the buffers they carry. */
 static unsigned int
 held_in(const struct zn_worker *w, struct rte_mbuf *const *pkts,
 	unsigned int n)
 {
-	const struct rte_mempool *sp = w->mgr->shadow_mp;
 	unsigned int k = 0;
 
 	for (unsigned int i = 0; i < n; i++) {
-		if (sp == NULL || pkts[i]->pool != sp) {
+		if (w->audit_hdrs == NULL || pkts[i]->pool != w->audit_hdrs) {
 			k += in_pool(w, pkts[i]);
 			continue;
 		}
 		for (const struct rte_mbuf *h = pkts[i]; h != NULL;
 		     h = h->next)
-			k += in_pool(w, h->shinfo->fcb_opaque);
+			k += in_pool(w, zn_shadow_buf(h));
 	}
 	return k;
 }

@@ -375,7 +375,7 @@ cmd_group_list(struct zn_cmd_req *req)
 	struct zn_mgr *m = req->mgr;
 	json_t *a = json_array();
 	uint64_t cycles, total = 0, n, repairs, cut;
-	uint64_t shadowed = 0, shadow_waits = 0;
+	uint64_t shadowed = 0, shadow_rx = 0;
 
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
 		const struct zn_shm_group *g = &m->shm->groups[i];
@@ -406,7 +406,7 @@ cmd_group_list(struct zn_cmd_req *req)
 	zn_desc_ring_stats(&repairs, &cut);
 	for (unsigned int w = 0; w < m->n_workers; w++) {
 		shadowed += m->shm->workers[w].stats.shadowed;
-		shadow_waits += m->shm->workers[w].stats.shadow_waits;
+		shadow_rx += m->shm->workers[w].stats.shadow_rx;
 	}
 	req->result = json_pack("{s:o, s:I, s:I, s:f, s:I, s:I, s:I, s:I}",
 				"groups", a,
@@ -418,7 +418,7 @@ cmd_group_list(struct zn_cmd_req *req)
 				"ring_repairs", (json_int_t)repairs,
 				"ring_waits_cut", (json_int_t)cut,
 				"sent_as_headers", (json_int_t)shadowed,
-				"header_waits", (json_int_t)shadow_waits);
+				"received_as_headers", (json_int_t)shadow_rx);
 	return req->result ? 0 : -ENOMEM;
 }
 
@@ -430,7 +430,7 @@ static const struct zn_cmd group_list_cmd = {
 		  "\"copied_to_shared\": \"packets\", \"ns_per_copy\": "
 		  "\"mean\", \"ring_repairs\": \"count\", "
 		  "\"ring_waits_cut\": \"count\", \"sent_as_headers\": "
-		  "\"packets\", \"header_waits\": \"count\"}",
+		  "\"packets\", \"received_as_headers\": \"packets\"}",
 	.doc = "A trust group's packet pool is a hugepage file of its own "
 	       "(`file`, `bytes`), mapped by the manager and by the NFs of "
 	       "the group only (`nfs`: their instances); the file also holds "
@@ -456,11 +456,11 @@ static const struct zn_cmd group_list_cmd = {
 	       "times it wrote back the header the group's NFs use, an NF "
 	       "having changed it (every 50 ms). `in_use`: buffers in no "
 	       "cache and not in the free ring (NFs' caches as their "
-	       "lengths say). A group's packet a worker sends on a port goes "
-	       "to the port's driver as headers of the manager's, the "
-	       "group's buffers attached (docs/security.md): "
-	       "`sent_as_headers` counts those packets, `header_waits` the "
-	       "times none was free (the packets wait, as for a full port).",
+	       "lengths say). Port drivers see a group's buffers through "
+	       "headers of the manager's, one paired with each buffer "
+	       "(docs/security.md): `sent_as_headers` counts the group "
+	       "packets workers sent so, `received_as_headers` those a "
+	       "group's port (`--port-group`) received so.",
 	.fn = cmd_group_list,
 };
 ZN_CMD_REGISTER(group_list_cmd)

@@ -34,6 +34,7 @@
 #include "desc.h"
 #include "event.h"
 #include "group.h"
+#include "shadow.h"
 #include "worker.h"
 #include "../lib/common/zn_doorbell.h"
 #include "../lib/common/zn_util.h"
@@ -44,6 +45,7 @@
 struct audit {
 	struct rte_mempool *mp;
 	const struct zn_desc_pool *d;
+	unsigned int g;
 	uint8_t *seen;      /* by (p - lo) >> own_shift */
 	void **keep;        /* buffers to put back, each once */
 	unsigned int n_keep, cap;
@@ -76,6 +78,8 @@ ask_workers(struct zn_mgr *m, const struct audit *a)
 		struct zn_worker *w = m->workers[i];
 
 		w->audit_mp = a->mp;
+		w->audit_hdrs = m->shadow[a->g] != NULL ?
+				m->shadow[a->g]->mp : NULL;
 		w->audit_lo = a->d->lo;
 		w->audit_hi = a->d->hi;
 		__atomic_store_n(&w->audit_req, w->audit_req + 1,
@@ -197,6 +201,7 @@ cmd_group_audit(struct zn_cmd_req *req)
 		return -EBUSY;
 	}
 	a.mp = m->gpool_mgr[g]; /* the manager's header (pool_twin.c) */
+	a.g = (unsigned int)g;
 	a.d = &m->desc[g + 1];
 	held = ask_workers(m, &a);
 	if (held != 0) {

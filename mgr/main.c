@@ -44,6 +44,7 @@
 #include "registry.h"
 #include "ring_guard.h"
 #include "route.h"
+#include "shadow.h"
 #include "stats.h"
 #include "telemetry.h"
 #include "worker.h"
@@ -286,7 +287,7 @@ workers_init(struct zn_mgr *m)
 			if (w->n_rxq >= ZN_MAX_RXQ_PER_WORKER)
 				return -ENOSPC;
 			w->rxq[w->n_rxq++] = (struct zn_rxq){ .port = p,
-							      .queue = q };
+				.queue = q, .shadowed = zn_shadow_port(m, p) };
 		}
 		for (unsigned int i = 0; i < m->n_workers; i++)
 			m->workers[i]->txq[p] =

@@ -58,8 +58,9 @@ struct zn_mgr {
 	 * DPDK's mempool code with; gpool[g] is what NFs and packets name */
 	struct rte_mempool *gpool_mgr[ZN_MAX_GROUPS];
 	struct zn_twin twin[ZN_MAX_GROUPS];
-	/* the manager's headers for groups' packets to ports (shadow.c) */
-	struct rte_mempool *shadow_mp;
+	/* the manager's port headers of each group's buffers (shadow.c) */
+	struct zn_shadow *shadow[ZN_MAX_GROUPS];
+	bool shadowed; /* there are: drivers see groups' packets in them */
 	struct zn_group_mem {   /* their files, as made (group.c): bytes, */
 		uint64_t len;   /* of which the NFs' homes, then the pool's */
 		uint64_t home;  /* heap, then its buffers */

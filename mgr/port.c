@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "mgr.h"
 #include "port.h"
+#include "shadow.h"
 #include "../lib/common/zn_util.h"
 
 #define NB_RXD 1024
@@ -122,6 +123,9 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 	 * buffers through the manager's header of it (pool_twin.c). */
 	rxpool = m->cfg.port_group[p - m->ports] != 0 ?
 		 m->gpool_mgr[m->cfg.port_group[p - m->ports] - 1] : m->pool;
+	/* with --validate, through headers of the manager's (shadow.h) */
+	if (zn_shadow_port(m, (uint16_t)(p - m->ports)))
+		rxpool = m->shadow[m->cfg.port_group[p - m->ports] - 1]->mp;
 	for (uint16_t q = 0; q < p->nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(p->port_id, q, nb_rxd,
 					    (unsigned int)socket, NULL, rxpool);

@@ -3,45 +3,30 @@
  */
 
 /*
- * The pool of the manager's headers for trust groups' packets going to
- * ports' drivers (shadow.h): made in the manager's private heap, with
- * libzeronf's ring driver (its ring not in DPDK's list of rings) and out
- * of DPDK's list of pools: NFs do not map that heap, and a process
- * looking a ring or a pool up reads every listed one's name.
+ * The manager's port headers of each trust group's buffers (shadow.h):
+ * made in its private heap with libzeronf's pool driver (a ring not in
+ * DPDK's list of rings), out of DPDK's list of pools (NFs do not map
+ * that heap, and a process looking a ring or a pool up reads every listed
+ * one's name), each paired with a buffer of the group for good.
  */
 
 #include <errno.h>
+#include <stdio.h>
 
 #include <rte_errno.h>
-#include <rte_ethdev.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
 #include "mgr.h"
-#include "port.h"
+#include "desc.h"
 #include "shadow.h"
-#include "worker.h"
 #include "../lib/common/zn_pool_ops.h"
 #include "../lib/common/zn_util.h"
 
-#define SHADOW_CACHE 64
-/* What one header takes: the mbuf, its private area (the external
- * buffer's shared info), the mempool's object header, slack */
-#define SHADOW_ELT (sizeof(struct rte_mbuf) + SHADOW_PRIV + 128)
-#define SHADOW_PRIV RTE_ALIGN_CEIL(sizeof(struct rte_mbuf_ext_shared_info), \
-				   RTE_MBUF_PRIV_ALIGN)
-
-/* As many as the drivers can hold at once: every worker's TX queue of
- * every port full (twice the descriptors asked for: a driver may round
- * up) and every worker's TX buffers, and the caches. */
-static unsigned int
-shadow_count(const struct zn_mgr *m)
-{
-	unsigned int ports = rte_eth_dev_count_avail();
-
-	return ports * m->n_workers * (2 * ZN_PORT_TXD + ZN_TXBUF_SZ) +
-	       (m->n_workers + 2) * SHADOW_CACHE * 2;
-}
+/* A header: the mbuf, its buffer's address, the object header */
+#define HDR_PRIV RTE_ALIGN_CEIL(sizeof(void *), RTE_MBUF_PRIV_ALIGN)
+#define HDR_ELT (sizeof(struct rte_mbuf) + HDR_PRIV + 128)
 
 static bool
 wanted(const struct zn_mgr *m)
@@ -52,47 +37,152 @@ wanted(const struct zn_mgr *m)
 size_t
 zn_shadow_bytes(const struct zn_mgr *m)
 {
+	size_t b = 0;
+
 	if (!wanted(m))
 		return 0;
-	/* the objects, the pool's header with its caches, its ring */
-	return (size_t)shadow_count(m) * (SHADOW_ELT + 2 * sizeof(void *)) +
-	       sizeof(struct rte_mempool) +
-	       RTE_MAX_LCORE * sizeof(struct rte_mempool_cache) + (64u << 10);
+	/* each group's headers (no caches) and their map: an entry per
+	 * 2^own_shift bytes of the pool, fewer than two per buffer */
+	for (unsigned int g = 0; g < m->cfg.n_groups; g++)
+		b += (size_t)m->cfg.groups[g].n_mbufs *
+		     (HDR_ELT + 4 * sizeof(void *)) +
+		     sizeof(struct rte_mempool) + (64u << 10);
+	return b;
+}
+
+/* Pairing a header with each buffer of the group, in order: the pool's
+ * objects (obj_iter's order) with the map's buffers. */
+struct pairing {
+	struct zn_shadow *sh;
+	size_t at; /* next entry of the map to look at */
+	unsigned int paired;
+};
+
+static void
+pair_one(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
+{
+	struct pairing *p = arg;
+	const struct zn_desc_pool *d = p->sh->d;
+	struct rte_mbuf *h = obj, *b;
+	char *buf;
+
+	(void)mp;
+	(void)idx;
+	while (p->at < p->sh->n_of && d->own[p->at].start == ZN_OWN_NONE)
+		p->at++;
+	if (p->at == p->sh->n_of)
+		return; /* more headers than buffers: never (sized so) */
+	b = (struct rte_mbuf *)(d->lo + (p->at << d->own_shift) +
+				d->own[p->at].start);
+	*(struct rte_mbuf **)rte_mbuf_to_priv(h) = b;
+	buf = zn_desc_buf(d, b);
+	h->buf_addr = buf;
+	rte_mbuf_iova_set(h, zn_desc_iova(d, (uintptr_t)buf));
+	h->buf_len = d->buf_len;
+	p->sh->hdr_of[p->at++] = h;
+	p->paired++;
+}
+
+static void
+shadow_free(struct zn_shadow *sh)
+{
+	if (sh == NULL)
+		return;
+	/* Its ring again: rte_mempool_free empties the ring through the
+	 * pool's driver, and from the source that would take the group's
+	 * buffers */
+	if (sh->mp != NULL)
+		zn_pool_ops_set_source(sh->mp, NULL, NULL, NULL);
+	rte_mempool_free(sh->mp);
+	rte_free(sh->hdr_of);
+	rte_free(sh);
+}
+
+static int
+shadow_make(struct zn_mgr *m, unsigned int g)
+{
+	const struct zn_desc_pool *d = &m->desc[g + 1];
+	char name[RTE_MEMPOOL_NAMESIZE];
+	struct zn_shadow *sh;
+	struct pairing pr;
+	int rc = -ENOMEM;
+
+	sh = rte_zmalloc_socket("zn_shadow", sizeof(*sh), 0, m->priv_socket);
+	if (sh == NULL)
+		return -ENOMEM;
+	sh->d = d;
+	sh->n_of = ((d->hi - d->lo) >> d->own_shift) + 1;
+	sh->hdr_of = rte_zmalloc_socket("zn_shadow", sh->n_of *
+					sizeof(*sh->hdr_of), 0,
+					m->priv_socket);
+	/* One header per buffer of the group, its private area naming the
+	 * buffer; no cache: every get and put goes to shadow_hot.c (a
+	 * header is free exactly while its buffer is). */
+	snprintf(name, sizeof(name), "zn_shadow%u", g);
+	sh->mp = sh->hdr_of == NULL ? NULL :
+		 rte_pktmbuf_pool_create_by_ops(name, m->cfg.groups[g].n_mbufs,
+						0, HDR_PRIV, 0, m->priv_socket,
+						ZN_POOL_OPS);
+	if (sh->mp == NULL)
+		goto fail;
+	zn_pool_unlist(sh->mp);
+	/* The room a driver sees (ethdev checks it against the port): the
+	 * group's buffers' */
+	((struct rte_pktmbuf_pool_private *)rte_mempool_get_priv(sh->mp))
+		->mbuf_data_room_size = d->buf_len;
+	pr = (struct pairing){ .sh = sh };
+	rte_mempool_obj_iter(sh->mp, pair_one, &pr);
+	rc = pr.paired == sh->mp->size ? 0 : -EINVAL;
+	if (rc == 0)
+		rc = zn_pool_ops_set_source(sh->mp, zn_shadow_take,
+					    zn_shadow_give, sh);
+	if (rc < 0)
+		goto fail;
+	m->shadow[g] = sh;
+	return 0;
+fail:
+	if (rc == -ENOMEM && rte_errno != 0)
+		rc = -rte_errno;
+	shadow_free(sh);
+	return rc;
 }
 
 int
 zn_shadow_init(struct zn_mgr *m)
 {
-	struct rte_mempool *mp;
-
 	if (!wanted(m))
 		return 0;
-	mp = rte_pktmbuf_pool_create_by_ops("zn_shadow", shadow_count(m),
-					    SHADOW_CACHE, SHADOW_PRIV, 0,
-					    m->priv_socket, ZN_POOL_OPS);
-	if (mp == NULL) {
-		ZN_LOG(ERR, "cannot make the headers for trust groups' "
-		       "packets to ports (%u): %s", shadow_count(m),
-		       rte_strerror(rte_errno));
-		return -rte_errno;
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+		int rc;
+
+		if (m->gpool[g] == NULL)
+			continue;
+		rc = shadow_make(m, g);
+		if (rc < 0) {
+			ZN_LOG(ERR, "trust group '%s': cannot make its port "
+			       "headers: %s", m->cfg.groups[g].name,
+			       strerror(-rc));
+			return rc;
+		}
 	}
-	zn_pool_unlist(mp);
-	zn_shadow_set_maps(m->desc);
-	m->shadow_mp = mp;
+	m->shadowed = true;
 	return 0;
+}
+
+bool
+zn_shadow_port(const struct zn_mgr *m, uint16_t p)
+{
+	unsigned int g = p < ZN_MAX_PORT_ARGS ? m->cfg.port_group[p] : 0;
+
+	return g != 0 && g <= ZN_MAX_GROUPS && m->shadow[g - 1] != NULL;
 }
 
 void
 zn_shadow_fini(struct zn_mgr *m)
 {
-	if (m->shadow_mp == NULL)
-		return;
-	if (rte_mempool_avail_count(m->shadow_mp) != m->shadow_mp->size)
-		ZN_LOG(WARNING, "%u headers of trust groups' packets not "
-		       "returned by the ports",
-		       m->shadow_mp->size -
-		       rte_mempool_avail_count(m->shadow_mp));
-	rte_mempool_free(m->shadow_mp);
-	m->shadow_mp = NULL;
-	zn_shadow_set_maps(NULL);
+	m->shadowed = false;
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+		shadow_free(m->shadow[g]);
+		m->shadow[g] = NULL;
+	}
 }

@@ -5,52 +5,86 @@
 #define ZN_SHADOW_H
 
 /*
- * Headers of the manager's for what port drivers send of trust groups'
- * packets (shadow.c, shadow_hot.c). A packet's header is in its pool's
- * memory, which the pool's NFs write at any time: a driver sending it
- * would read where its data is (buf_addr, buf_iova: a NIC's DMA), its
- * lengths, its chain, and free it through its `pool` field, its flags
- * (an attached buffer's free callback) and its reference count, all
- * after the worker's check. So a worker sends a group's packet as
- * headers of its own, from a pool in its private memory (privmem.c),
- * each with that segment's buffer attached as external data
- * (rte_pktmbuf_attach_extbuf: where and how long from the manager's map
- * of the pool, offset and length loaded once and cut to the buffer); the
- * driver's free of such a header gives the segment back to its pool
- * through the manager's own header of it (pool_twin.c). The NF can still
- * write the data while the NIC reads it: its own packet's bytes, within
- * its buffer. As memif and virtio do: descriptors the device side reads
- * are never in memory the other side writes.
+ * The manager's port headers of trust groups' buffers (shadow.c,
+ * shadow_hot.c). A buffer's own header is in its pool's memory, which the
+ * group's NFs write at any time: a port's driver sending a packet would
+ * read there where its data is (buf_addr, buf_iova: a NIC's DMA), its
+ * lengths and chain, and free it through its `pool` field, flags and
+ * reference count, all after the worker's check; a driver receiving
+ * would write where a free buffer's header says. So each buffer of a
+ * group has a header of the manager's, in its private memory
+ * (privmem.c), paired with it for good: it says where the buffer's data
+ * is as the manager's map says, and its private area names the buffer.
+ * Drivers see only those: a worker sends a group's packet as the headers
+ * of its segments (offset and length loaded once and cut to the
+ * buffer); a group's port receives into them (a get from their pool
+ * takes buffers from the group's pool and hands out their headers) and
+ * the worker then writes each buffer's own header from what the driver
+ * wrote in the manager's; a driver's free (a put) gives the buffers back
+ * through the manager's header of the group's pool (pool_twin.c). The NF
+ * can still write the data while a NIC reads it: its own packet's bytes,
+ * within its buffer. As memif and virtio do: descriptors the device side
+ * reads are never in memory the other side writes.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct rte_mbuf;
+struct rte_mempool;
 struct zn_desc_pool;
 struct zn_mgr;
 struct zn_worker;
 
-/** Private heap bytes the headers take (privmem.c sizes it; 0 without
- *  trust groups or --validate). After rte_eal_init. */
+/** A trust group's port headers. */
+struct zn_shadow {
+	struct rte_mempool *mp;          /* what drivers get and free with */
+	const struct zn_desc_pool *d;    /* the group's pool */
+	struct rte_mbuf **hdr_of;        /* by the buffer's entry in d->own */
+	size_t n_of;
+};
+
+/** The buffer header @p h (one of a group's) carries, for good: its
+ *  private area names it (written when they were paired, in memory no
+ *  NF maps). */
+static inline struct rte_mbuf *
+zn_shadow_buf(const struct rte_mbuf *h)
+{
+	return *(struct rte_mbuf *const *)(const void *)(h + 1);
+}
+
+/** Private heap bytes they take (privmem.c sizes it; 0 without trust
+ *  groups or --validate). */
 size_t zn_shadow_bytes(const struct zn_mgr *m);
-/** Make the pool of headers (after privmem, with --validate and trust
- *  groups). 0 or -errno. */
+/** Make every group's (with --validate: desc.c, before the ports).
+ *  0 or -errno. */
 int zn_shadow_init(struct zn_mgr *m);
-/** The maps the drivers' frees find a segment's pool with (hot file's
- *  own pointer; shadow.c sets it). */
-void zn_shadow_set_maps(const struct zn_desc_pool *desc);
-/** Free it (after the ports are closed: they free what they held). */
+/** Free them (after the ports are closed: they freed what they held). */
 void zn_shadow_fini(struct zn_mgr *m);
+/** Does port @p p receive into the manager's headers? */
+bool zn_shadow_port(const struct zn_mgr *m, uint16_t p);
+
+/** Their pools' source and sink (lib/common/zn_pool_ops.h), @p arg the
+ *  struct zn_shadow: buffers out of the group's pool as their headers,
+ *  headers freed as their buffers back into it. */
+int zn_shadow_take(void *arg, void **objs, unsigned int n);
+void zn_shadow_give(void *arg, void *const *objs, unsigned int n);
+
+/** Of @p pkts[0, n), about to go to a port's driver, each packet of a
+ *  trust group's pool replaced by the manager's headers of its segments
+ *  (others are left as they are). */
+void zn_shadow_tx(struct zn_worker *w, struct rte_mbuf **pkts,
+		  unsigned int n);
 
 /**
- * Of @p pkts[0, n), about to go to a port's driver, each packet of a
- * trust group's pool replaced by the manager's headers of it (others
- * are left as they are). @return how many are ready, a prefix: short
- * when the headers ran out (counted; the rest stay the worker's, sent
- * later as a full port's would be).
+ * What a worker received on a port of group @p g (@p pkts[0, n), the
+ * group's headers) turned into the group's buffers they carry, each
+ * buffer's header written as its pool made it plus what the driver said
+ * (offset, length, offload flags, hash...); the headers are free again
+ * with them (nothing to give back).
  */
-unsigned int zn_shadow_swap(struct zn_worker *w, struct rte_mbuf **pkts,
-			    unsigned int n);
+void zn_shadow_rx(struct zn_worker *w, unsigned int g, struct rte_mbuf **pkts,
+		  unsigned int n);
 
 #endif /* ZN_SHADOW_H */

@@ -3,9 +3,12 @@
  */
 
 /*
- * A trust group's packet about to go to a port's driver, as headers of
- * the manager's (shadow.h). Hot; the workers'.
+ * Trust groups' packets to and from ports' drivers, as the manager's
+ * headers (shadow.h). Hot; the workers' (and the drivers' gets and puts,
+ * wherever they run).
  */
+
+#include <errno.h>
 
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -15,95 +18,172 @@
 #include "shadow.h"
 #include "worker.h"
 
-/* The pools' maps, for the drivers' frees (process memory, set before
- * the ports start: shadow.c) */
-static const struct zn_desc_pool *maps;
+/* The header of buffer @p b of @p sh's group */
+static inline struct rte_mbuf *
+header_of(const struct zn_shadow *sh, const struct rte_mbuf *b)
+{
+	return sh->hdr_of[((uintptr_t)b - sh->d->lo) >> sh->d->own_shift];
+}
+
+/* Header @p h as a fresh mbuf of a pool, carrying @p b (where the data
+ * is: said again, on the same line as the rest) */
+static inline void
+fresh(const struct zn_desc_pool *d, struct rte_mbuf *h,
+      const struct rte_mbuf *b)
+{
+	char *buf = zn_desc_buf(d, b);
+
+	h->buf_addr = buf;
+	rte_mbuf_iova_set(h, zn_desc_iova(d, (uintptr_t)buf));
+	h->buf_len = d->buf_len;
+	h->data_off = (uint16_t)RTE_MIN((unsigned int)RTE_PKTMBUF_HEADROOM,
+					(unsigned int)d->buf_len);
+	rte_mbuf_refcnt_set(h, 1);
+	h->nb_segs = 1;
+	h->ol_flags = 0;
+	h->data_len = 0;
+	h->pkt_len = 0;
+}
+
+int
+zn_shadow_take(void *arg, void **objs, unsigned int n)
+{
+	const struct zn_shadow *sh = arg;
+
+	/* Buffers of the group (through the manager's header of its pool:
+	 * each a buffer's start, checked as it left the ring), then their
+	 * headers in their place */
+	if (unlikely(rte_mempool_get_bulk(sh->d->mine, objs, n) != 0))
+		return -ENOBUFS;
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *b = objs[i], *h = header_of(sh, b);
+
+		fresh(sh->d, h, b);
+		objs[i] = h;
+	}
+	return 0;
+}
 
 void
-zn_shadow_set_maps(const struct zn_desc_pool *desc)
+zn_shadow_give(void *arg, void *const *objs, unsigned int n)
 {
-	maps = desc;
-}
+	const struct zn_shadow *sh = arg;
+	void *bufs[64];
 
-/* A driver is done with a header of ours: the segment it carried goes
- * back to its pool, through the manager's header of it, as DPDK's free
- * leaves a buffer (desc.h zn_desc_tidy). Any thread that frees one: a
- * worker in tx_burst, the control thread stopping a port. */
-static void
-give_back(void *addr, void *opaque)
-{
-	struct rte_mbuf *s = opaque;
-	const struct zn_desc_pool *d = zn_desc_pool_at(maps, (uintptr_t)s);
-
-	(void)addr;
-	if (likely(d != NULL))
-		rte_mempool_put(d->mine, zn_desc_tidy(s));
-}
-
-/* Headers @p h[0, ns) for segments @p segs[0, ns) of a packet of @p d's
- * pool: each with its segment's buffer attached, where the manager's
- * map says it is, at its offset and for its length, each loaded once
- * and cut to the buffer; the packet's header fields (offloads, VLAN,
- * hash) from its first segment, values only. */
-static struct rte_mbuf *
-shadow_of(const struct zn_desc_pool *d, struct rte_mbuf *const *segs,
-	  struct rte_mbuf **h, unsigned int ns)
-{
-	uint32_t total = 0;
-
-	__rte_pktmbuf_copy_hdr(h[0], segs[0]);
-	h[0]->ol_flags &= ~(RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL);
-	for (unsigned int k = 0; k < ns; k++) {
-		struct rte_mbuf *s = segs[k];
-		struct rte_mbuf_ext_shared_info *si = rte_mbuf_to_priv(h[k]);
-		char *buf = zn_desc_buf(d, s);
-		uint16_t off = __atomic_load_n(&s->data_off, __ATOMIC_RELAXED);
-		uint16_t len = __atomic_load_n(&s->data_len, __ATOMIC_RELAXED);
-
-		if (off > d->buf_len)
-			off = d->buf_len;
-		if (len > d->buf_len - off)
-			len = (uint16_t)(d->buf_len - off);
-		si->free_cb = give_back;
-		si->fcb_opaque = s;
-		rte_mbuf_ext_refcnt_set(si, 1);
-		rte_pktmbuf_attach_extbuf(h[k], buf,
-					  zn_desc_iova(d, (uintptr_t)buf),
-					  d->buf_len, si);
-		h[k]->data_off = off;
-		h[k]->data_len = len;
-		h[k]->next = k + 1 < ns ? h[k + 1] : NULL;
-		total += len;
+	/* A driver is done with headers (sent, an error, a queue
+	 * stopped): their buffers go back as they are (tidied when they
+	 * were sent; never followed while free) */
+	for (unsigned int done = 0, k; done < n; done += k) {
+		k = RTE_MIN(n - done, (unsigned int)RTE_DIM(bufs));
+		for (unsigned int i = 0; i < k; i++)
+			bufs[i] = zn_shadow_buf(objs[done + i]);
+		rte_mempool_put_bulk(sh->d->mine, bufs, k);
 	}
-	h[0]->nb_segs = (uint16_t)ns;
-	h[0]->pkt_len = total;
-	return h[0];
 }
 
-unsigned int
-zn_shadow_swap(struct zn_worker *w, struct rte_mbuf **pkts, unsigned int n)
+void
+zn_shadow_tx(struct zn_worker *w, struct rte_mbuf **pkts, unsigned int n)
 {
 	const struct zn_desc_pool *desc = w->mgr->desc;
-	struct rte_mempool *sp = w->mgr->shadow_mp;
-	unsigned int i;
 
-	for (i = 0; i < n; i++) {
+	for (unsigned int i = 0; i < n; i++) {
 		const struct zn_desc_pool *d =
 			zn_desc_pool_at(desc, (uintptr_t)pkts[i]);
-		struct rte_mbuf *segs[ZN_DESC_MAX_SEGS], *h[ZN_DESC_MAX_SEGS];
+		struct rte_mbuf *segs[ZN_DESC_MAX_SEGS], *h, *prev = NULL;
+		const struct zn_shadow *sh;
 		unsigned int ns;
+		uint32_t total = 0;
 
 		/* The shared pool's (every NF writes the EAL's memory
 		 * anyway: docs/security.md) or a driver's own */
 		if (d == NULL || d == desc)
 			continue;
+		sh = w->mgr->shadow[d - desc - 1];
 		ns = zn_desc_segs(d, pkts[i], segs);
-		if (unlikely(rte_mempool_get_bulk(sp, (void **)h, ns) != 0)) {
-			w->shm->stats.shadow_waits++;
-			break;
+		for (unsigned int k = 0; k < ns; k++) {
+			struct rte_mbuf *s = segs[k];
+			uint16_t off = __atomic_load_n(&s->data_off,
+						       __ATOMIC_RELAXED);
+			uint16_t len = __atomic_load_n(&s->data_len,
+						       __ATOMIC_RELAXED);
+
+			if (off > d->buf_len)
+				off = d->buf_len;
+			if (len > d->buf_len - off)
+				len = (uint16_t)(d->buf_len - off);
+			h = header_of(sh, s);
+			if (k == 0) { /* offloads, VLAN, hash: values */
+				__rte_pktmbuf_copy_hdr(h, s);
+				h->ol_flags &= ~(RTE_MBUF_F_INDIRECT |
+						 RTE_MBUF_F_EXTERNAL);
+			}
+			h->buf_addr = zn_desc_buf(d, s);
+			rte_mbuf_iova_set(h, zn_desc_iova(d,
+					  (uintptr_t)h->buf_addr));
+			h->buf_len = d->buf_len;
+			h->data_off = off;
+			h->data_len = len;
+			h->nb_segs = 1;
+			h->next = NULL;
+			rte_mbuf_refcnt_set(h, 1);
+			if (prev != NULL)
+				prev->next = h;
+			else
+				pkts[i] = h;
+			prev = h;
+			total += len;
+			/* back in the pool as DPDK's free leaves a buffer
+			 * (zn_shadow_give puts it as it is) */
+			zn_desc_tidy(s);
 		}
-		pkts[i] = shadow_of(d, segs, h, ns);
+		pkts[i]->nb_segs = (uint16_t)ns;
+		pkts[i]->pkt_len = total;
 		w->shm->stats.shadowed++;
 	}
-	return i;
+}
+
+void
+zn_shadow_rx(struct zn_worker *w, unsigned int g, struct rte_mbuf **pkts,
+	     unsigned int n)
+{
+	const struct zn_desc_pool *d = w->mgr->shadow[g]->d;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *h = pkts[i], *first = NULL, *prev = NULL;
+		unsigned int ns = 0;
+		uint32_t total = 0;
+
+		while (h != NULL) {
+			struct rte_mbuf *b = zn_shadow_buf(h), *next = h->next;
+
+			if (next != NULL)
+				h->next = NULL; /* free again: its buffer */
+			if (unlikely(ns == ZN_DESC_MAX_SEGS)) {
+				rte_mempool_put(d->mine, b); /* cut */
+				h = next;
+				continue;
+			}
+			zn_desc_restore(d, b);
+			b->data_off = (uint16_t)RTE_MIN(h->data_off, d->buf_len);
+			b->data_len = (uint16_t)RTE_MIN(
+				h->data_len, (uint16_t)(d->buf_len - b->data_off));
+			total += b->data_len;
+			if (prev != NULL) {
+				prev->next = b;
+			} else { /* offloads, hash, VLAN, port, timestamp:
+				  * values the driver wrote in our header */
+				first = b;
+				__rte_pktmbuf_copy_hdr(b, h);
+				b->ol_flags &= ~(RTE_MBUF_F_INDIRECT |
+						 RTE_MBUF_F_EXTERNAL);
+			}
+			prev = b;
+			ns++;
+			h = next;
+		}
+		first->nb_segs = (uint16_t)ns;
+		first->pkt_len = total;
+		pkts[i] = first;
+	}
+	w->shm->stats.shadow_rx += n;
 }

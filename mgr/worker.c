@@ -138,8 +138,8 @@ deliver_port(struct zn_worker *w, uint16_t port, struct rte_mbuf **pkts,
 		flush_txbuf(w, port);
 	k = RTE_MIN(n, (unsigned int)(ZN_TXBUF_SZ - tb->n));
 	/* A trust group's packets go as the manager's headers (shadow.h) */
-	if (unlikely(w->mgr->shadow_mp != NULL))
-		k = zn_shadow_swap(w, pkts, k);
+	if (unlikely(w->mgr->shadowed))
+		zn_shadow_tx(w, pkts, k);
 	memcpy(&tb->pkts[tb->n], pkts, k * sizeof(void *));
 	tb->n = (uint16_t)(tb->n + k);
 	if (tb->n >= ZN_BURST)
@@ -455,6 +455,9 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	if (n == 0)
 		return moved;
 	ps->rx += n;
+	if (unlikely(rq->shadowed)) /* a group's port: shadow.h */
+		zn_shadow_rx(w, w->mgr->cfg.port_group[rq->port] - 1u,
+			     st->pkts, n);
 	for (unsigned int i = 0; i < n; i++)
 		ingress_meta(st->pkts[i], rq->port);
 	/* The manager's, whatever an NF that freed one of these buffers

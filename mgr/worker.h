@@ -54,6 +54,7 @@ struct zn_txbuf {
 struct zn_rxq {
 	uint16_t port;
 	uint16_t queue;
+	bool shadowed; /* it receives into the manager's headers (shadow.h) */
 	struct zn_stage stage;
 };
 
@@ -83,6 +84,7 @@ struct zn_worker {
 	 * pool's buffers it holds (audit_held), then sets audit_done to
 	 * audit_req (release): audit_hot.c. */
 	struct rte_mempool *audit_mp;
+	const struct rte_mempool *audit_hdrs; /* its port headers' (shadow.h) */
 	uintptr_t audit_lo, audit_hi;
 	uint32_t audit_req, audit_done, audit_held;
 };

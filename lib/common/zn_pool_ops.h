@@ -42,6 +42,19 @@ void zn_pool_ops_set_check(zn_pool_check_fn fn);
  *  code reads the header). @return how many rings were repaired. */
 unsigned int zn_pool_ops_repair(void);
 
+/* A pool of this process's own memory whose gets and puts it serves
+ * itself (the manager's port headers, mgr/shadow.h): @p take fills
+ * objs[0, n) (0) or nothing (< 0); @p give takes objs[0, n) back. */
+typedef int (*zn_pool_take_fn)(void *arg, void **objs, unsigned int n);
+typedef void (*zn_pool_give_fn)(void *arg, void *const *objs,
+				unsigned int n);
+
+/** Pool @p mp, made by this process (the manager, with its check set),
+ *  gets from @p take and puts to @p give (@p arg), not its ring; NULL
+ *  both: its ring again. @return 0, -ENOENT, -EINVAL. */
+int zn_pool_ops_set_source(const struct rte_mempool *mp, zn_pool_take_fn take,
+			   zn_pool_give_fn give, void *arg);
+
 /** @p twin, a copy of pool @p mp's header in this process's private
  *  memory (the manager's: mgr/group.c), is served as @p mp: the same
  *  free ring, with @p mp's guard. @return 0, -ENOENT: not a pool this

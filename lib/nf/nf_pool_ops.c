@@ -48,6 +48,11 @@ static const struct rte_mempool_ops *ring_ops;
 static struct guard {
 	const struct rte_mempool *mp;
 	const struct rte_mempool *twin; /* this process's own header */
+	/* where this process's gets and puts go instead of the ring (a
+	 * pool of its own memory: the manager's), or NULL */
+	zn_pool_take_fn take;
+	zn_pool_give_fn give;
+	void *hook_arg;
 	struct rte_ring *r;
 	uint32_t size, mask, capacity;
 } guards[GUARDS];
@@ -107,9 +112,9 @@ zr_alloc(struct rte_mempool *mp)
 		if (guards[i].mp == NULL) {
 			const struct rte_ring *r = mz->addr;
 
-			guards[i] = (struct guard){ mp, NULL, mz->addr,
-						    r->size, r->mask,
-						    r->capacity };
+			guards[i] = (struct guard){
+				.mp = mp, .r = mz->addr, .size = r->size,
+				.mask = r->mask, .capacity = r->capacity };
 			break;
 		}
 	return 0;
@@ -126,6 +131,22 @@ guard_of(const struct rte_mempool *mp)
 		if (guards[i].mp == mp || guards[i].twin == mp)
 			return &guards[i];
 	return NULL;
+}
+
+ZN_API int
+zn_pool_ops_set_source(const struct rte_mempool *mp, zn_pool_take_fn take,
+		       zn_pool_give_fn give, void *arg)
+{
+	if ((take == NULL) != (give == NULL))
+		return -EINVAL;
+	for (unsigned int i = 0; i < GUARDS; i++)
+		if (guards[i].mp == mp && mp != NULL) {
+			guards[i].hook_arg = arg;
+			guards[i].give = give;
+			guards[i].take = take;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 ZN_API int
@@ -267,16 +288,21 @@ zr_free(struct rte_mempool *mp)
 	snprintf(name, sizeof(name), ZN_POOL_RING_FMT, mp->name);
 	rte_memzone_free(rte_memzone_lookup(name));
 	for (unsigned int i = 0; i < GUARDS; i++)
-		if (guards[i].mp == mp) {
-			guards[i].mp = NULL;
-			guards[i].twin = NULL;
-		}
+		if (guards[i].mp == mp)
+			guards[i] = (struct guard){ .mp = NULL };
 }
 
 static int
 zr_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
 {
-	return ring_enqueue(mp, objs, n);
+	const struct guard *g = guard_of(mp);
+
+	if (unlikely(g != NULL && g->give != NULL)) {
+		g->give(g->hook_arg, objs, n);
+		return 0;
+	}
+	return g != NULL ? guarded_enqueue(g, objs, n) :
+	       zn_pool_ops_ring()->enqueue(mp, objs, n);
 }
 
 /* Keep the objects @p check passes, in order; how many. */
@@ -292,8 +318,9 @@ keep_good(const struct rte_mempool *mp, zn_pool_check_fn fn, void **objs,
 	return k;
 }
 
+/* What is taken out, checked (the manager) */
 static int
-zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
+take_checked(struct rte_mempool *mp, void **objs, unsigned int n)
 {
 	zn_pool_check_fn fn = check;
 	unsigned int k;
@@ -317,6 +344,16 @@ zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 		k += want;
 	}
 	return 0;
+}
+
+static int
+zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
+{
+	const struct guard *g = guard_of(mp);
+
+	if (unlikely(g != NULL && g->take != NULL))
+		return g->take(g->hook_arg, objs, n) == 0 ? 0 : -ENOBUFS;
+	return take_checked(mp, objs, n);
 }
 
 static unsigned int

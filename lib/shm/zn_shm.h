@@ -223,10 +223,10 @@ struct zn_worker_shm {
 		uint64_t copied[ZN_MAX_GROUPS + 1];
 		uint64_t copy_cycles;
 		uint64_t copy_waits;
-		/* Trust groups' packets sent to ports as the manager's own
-		 * headers (mgr/shadow.h); sends put off, none being free. */
+		/* Trust groups' packets sent to ports, and received by a
+		 * group's port, as the manager's headers (mgr/shadow.h) */
 		uint64_t shadowed;
-		uint64_t shadow_waits;
+		uint64_t shadow_rx;
 	} stats __rte_cache_aligned;
 	struct zn_port_wstats port[ZN_MAX_PORTS];
 	/* Per tenant (mgr/tenant.c). writer: the worker. */

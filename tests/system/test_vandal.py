@@ -110,6 +110,8 @@ def finish(m, base, honest, vandal, totals=True):
     # (docs/architecture.md).
     assert m.call("status")["ready"]
     assert m.shutdown() == 0
+    # and every pool whole at exit, the group's port's headers given back
+    assert "not returned" not in m.proc.output()
 
 
 def test_garbage_in_its_rings(managers):
@@ -222,25 +224,35 @@ def test_another_groups_nf_is_out_of_reach(managers):
     finish(m, base, honest, pool)
 
 
-def test_garbage_in_free_buffers_of_its_pool(managers):
+@pytest.mark.parametrize("port", ["shared", "blue"])
+def test_garbage_in_free_buffers_of_its_pool(managers, port):
     """The vandal, in trust group "blue", tells every free buffer of
     blue's pool (those in its free ring) that its data is at an address
-    mapped nowhere, every tick, while the manager copies the shared
-    pool's packets (port 0, no group) into blue's pool for the honest NF:
-    each copy is written where the pool keeps that buffer's data, its
-    header reset as the pool made it (mgr/copy_hot.c). The manager
-    wrote where the header said before (it died of SIGSEGV); now nothing
-    is lost."""
+    mapped nowhere, every tick, while packets enter blue's pool for the
+    honest NF of blue. Port 0 of no group: the manager copies the shared
+    pool's packets into blue's, each copy written where the pool keeps
+    that buffer's data, its header reset as the pool made it
+    (mgr/copy_hot.c); it wrote where the header said before, and died.
+    Port 0 of blue (--port-group): its driver receives into headers of
+    the manager's, each with a buffer of blue attached where the
+    manager's map says it is (mgr/shadow.h); it wrote where the buffer's
+    header said before, and the manager died. Now nothing is lost."""
     m, base, honest, vandal = start(
         managers, "1,port:1", 2, "freebufs",
-        args=["--trust-group", "blue:2047"],
+        args=["--trust-group", "blue:2047"] +
+        (["--port-group", "0=blue"] if port == "blue" else []),
         honest_args=["--trust-group", "blue"],
         vandal_args=["--trust-group", "blue"])
     beside_the_vandal(m, honest, vandal, 20000)
     st = m.call("status")
     assert st["ready"]
-    groups = {g["name"]: g for g in m.call("group.list")["groups"]}
-    assert groups["blue"]["copied_in"] > 20000, groups["blue"]
+    gl = m.call("group.list")
+    groups = {g["name"]: g for g in gl["groups"]}
+    if port == "shared":
+        assert groups["blue"]["copied_in"] > 20000, groups["blue"]
+    else:
+        assert groups["blue"]["copied_in"] == 0, groups["blue"]
+        assert gl["received_as_headers"] > 20000, gl
     finish(m, base, honest, vandal)
 
 
