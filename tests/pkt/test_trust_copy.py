@@ -86,6 +86,25 @@ def test_chained_packets_cross_by_copy(managers, tmp_path):
     replay(managers, tmp_path, ("a", "b"), (1, 1, 0), pcap=pcap, cut=16128)
 
 
+@pytest.mark.parametrize("handoff", ["direct", "worker"])
+def test_chained_packets_through_a_groups_port(managers, tmp_path, handoff):
+    """The same chains received by group a's own port (--port-group): its
+    driver writes each segment through a header of the manager's paired
+    with a buffer of a (mgr/shadow.h), the worker writes the buffers' own
+    headers from them, chained; the worker sends each packet out (net_pcap
+    takes no NF's TX queue) as its segments' headers. NFs handing packets
+    to each other or every hop through the worker: the same bytes come
+    out, with no copy."""
+    pcap = CORPORA / "ndpi-4.2/pcap/waze.pcap"
+    if not pcap.exists():
+        pytest.skip(f"{pcap} not present")
+    n = len(read_frames(pcap))
+    _, gl = replay(managers, tmp_path, ("a", "a"), (0, 0, 0),
+                   ["--port-group", "0=a", "--handoff", handoff],
+                   pcap=pcap, cut=16128)
+    assert gl["received_as_headers"] == gl["sent_as_headers"] == n
+
+
 def test_kill9_of_a_group_nf_under_traffic(managers):
     """Replicas in group a under endless traffic (each packet copied into
     a's pool at delivery); kill -9 of one: what it held, in a's pool, is
