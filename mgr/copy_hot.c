@@ -18,16 +18,6 @@
 #include "desc.h"
 #include "worker.h"
 
-/* What of @p s's header its copy @p d keeps: DPDK's copy of it, and its
- * offload flags but for an attachment (@p d is direct). */
-static inline void
-copy_meta(struct rte_mbuf *d, const struct rte_mbuf *s)
-{
-	__rte_pktmbuf_copy_hdr(d, s);
-	d->ol_flags = __atomic_load_n(&s->ol_flags, __ATOMIC_RELAXED) &
-		      ~(RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL);
-}
-
 /* The common case, one-segment packets: the copies allocated at once,
  * the originals freed at once (rte_pktmbuf_copy, one at a time, took 38
  * ns per 64-byte packet in the trust bench, this 22; 1500 bytes: 90 and
@@ -55,7 +45,7 @@ copy_bulk(struct rte_mbuf **pkts, unsigned int n, const struct rte_mempool *want
 		if (s->pool == want)
 			continue;
 		d = c[j];
-		copy_meta(d, s);
+		zn_desc_copy_meta(d, s);
 		d->data_len = s->data_len;
 		d->pkt_len = s->pkt_len;
 		rte_memcpy(rte_pktmbuf_mtod(d, void *),
@@ -92,12 +82,7 @@ copy_checked(const struct zn_desc_pool *sd, const struct zn_desc_pool *dd,
 	uint32_t total = 0, done = 0, at = 0;
 
 	for (unsigned int i = 0; i < ns; i++) {
-		off[i] = __atomic_load_n(&segs[i]->data_off, __ATOMIC_RELAXED);
-		len[i] = __atomic_load_n(&segs[i]->data_len, __ATOMIC_RELAXED);
-		if (off[i] > sd->buf_len)
-			off[i] = sd->buf_len;
-		if (len[i] > sd->buf_len - off[i])
-			len[i] = (uint16_t)(sd->buf_len - off[i]);
+		off[i] = zn_desc_span(sd, segs[i], &len[i]);
 		total += len[i];
 	}
 	*nsegs = ns;
@@ -133,7 +118,7 @@ copy_checked(const struct zn_desc_pool *sd, const struct zn_desc_pool *dd,
 		if (k > 0)
 			c[k - 1]->next = d;
 	}
-	copy_meta(c[0], s);
+	zn_desc_copy_meta(c[0], s);
 	c[0]->nb_segs = (uint16_t)nc;
 	c[0]->pkt_len = total;
 	return c[0];
@@ -148,7 +133,7 @@ copy_one_seg(const struct zn_desc_pool *sd, const struct zn_desc_pool *dd,
 {
 	struct rte_mbuf *d = c; /* zn_desc_restore'd */
 
-	copy_meta(d, s);
+	zn_desc_copy_meta(d, s);
 	d->data_len = len;
 	d->pkt_len = len;
 	rte_memcpy(zn_desc_data(dd, d), zn_desc_buf(sd, s) + off, len);

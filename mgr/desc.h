@@ -143,6 +143,33 @@ zn_desc_headroom(const struct zn_desc_pool *d)
 	return RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM, d->buf_len);
 }
 
+/** Where buffer @p s of @p d's pool has its data (returned: the offset)
+ *  and how much (@p *len), data_off and data_len each loaded once and
+ *  cut to the buffer: an NF that rewrites them meanwhile changes what is
+ *  read, never where. */
+static inline uint16_t
+zn_desc_span(const struct zn_desc_pool *d, const struct rte_mbuf *s,
+	     uint16_t *len)
+{
+	uint16_t off = RTE_MIN(__atomic_load_n(&s->data_off, __ATOMIC_RELAXED),
+			       d->buf_len);
+
+	*len = RTE_MIN(__atomic_load_n(&s->data_len, __ATOMIC_RELAXED),
+		       (uint16_t)(d->buf_len - off));
+	return off;
+}
+
+/** What of packet @p s's header a header @p d made for it keeps (a copy,
+ *  the manager's port headers): DPDK's copy of the fields, values only,
+ *  and its offload flags but for an attachment (@p d is direct). */
+static inline void
+zn_desc_copy_meta(struct rte_mbuf *d, const struct rte_mbuf *s)
+{
+	__rte_pktmbuf_copy_hdr(d, s);
+	d->ol_flags = __atomic_load_n(&s->ol_flags, __ATOMIC_RELAXED) &
+		      ~(RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL);
+}
+
 /** Where zn_desc_restore() starts the data of buffer @p s of @p d (its
  *  data_off, which an NF of the pool may rewrite the moment after). */
 static inline char *
@@ -267,10 +294,8 @@ zn_desc_pkt_data(const struct zn_desc_pool *desc, const struct rte_mbuf *mb,
 	*len = 0;
 	if (unlikely(!zn_desc_real(d, mb)))
 		return NULL;
-	off = RTE_MIN(__atomic_load_n(&mb->data_off, __ATOMIC_RELAXED),
-		      d->buf_len);
-	dl = __atomic_load_n(&mb->data_len, __ATOMIC_RELAXED);
-	*len = RTE_MIN((uint32_t)dl, (uint32_t)(d->buf_len - off));
+	off = zn_desc_span(d, mb, &dl);
+	*len = dl;
 	return (const uint8_t *)zn_desc_buf(d, mb) + off;
 }
 

@@ -61,6 +61,26 @@ zn_pool_unlist(struct rte_mempool *mp)
 	rte_free(te);
 }
 
+/* Where @p mp's lcore caches are as rte_mempool_create_empty made them
+ * (right after the header), not where its local_cache says */
+static inline struct rte_mempool_cache *
+caches_of(const struct rte_mempool *mp)
+{
+	return (struct rte_mempool_cache *)RTE_PTR_ADD(mp, sizeof(*mp));
+}
+
+/* Group @p g's NFs' header as it was made: the manager's copy, but with
+ * the NFs' header's own caches and memzone */
+static void
+as_made(const struct zn_mgr *m, unsigned int g, struct rte_mempool *want)
+{
+	const struct rte_mempool *t = m->gpool_mgr[g];
+
+	*want = *t;
+	want->mz = m->twin[g].mz;
+	want->local_cache = t->cache_size != 0 ? caches_of(m->gpool[g]) : NULL;
+}
+
 size_t
 zn_twin_bytes(void)
 {
@@ -96,9 +116,7 @@ zn_twin_make(struct zn_mgr *m, unsigned int g)
 	 * block (rte_mempool_create_empty), as no NF has written them. */
 	memcpy(t, mp, len);
 	t->mz = NULL; /* never freed as a mempool: zn_twin_free */
-	t->local_cache = mp->cache_size != 0 ?
-			 (struct rte_mempool_cache *)RTE_PTR_ADD(t, sizeof(*t)) :
-			 NULL;
+	t->local_cache = mp->cache_size != 0 ? caches_of(t) : NULL;
 	/* What the NFs' header's teardown needs, kept as made */
 	tw->mz = mp->mz;
 	STAILQ_FOREACH(hdr, &mp->mem_list, next)
@@ -130,12 +148,7 @@ zn_twin_free(struct zn_mgr *m, unsigned int g)
 	 * fields, the header's own caches, its memory chunks relinked from
 	 * the list taken when it was made, no object list (it runs through
 	 * the buffers' headers, which NFs write; freeing needs none). */
-	memcpy(mp, t, sizeof(*mp));
-	mp->mz = tw->mz;
-	mp->local_cache = mp->cache_size != 0 ?
-			  (struct rte_mempool_cache *)RTE_PTR_ADD(mp,
-								   sizeof(*mp)) :
-			  NULL;
+	as_made(m, g, mp);
 	STAILQ_INIT(&mp->elt_list);
 	STAILQ_INIT(&mp->mem_list);
 	for (unsigned int i = 0; i < tw->n_chunks; i++) {
@@ -155,9 +168,8 @@ zn_twin_free(struct zn_mgr *m, unsigned int g)
 unsigned int
 zn_twin_avail(const struct zn_mgr *m, unsigned int g)
 {
-	const struct rte_mempool *mp = m->gpool[g], *t = m->gpool_mgr[g];
-	const struct rte_mempool_cache *c =
-		(const struct rte_mempool_cache *)RTE_PTR_ADD(mp, sizeof(*mp));
+	const struct rte_mempool *t = m->gpool_mgr[g];
+	const struct rte_mempool_cache *c = caches_of(m->gpool[g]);
 	/* The free ring (through the guard) and the manager's caches */
 	uint64_t n = rte_mempool_avail_count(t);
 
@@ -200,7 +212,7 @@ zn_twin_take_nf_cache(struct zn_mgr *m, unsigned int g, unsigned int lcore)
 	/* Where the cache is as made, not where the header says; its
 	 * length cut to its array; with --validate, only buffers of the
 	 * pool, each once (garbage left there is not the pool's). */
-	c = (struct rte_mempool_cache *)RTE_PTR_ADD(mp, sizeof(*mp)) + lcore;
+	c = caches_of(mp) + lcore;
 	len = RTE_MIN(__atomic_load_n(&c->len, __ATOMIC_RELAXED),
 		      (uint32_t)RTE_DIM(c->objs));
 	for (uint32_t i = 0; i < len; i++) {
@@ -234,13 +246,7 @@ zn_twin_repair(struct zn_mgr *m)
 
 		if (mp == NULL || t == NULL)
 			continue;
-		/* The header as made: the manager's copy but where the NFs'
-		 * header keeps its caches and its memzone */
-		want = *t;
-		want.mz = m->twin[g].mz;
-		want.local_cache = t->cache_size != 0 ?
-			(struct rte_mempool_cache *)RTE_PTR_ADD(mp, sizeof(*mp)) :
-			NULL;
+		as_made(m, g, &want);
 		bad = memcmp(mp, &want, sizeof(want)) != 0;
 		if (bad)
 			memcpy(mp, &want, sizeof(want));
@@ -255,7 +261,7 @@ zn_twin_repair(struct zn_mgr *m)
 		/* Each cache's size as made; a length past what DPDK lets it
 		 * reach is garbage: emptied (what it held, if anything,
 		 * group.audit finds) */
-		c = (struct rte_mempool_cache *)RTE_PTR_ADD(mp, sizeof(*mp));
+		c = caches_of(mp);
 		for (unsigned int i = 0; t->cache_size != 0 &&
 		     i < RTE_MAX_LCORE; i++) {
 			const struct rte_mempool_cache *tc = &t->local_cache[i];

@@ -36,8 +36,7 @@ fresh(const struct zn_desc_pool *d, struct rte_mbuf *h,
 	h->buf_addr = buf;
 	rte_mbuf_iova_set(h, zn_desc_iova(d, (uintptr_t)buf));
 	h->buf_len = d->buf_len;
-	h->data_off = (uint16_t)RTE_MIN((unsigned int)RTE_PKTMBUF_HEADROOM,
-					(unsigned int)d->buf_len);
+	h->data_off = zn_desc_headroom(d);
 	rte_mbuf_refcnt_set(h, 1);
 	h->nb_segs = 1;
 	h->ol_flags = 0;
@@ -102,30 +101,15 @@ zn_shadow_tx(struct zn_worker *w, struct rte_mbuf **pkts, unsigned int n)
 		ns = zn_desc_segs(d, pkts[i], segs);
 		for (unsigned int k = 0; k < ns; k++) {
 			struct rte_mbuf *s = segs[k];
-			uint16_t off = __atomic_load_n(&s->data_off,
-						       __ATOMIC_RELAXED);
-			uint16_t len = __atomic_load_n(&s->data_len,
-						       __ATOMIC_RELAXED);
+			uint16_t len, off = zn_desc_span(d, s, &len);
 
-			if (off > d->buf_len)
-				off = d->buf_len;
-			if (len > d->buf_len - off)
-				len = (uint16_t)(d->buf_len - off);
 			h = header_of(sh, s);
-			if (k == 0) { /* offloads, VLAN, hash: values */
-				__rte_pktmbuf_copy_hdr(h, s);
-				h->ol_flags &= ~(RTE_MBUF_F_INDIRECT |
-						 RTE_MBUF_F_EXTERNAL);
-			}
-			h->buf_addr = zn_desc_buf(d, s);
-			rte_mbuf_iova_set(h, zn_desc_iova(d,
-					  (uintptr_t)h->buf_addr));
-			h->buf_len = d->buf_len;
+			fresh(d, h, s);
+			if (k == 0) /* offloads, VLAN, hash: values */
+				zn_desc_copy_meta(h, s);
 			h->data_off = off;
 			h->data_len = len;
-			h->nb_segs = 1;
 			h->next = NULL;
-			rte_mbuf_refcnt_set(h, 1);
 			if (prev != NULL)
 				prev->next = h;
 			else
@@ -164,18 +148,14 @@ zn_shadow_rx(struct zn_worker *w, unsigned int g, struct rte_mbuf **pkts,
 				continue;
 			}
 			zn_desc_restore(d, b);
-			b->data_off = (uint16_t)RTE_MIN(h->data_off, d->buf_len);
-			b->data_len = (uint16_t)RTE_MIN(
-				h->data_len, (uint16_t)(d->buf_len - b->data_off));
+			b->data_off = zn_desc_span(d, h, &b->data_len);
 			total += b->data_len;
 			if (prev != NULL) {
 				prev->next = b;
 			} else { /* offloads, hash, VLAN, port, timestamp:
 				  * values the driver wrote in our header */
 				first = b;
-				__rte_pktmbuf_copy_hdr(b, h);
-				b->ol_flags &= ~(RTE_MBUF_F_INDIRECT |
-						 RTE_MBUF_F_EXTERNAL);
+				zn_desc_copy_meta(b, h);
 			}
 			prev = b;
 			ns++;

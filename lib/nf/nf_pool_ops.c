@@ -52,7 +52,7 @@ static struct guard {
 	 * pool of its own memory: the manager's), or NULL */
 	zn_pool_take_fn take;
 	zn_pool_give_fn give;
-	void *hook_arg;
+	void *src_arg;
 	struct rte_ring *r;
 	uint32_t size, mask, capacity;
 } guards[GUARDS];
@@ -141,7 +141,7 @@ zn_pool_ops_set_source(const struct rte_mempool *mp, zn_pool_take_fn take,
 		return -EINVAL;
 	for (unsigned int i = 0; i < GUARDS; i++)
 		if (guards[i].mp == mp && mp != NULL) {
-			guards[i].hook_arg = arg;
+			guards[i].src_arg = arg;
 			guards[i].give = give;
 			guards[i].take = take;
 			return 0;
@@ -259,22 +259,20 @@ guarded_dequeue(const struct guard *g, void **objs, unsigned int n)
 	return 0;
 }
 
-/* Through the guard where this process keeps one and checks (the
- * manager), else DPDK's ring driver. */
+/* Through @p mp's guard @p g where this process keeps one and checks
+ * (the manager: guard_of), else DPDK's ring driver. */
 static inline int
-ring_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
+ring_enqueue(struct rte_mempool *mp, const struct guard *g, void *const *objs,
+	     unsigned int n)
 {
-	const struct guard *g = guard_of(mp);
-
 	return g != NULL ? guarded_enqueue(g, objs, n) :
 	       zn_pool_ops_ring()->enqueue(mp, objs, n);
 }
 
 static inline int
-ring_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
+ring_dequeue(struct rte_mempool *mp, const struct guard *g, void **objs,
+	     unsigned int n)
 {
-	const struct guard *g = guard_of(mp);
-
 	return g != NULL ? guarded_dequeue(g, objs, n) :
 	       zn_pool_ops_ring()->dequeue(mp, objs, n);
 }
@@ -298,11 +296,10 @@ zr_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
 	const struct guard *g = guard_of(mp);
 
 	if (unlikely(g != NULL && g->give != NULL)) {
-		g->give(g->hook_arg, objs, n);
+		g->give(g->src_arg, objs, n);
 		return 0;
 	}
-	return g != NULL ? guarded_enqueue(g, objs, n) :
-	       zn_pool_ops_ring()->enqueue(mp, objs, n);
+	return ring_enqueue(mp, g, objs, n);
 }
 
 /* Keep the objects @p check passes, in order; how many. */
@@ -320,12 +317,13 @@ keep_good(const struct rte_mempool *mp, zn_pool_check_fn fn, void **objs,
 
 /* What is taken out, checked (the manager) */
 static int
-take_checked(struct rte_mempool *mp, void **objs, unsigned int n)
+take_checked(struct rte_mempool *mp, const struct guard *g, void **objs,
+	     unsigned int n)
 {
 	zn_pool_check_fn fn = check;
 	unsigned int k;
 
-	if (ring_dequeue(mp, objs, n) < 0)
+	if (ring_dequeue(mp, g, objs, n) < 0)
 		return -ENOBUFS;
 	if (fn == NULL)
 		return 0;
@@ -334,9 +332,9 @@ take_checked(struct rte_mempool *mp, void **objs, unsigned int n)
 		void *more[REFILL];
 		unsigned int want = RTE_MIN(n - k, (unsigned int)REFILL);
 
-		if (ring_dequeue(mp, more, want) < 0) {
+		if (ring_dequeue(mp, g, more, want) < 0) {
 			/* all or nothing */
-			ring_enqueue(mp, objs, k);
+			ring_enqueue(mp, g, objs, k);
 			return -ENOBUFS;
 		}
 		want = keep_good(mp, fn, more, want);
@@ -352,8 +350,8 @@ zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 	const struct guard *g = guard_of(mp);
 
 	if (unlikely(g != NULL && g->take != NULL))
-		return g->take(g->hook_arg, objs, n) == 0 ? 0 : -ENOBUFS;
-	return take_checked(mp, objs, n);
+		return g->take(g->src_arg, objs, n) == 0 ? 0 : -ENOBUFS;
+	return take_checked(mp, g, objs, n);
 }
 
 static unsigned int
