@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -255,6 +256,17 @@ group_create(struct zn_mgr *m, unsigned int i)
 		goto fail_reg;
 	}
 	((struct zn_group_home *)va)->hdr.pool = mp;
+	/* Nothing more is allocated in the heap: what rte_free follows at
+	 * exit (each element's header, between the structures) is as
+	 * now, whatever the group's NFs write there meanwhile. */
+	m->gmem[i].heap_as_made = malloc(heap);
+	if (m->gmem[i].heap_as_made == NULL) {
+		rc = -ENOMEM;
+		group_routing_free(&m->gmem[i]);
+		zn_twin_free(m, i);
+		goto fail_reg;
+	}
+	memcpy(m->gmem[i].heap_as_made, RTE_PTR_ADD(va, home), heap);
 	g->va = (uint64_t)(uintptr_t)va;
 	g->n_mbufs = c->n_mbufs;
 	__atomic_store_n(&g->used, 1, __ATOMIC_RELEASE);
@@ -277,24 +289,66 @@ fail_file:
 	return rc;
 }
 
+/* Where a group's NFs find its file: they map nothing of the manager's
+ * but that file (lib/nf/nf_group.c), so not zn_shm.groups either. Made
+ * whole, then renamed into place: an NF never reads half of it. */
+static int
+groups_file(struct zn_mgr *m)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	FILE *f;
+	int rc = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", m->rundir,
+			     ZN_GROUPS_FILE) >= sizeof(path))
+		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	f = fopen(tmp, "we");
+	if (f == NULL)
+		return -errno;
+	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++)
+		if (m->gpool[i] != NULL)
+			fprintf(f, "%u %s %s\n", i, m->shm->groups[i].name,
+				m->shm->groups[i].path);
+	if (ferror(f))
+		rc = -EIO;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
 int
 zn_group_init(struct zn_mgr *m)
 {
-	for (unsigned int i = 0; i < m->cfg.n_groups; i++) {
-		int rc = group_create(m, i);
+	int rc;
 
+	for (unsigned int i = 0; i < m->cfg.n_groups; i++) {
+		rc = group_create(m, i);
 		if (rc < 0) {
 			ZN_LOG(ERR, "trust group '%s': %s", m->cfg.groups[i].name,
 			       strerror(-rc));
 			return rc;
 		}
 	}
-	return 0;
+	rc = m->cfg.n_groups > 0 ? groups_file(m) : 0;
+	if (rc < 0)
+		ZN_LOG(ERR, "cannot write %s/%s: %s", m->rundir,
+		       ZN_GROUPS_FILE, strerror(-rc));
+	return rc;
 }
 
 void
 zn_group_fini(struct zn_mgr *m)
 {
+	char path[PATH_MAX];
+
+	if (m->cfg.n_groups > 0 && (size_t)snprintf(path, sizeof(path),
+			"%s/%s", m->rundir, ZN_GROUPS_FILE) < sizeof(path))
+		unlink(path);
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
 		struct zn_group_mem *gm = &m->gmem[i];
 		void *va = (void *)zn_group_home_at(i);
@@ -308,6 +362,13 @@ zn_group_fini(struct zn_mgr *m)
 			       m->gpool_mgr[i]->size - zn_twin_avail(m, i),
 			       m->gpool_mgr[i]->size);
 		__atomic_store_n(&m->shm->groups[i].used, 0, __ATOMIC_RELEASE);
+		/* The heap's element headers are in the file, which the
+		 * group's NFs write; DPDK's rte_free follows them (and the
+		 * pool's free ring, header and routing copies have no use
+		 * left): the heap as made, then freed. */
+		memcpy(RTE_PTR_ADD(va, gm->home), gm->heap_as_made, gm->heap);
+		free(gm->heap_as_made);
+		gm->heap_as_made = NULL;
 		zn_twin_free(m, i);
 		group_routing_free(&m->gmem[i]);
 		rte_extmem_unregister(RTE_PTR_ADD(va, gm->home + gm->heap),

@@ -74,6 +74,51 @@ group_rings(struct zn_mgr *m, unsigned int g)
 	return 0;
 }
 
+/* What the group's NFs read of the manager's state, in their file
+ * (struct zn_group_home view): as zn_shm says it now. */
+static void
+view_init(struct zn_mgr *m, unsigned int g)
+{
+	struct zn_group_home *h = zn_group_home_at(g);
+
+	h->view.hdr = m->shm->hdr;
+	h->view.group = m->shm->groups[g];
+	h->view.stopping = m->shm->mgr.stopping;
+	h->view.lb_epoch = m->shm->rt.lb_epoch;
+	for (unsigned int l = 0; l < ZN_MAX_LINKS; l++)
+		h->view.links[l] = (struct zn_link){ .gen = m->shm->links[l].gen };
+	memset(h->wdb, 0, sizeof(h->wdb));
+}
+
+void
+zn_home_view_stopping(struct zn_mgr *m)
+{
+	m->shm->mgr.stopping = 1;
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
+		if (m->home_rg[g + 1] != NULL)
+			__atomic_store_n(&zn_group_home_at(g)->view.stopping,
+					 1, __ATOMIC_RELEASE);
+}
+
+void
+zn_home_view_link(struct zn_mgr *m, unsigned int l, uint32_t group,
+		  const struct zn_link *lk)
+{
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+		struct zn_link *v;
+
+		if (m->home_rg[g + 1] == NULL)
+			continue;
+		v = &zn_group_home_at(g)->view.links[l];
+		/* The pair's group sees the link; every other group sees
+		 * it unused (a link taken back: whichever group had it). */
+		if (g + 1 == group && lk->used)
+			*v = *lk;
+		else
+			__atomic_store_n(&v->used, 0, __ATOMIC_RELEASE);
+	}
+}
+
 int
 zn_home_setup(struct zn_mgr *m)
 {
@@ -99,6 +144,7 @@ zn_home_setup(struct zn_mgr *m)
 			       "rings: %s", g, strerror(-rc));
 			return rc;
 		}
+		view_init(m, g);
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 
 struct zn_mgr;
 struct zn_nf_slot;
+struct zn_link;
 
 /** Make the homes' rings and keep their guards (after the groups, the
  *  registry's rings and their guards). 0 or -errno. */
@@ -27,5 +28,14 @@ void zn_home_move(struct zn_mgr *m, unsigned int slot, uint32_t group);
 /** Link @p l (free: nobody uses it) now joins NFs of group index + 1
  *  @p group: its ring and guard are that home's (the caller resets). */
 void zn_home_link(struct zn_mgr *m, unsigned int l, uint32_t group);
+
+/* The copy of the manager's state in each group's file that the group's
+ * NFs read (struct zn_group_home view), kept as zn_shm changes: */
+/** Shutdown begins: zn_shm.mgr.stopping and every group's copy. */
+void zn_home_view_stopping(struct zn_mgr *m);
+/** Link @p l is now @p lk (zn_shm.links[l]), given to a pair of group
+ *  index + 1 @p group, or taken back (lk->used 0). */
+void zn_home_view_link(struct zn_mgr *m, unsigned int l, uint32_t group,
+		       const struct zn_link *lk);
 
 #endif /* ZN_HOME_H */

@@ -204,7 +204,14 @@ lb_tick(void *arg)
 {
 	struct zn_mgr *m = arg;
 
-	__atomic_fetch_add(&m->shm->rt.lb_epoch, 1, __ATOMIC_RELAXED);
+	uint32_t e = __atomic_add_fetch(&m->shm->rt.lb_epoch, 1,
+					__ATOMIC_RELAXED);
+
+	/* and the copy each trust group's NFs read (zn_group_home view) */
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
+		if (m->gpool[g] != NULL)
+			__atomic_store_n(&zn_group_home_at(g)->view.lb_epoch, e,
+					 __ATOMIC_RELAXED);
 }
 
 json_t *

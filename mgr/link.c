@@ -139,6 +139,7 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 	lk->gen++;
 	lk->used = 1;
 	m->shm->links[l] = *lk;
+	zn_home_view_link(m, l, m->nf_group[from], lk);
 	/* Before the release below: a worker reading what the receiver
 	 * hands back sees it (desc_hot.c take_back). */
 	__atomic_store_n(&m->nf_linked_in[to], true, __ATOMIC_RELAXED);
@@ -207,6 +208,7 @@ static void
 put_back(struct zn_mgr *m, uint16_t l)
 {
 	m->links->own[l].used = m->shm->links[l].used = 0;
+	zn_home_view_link(m, l, 0, &m->links->own[l]);
 	m->links->orphan[l] = false;
 	m->links->free[m->links->n_free++] = l;
 	m->links->warned_full = false;

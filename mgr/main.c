@@ -275,8 +275,8 @@ workers_init(struct zn_mgr *m)
 			.stall_cycles = m->cfg.stall_ms * (rte_get_tsc_hz() /
 							   1000),
 		};
-		zn_rctx_init(&w->rc, m->shm, m->slot, m->nf_rx, m->link_ring, -1,
-			     i, &w->shm->stats.lb_moved);
+		zn_rctx_init(&w->rc, &m->shm->rt.lb_epoch, m->slot, m->nf_rx,
+			     m->link_ring, -1, i, &w->shm->stats.lb_moved);
 		m->workers[i] = w;
 	}
 	for (uint16_t p = 0; p < m->n_ports; p++) {
@@ -381,7 +381,7 @@ shutdown_mgr(struct zn_mgr *m)
 	uint64_t deadline = zn_now_ns() + NF_STOP_TIMEOUT_NS;
 	unsigned int avail;
 
-	m->shm->mgr.stopping = 1;
+	zn_home_view_stopping(m); /* zn_shm's and every group's view */
 	m->rx_enabled = 0;
 	/* NFs drain what they have and leave; workers keep moving their
 	 * output so in-flight packets still reach the ports. Launched NFs

@@ -72,6 +72,9 @@ struct zn_mgr {
 		 * one is in the file's home) and their RCU variable */
 		struct zn_route *rt_spare, *rt_live;
 		struct rte_rcu_qsbr *qsbr;
+		/* its heap as it was once made (the rte_malloc elements'
+		 * headers among it), for the frees at exit (group.c) */
+		void *heap_as_made;
 	} gmem[ZN_MAX_GROUPS];
 	const char *pool_ops; /* their mempool driver (main.c) */
 	struct zn_desc_pool *desc; /* [0]: pool, [g + 1]: gpool[g] (desc.c) */
@@ -118,6 +121,10 @@ struct zn_mgr {
 				       * shm->rt.route is the NFs' copy */
 	struct zn_route *nf_route_spare; /* the NFs' next copy (shared) */
 	struct rte_rcu_qsbr *qsbr;    /* the workers' (private memory) */
+	/* The NFs' RCU variables' tokens ([0]: NFs of no group, [g + 1]:
+	 * group g's): kept here, the variables being in memory NFs write
+	 * (route.c sync_nfs) */
+	uint64_t nf_qtoken[ZN_MAX_GROUPS + 1];
 	/* The private heap (privmem.c): its socket id for DPDK allocations,
 	 * its memory. */
 	int priv_socket;

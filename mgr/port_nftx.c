@@ -141,6 +141,12 @@ zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot)
 	unsigned int t = zn_tenant_of_nf(m, slot);
 
 	memset(s->ctl.txq, 0, sizeof(s->ctl.txq));
+	memset(s->ptx, 0, sizeof(s->ptx));
+	/* Not to an NF of a trust group: it maps none of the EAL's memory,
+	 * where a port's queues are (lib/nf/nf_group.c); the workers send
+	 * its packets, as the manager's headers (shadow.h). */
+	if (m->nf_group[slot] != 0)
+		return;
 	for (unsigned int i = 0; i < m->n_ports; i++) {
 		struct zn_port *p = &m->ports[i];
 
@@ -157,7 +163,6 @@ zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot)
 			break;
 		}
 	}
-	memset(s->ptx, 0, sizeof(s->ptx));
 }
 
 /* The slot is free: the NF's process is gone, and these PMDs kept none of

@@ -280,8 +280,11 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 				    (void **)pkts, ZN_BURST)) > 0)
 		free_counted(m, s, pkts, n);
 	zn_link_nf_gone(m, slot, free_counted);
-	/* When the manager stops, its memory goes with it. */
-	if (!m->shm->mgr.stopping)
+	/* When the manager stops, its memory goes with it. An NF of a trust
+	 * group maps none of the EAL's memory (lib/nf/nf_group.c): what it
+	 * made is its process's own, gone with it, and what its slot names
+	 * can only be something else's. */
+	if (!m->shm->mgr.stopping && m->nf_group[slot] == 0)
 		free_objs(m, s);
 	return s->exit_drops - before;
 }

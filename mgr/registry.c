@@ -423,55 +423,61 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 						     .reclaim_lock = -1 };
 }
 
+/* A message of an NF (from the ring or the kick socket): every field is
+ * the NF's word, checked. */
+static void
+handle_msg(struct zn_mgr *m, const struct zn_msg *msg)
+{
+	struct zn_nf_slot *s;
+	bool ours;
+
+	if (msg->slot >= ZN_MAX_NFS) {
+		ZN_LOG(WARNING, "bad message: slot %u", msg->slot);
+		return;
+	}
+	s = zn_slot(m, msg->slot);
+	/* From the NF registered there: generations count per home, so the
+	 * group tells an earlier NF of another group apart */
+	ours = m->nf_gen[msg->slot] == msg->gen &&
+	       m->nf_group[msg->slot] == msg->group;
+	if (msg->type == ZN_MSG_REGISTER)
+		do_register(m, msg->slot, msg->gen, msg->group);
+	else if (msg->type == ZN_MSG_LEAVE && ours)
+		begin_stop(m, msg->slot);
+	else if (msg->type == ZN_MSG_READY && ours)
+		do_ready(m, msg->slot);
+	else if (msg->type == ZN_MSG_LINK && ours)
+		zn_link_request(m, msg->slot);
+	switch (msg->type) {
+	case ZN_MSG_REGISTER: case ZN_MSG_LEAVE: case ZN_MSG_READY:
+	case ZN_MSG_LINK:
+		break;
+	case ZN_MSG_STEER:
+		/* Only from a registered NF of this generation; the answer
+		 * goes to the request's own generation. */
+		if (!ours || !nf_live(zn_nf_state(m, msg->slot)))
+			break;
+		s->steer_reply.rc = zn_fdir_steer(m, msg->slot);
+		__atomic_store_n(&s->steer_reply.gen, s->steer.gen,
+				 __ATOMIC_RELEASE);
+		zn_db_ring(&s->db);
+		break;
+	default:
+		ZN_LOG(WARNING, "bad message type %u", msg->type);
+		break;
+	}
+}
+
 static void
 handle_msgs(struct zn_mgr *m)
 {
+	struct zn_registry *r = m->registry;
 	struct zn_msg msg;
 
-	while (rte_ring_sc_dequeue_elem(m->msgq, &msg, sizeof(msg)) == 0) {
-		struct zn_nf_slot *s;
-		bool ours;
-
-		if (msg.slot >= ZN_MAX_NFS) {
-			ZN_LOG(WARNING, "bad message: slot %u", msg.slot);
-			continue;
-		}
-		s = zn_slot(m, msg.slot);
-		/* From the NF registered there: generations count per home,
-		 * so the group tells an earlier NF of another group apart */
-		ours = m->nf_gen[msg.slot] == msg.gen &&
-		       m->nf_group[msg.slot] == msg.group;
-		switch (msg.type) {
-		case ZN_MSG_REGISTER:
-			do_register(m, msg.slot, msg.gen, msg.group);
-			break;
-		case ZN_MSG_LEAVE:
-			if (ours)
-				begin_stop(m, msg.slot);
-			break;
-		case ZN_MSG_READY:
-			if (ours)
-				do_ready(m, msg.slot);
-			break;
-		case ZN_MSG_LINK:
-			if (ours)
-				zn_link_request(m, msg.slot);
-			break;
-		case ZN_MSG_STEER:
-			/* Only from a registered NF of this generation; the
-			 * answer goes to the request's own generation. */
-			if (!ours || !nf_live(zn_nf_state(m, msg.slot)))
-				break;
-			s->steer_reply.rc = zn_fdir_steer(m, msg.slot);
-			__atomic_store_n(&s->steer_reply.gen, s->steer.gen,
-					 __ATOMIC_RELEASE);
-			zn_db_ring(&s->db);
-			break;
-		default:
-			ZN_LOG(WARNING, "bad message type %u", msg.type);
-			break;
-		}
-	}
+	while (rte_ring_sc_dequeue_elem(m->msgq, &msg, sizeof(msg)) == 0)
+		handle_msg(m, &msg);
+	while (r->sent_tail != r->sent_head)
+		handle_msg(m, &r->sent[r->sent_tail++ % ZN_KICK_MSGS]);
 }
 
 void

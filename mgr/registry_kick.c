@@ -2,8 +2,9 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 
-/* The registry's kick socket: NFs poke it after posting a message on the
- * ring (registry.c handles the messages after the wake-up). */
+/* The registry's kick socket: NFs of no trust group poke it after
+ * posting a message on the ring (registry.c handles the messages after
+ * the wake-up); NFs of a group send their messages here whole. */
 
 #include <errno.h>
 #include <string.h>
@@ -14,6 +15,22 @@
 #include "registry.h"
 #include "registry_pvt.h"
 #include "../lib/common/zn_util.h"
+
+/* For the wake hook (registry.c), after the ring's messages. */
+static void
+keep(struct zn_registry *r, const struct zn_msg *msg)
+{
+	if (r->sent_head - r->sent_tail >= ZN_KICK_MSGS) {
+		if (!r->sent_full_logged)
+			ZN_LOG(WARNING, "%u messages of NFs of trust groups "
+			       "wait: later ones are dropped (the NFs ask "
+			       "again or time out)", ZN_KICK_MSGS);
+		r->sent_full_logged = true;
+		return;
+	}
+	r->sent[r->sent_head++ % ZN_KICK_MSGS] = *msg;
+	r->sent_full_logged = false;
+}
 
 /* An NF posted a message (it is handled in the wake hook). A REGISTER
  * kick carries the slot and generation; its credentials, filled in by the
@@ -36,6 +53,7 @@ zn_registry_on_kick(void *arg, uint32_t events)
 	for (;;) {
 		struct cmsghdr *c;
 		struct ucred uc = { .pid = 0 };
+		struct zn_msg msg = { .type = 0 };
 		uint16_t slot;
 		uint32_t gen;
 
@@ -44,16 +62,36 @@ zn_registry_on_kick(void *arg, uint32_t events)
 		n = recvmsg(m->registry->kick_fd, &mh, MSG_DONTWAIT);
 		if (n <= 0)
 			break;
-		if (n != ZN_KICK_REGISTER_LEN || data[0] != ZN_KICK_REGISTER)
+		if (!(n == ZN_KICK_REGISTER_LEN &&
+		      data[0] == ZN_KICK_REGISTER) &&
+		    !(n == ZN_KICK_MSG_LEN && data[0] == ZN_KICK_MSG))
 			continue;
 		for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
 			if (c->cmsg_level == SOL_SOCKET &&
 			    c->cmsg_type == SCM_CREDENTIALS)
 				memcpy(&uc, CMSG_DATA(c), sizeof(uc));
-		memcpy(&slot, data + 1, sizeof(slot));
-		memcpy(&gen, data + 3, sizeof(gen));
-		if (slot < ZN_MAX_NFS && uc.pid > 0)
+		if (data[0] == ZN_KICK_MSG) {
+			memcpy(&msg, data + 1, sizeof(msg));
+			slot = msg.slot;
+			gen = msg.gen;
+		} else {
+			memcpy(&slot, data + 1, sizeof(slot));
+			memcpy(&gen, data + 3, sizeof(gen));
+		}
+		if (slot < ZN_MAX_NFS && uc.pid > 0 &&
+		    (data[0] == ZN_KICK_REGISTER ||
+		     msg.type == ZN_MSG_REGISTER))
 			m->registry->cred[slot] = (struct zn_nf_cred){
 				.valid = true, .gen = gen, .pid = uc.pid };
+		/* A message other than REGISTER is from the process that
+		 * registered in the slot, as the kernel names the sender:
+		 * another NF knowing the slot and generation cannot make the
+		 * manager stop or link it (the ring cannot tell, the socket
+		 * can). */
+		if (data[0] == ZN_KICK_MSG &&
+		    (msg.type == ZN_MSG_REGISTER ||
+		     (slot < ZN_MAX_NFS && uc.pid > 0 &&
+		      uc.pid == m->registry->reg[slot].pid)))
+			keep(m->registry, &msg);
 	}
 }

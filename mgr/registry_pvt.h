@@ -15,6 +15,8 @@
 
 struct zn_mgr;
 
+#define ZN_KICK_MSGS 1024 /* a power of 2 */
+
 struct zn_nf_reg {
 	struct zn_mgr *m;
 	unsigned int slot;
@@ -48,6 +50,11 @@ struct zn_registry {
 	} exiting[ZN_MAX_NFS];
 	struct zn_nf_cred cred[ZN_MAX_NFS];
 	int kick_fd; /* NFs poke it after posting a message */
+	/* Messages NFs of trust groups sent on the kick socket (on_kick),
+	 * handled with the ring's after the wake-up (registry.c) */
+	struct zn_msg sent[ZN_KICK_MSGS];
+	uint32_t sent_head, sent_tail;
+	bool sent_full_logged;
 };
 
 /* registry_kick.c: read the kick socket (loop callback, arg: the

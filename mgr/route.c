@@ -72,11 +72,17 @@ build(struct zn_mgr *m, struct zn_route *rt)
 /* A reader of the NFs' RCU variable that holds back the grace period now
  * begun at @p token: online, since before it. */
 static bool
-nf_reader_blocks(const struct rte_rcu_qsbr *q, unsigned int slot,
-		 uint64_t token)
+nf_reader_blocks(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
+		 uint32_t group, unsigned int slot, uint64_t token)
 {
-	uint64_t c = __atomic_load_n(&q->qsbr_cnt[slot].cnt, __ATOMIC_ACQUIRE);
+	uint64_t c;
 
+	/* Only the NF registered in the slot reports here, if it is of
+	 * this variable's group (what the registry says, not the slot) */
+	if (m->nf_group[slot] != group ||
+	    zn_nf_state(m, slot) == ZN_NF_FREE)
+		return false;
+	c = __atomic_load_n(&q->qsbr_cnt[slot].cnt, __ATOMIC_ACQUIRE);
 	return c != 0 && c < token;
 }
 
@@ -89,13 +95,39 @@ nf_reader_blocks(const struct rte_rcu_qsbr *q, unsigned int slot,
  * and with them the control thread, forever. */
 #define ZN_READER_STUCK_NS (2ULL * 1000 * 1000 * 1000)
 
-static void
-sync_nfs(struct zn_mgr *m, struct rte_rcu_qsbr *q)
+/*
+ * The NFs' RCU variables are in memory NFs write (the EAL's, a group's
+ * file), and DPDK's rte_rcu_qsbr_start/check and thread_register follow
+ * their header (the bitmap's place and length: max_threads, num_elems)
+ * wherever garbage there points. So the manager keeps each variable's
+ * token itself (@p tok), stores it where NFs read it (what
+ * rte_rcu_qsbr_quiescent and thread_online copy into their counter), and
+ * checks each slot's counter at its fixed place (qsbr_cnt[slot], as DPDK
+ * lays it out), every slot: the registry knows no reader it would skip.
+ * Readers use DPDK's functions unchanged.
+ */
+static bool
+nf_readers_passed(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
+		  uint32_t group, uint64_t token)
 {
-	uint64_t token = rte_rcu_qsbr_start(q), t0 = 0;
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+		if (nf_reader_blocks(m, q, group, s, token))
+			return false;
+	return true;
+}
+
+/* @p group: the variable's (index + 1, 0: NFs of no group) */
+static void
+sync_nfs(struct zn_mgr *m, struct rte_rcu_qsbr *q, uint32_t group)
+{
+	uint64_t *tok = &m->nf_qtoken[group];
+	uint64_t token = (*tok = RTE_MAX(*tok, (uint64_t)__RTE_QSBR_CNT_INIT) +
+				 1), t0 = 0;
 	unsigned int spins = 0;
 
-	while (!rte_rcu_qsbr_check(q, token, false)) {
+	__atomic_store_n(&q->token, token, __ATOMIC_RELEASE);
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	while (!nf_readers_passed(m, q, group, token)) {
 		if (++spins < 64) {
 			rte_pause();
 			continue;
@@ -109,7 +141,7 @@ sync_nfs(struct zn_mgr *m, struct rte_rcu_qsbr *q)
 		for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 			struct zn_nf_slot *slot = zn_slot(m, s);
 
-			if (!nf_reader_blocks(q, s, token))
+			if (!nf_reader_blocks(m, q, group, s, token))
 				continue;
 			if (!zn_proc_alive(zn_registry_pid(m, s),
 					   slot->ctl.start_time)) {
@@ -136,10 +168,10 @@ void
 zn_route_sync(struct zn_mgr *m)
 {
 	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
-	sync_nfs(m, m->shm->rt.qsbr);
+	sync_nfs(m, m->shm->rt.qsbr, 0);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
 		if (m->gmem[g].qsbr != NULL)
-			sync_nfs(m, m->gmem[g].qsbr);
+			sync_nfs(m, m->gmem[g].qsbr, g + 1);
 }
 
 /* The RCU variable the NF in @p slot reports to: its group's (in the
@@ -153,11 +185,13 @@ nf_qsbr(const struct zn_mgr *m, unsigned int slot)
 	       m->gmem[g - 1].qsbr : m->shm->rt.qsbr;
 }
 
+/* A reader comes and goes: offline (its counter, at its fixed place).
+ * Not rte_rcu_qsbr_thread_register: it follows the variable's header
+ * (sync_nfs), and the check reads every slot anyway. */
 void
 zn_route_reader_add(struct zn_mgr *m, unsigned int slot)
 {
 	rte_rcu_qsbr_thread_offline(nf_qsbr(m, slot), slot);
-	rte_rcu_qsbr_thread_register(nf_qsbr(m, slot), slot);
 }
 
 void
@@ -165,7 +199,6 @@ zn_route_reader_del(struct zn_mgr *m, unsigned int slot)
 {
 	/* Its process can no longer run: whatever it left online. */
 	rte_rcu_qsbr_thread_offline(nf_qsbr(m, slot), slot);
-	rte_rcu_qsbr_thread_unregister(nf_qsbr(m, slot), slot);
 }
 
 /* Each trust group's NFs read a copy in the group's file (mgr/group.c):
@@ -181,6 +214,11 @@ publish_groups(struct zn_mgr *m, const struct zn_route *nf)
 		if (m->gpool[g] == NULL || spare == NULL)
 			continue;
 		memcpy(spare, nf, sizeof(*spare));
+		/* The LEAST_LOADED pins are in the EAL's memory, which the
+		 * group's NFs do not map: they hand such packets to a worker
+		 * (zn_pick_instance) */
+		for (unsigned int s = 0; s < ZN_MAX_SERVICES; s++)
+			spare->svc[s].pins = NULL;
 		gm->rt_spare = gm->rt_live;
 		gm->rt_live = spare;
 		__atomic_store_n(&h->hdr.route, spare, __ATOMIC_RELEASE);

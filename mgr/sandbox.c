@@ -503,36 +503,73 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		ADD("%s", lib);
 		ADD("%s", lib);
 	}
-	/* The runtime directory (the NF's EAL works there), its sockets
-	 * masked: the NF talks to the manager through shared memory and the
-	 * kick socket only. */
-	ADD("--bind");
-	ADD("%s", m->rundir);
-	ADD("%s", m->rundir);
-	ADD("--ro-bind");
-	ADD("/dev/null");
-	ADD("%s/%s", m->rundir, ZN_CTL_SOCK);
-	ADD("--ro-bind-try");
-	ADD("/dev/null");
-	ADD("%s/dpdk_telemetry.v2", m->rundir);
 	/* DPDK's drivers: the pool's only (driver_args). */
 	for (const char *const *o = driver_args(m); *o != NULL; o++)
 		ADD("%s", *o);
-	/* The instance's hugepage files, and no other. */
 	ADD("--tmpfs");
 	ADD("%s", m->huge_dir);
-	d = opendir(m->huge_dir);
-	if (d == NULL)
-		return -errno;
-	while ((e = readdir(d)) != NULL) {
-		if (!hugefile_of(e->d_name, m->cfg.instance))
-			continue;
+	if (group >= 0) {
+		/* An NF of a trust group is no secondary of the manager
+		 * (lib/nf/nf.c): of the runtime directory it has what
+		 * libzeronf uses, and none of the EAL's files there (the
+		 * configuration, memory segment lists, multi-process
+		 * sockets: each the manager's, or another NF's, to map or
+		 * talk to); of the hugepage files, its group's (below). */
+		static const char *const zn_files[] = {
+			ZN_LOCK_FILE, ZN_KICK_SOCK, ZN_GROUPS_FILE,
+		};
+
+		ADD("--tmpfs");
+		ADD("%s", m->rundir);
+		for (size_t i = 0; i < RTE_DIM(zn_files); i++) {
+			ADD("--bind");
+			ADD("%s/%s", m->rundir, zn_files[i]);
+			ADD("%s/%s", m->rundir, zn_files[i]);
+		}
+		/* Each slot's lock file, made now where missing (an NF
+		 * makes it as it claims the slot): the NF's lock must be on
+		 * the file every process locks */
+		for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+			char path[PATH_MAX + 32];
+			int fd;
+
+			snprintf(path, sizeof(path), "%s/" ZN_SLOT_LOCK_FMT,
+				 m->rundir, s);
+			fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+			if (fd < 0)
+				return -errno;
+			close(fd);
+			ADD("--bind");
+			ADD("%s/" ZN_SLOT_LOCK_FMT, m->rundir, s);
+			ADD("%s/" ZN_SLOT_LOCK_FMT, m->rundir, s);
+		}
+	} else {
+		/* The runtime directory (the NF's EAL works there), its
+		 * sockets masked: the NF talks to the manager through shared
+		 * memory and the kick socket only. */
 		ADD("--bind");
-		ADD("%s/%s", m->huge_dir, e->d_name);
-		ADD("%s/%s", m->huge_dir, e->d_name);
+		ADD("%s", m->rundir);
+		ADD("%s", m->rundir);
+		ADD("--ro-bind");
+		ADD("/dev/null");
+		ADD("%s/%s", m->rundir, ZN_CTL_SOCK);
+		ADD("--ro-bind-try");
+		ADD("/dev/null");
+		ADD("%s/dpdk_telemetry.v2", m->rundir);
+		/* The instance's hugepage files, and no other. */
+		d = opendir(m->huge_dir);
+		if (d == NULL)
+			return -errno;
+		while ((e = readdir(d)) != NULL) {
+			if (!hugefile_of(e->d_name, m->cfg.instance))
+				continue;
+			ADD("--bind");
+			ADD("%s/%s", m->huge_dir, e->d_name);
+			ADD("%s/%s", m->huge_dir, e->d_name);
+		}
+		closedir(d);
+		d = NULL;
 	}
-	closedir(d);
-	d = NULL;
 	/* Its trust group's pool, and no other group's (mgr/group.c): the
 	 * file another group's packets are in is not in its namespace. */
 	if (group >= 0 && group < ZN_MAX_GROUPS && m->shm->groups[group].used) {

@@ -540,6 +540,11 @@ zn_worker_main(void *arg)
 	uint64_t sleep_us = SLEEP_MIN_US;
 	unsigned int idle = 0;
 
+	w->db[0] = &w->shm->db;
+	w->n_db = 1;
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
+		if (m->home_rg[g + 1] != NULL)
+			w->db[w->n_db++] = &zn_group_home_at(g)->wdb[w->id];
 	rte_rcu_qsbr_thread_register(m->qsbr, w->id);
 	rte_rcu_qsbr_thread_online(m->qsbr, w->id);
 	w->shm->stats.online = 1;
@@ -589,7 +594,7 @@ zn_worker_main(void *arg)
 			timeout = SLEEP_NO_PORTS_US;
 		}
 		rte_rcu_qsbr_thread_offline(m->qsbr, w->id);
-		zn_db_wait(&w->shm->db, worker_has_work, w, timeout);
+		zn_db_wait_all(w->db, w->n_db, worker_has_work, w, timeout);
 		rte_rcu_qsbr_thread_online(m->qsbr, w->id);
 	}
 	/* Last chance for buffered output; the rest is freed at shutdown. */

@@ -87,6 +87,11 @@ struct zn_worker {
 	const struct rte_mempool *audit_hdrs; /* its port headers' (shadow.h) */
 	uintptr_t audit_lo, audit_hi;
 	uint32_t audit_req, audit_done, audit_held;
+	/* Where it sleeps: its doorbell, then its doorbell in each trust
+	 * group's file (rung by the group's NFs, which map nothing else of
+	 * the manager's) */
+	struct zn_doorbell *db[1 + ZN_MAX_GROUPS];
+	unsigned int n_db;
 };
 
 int zn_worker_main(void *arg);

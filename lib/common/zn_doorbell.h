@@ -84,4 +84,74 @@ zn_db_wait(struct zn_doorbell *db, bool (*has_work)(void *), void *arg,
 	return woken;
 }
 
+#define ZN_DB_WAIT_MAX (1 + ZN_MAX_GROUPS) /* futex_waitv takes 128 */
+
+#ifndef FUTEX_32
+#define FUTEX_32 2
+#endif
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+
+/**
+ * Sleep on @p n doorbells at once (a worker: its own, and one in each
+ * trust group's file that the group's NFs ring, since they map nothing
+ * else of the manager's): zn_db_wait's protocol on each, one
+ * futex_waitv (Linux 5.16). Sleeps and wake-ups are counted on db[0].
+ * Where the kernel has no futex_waitv, sleeps on db[0] at most 200 us:
+ * the others are then seen late, never missed.
+ */
+static inline bool
+zn_db_wait_all(struct zn_doorbell *const *db, unsigned int n,
+	       bool (*has_work)(void *), void *arg, uint64_t timeout_us)
+{
+	struct {
+		uint64_t val, uaddr;
+		uint32_t flags, reserved;
+	} wv[ZN_DB_WAIT_MAX];
+	static bool no_waitv;
+	struct timespec ts;
+	bool woken = false;
+
+	if (n > ZN_DB_WAIT_MAX)
+		n = ZN_DB_WAIT_MAX;
+	if (n == 1 || no_waitv)
+		return zn_db_wait(db[0], has_work, arg,
+				  n == 1 ? timeout_us :
+				  (timeout_us < 200 ? timeout_us : 200));
+	for (unsigned int i = 0; i < n; i++) {
+		wv[i].val = __atomic_load_n(&db[i]->seq, __ATOMIC_ACQUIRE);
+		wv[i].uaddr = (uint64_t)(uintptr_t)&db[i]->seq;
+		wv[i].flags = FUTEX_32; /* shared: other processes ring */
+		wv[i].reserved = 0;
+		__atomic_store_n(&db[i]->sleeping, 1, __ATOMIC_RELAXED);
+	}
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (has_work != NULL && has_work(arg)) {
+		for (unsigned int i = 0; i < n; i++)
+			__atomic_store_n(&db[i]->sleeping, 0, __ATOMIC_RELAXED);
+		return true;
+	}
+	db[0]->sleeps++;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(timeout_us / 1000000);
+	ts.tv_nsec += (long)(timeout_us % 1000000) * 1000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	if (syscall(SYS_futex_waitv, wv, n, 0, &ts, CLOCK_MONOTONIC) < 0 &&
+	    errno == ENOSYS)
+		no_waitv = true;
+	for (unsigned int i = 0; i < n; i++) {
+		__atomic_store_n(&db[i]->sleeping, 0, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&db[i]->seq, __ATOMIC_ACQUIRE) !=
+		    (uint32_t)wv[i].val)
+			woken = true;
+	}
+	if (woken)
+		db[0]->wakeups++;
+	return woken;
+}
+
 #endif /* ZN_DOORBELL_H */

@@ -31,6 +31,7 @@
  * Applying it to the packet's metadata is idempotent, so a delivery that
  * only partly succeeds can be retried. */
 enum zn_res_type {
+	ZN_RES_WORKER = 0, /* an NF's: a worker resolves it (its TX ring) */
 	ZN_RES_NF = 1,
 	ZN_RES_PORT = 2,
 	ZN_RES_DROP = 3,
@@ -47,7 +48,7 @@ struct zn_res {
 
 /* A reader's private balancing state (process-private). */
 struct zn_rctx {
-	const struct zn_shm *shm;
+	const uint32_t *lb_epoch; /* zn_shm.rt.lb_epoch, or a group's copy */
 	/* Where each slot, its RX ring and each link's ring are for this
 	 * reader (mgr/home.c; never the pointers in zn_shm, which NFs can
 	 * write), and the only trust group whose slots it may read (group +
@@ -69,13 +70,13 @@ struct zn_rctx {
 };
 
 static inline void
-zn_rctx_init(struct zn_rctx *c, const struct zn_shm *shm,
+zn_rctx_init(struct zn_rctx *c, const uint32_t *lb_epoch,
 	     struct zn_nf_slot *const *slot, struct rte_ring *const *rx,
 	     struct rte_ring *const *link, int32_t group,
 	     unsigned int reader, uint64_t *lb_moved)
 {
 	memset(c, 0, sizeof(*c));
-	c->shm = shm;
+	c->lb_epoch = lb_epoch;
 	c->slot = slot;
 	c->rx = rx;
 	c->link = link;
@@ -151,7 +152,7 @@ zn_pick_pinned(struct zn_rctx *c, const struct zn_route *rt,
 	       const struct zn_svc_entry *e, uint16_t svc, uint32_t hash)
 {
 	uint32_t *pin = &e->pins->pin[hash >> (32 - ZN_LB_PIN_BITS)];
-	uint32_t epoch = __atomic_load_n(&c->shm->rt.lb_epoch,
+	uint32_t epoch = __atomic_load_n(c->lb_epoch,
 					 __ATOMIC_RELAXED) & 0xffff;
 	uint32_t old = __atomic_load_n(pin, __ATOMIC_RELAXED);
 	unsigned int best = UINT32_MAX;
@@ -215,6 +216,13 @@ zn_pick_instance(struct zn_rctx *c, const struct zn_route *rt, uint16_t svc,
 		if (e->mode == ZN_LB_LEAST_LOADED && e->pins != NULL &&
 		    c != NULL)
 			id = zn_pick_pinned(c, rt, e, svc, hash);
+		else if (e->mode == ZN_LB_LEAST_LOADED && c != NULL &&
+			 c->group > 0)
+			/* An NF of a trust group reads no pins (they are in
+			 * the EAL's memory, mgr/route.c): a worker decides,
+			 * with the pins, as for every other packet of the
+			 * flow. */
+			return (struct zn_res){ .type = ZN_RES_WORKER };
 		else
 			id = e->bucket[hash >> 24];
 	}

@@ -26,6 +26,9 @@ extern int zn_logtype;
 
 #define ZN_INSTANCE_DEFAULT "zeronf"
 #define ZN_LOCK_FILE "zeronf.lock"
+/* The instance's trust groups, a line each: "<index> <name> <file>\n";
+ * an NF of a group finds its file here (lib/nf/nf_group.c) */
+#define ZN_GROUPS_FILE "zeronf-groups"
 #define ZN_CTL_SOCK "zeronf.sock"
 #define ZN_KICK_SOCK "zeronf-kick.sock"
 /* A kick datagram: 'k' (look at the message ring), or ZN_KICK_REGISTER
@@ -34,6 +37,11 @@ extern int zn_logtype;
  * (the kernel's, in the manager's PID namespace), not from the NF. */
 #define ZN_KICK_REGISTER 'R'
 #define ZN_KICK_REGISTER_LEN 7
+/* ZN_KICK_MSG followed by a struct zn_msg: the message itself, from an NF
+ * of a trust group (it does not map the message ring, which is in the
+ * EAL's memory; a REGISTER's credentials are taken as for the kick). */
+#define ZN_KICK_MSG 'M'
+#define ZN_KICK_MSG_LEN 9
 #define ZN_SLOT_LOCK_FMT "zeronf-nf%u.lock"
 
 /** Build id compiled into this binary (git describe + date). */

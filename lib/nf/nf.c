@@ -32,6 +32,7 @@
 
 #include "nf_pvt.h"
 #include "../common/zn_doorbell.h"
+#include "../common/zn_pool_ops.h"
 #include "../common/zn_util.h"
 
 /* zn_nf_main's NF for SIGINT/SIGTERM: set just before it tells the
@@ -138,7 +139,21 @@ eal_init(struct zn_nf *nf, const char *prog)
 	snprintf(loglvl, sizeof(loglvl), "--log-level=%s", nf->log_level);
 
 	eal_argv[eal_argc++] = (char *)(uintptr_t)prog;
-	eal_argv[eal_argc++] = (char *)(uintptr_t)"--proc-type=secondary";
+	if (nf->group_name[0] != '\0') {
+		/* An NF of a trust group is no secondary of the manager: its
+		 * EAL is its own, in its own memory (no hugepage file, no
+		 * shared configuration, no multi-process channel); what it
+		 * shares with the manager is its group's file alone, mapped
+		 * in nf_group.c. A sandbox gives it nothing else. */
+		eal_argv[eal_argc++] = (char *)(uintptr_t)"--no-shconf";
+		eal_argv[eal_argc++] = (char *)(uintptr_t)"--no-huge";
+		eal_argv[eal_argc++] = (char *)(uintptr_t)"-m";
+		eal_argv[eal_argc++] = (char *)(uintptr_t)
+				       RTE_STR(ZN_NF_OWN_MEM_MB);
+	} else {
+		eal_argv[eal_argc++] = (char *)(uintptr_t)
+				       "--proc-type=secondary";
+	}
 	eal_argv[eal_argc++] = prefix;
 	eal_argv[eal_argc++] = lcores;
 	eal_argv[eal_argc++] = (char *)(uintptr_t)"--no-pci";
@@ -149,8 +164,9 @@ eal_init(struct zn_nf *nf, const char *prog)
 	rc = rte_eal_init(eal_argc, eal_argv);
 	if (rc < 0) {
 		rc = rte_errno ? -rte_errno : -EIO;
-		ZN_LOG(ERR, "EAL init (secondary of '%s') failed: %s",
-		       nf->instance, rte_strerror(-rc));
+		ZN_LOG(ERR, "EAL init (%s of '%s') failed: %s",
+		       nf->group_name[0] != '\0' ? "NF of a trust group" :
+		       "secondary", nf->instance, rte_strerror(-rc));
 		return rc;
 	}
 	/* The EAL made its service-core tables (~152 KB, rte_calloc) in the
@@ -174,64 +190,103 @@ eal_init(struct zn_nf *nf, const char *prog)
 }
 
 /* The NF and its manager must agree on the shared layout, the DPDK build
- * and the mempool ops (indexed per process). */
+ * and the mempool ops (indexed per process). An NF of no group reads
+ * zn_shm in the EAL's memory; an NF of a trust group, which maps none of
+ * it, the copy in its group's file (nf_group.c set nf->hdr). */
 static int
 check_compat(struct zn_nf *nf)
 {
-	const struct rte_memzone *mz = rte_memzone_lookup(ZN_SHM_NAME);
-	struct zn_shm_hdr *h;
+	const struct rte_mbuf_dynfield meta = {
+		.name = ZN_PKT_META_DYNFIELD,
+		.size = sizeof(struct zn_pkt_meta),
+		.align = __alignof__(struct zn_pkt_meta),
+	};
+	const struct zn_shm_hdr *h;
 	const struct rte_mempool_ops *ops;
-	int off;
+	const char *want_ops;
+	int off, want_idx;
 
-	if (mz == NULL) {
-		ZN_LOG(ERR, "instance '%s' has no ZeroNF shared zone: is it a "
-		       "ZeroNF manager?", nf->instance);
-		return -EPROTO;
+	if (nf->gva == NULL) {
+		const struct rte_memzone *mz = rte_memzone_lookup(ZN_SHM_NAME);
+
+		if (mz == NULL) {
+			ZN_LOG(ERR, "instance '%s' has no ZeroNF shared zone: "
+			       "is it a ZeroNF manager?", nf->instance);
+			return -EPROTO;
+		}
+		nf->shm = mz->addr;
+		nf->hdr = &nf->shm->hdr;
+		nf->stopping = &nf->shm->mgr.stopping;
+		nf->lb_epoch = &nf->shm->rt.lb_epoch;
+		nf->links = nf->shm->links;
+		nf->w_db0 = &nf->shm->workers[0].db;
+		nf->w_db_stride = sizeof(struct zn_worker_shm) /
+				  sizeof(struct zn_doorbell);
 	}
-	nf->shm = mz->addr;
-	h = &nf->shm->hdr;
+	h = nf->hdr;
 	if (h->magic != ZN_SHM_MAGIC || h->abi_version != ZN_ABI_VERSION ||
 	    h->shm_size != sizeof(struct zn_shm) ||
 	    h->slot_size != sizeof(struct zn_nf_slot)) {
 		ZN_LOG(ERR, "manager '%s' is incompatible: ABI %u (shm %u B, "
-		       "slot %u B, build %s); this NF has ABI %u (shm %zu B, "
-		       "slot %zu B, build %s)", nf->instance, h->abi_version,
-		       h->shm_size, h->slot_size, h->build_id, ZN_ABI_VERSION,
-		       sizeof(struct zn_shm), sizeof(struct zn_nf_slot),
-		       zn_build_id);
+		       "slot %u B, build %.64s); this NF has ABI %u (shm %zu "
+		       "B, slot %zu B, build %s)", nf->instance,
+		       h->abi_version, h->shm_size, h->slot_size, h->build_id,
+		       ZN_ABI_VERSION, sizeof(struct zn_shm),
+		       sizeof(struct zn_nf_slot), zn_build_id);
 		return -EPROTO;
 	}
-	if (strcmp(h->dpdk_version, rte_version()) != 0) {
-		ZN_LOG(ERR, "manager '%s' runs %s, this NF %s: rebuild the NF",
-		       nf->instance, h->dpdk_version, rte_version());
+	if (strncmp(h->dpdk_version, rte_version(),
+		    sizeof(h->dpdk_version)) != 0) {
+		ZN_LOG(ERR, "manager '%s' runs %.64s, this NF %s: rebuild the "
+		       "NF", nf->instance, h->dpdk_version, rte_version());
 		return -EPROTO;
 	}
-	if (strcmp(h->build_id, zn_build_id) != 0)
-		ZN_LOG(NOTICE, "manager build %s, NF build %s (same ABI %u)",
+	if (strncmp(h->build_id, zn_build_id, sizeof(h->build_id)) != 0)
+		ZN_LOG(NOTICE, "manager build %.64s, NF build %s (same ABI %u)",
 		       h->build_id, zn_build_id, ZN_ABI_VERSION);
 
-	nf->pool = rte_mempool_lookup(h->pool_name);
-	if (nf->pool == NULL) {
-		ZN_LOG(ERR, "packet pool '%s' not found", h->pool_name);
-		return -EPROTO;
+	if (nf->gva == NULL) {
+		nf->pool = rte_mempool_lookup(h->pool_name);
+		if (nf->pool == NULL) {
+			ZN_LOG(ERR, "packet pool '%s' not found", h->pool_name);
+			return -EPROTO;
+		}
+		want_ops = h->pool_ops;
+		want_idx = h->pool_ops_index;
+	} else {
+		nf->pool = nf->gpool; /* the only one it maps */
+		want_ops = ZN_POOL_OPS;
+		want_idx = -1;
+		for (unsigned int i = 0; i < rte_mempool_ops_table.num_ops;
+		     i++)
+			if (strcmp(rte_mempool_ops_table.ops[i].name,
+				   ZN_POOL_OPS) == 0)
+				want_idx = (int)i;
 	}
 	ops = rte_mempool_get_ops(nf->pool->ops_index);
-	if (nf->pool->ops_index != h->pool_ops_index || ops == NULL ||
-	    strcmp(ops->name, h->pool_ops) != 0) {
-		ZN_LOG(ERR, "mempool ops mismatch: the manager's pool uses '%s' "
-		       "(index %d) but index %d is '%s' in this NF. Manager and "
-		       "NFs must load DPDK drivers the same way: link both "
-		       "with -Wl,--no-as-needed against the same DPDK (see "
-		       "docs/nf-guide.md)", h->pool_ops, h->pool_ops_index,
+	if (nf->pool->ops_index != want_idx || ops == NULL ||
+	    strncmp(ops->name, want_ops, sizeof(ops->name)) != 0) {
+		ZN_LOG(ERR, "mempool ops mismatch: the manager's pool uses "
+		       "'%.32s' (index %d) but index %d is '%s' in this NF. "
+		       "Manager and NFs must load DPDK drivers the same way: "
+		       "link both with -Wl,--no-as-needed against the same "
+		       "DPDK (see docs/nf-guide.md)", want_ops, want_idx,
 		       nf->pool->ops_index, ops ? ops->name : "(none)");
 		return -EPROTO;
 	}
-	off = rte_mbuf_dynfield_lookup(ZN_PKT_META_DYNFIELD, NULL);
+	/* The manager's offset: a secondary finds it registered; an NF of a
+	 * group registers it in its own EAL where the manager has it. */
+	off = nf->gva == NULL ?
+	      rte_mbuf_dynfield_lookup(ZN_PKT_META_DYNFIELD, NULL) :
+	      rte_mbuf_dynfield_register_offset(&meta,
+						(size_t)h->meta_offset);
 	if (off < 0 || off != h->meta_offset) {
 		ZN_LOG(ERR, "packet metadata field not found (%d)", off);
 		return -EPROTO;
 	}
 	zn_pkt_meta_offset = off;
+	if (nf->gva != NULL)
+		return 0; /* its messages go on the kick socket (nf_msg.c) */
 	nf->msgq = rte_ring_lookup(ZN_MSG_RING_NAME);
 	if (nf->msgq == NULL) {
 		ZN_LOG(ERR, "manager message ring not found");
@@ -305,7 +360,9 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 	rc = eal_init(nf, argc > 0 ? argv[0] : nf->ops.name);
 	if (rc < 0)
 		goto fail;
-	rc = check_compat(nf);
+	rc = zn_nf_group_attach(nf);
+	if (rc == 0)
+		rc = check_compat(nf);
 	if (rc < 0)
 		goto fail;
 	if (!zn_nf_mgr_alive(nf)) {
@@ -314,9 +371,6 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 		rc = -ENOTCONN;
 		goto fail;
 	}
-	rc = zn_nf_group_attach(nf);
-	if (rc < 0)
-		goto fail;
 	rc = zn_nf_register(nf);
 	if (rc < 0)
 		goto fail;
@@ -427,15 +481,15 @@ zn_nf_pktmbuf_pool(const struct zn_nf *nf)
 uint16_t ZN_API
 zn_nf_port_count(const struct zn_nf *nf)
 {
-	return nf->shm->hdr.n_ports;
+	return nf->hdr->n_ports;
 }
 
 int ZN_API
 zn_nf_port_mac(const struct zn_nf *nf, uint16_t port, uint8_t mac[6])
 {
-	if (port >= nf->shm->hdr.n_ports)
+	if (port >= nf->hdr->n_ports)
 		return -ENODEV;
-	memcpy(mac, nf->shm->hdr.port_mac[port], 6);
+	memcpy(mac, nf->hdr->port_mac[port], 6);
 	return 0;
 }
 

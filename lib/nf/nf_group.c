@@ -3,131 +3,155 @@
  */
 
 /*
- * libzeronf: joining a trust group (--trust-group NAME; mgr/group.c). The
- * group's packet pool is in a hugepage file of its own that the EAL does
- * not map in a secondary: the NF opens it and maps it at the address the
- * manager published, then tells DPDK it is there (the pool's heap:
- * rte_malloc_heap_memory_attach; its buffers: rte_extmem_attach). An
- * NF of no group, or of another, never maps it; a sandboxed one cannot
- * open it (docs/security.md).
+ * libzeronf: joining a trust group (--trust-group NAME; mgr/group.c). An
+ * NF of a group is no DPDK secondary of the manager (nf.c eal_init): it
+ * maps one file of the manager's, its group's, at the address every
+ * process maps it at (buffers hold addresses), and reads there all it
+ * needs: the homes of the group's NFs (slots, rings, links), the manager's
+ * state as the group's NFs see it (struct zn_group_home view: the shared
+ * header, shutdown, links, workers' doorbells), the group's routing
+ * snapshot, and the pool (header, caches, free ring, buffers). The file's
+ * name is in the runtime directory's ZN_GROUPS_FILE. An NF of another
+ * group, or of none, never maps it; a sandboxed one cannot open it, nor
+ * any of the EAL's memory (docs/security.md).
  */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <rte_errno.h>
-#include <rte_malloc.h>
-#include <rte_memory.h>
 #include <rte_mempool.h>
 
 #include "nf_pvt.h"
 #include "../common/zn_util.h"
 
-/* Tell DPDK what is where in the group's file (mgr/group.c): the pool's
- * heap, then its buffers; the pool itself as the file's home says. */
+/* Group @p name's index and file, from the manager's list. */
 static int
-attach(struct zn_nf *nf, const struct zn_shm_group *g, unsigned int i,
-       void *va)
+find(struct zn_nf *nf, unsigned int *idx, char *path, size_t len)
 {
-	uint64_t home = g->home_len, heap = g->heap_len;
-	struct rte_mempool *mp;
-	char name[ZN_NAME_LEN];
+	char list[PATH_MAX], line[ZN_GROUP_PATH_LEN + ZN_NAME_LEN + 32];
+	int rc = -ENOENT;
+	FILE *f;
 
-	if (home + heap >= g->len) {
-		ZN_LOG(ERR, "trust group '%s': bad layout", g->name);
+	if (zn_runtime_path(nf->instance, ZN_GROUPS_FILE, list,
+			    sizeof(list)) < 0)
+		return -ENAMETOOLONG;
+	f = fopen(list, "re");
+	if (f == NULL)
+		return -ENOENT; /* a manager without groups */
+	while (rc == -ENOENT && fgets(line, sizeof(line), f) != NULL) {
+		char name[ZN_NAME_LEN + 1];
+		unsigned int i;
+		int at = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%u %32s %n", &i, name, &at) != 2 || at == 0 ||
+		    i >= ZN_MAX_GROUPS || strcmp(name, nf->group_name) != 0)
+			continue;
+		*idx = i;
+		if (strlen(line + at) >= len)
+			rc = -ENAMETOOLONG;
+		else
+			rc = (zn_strlcpy(path, line + at, len), 0);
+	}
+	fclose(f);
+	return rc;
+}
+
+/* What we read of the manager's state, all in the file: the checks of
+ * nf.c (check_compat) follow. */
+static int
+attach(struct zn_nf *nf, struct zn_group_home *h, unsigned int i,
+       uint64_t len)
+{
+	const struct zn_shm_group *g = &h->view.group;
+	struct rte_mempool *mp = h->hdr.pool;
+	uint64_t home = g->home_len, heap = g->heap_len;
+
+	if (strncmp(g->name, nf->group_name, sizeof(g->name)) != 0 ||
+	    g->va != (uint64_t)(uintptr_t)h || g->len != len ||
+	    home + heap >= len) {
+		ZN_LOG(ERR, "trust group '%s': its file is not laid out as "
+		       "this library expects (another build of the manager?)",
+		       nf->group_name);
 		return -EPROTO;
 	}
-	snprintf(name, sizeof(name), ZN_GROUP_HEAP_FMT, i);
-	if (rte_malloc_heap_memory_attach(name, RTE_PTR_ADD(va, home),
-					  heap) < 0) {
-		ZN_LOG(ERR, "trust group '%s': heap: %s", g->name,
-		       rte_strerror(rte_errno));
-		return -rte_errno;
-	}
-	if (rte_extmem_attach(RTE_PTR_ADD(va, home + heap),
-			      g->len - home - heap) < 0) {
-		int err = rte_errno;
-
-		rte_malloc_heap_memory_detach(name, RTE_PTR_ADD(va, home),
-					      heap);
-		ZN_LOG(ERR, "trust group '%s': %s", g->name,
-		       rte_strerror(err));
-		return -err;
-	}
-	/* Not rte_mempool_lookup: DPDK's list of pools has other groups'
-	 * too, and reading their names here would fault. */
-	mp = ((const struct zn_group_home *)va)->hdr.pool;
-	if (mp == NULL || (void *)mp < va ||
-	    (char *)mp >= (char *)va + home + heap ||
+	/* Not rte_mempool_lookup: DPDK's list of pools is the manager's,
+	 * in memory this process does not map. */
+	if (mp == NULL || (char *)mp < (char *)h + home ||
+	    (char *)mp >= (char *)h + home + heap ||
 	    strncmp(mp->name, g->pool, sizeof(mp->name)) != 0) {
-		rte_extmem_detach(RTE_PTR_ADD(va, home + heap),
-				  g->len - home - heap);
-		rte_malloc_heap_memory_detach(name, RTE_PTR_ADD(va, home),
-					      heap);
-		ZN_LOG(ERR, "trust group '%s': pool '%s' not found", g->name,
-		       g->pool);
+		ZN_LOG(ERR, "trust group '%s': pool '%.32s' not found",
+		       nf->group_name, g->pool);
 		return -EPROTO;
 	}
 	nf->gpool = mp;
 	nf->ghome = home;
 	nf->gheap = heap;
+	nf->group = i + 1;
+	nf->hdr = &h->view.hdr;
+	nf->stopping = &h->view.stopping;
+	nf->lb_epoch = &h->view.lb_epoch;
+	nf->links = h->view.links;
+	nf->w_db0 = h->wdb;
+	nf->w_db_stride = 1;
 	return 0;
 }
 
 int
 zn_nf_group_attach(struct zn_nf *nf)
 {
-	const struct zn_shm_group *g = NULL;
-	unsigned int i;
+	char path[ZN_GROUP_PATH_LEN];
+	struct zn_group_home *want;
+	unsigned int i = 0;
+	struct stat st;
 	void *va;
 	int fd, rc;
 
 	if (nf->group_name[0] == '\0')
 		return 0;
-	for (i = 0; i < ZN_MAX_GROUPS; i++)
-		if (__atomic_load_n(&nf->shm->groups[i].used,
-				    __ATOMIC_ACQUIRE) &&
-		    strcmp(nf->shm->groups[i].name, nf->group_name) == 0) {
-			g = &nf->shm->groups[i];
-			break;
-		}
-	if (g == NULL) {
+	rc = find(nf, &i, path, sizeof(path));
+	if (rc < 0) {
 		ZN_LOG(ERR, "manager '%s' has no trust group '%s'",
 		       nf->instance, nf->group_name);
-		return -ENOENT;
+		return rc;
 	}
-	fd = open(g->path, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		int err = errno;
 
 		ZN_LOG(ERR, "trust group '%s': cannot open %s: %s",
-		       g->name, g->path, strerror(err));
+		       nf->group_name, path, strerror(err));
+		if (fd >= 0)
+			close(fd);
 		return -err;
 	}
-	va = mmap((void *)(uintptr_t)g->va, g->len, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	want = zn_group_home_at(i);
+	va = st.st_size > 0 && (uint64_t)st.st_size <= ZN_GROUP_VA_STRIDE ?
+	     mmap(want, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0) : MAP_FAILED;
+	rc = errno;
 	close(fd);
-	if (va == MAP_FAILED || va != (void *)(uintptr_t)g->va) {
-		int err = va == MAP_FAILED ? errno : EADDRINUSE;
-
+	if (va == MAP_FAILED || va != want) {
 		if (va != MAP_FAILED)
-			munmap(va, g->len);
-		ZN_LOG(ERR, "trust group '%s': cannot map it at %#llx: %s",
-		       g->name, (unsigned long long)g->va, strerror(err));
-		return -err;
+			munmap(va, (size_t)st.st_size);
+		ZN_LOG(ERR, "trust group '%s': cannot map %s at %p: %s",
+		       nf->group_name, path, (void *)want,
+		       strerror(va == MAP_FAILED ? rc : EADDRINUSE));
+		return va == MAP_FAILED ? -rc : -EADDRINUSE;
 	}
-	rc = attach(nf, g, i, va);
+	rc = attach(nf, va, i, (uint64_t)st.st_size);
 	if (rc < 0) {
-		munmap(va, g->len);
+		munmap(va, (size_t)st.st_size);
 		return rc;
 	}
-	nf->group = i + 1;
 	nf->gva = va;
-	nf->glen = g->len;
+	nf->glen = (size_t)st.st_size;
 	return 0;
 }
 
@@ -136,13 +160,6 @@ zn_nf_group_detach(struct zn_nf *nf)
 {
 	if (nf->gva == NULL)
 		return;
-	char name[ZN_NAME_LEN];
-
-	snprintf(name, sizeof(name), ZN_GROUP_HEAP_FMT, nf->group - 1);
-	rte_extmem_detach(RTE_PTR_ADD(nf->gva, nf->ghome + nf->gheap),
-			  nf->glen - nf->ghome - nf->gheap);
-	rte_malloc_heap_memory_detach(name, RTE_PTR_ADD(nf->gva, nf->ghome),
-				      nf->gheap);
 	munmap(nf->gva, nf->glen);
 	nf->gva = NULL;
 	nf->gpool = NULL;

@@ -58,12 +58,41 @@ kick_register(struct zn_nf *nf)
 	kick(nf, b, sizeof(b));
 }
 
+/* An NF of a trust group maps no message ring (it is in the EAL's
+ * memory): the message itself goes on the kick socket. A full socket
+ * says so (EAGAIN, never a silent drop): tried again for up to 100 ms,
+ * then the same answer as a full ring. */
+static int
+send_msg(struct zn_nf *nf, const struct zn_msg *msg)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint8_t b[ZN_KICK_MSG_LEN] = { ZN_KICK_MSG };
+
+	memcpy(b + 1, msg, sizeof(*msg));
+	if (nf->kick_fd < 0 ||
+	    zn_runtime_path(nf->instance, ZN_KICK_SOCK, sa.sun_path,
+			    sizeof(sa.sun_path)) < 0)
+		return -ENOTCONN;
+	for (unsigned int i = 0; i < 100; i++) {
+		if (sendto(nf->kick_fd, b, sizeof(b), MSG_DONTWAIT,
+			   (struct sockaddr *)&sa, sizeof(sa)) ==
+		    (ssize_t)sizeof(b))
+			return 0;
+		if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+		usleep(1000);
+	}
+	return -ENOBUFS;
+}
+
 int
 zn_nf_post_msg(struct zn_nf *nf, uint16_t type)
 {
 	struct zn_msg msg = { .type = (uint8_t)type, .group = (uint8_t)nf->group,
 			      .slot = nf->slot, .gen = nf->gen };
 
+	if (nf->msgq == NULL)
+		return send_msg(nf, &msg);
 	if (rte_ring_mp_enqueue_elem(nf->msgq, &msg, sizeof(msg)) < 0)
 		return -ENOBUFS;
 	if (type == ZN_MSG_REGISTER)
@@ -191,7 +220,7 @@ find_rings(struct zn_nf *nf)
 		nf->link_mark = nf->shm->link_mark;
 		return rc;
 	}
-	mem = rte_ring_get_memsize(nf->shm->hdr.ring_size);
+	mem = rte_ring_get_memsize(nf->hdr->ring_size);
 	if ((int64_t)mem < 0 || zn_home_len(mem, 1) > nf->glen)
 		return -EPROTO;
 	for (unsigned int i = 0; i < ZN_MAX_NFS && rc == 0; i++)
@@ -289,9 +318,9 @@ zn_nf_register(struct zn_nf *nf)
 	rc = find_rings(nf);
 	if (rc < 0 || s->ctl.worker >= ZN_MAX_WORKERS)
 		return -EPROTO;
-	nf->w = &nf->shm->workers[s->ctl.worker];
-	if (nf->shm->rt.qsbr == NULL || (nf->gva != NULL &&
-	    ((struct zn_group_home *)nf->gva)->hdr.qsbr == NULL))
+	nf->wdb = zn_nf_worker_db(nf, s->ctl.worker);
+	if (nf->gva != NULL ? ((struct zn_group_home *)nf->gva)->hdr.qsbr ==
+			      NULL : nf->shm->rt.qsbr == NULL)
 		return -EPROTO;
 	zn_nf_tx_init(nf);
 	zn_nf_ports_attach(nf);
@@ -358,8 +387,8 @@ steer_request(struct zn_nf *nf, uint8_t op, const struct zn_flow_key *key,
 bool ZN_API
 zn_nf_manager_stopping(const struct zn_nf *nf)
 {
-	return nf != NULL && nf->shm != NULL &&
-	       __atomic_load_n(&nf->shm->mgr.stopping, __ATOMIC_ACQUIRE) != 0;
+	return nf != NULL && nf->stopping != NULL &&
+	       __atomic_load_n(nf->stopping, __ATOMIC_ACQUIRE) != 0;
 }
 
 int ZN_API

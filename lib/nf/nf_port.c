@@ -46,12 +46,17 @@ attach(const struct zn_shm_port *sp, uint16_t *pid)
 void
 zn_nf_ports_attach(struct zn_nf *nf)
 {
-	unsigned int n_ports = RTE_MIN((unsigned int)nf->shm->hdr.n_ports,
+	unsigned int n_ports = RTE_MIN((unsigned int)nf->hdr->n_ports,
 				       (unsigned int)ZN_MAX_PORTS);
 
 	memset(nf->ptxq, 0, sizeof(nf->ptxq));
 	nf->n_ptxq = 0;
 	nf->cache = NULL;
+	/* An NF of a trust group maps none of the EAL's memory, where the
+	 * ports' queues are: the manager gives it none (mgr/port_nftx.c),
+	 * and it never makes a device of its own by the name. */
+	if (nf->shm == NULL)
+		return;
 	for (unsigned int i = 0; i < n_ports; i++) {
 		const struct zn_shm_port *sp = &nf->shm->ports[i];
 		uint16_t q = nf->s->ctl.txq[i], pid = 0;

@@ -28,6 +28,11 @@
 #define ZN_IDLE_SPIN 8
 #define ZN_IDLE_YIELD (ZN_IDLE_SPIN + 256)
 
+/* The EAL memory of an NF of a trust group (its own, not hugepages: it
+ * holds the NF's tables; packets are in the group's file). MB, reserved
+ * address space, touched as used. */
+#define ZN_NF_OWN_MEM_MB 512
+
 /* How often the packet loop looks at the manager and calls ops->tick. */
 #define ZN_NF_CHECK_NS (100ULL * 1000 * 1000)
 /* How long the NF waits for the manager to answer a leave request. */
@@ -56,7 +61,17 @@ struct zn_nf {
 	int mgr_lock_fd;   /* the manager's instance lock (sandboxed) */
 	int kick_fd;
 
+	/* What we read of the manager's state: zn_shm in the EAL's memory
+	 * for an NF of no group; for an NF of a trust group, which maps none
+	 * of it (shm NULL), the copy in its group's file (zn_group_home
+	 * view). Workers' doorbells: w_db[worker * w_db_stride]. */
 	struct zn_shm *shm;
+	const struct zn_shm_hdr *hdr;
+	const uint32_t *stopping;
+	const uint32_t *lb_epoch;
+	const struct zn_link *links;
+	struct zn_doorbell *w_db0;
+	size_t w_db_stride;          /* in doorbells */
 	struct zn_nf_slot *s;
 	/* Every slot's home in our group (zn_shm.h struct zn_group_home),
 	 * or zn_shm.nfs for an NF of no group: what we read of NFs we hand
@@ -69,7 +84,7 @@ struct zn_nf {
 	struct rte_ring *peer_rx[ZN_MAX_NFS];
 	struct rte_ring *link_ring[ZN_MAX_LINKS];
 	struct zn_link_mark *link_mark;
-	struct zn_worker_shm *w;
+	struct zn_doorbell *wdb;   /* our worker's, where we ring it */
 	struct rte_ring *rx;
 	struct rte_ring *tx;
 	struct rte_ring *msgq;
@@ -158,6 +173,12 @@ void zn_nf_ports_thread(struct zn_nf *nf);
 /* nf_group.c: map the trust group's pool (--trust-group); 0 or -errno
  * (0 without a group). _detach at close. */
 int zn_nf_group_attach(struct zn_nf *nf);
+/** Worker @p w's doorbell, as this NF rings it. */
+static inline struct zn_doorbell *
+zn_nf_worker_db(const struct zn_nf *nf, uint32_t w)
+{
+	return nf->w_db0 + (size_t)w * nf->w_db_stride;
+}
 void zn_nf_group_detach(struct zn_nf *nf);
 
 /* nf_cmd.c: commands (nf.call). _reset at registration; _serve answers

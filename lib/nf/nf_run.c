@@ -44,9 +44,9 @@ rx_room(struct zn_nf *nf, unsigned int n)
 {
 	if (n == 0 || rte_ring_count(nf->rx) + n < rte_ring_get_size(nf->rx) / 2)
 		return;
-	for (uint32_t w = 0; w < RTE_MIN(nf->shm->hdr.n_workers,
+	for (uint32_t w = 0; w < RTE_MIN(nf->hdr->n_workers,
 					 (uint32_t)ZN_MAX_WORKERS); w++)
-		zn_db_ring(&nf->shm->workers[w].db);
+		zn_db_ring(zn_nf_worker_db(nf, w));
 }
 
 /* Take a burst into the ledger: from the RX ring (packets from ports and
@@ -86,7 +86,7 @@ rx_burst(struct zn_nf *nf)
 		id = s->links.in[i];
 		if (id >= ZN_MAX_LINKS)
 			continue;
-		lk = &nf->shm->links[id];
+		lk = &nf->links[id];
 		ring = nf->link_ring[id];
 		/* Not before what the worker put in our RX ring for this
 		 * sender earlier (struct zn_link_mark). The mark is written

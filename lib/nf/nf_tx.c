@@ -67,10 +67,10 @@ zn_nf_tx_init(struct zn_nf *nf)
 		nf->rt_route = &nf->shm->rt.route;
 		nf->rt_version = &nf->shm->rt.version;
 	}
-	zn_rctx_init(&nf->rc, nf->shm, nf->peer, nf->peer_rx, nf->link_ring,
+	zn_rctx_init(&nf->rc, nf->lb_epoch, nf->peer, nf->peer_rx, nf->link_ring,
 		     (int32_t)nf->group, ZN_READER_NF(nf->slot),
 		     &nf->s->hstats.lb_moved);
-	nf->stall_cycles = (uint64_t)nf->shm->hdr.stall_ms *
+	nf->stall_cycles = (uint64_t)nf->hdr->stall_ms *
 			   (rte_get_tsc_hz() / 1000);
 	nf->cycle_cycles = LOOP_WAIT_US * (rte_get_tsc_hz() / 1000000);
 	memset(nf->lk, 0, sizeof(nf->lk));
@@ -393,7 +393,7 @@ flush(struct zn_nf *nf, unsigned int n)
 		s->hstats.tx_ring_in += k;
 		nf->tx_head = (uint16_t)k;
 		if (k > 0)
-			zn_db_ring(&nf->w->db);
+			zn_db_ring(nf->wdb);
 		if (k == n)
 			return true;
 		nf->res[0] = (struct zn_res){ .type = 0 };
@@ -508,7 +508,7 @@ sent:
 		__atomic_store_n(&s->hstats.blocked_on, 0, __ATOMIC_RELAXED);
 	rte_rcu_qsbr_thread_offline(nf->qsbr, nf->slot);
 	if (to_worker)
-		zn_db_ring(&nf->w->db);
+		zn_db_ring(nf->wdb);
 	return nf->tx_head >= n;
 }
 
@@ -537,7 +537,7 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 		/* The worker or the next NF is draining: room comes soon,
 		 * so spin and yield before sleeping, as when idle. */
 		if (nf->blk_ring == nf->tx)
-			zn_db_ring(&nf->w->db);
+			zn_db_ring(nf->wdb);
 		if (++idle < ZN_IDLE_SPIN) {
 			rte_pause();
 		} else if (idle < ZN_IDLE_YIELD) {

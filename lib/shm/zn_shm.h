@@ -611,6 +611,22 @@ struct zn_shm {
  * now (the group of the NF that registered in it). Then the pool.
  */
 struct zn_group_home {
+	/* What an NF of the group reads of the manager's state: its NFs map
+	 * nothing of the manager's but this file (lib/nf/nf_group.c), so
+	 * the manager keeps here a copy of what they need of zn_shm.
+	 * writer: manager control thread (home.c, link.c, lb.c, main.c) */
+	struct {
+		struct zn_shm_hdr hdr;       /* before the group is `used` */
+		struct zn_shm_group group;   /* this group, as in zn_shm */
+		uint32_t stopping;           /* zn_shm.mgr.stopping */
+		uint32_t lb_epoch;           /* zn_shm.rt.lb_epoch */
+		/* links between the group's NFs, as in zn_shm.links */
+		struct zn_link links[ZN_MAX_LINKS] __rte_cache_aligned;
+	} view __rte_cache_aligned;
+	/* The doorbell of each worker for this group's NFs: a worker sleeps
+	 * on its own (zn_shm.workers[w].db) and these together
+	 * (futex_waitv, zn_doorbell.h). writer: any waker, the worker */
+	struct zn_doorbell wdb[ZN_MAX_WORKERS];
 	/* writer: manager, before the group is `used` */
 	struct {
 		/* the group's pool: its header, lcore caches and free ring

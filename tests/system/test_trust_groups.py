@@ -18,7 +18,7 @@ import pytest
 
 from harness import (DATA, HUGE_DIR, MGR_BIN, NF_BIN, traffic_ports,
                      unique_name, wait_for)
-from zeronf import Client, ZeroNFError
+from zeronf import Client, ZeroNFError, runtime_dir
 
 GROUPS = ["--trust-group", "a:1023", "--trust-group", "b:01023"]
 
@@ -63,8 +63,23 @@ def test_a_groups_packets_are_not_mapped_outside_it(managers):
     for nf, put in ((nb, secret_a), (n0, secret_a), (na, secret_b),
                     (n0, secret_b)):
         assert peek(nf, put) == {"fault": True}
-    # The EAL's own memory is every process's (what groups are for).
-    assert peek(na, shared) == {"text": "shared-pool"}
+    # A group's NF maps none of the EAL's memory either (it is no DPDK
+    # secondary, lib/nf/nf.c): the shared pool's packet faults for it.
+    assert peek(na, shared) == {"fault": True}
+    assert peek(n0, shared) == {"text": "shared-pool"}
+    # What it maps of the manager's: its group's file, nothing else (an
+    # NF of no group maps the EAL's hugepage files and configuration).
+    def mapped(nf):
+        with open(f"/proc/{nf.proc.pid}/maps") as f:
+            return {ln.split(None, 5)[5].strip() for ln in f
+                    if len(ln.split(None, 5)) == 6}
+    rundir = runtime_dir(m.name) + "/"
+    for nf, group in ((na, "a"), (nb, "b")):
+        ours = {p for p in mapped(nf)
+                if p.startswith(str(HUGE_DIR)) or p.startswith(rundir)}
+        assert ours == {groups[group]["file"]}, ours
+    assert any(p.startswith(str(HUGE_DIR)) and p not in
+               {g["file"] for g in groups.values()} for p in mapped(n0))
     # The NFs that faulted are fine and still serve.
     assert all(n["state"] == "running" for n in m.call("nf.list")["nfs"])
 
@@ -189,6 +204,16 @@ def test_sandboxed_nfs_cannot_open_another_groups_memory(managers):
         assert cmd(other, "open", path=files["a"]) == {"errno": errno.ENOENT}
     assert cmd("sb", "open", path=files["b"]) == {"ok": True}
     assert cmd("sa", "open", path=files["b"]) == {"errno": errno.ENOENT}
+    # Nor the EAL's memory of the manager, nor its configuration: a
+    # group's NF is no DPDK secondary (an NF of no group is: it has them).
+    eal = [str(p) for p in HUGE_DIR.glob(f"{m.name}*")
+           if str(p) not in files.values()]
+    eal += [os.path.join(runtime_dir(m.name), "config")]
+    assert len(eal) >= 2
+    for path in eal:
+        assert cmd("s0", "open", path=path) == {"ok": True}
+        for name in ("sa", "sb"):
+            assert cmd(name, "open", path=path) == {"errno": errno.ENOENT}
     # A launch into a group the manager does not have is refused.
     with pytest.raises(ZeroNFError, match="no trust group 'c'"):
         m.call("nf.start", name="sc", binary=str(NF_BIN["test-group"]),

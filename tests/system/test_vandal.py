@@ -346,6 +346,54 @@ def test_another_group_cannot_hold_its_readers(managers):
     finish(m, base, honest, vandal)
 
 
+@pytest.mark.parametrize("group", [None, "blue"])
+def test_garbage_in_the_rcu_variables_header(managers, group):
+    """The vandal writes garbage where DPDK's RCU code finds the readers'
+    bitmap and its length (max_threads, num_elems, num_threads) in the
+    RCU variable it reports to (its group's, or the one of NFs of no
+    group) every tick, while routing changes: the manager, which checks
+    each reader's counter where it is (mgr/route.c), lives, and the
+    honest NF beside it loses nothing. Before, the manager's grace period
+    read (and its reader registration wrote) where the garbage said."""
+    g = ["--trust-group", group] if group else []
+    m, base, honest, vandal = start(
+        managers, "1,port:1", 2, "rcuhdr",
+        args=["--trust-group", "blue:2047"], honest_args=g, vandal_args=g)
+    wait_for(lambda: (vandal.stats() or {}).get("counters", {})
+             .get("vandalised", 0) > 3, 30, "garbage written")
+    m.call("rx.set", enabled=True)
+    for _ in range(4):  # each publishes and waits for every reader
+        m.call("chain.set", hops=["svc:1", "port:1"])
+        time.sleep(0.3)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
+             "the honest NF working")
+    m.call("rx.set", enabled=False)
+    honest_whole(m)
+    assert vandal.proc.alive() and m.proc.alive()
+    finish(m, base, honest, vandal)
+
+
+def test_garbage_in_its_groups_heap(managers):
+    """The vandal, in trust group blue, writes garbage neighbours into
+    the header DPDK's rte_malloc keeps before each structure of blue's
+    heap (its pool's header and free ring, its routing copy, its RCU
+    variable), every tick: the manager frees them at exit from the heap as it made
+    it (mgr/group.c), and exits cleanly with every pool whole. Before, it
+    followed the garbage at exit and died (SIGSEGV)."""
+    m, base, honest, vandal = start(
+        managers, "1,port:1", 2, "heaphdr",
+        args=["--trust-group", "blue:2047"],
+        vandal_args=["--trust-group", "blue"])
+    beside_the_vandal(m, honest, vandal, 5000)
+    vandal.proc.kill()
+    vandal.proc.wait(10)
+    wait_for(lambda: m.nf_by_pid(vandal.proc.pid) is None, 15,
+             "the vandal reclaimed")
+    m.wait_idle(baseline=base)
+    assert m.shutdown() == 0
+    assert "not returned" not in m.proc.output()
+
+
 def test_garbage_ring_pointers(managers):
     """The vandal (a service outside the chain) writes garbage into every
     ring pointer the manager publishes to NFs (each NF's RX and TX ring,

@@ -41,6 +41,16 @@
  * ops index, the ring, sizes, lists), every lcore cache's size, flush
  * threshold and length, the mbuf pool's private area (data room): the
  * manager uses the pool with its own header (mgr/pool_twin.c).
+ * --mode rcuhdr: garbage into the header of the RCU variable it reports
+ * to (its group's, in its file, or the one of NFs of no group): where
+ * DPDK's code finds the readers' bitmap and how long it is (max_threads,
+ * num_elems, num_threads), every tick; the manager checks each reader's
+ * counter where it is (mgr/route.c sync_nfs).
+ * --mode heaphdr: (in a trust group) garbage neighbours (prev, next)
+ * into the header DPDK's rte_malloc keeps before each structure of its
+ * group's heap (the pool's header and free ring, the routing copy, the
+ * RCU variable), every tick: the manager frees them at exit from its
+ * heap as made (mgr/group.c).
  * Counter: vandalised. */
 
 #include <errno.h>
@@ -75,7 +85,9 @@ vandal_parse(struct zn_nf *nf, int argc, char **argv)
 	     strcmp(argv[2], "pointers") == 0 || strcmp(argv[2], "rcu") == 0 ||
 	     strcmp(argv[2], "freebufs") == 0 ||
 	     strcmp(argv[2], "poolring") == 0 ||
-	     strcmp(argv[2], "poolhdr") == 0)) {
+	     strcmp(argv[2], "poolhdr") == 0 ||
+	     strcmp(argv[2], "rcuhdr") == 0 ||
+	     strcmp(argv[2], "heaphdr") == 0)) {
 		mode = argv[2];
 		return 0;
 	}
@@ -154,13 +166,53 @@ garble_free(struct rte_mempool *mp)
 static void
 vandalise(struct zn_nf *nf)
 {
-	const struct rte_memzone *mz = rte_memzone_lookup(ZN_SHM_NAME);
-	struct zn_shm *shm;
+	const struct rte_memzone *mz = NULL;
+	struct zn_shm *shm = NULL;
 	uint16_t id = zn_nf_instance_id(nf);
 
-	if (mz == NULL)
+	/* An NF of a trust group maps none of the EAL's memory: the modes
+	 * for one write its group's file only. */
+	if (zn_nf_group_pool(nf) == NULL) {
+		mz = rte_memzone_lookup(ZN_SHM_NAME);
+		if (mz == NULL)
+			abort();
+		shm = mz->addr;
+	} else if (strcmp(mode, "poolring") != 0 &&
+		   strcmp(mode, "poolhdr") != 0 &&
+		   strcmp(mode, "freebufs") != 0 &&
+		   strcmp(mode, "rcuhdr") != 0 &&
+		   strcmp(mode, "heaphdr") != 0) {
 		abort();
-	shm = mz->addr;
+	}
+	if (strcmp(mode, "heaphdr") == 0) {
+		struct zn_group_home *h = zn_group_home_at(0);
+		struct rte_mempool *mp = zn_nf_group_pool(nf);
+		void *in_heap[] = { mp, mp->pool_data, h->hdr.route,
+				    h->hdr.qsbr };
+
+		/* DPDK 22.11's struct malloc_elem (lib/eal/common/
+		 * malloc_elem.h), 128 bytes before the data: heap, prev,
+		 * next, ...; its neighbours are what a free joins with */
+		for (unsigned int i = 0; i < RTE_DIM(in_heap); i++) {
+			uint64_t *e = RTE_PTR_SUB(in_heap[i], 128);
+
+			e[1] = 0xdead0000ULL;
+			e[2] = 0xdead0040ULL;
+		}
+		zn_nf_counter_add(nf, c_done, 1);
+		return;
+	}
+	if (strcmp(mode, "rcuhdr") == 0) {
+		struct zn_group_home *h = zn_group_home_at(0);
+		struct rte_rcu_qsbr *q = shm != NULL ? shm->rt.qsbr :
+					 h->hdr.qsbr; /* group index 0 */
+
+		q->max_threads = 0xfffffff0u;
+		q->num_elems = 0x7ffffff0u;
+		q->num_threads = 0xfffffff0u;
+		zn_nf_counter_add(nf, c_done, 1);
+		return;
+	}
 	if (strcmp(mode, "ring") == 0) {
 		garble_ring(shm->rt.nf_rx[id], 1);
 		garble_ring(shm->rt.nf_tx[id], 0);

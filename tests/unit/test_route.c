@@ -305,7 +305,8 @@ ZN_TEST(lb_least_loaded)
 	memset(&pins, 0, sizeof(pins));
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
 		slots[i] = &shm.nfs[i];
-	zn_rctx_init(&w, &shm, slots, shm.rt.nf_rx, links, -1, 0, &moved);
+	zn_rctx_init(&w, &shm.rt.lb_epoch, slots, shm.rt.nf_rx, links, -1, 0,
+		     &moved);
 	w.lb_decay_cycles = 1000;
 	rt.chains[0].len = 1;
 	rt.chains[0].hops[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 2 };
@@ -358,7 +359,7 @@ ZN_TEST(lb_least_loaded)
 	ZT_EQ(zn_nf_backlog(&w, &rt, 4), 150u);
 	/* An NF of trust group 1 does not map the slots and rings of NFs
 	 * of no group (nor of others): it counts them as far behind. */
-	zn_rctx_init(&nfc, &shm, slots, shm.rt.nf_rx, links, 1,
+	zn_rctx_init(&nfc, &shm.rt.lb_epoch, slots, shm.rt.nf_rx, links, 1,
 		     ZN_READER_NF(0), NULL);
 	ZT_EQ(zn_nf_backlog(&nfc, &rt, 4), ZN_BACKLOG_UNSEEN);
 	rt.nf_group[4] = 1;
