@@ -74,13 +74,14 @@ static void on_wake(void *arg);
 int
 zn_registry_init(struct zn_mgr *m)
 {
-	char name[RTE_RING_NAMESIZE], path[PATH_MAX + 32];
+	char name[RTE_RING_NAMESIZE];
 	int socket = (int)rte_socket_id(), rc;
 
 	m->registry = calloc(1, sizeof(*m->registry));
 	if (m->registry == NULL)
 		return -ENOMEM;
-	m->registry->kick_fd = -1;
+	for (unsigned int i = 0; i <= ZN_MAX_GROUPS; i++)
+		m->registry->kick[i].fd = -1;
 	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
 		m->registry->reg[slot] = (struct zn_nf_reg){
 			.m = m, .slot = slot, .pidfd = -1,
@@ -103,18 +104,7 @@ zn_registry_init(struct zn_mgr *m)
 			return -ENOMEM;
 		}
 	}
-	snprintf(path, sizeof(path), "%s/%s", m->rundir, ZN_KICK_SOCK);
-	m->registry->kick_fd = zn_unix_bind(path, SOCK_DGRAM);
-	if (m->registry->kick_fd < 0) {
-		rc = m->registry->kick_fd;
-		ZN_LOG(ERR, "kick socket %s: %s", path, strerror(-rc));
-		return rc;
-	}
-	rc = setsockopt(m->registry->kick_fd, SOL_SOCKET, SO_PASSCRED,
-			&(int){ 1 }, sizeof(int)) < 0 ? -errno : 0;
-	if (rc == 0)
-		rc = zn_loop_watch(m->loop, m->registry->kick_fd, EPOLLIN,
-				   zn_registry_on_kick, m);
+	rc = zn_registry_kick_open(m);
 	if (rc == 0)
 		rc = zn_loop_on_wake(m->loop, on_wake, m);
 	return rc;
@@ -135,10 +125,7 @@ zn_registry_fini(struct zn_mgr *m)
 		if (r->reg[slot].reclaim_lock >= 0)
 			close(r->reg[slot].reclaim_lock);
 	}
-	if (r->kick_fd >= 0) {
-		zn_loop_unwatch(m->loop, r->kick_fd);
-		close(r->kick_fd);
-	}
+	zn_registry_kick_close(m);
 	free(r);
 	m->registry = NULL;
 }
@@ -194,7 +181,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 		reg->pending_group = grp;
 		return;
 	}
-	if (!cred->valid || cred->gen != gen) {
+	if (!cred->valid || cred->gen != gen || cred->group != grp) {
 		/* Its kick (the NF resends it) is not read yet. */
 		uint64_t now = zn_now_ns();
 
@@ -474,8 +461,11 @@ handle_msgs(struct zn_mgr *m)
 	struct zn_registry *r = m->registry;
 	struct zn_msg msg;
 
+	/* The ring is in the EAL's memory: NFs of no group's only (an NF
+	 * of a group sends on its group's kick socket) */
 	while (rte_ring_sc_dequeue_elem(m->msgq, &msg, sizeof(msg)) == 0)
-		handle_msg(m, &msg);
+		if (msg.group == 0)
+			handle_msg(m, &msg);
 	while (r->sent_tail != r->sent_head)
 		handle_msg(m, &r->sent[r->sent_tail++ % ZN_KICK_MSGS]);
 }

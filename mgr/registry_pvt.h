@@ -36,8 +36,17 @@ struct zn_nf_reg {
 /* What the kernel said of the sender of a REGISTER kick (on_kick). */
 struct zn_nf_cred {
 	bool valid;
+	uint8_t group; /* the socket it came on: a group's (index + 1), or
+			* the shared one (0) */
 	uint32_t gen;
 	pid_t pid;   /* in the manager's PID namespace */
+};
+
+/* A kick socket: the shared one ([0]) or a trust group's */
+struct zn_kick_sock {
+	struct zn_mgr *m;
+	int fd;
+	uint8_t group; /* index + 1; 0: the shared one */
 };
 
 struct zn_registry {
@@ -49,7 +58,7 @@ struct zn_registry {
 		uint64_t start;
 	} exiting[ZN_MAX_NFS];
 	struct zn_nf_cred cred[ZN_MAX_NFS];
-	int kick_fd; /* NFs poke it after posting a message */
+	struct zn_kick_sock kick[1 + ZN_MAX_GROUPS]; /* fd -1: none */
 	/* Messages NFs of trust groups sent on the kick socket (on_kick),
 	 * handled with the ring's after the wake-up (registry.c) */
 	struct zn_msg sent[ZN_KICK_MSGS];
@@ -57,9 +66,10 @@ struct zn_registry {
 	bool sent_full_logged;
 };
 
-/* registry_kick.c: read the kick socket (loop callback, arg: the
- * manager); REGISTER kicks' credentials go to cred[]. */
-void zn_registry_on_kick(void *arg, uint32_t events);
+/* registry_kick.c: make the kick sockets and watch them (0 or -errno),
+ * close them. */
+int zn_registry_kick_open(struct zn_mgr *m);
+void zn_registry_kick_close(struct zn_mgr *m);
 /* registry_nf.c: an NF just registered in @p slot (process @p pid): what
  * is set up beside its slot (no links into it yet; a tenant's NF started
  * outside the manager joins its tenant's cgroup). */

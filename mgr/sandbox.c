@@ -516,8 +516,9 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		 * sockets: each the manager's, or another NF's, to map or
 		 * talk to); of the hugepage files, its group's (below). */
 		static const char *const zn_files[] = {
-			ZN_LOCK_FILE, ZN_KICK_SOCK, ZN_GROUPS_FILE,
+			ZN_LOCK_FILE, ZN_GROUPS_FILE,
 		};
+		unsigned int gi = (unsigned int)group;
 
 		ADD("--tmpfs");
 		ADD("%s", m->rundir);
@@ -526,6 +527,10 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 			ADD("%s/%s", m->rundir, zn_files[i]);
 			ADD("%s/%s", m->rundir, zn_files[i]);
 		}
+		/* its group's kick socket, not the shared one */
+		ADD("--bind");
+		ADD("%s/" ZN_KICK_GROUP_SOCK_FMT, m->rundir, gi);
+		ADD("%s/" ZN_KICK_GROUP_SOCK_FMT, m->rundir, gi);
 		/* Each slot's lock file, made now where missing (an NF
 		 * makes it as it claims the slot): the NF's lock must be on
 		 * the file every process locks */

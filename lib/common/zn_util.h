@@ -42,6 +42,10 @@ extern int zn_logtype;
  * EAL's memory; a REGISTER's credentials are taken as for the kick). */
 #define ZN_KICK_MSG 'M'
 #define ZN_KICK_MSG_LEN 9
+/* Trust group index N's own kick socket: its NFs kick and send there
+ * (the only one their sandbox has), and the manager takes what comes
+ * there as of that group's NFs only (mgr/registry_kick.c) */
+#define ZN_KICK_GROUP_SOCK_FMT "zeronf-kick-tg%u.sock"
 #define ZN_SLOT_LOCK_FMT "zeronf-nf%u.lock"
 
 /** Build id compiled into this binary (git describe + date). */

@@ -22,15 +22,32 @@
 
 #define ZN_REGISTER_TIMEOUT_NS (5ULL * 1000 * 1000 * 1000)
 
+/* The manager's kick socket for us: our trust group's own (the only one
+ * a group's sandbox has; the manager takes what comes there as of that
+ * group), or the shared one. */
+static int
+kick_addr(const struct zn_nf *nf, struct sockaddr_un *sa)
+{
+	char file[64];
+
+	*sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	if (nf->group != 0)
+		snprintf(file, sizeof(file), ZN_KICK_GROUP_SOCK_FMT,
+			 nf->group - 1);
+	else
+		snprintf(file, sizeof(file), "%s", ZN_KICK_SOCK);
+	if (nf->kick_fd < 0)
+		return -ENOTCONN;
+	return zn_runtime_path(nf->instance, file, sa->sun_path,
+			       sizeof(sa->sun_path));
+}
+
 static void
 kick(struct zn_nf *nf, const void *buf, size_t len)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
 
-	if (nf->kick_fd < 0)
-		return;
-	if (zn_runtime_path(nf->instance, ZN_KICK_SOCK, sa.sun_path,
-			    sizeof(sa.sun_path)) < 0)
+	if (kick_addr(nf, &sa) < 0)
 		return;
 	(void)!sendto(nf->kick_fd, buf, len, MSG_DONTWAIT,
 		      (struct sockaddr *)&sa, sizeof(sa));
@@ -65,13 +82,11 @@ kick_register(struct zn_nf *nf)
 static int
 send_msg(struct zn_nf *nf, const struct zn_msg *msg)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	uint8_t b[ZN_KICK_MSG_LEN] = { ZN_KICK_MSG };
+	struct sockaddr_un sa;
 
 	memcpy(b + 1, msg, sizeof(*msg));
-	if (nf->kick_fd < 0 ||
-	    zn_runtime_path(nf->instance, ZN_KICK_SOCK, sa.sun_path,
-			    sizeof(sa.sun_path)) < 0)
+	if (kick_addr(nf, &sa) < 0)
 		return -ENOTCONN;
 	for (unsigned int i = 0; i < 100; i++) {
 		if (sendto(nf->kick_fd, b, sizeof(b), MSG_DONTWAIT,

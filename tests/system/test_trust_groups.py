@@ -214,6 +214,17 @@ def test_sandboxed_nfs_cannot_open_another_groups_memory(managers):
         assert cmd("s0", "open", path=path) == {"ok": True}
         for name in ("sa", "sb"):
             assert cmd(name, "open", path=path) == {"errno": errno.ENOENT}
+    # Of the manager's kick sockets, its group's own (a socket: ENXIO to
+    # open), not the shared one nor another group's: what comes on a
+    # group's socket is taken as of that group's NFs only.
+    kick = {k: os.path.join(runtime_dir(m.name), f)
+            for k, f in (("shared", "zeronf-kick.sock"),
+                         ("a", "zeronf-kick-tg0.sock"),
+                         ("b", "zeronf-kick-tg1.sock"))}
+    for name, own, other in (("sa", "a", "b"), ("sb", "b", "a")):
+        assert cmd(name, "open", path=kick[own]) == {"errno": errno.ENXIO}
+        for k in ("shared", other):
+            assert cmd(name, "open", path=kick[k]) == {"errno": errno.ENOENT}
     # A launch into a group the manager does not have is refused.
     with pytest.raises(ZeroNFError, match="no trust group 'c'"):
         m.call("nf.start", name="sc", binary=str(NF_BIN["test-group"]),
