@@ -427,17 +427,21 @@ handle_msg(struct zn_mgr *m, const struct zn_msg *msg)
 	 * group tells an earlier NF of another group apart */
 	ours = m->nf_gen[msg->slot] == msg->gen &&
 	       m->nf_group[msg->slot] == msg->group;
-	if (msg->type == ZN_MSG_REGISTER)
-		do_register(m, msg->slot, msg->gen, msg->group);
-	else if (msg->type == ZN_MSG_LEAVE && ours)
-		begin_stop(m, msg->slot);
-	else if (msg->type == ZN_MSG_READY && ours)
-		do_ready(m, msg->slot);
-	else if (msg->type == ZN_MSG_LINK && ours)
-		zn_link_request(m, msg->slot);
 	switch (msg->type) {
-	case ZN_MSG_REGISTER: case ZN_MSG_LEAVE: case ZN_MSG_READY:
+	case ZN_MSG_REGISTER:
+		do_register(m, msg->slot, msg->gen, msg->group);
+		break;
+	case ZN_MSG_LEAVE:
+		if (ours)
+			begin_stop(m, msg->slot);
+		break;
+	case ZN_MSG_READY:
+		if (ours)
+			do_ready(m, msg->slot);
+		break;
 	case ZN_MSG_LINK:
+		if (ours)
+			zn_link_request(m, msg->slot);
 		break;
 	case ZN_MSG_STEER:
 		/* Only from a registered NF of this generation; the answer

@@ -126,6 +126,8 @@ ZN_TEST(flow_hash)
 
 struct db_fx {
 	struct zn_doorbell db;
+	struct zn_doorbell group_db; /* all: rung instead of db */
+	bool all;                    /* the sleeper waits on both */
 	volatile uint32_t work;
 	volatile bool done;
 	volatile uint64_t rings; /* rings the producer completed */
@@ -160,8 +162,12 @@ db_sleeper(void *arg)
 		uint64_t rings = __atomic_load_n(&f->rings, __ATOMIC_ACQUIRE);
 		uint64_t t0 = zn_now_ns();
 
-		if (!zn_db_wait(&f->db, db_has_work, f, 1000000) &&
-		    zn_now_ns() - t0 >= 900000000ULL &&
+		struct zn_doorbell *const both[] = { &f->db, &f->group_db };
+		bool woken = f->all ?
+			zn_db_wait_all(both, 2, db_has_work, f, 1000000) :
+			zn_db_wait(&f->db, db_has_work, f, 1000000);
+
+		if (!woken && zn_now_ns() - t0 >= 900000000ULL &&
 		    __atomic_load_n(&f->rings, __ATOMIC_ACQUIRE) != rings &&
 		    db_has_work(f))
 			f->timeouts++;
@@ -169,28 +175,52 @@ db_sleeper(void *arg)
 	return NULL;
 }
 
+static void
+db_run(struct db_fx *f)
+{
+	struct zn_doorbell *ring = f->all ? &f->group_db : &f->db;
+	pthread_t t;
+
+	pthread_create(&t, NULL, db_sleeper, f);
+	for (int i = 0; i < 20000; i++) {
+		__atomic_store_n(&f->work, 1, __ATOMIC_RELEASE);
+		zn_db_ring(ring);
+		__atomic_fetch_add(&f->rings, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&f->work, __ATOMIC_ACQUIRE) != 0)
+			;
+	}
+	f->done = true;
+	__atomic_store_n(&f->work, 1, __ATOMIC_RELEASE);
+	zn_db_ring(ring);
+	pthread_join(t, NULL);
+}
+
 ZN_TEST(doorbell_no_lost_wakeup)
 {
 	static struct db_fx f;
-	pthread_t t;
 
 	memset(&f, 0, sizeof(f));
-	pthread_create(&t, NULL, db_sleeper, &f);
-	for (int i = 0; i < 20000; i++) {
-		__atomic_store_n(&f.work, 1, __ATOMIC_RELEASE);
-		zn_db_ring(&f.db);
-		__atomic_fetch_add(&f.rings, 1, __ATOMIC_RELEASE);
-		while (__atomic_load_n(&f.work, __ATOMIC_ACQUIRE) != 0)
-			;
-	}
-	f.done = true;
-	__atomic_store_n(&f.work, 1, __ATOMIC_RELEASE);
-	zn_db_ring(&f.db);
-	pthread_join(t, NULL);
+	db_run(&f);
 	ZT_EQ(f.timeouts, 0);
 	ZT_CHECK(f.handled >= 20000);
 	ZT_CHECK(f.db.sleeps > 0); /* it really slept, and was woken */
 	ZT_CHECK(f.db.wakeups > 0);
+}
+
+/* A worker sleeping on its doorbell and a group's at once (futex_waitv):
+ * rung on the group's alone, it is woken every time, none lost. */
+ZN_TEST(doorbell_wait_all_no_lost_wakeup)
+{
+	static struct db_fx f;
+
+	memset(&f, 0, sizeof(f));
+	f.all = true;
+	db_run(&f);
+	ZT_EQ(f.timeouts, 0);
+	ZT_CHECK(f.handled >= 20000);
+	ZT_CHECK(f.db.sleeps > 0); /* counted on the first */
+	ZT_CHECK(f.db.wakeups > 0);
+	ZT_EQ(f.group_db.sleeps, 0);
 }
 
 /* The shared layout: each named-writer section starts a cache line. */
