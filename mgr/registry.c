@@ -166,22 +166,25 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 {
 	struct zn_nf_slot *s = zn_home_slot(m, grp, slot);
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
-	uint16_t svc = s->req.service_id;
-	uint32_t group;
-	struct zn_nf_cred *cred = &m->registry->cred[slot];
+	struct zn_nf_cred *cred;
 	char name[ZN_NAME_LEN], name_err[128];
+	uint32_t group;
+	uint16_t svc;
 	pid_t pid;
 	int pidfd, rc;
 
 	if (s == NULL || __atomic_load_n(&s->req.gen, __ATOMIC_ACQUIRE) != gen)
 		return; /* superseded request, or no such group's home */
+	svc = s->req.service_id;
+	/* As the kernel told the group's own kick socket (registry_kick.c) */
+	cred = &m->registry->cred[grp][slot];
 	if (zn_nf_state(m, slot) != ZN_NF_FREE) {
 		reg->pending = true; /* retried once the slot is free */
 		reg->pending_gen = gen;
 		reg->pending_group = grp;
 		return;
 	}
-	if (!cred->valid || cred->gen != gen || cred->group != grp) {
+	if (!cred->valid || cred->gen != gen) {
 		/* Its kick (the NF resends it) is not read yet. */
 		uint64_t now = zn_now_ns();
 

@@ -44,7 +44,7 @@ keep(struct zn_registry *r, const struct zn_msg *msg)
  * NF's own word for it (req.pid) is only its pid in its own namespace.
  * What comes on a trust group's socket is of that group's NFs: a
  * message naming another group is dropped, a registration's
- * credentials count for a registration in that group only. */
+ * credentials count for a registration in that group only (cred[]). */
 static void
 on_kick(void *arg, uint32_t events)
 {
@@ -93,9 +93,9 @@ on_kick(void *arg, uint32_t events)
 		if (slot < ZN_MAX_NFS && uc.pid > 0 &&
 		    (data[0] == ZN_KICK_REGISTER ||
 		     msg.type == ZN_MSG_REGISTER))
-			m->registry->cred[slot] = (struct zn_nf_cred){
-				.valid = true, .group = ks->group,
-				.gen = gen, .pid = uc.pid };
+			m->registry->cred[ks->group][slot] =
+				(struct zn_nf_cred){ .valid = true, .gen = gen,
+						     .pid = uc.pid };
 		/* A message other than REGISTER is from the process that
 		 * registered in the slot, as the kernel names the sender:
 		 * another NF knowing the slot and generation cannot make the

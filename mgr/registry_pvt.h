@@ -36,8 +36,6 @@ struct zn_nf_reg {
 /* What the kernel said of the sender of a REGISTER kick (on_kick). */
 struct zn_nf_cred {
 	bool valid;
-	uint8_t group; /* the socket it came on: a group's (index + 1), or
-			* the shared one (0) */
 	uint32_t gen;
 	pid_t pid;   /* in the manager's PID namespace */
 };
@@ -57,7 +55,10 @@ struct zn_registry {
 		pid_t ns_pid;   /* the NF's own: its EAL's file names */
 		uint64_t start;
 	} exiting[ZN_MAX_NFS];
-	struct zn_nf_cred cred[ZN_MAX_NFS];
+	/* By the kick socket it came on ([0]: the shared one, [g + 1]:
+	 * group g's), so that one group's kicks cannot stand for, nor
+	 * overwrite, another's registration's */
+	struct zn_nf_cred cred[1 + ZN_MAX_GROUPS][ZN_MAX_NFS];
 	struct zn_kick_sock kick[1 + ZN_MAX_GROUPS]; /* fd -1: none */
 	/* Messages NFs of trust groups sent on the kick socket (on_kick),
 	 * handled with the ring's after the wake-up (registry.c) */

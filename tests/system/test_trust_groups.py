@@ -11,8 +11,12 @@ import errno
 import os
 import shutil
 import signal
+import socket
 import stat
+import struct
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -120,6 +124,50 @@ def test_a_slot_moves_between_homes(managers):
         wait_for(lambda: m.nf_by_pid(nf.proc.pid) is None, 10, "NF gone")
     assert all(g["pool"]["in_use"] == 0
                for g in m.call("group.list")["groups"])
+    assert m.shutdown() == 0
+
+
+def test_a_groups_kicks_cannot_stand_for_anothers(managers):
+    """Whatever comes on group a's kick socket is taken as of a's NFs
+    only (mgr/registry_kick.c): a process there flooding registration
+    kicks for every low slot and generation, and REGISTER messages naming
+    group b, cannot pass for NFs of b registering meanwhile (their pid is
+    their own, the kernel's word on b's socket) nor make a ghost of b."""
+    m = managers(args=GROUPS)
+    path = os.path.join(runtime_dir(m.name), "zeronf-kick-tg0.sock")
+    stop = threading.Event()
+
+    def flood():
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.setblocking(False)
+        while not stop.is_set():
+            for slot in range(2):  # b's NFs take slot 0, one by one
+                for gen in range(1, 12):
+                    for d in (b"R" + struct.pack("=HI", slot, gen),
+                              b"M" + struct.pack("=BBHI", 1, 2, slot, gen)):
+                        try:
+                            s.sendto(d, path)
+                        except OSError:
+                            pass
+            time.sleep(0.0001)
+        s.close()
+
+    t = threading.Thread(target=flood)
+    t.start()
+    try:
+        for i in range(10):
+            nb = m.start_nf("test-group", 2, f"in-b{i}",
+                            lib_args=["--trust-group", "b"])
+            n = m.nf_by_pid(nb.proc.pid)
+            assert n is not None and n["trust_group"] == "b", \
+                m.call("nf.list")["nfs"]
+            nb.proc.signal(signal.SIGTERM)
+            assert nb.proc.wait(10) == 0
+            wait_for(lambda: m.call("nf.list")["nfs"] == [], 10, "gone")
+    finally:
+        stop.set()
+        t.join()
+    assert m.call("nf.list")["nfs"] == []
     assert m.shutdown() == 0
 
 
