@@ -465,7 +465,6 @@ handle_msg(struct zn_mgr *m, const struct zn_msg *msg)
 static void
 handle_msgs(struct zn_mgr *m)
 {
-	struct zn_registry *r = m->registry;
 	struct zn_msg msg;
 
 	/* The ring is in the EAL's memory: NFs of no group's only (an NF
@@ -473,8 +472,12 @@ handle_msgs(struct zn_mgr *m)
 	while (rte_ring_sc_dequeue_elem(m->msgq, &msg, sizeof(msg)) == 0)
 		if (msg.group == 0)
 			handle_msg(m, &msg);
-	while (r->sent_tail != r->sent_head)
-		handle_msg(m, &r->sent[r->sent_tail++ % ZN_KICK_MSGS]);
+	for (unsigned int i = 0; i <= ZN_MAX_GROUPS; i++) {
+		struct zn_kick_sock *k = &m->registry->kick[i];
+
+		while (k->tail != k->head)
+			handle_msg(m, &k->sent[k->tail++ % ZN_KICK_MSGS]);
+	}
 }
 
 void

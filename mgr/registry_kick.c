@@ -24,18 +24,18 @@
 
 /* For the wake hook (registry.c), after the ring's messages. */
 static void
-keep(struct zn_registry *r, const struct zn_msg *msg)
+keep(struct zn_kick_sock *ks, const struct zn_msg *msg)
 {
-	if (r->sent_head - r->sent_tail >= ZN_KICK_MSGS) {
-		if (!r->sent_full_logged)
-			ZN_LOG(WARNING, "%u messages of NFs of trust groups "
-			       "wait: later ones are dropped (the NFs ask "
-			       "again or time out)", ZN_KICK_MSGS);
-		r->sent_full_logged = true;
+	if (ks->head - ks->tail >= ZN_KICK_MSGS) {
+		if (!ks->full_logged)
+			ZN_LOG(WARNING, "%u messages wait on kick socket %u: "
+			       "later ones are dropped (the NFs ask again or "
+			       "time out)", ZN_KICK_MSGS, ks->group);
+		ks->full_logged = true;
 		return;
 	}
-	r->sent[r->sent_head++ % ZN_KICK_MSGS] = *msg;
-	r->sent_full_logged = false;
+	ks->sent[ks->head++ % ZN_KICK_MSGS] = *msg;
+	ks->full_logged = false;
 }
 
 /* An NF posted a message (it is handled in the wake hook). A REGISTER
@@ -60,7 +60,10 @@ on_kick(void *arg, uint32_t events)
 	ssize_t n;
 
 	(void)events;
-	for (;;) {
+	/* At most a queue's worth per call: a flood leaves the control
+	 * thread to its other work (the socket stays readable: called
+	 * again) */
+	for (unsigned int got = 0; got < ZN_KICK_MSGS; got++) {
 		struct cmsghdr *c;
 		struct ucred uc = { .pid = 0 };
 		struct zn_msg msg = { .type = 0 };
@@ -105,7 +108,7 @@ on_kick(void *arg, uint32_t events)
 		    (msg.type == ZN_MSG_REGISTER ||
 		     (slot < ZN_MAX_NFS && uc.pid > 0 &&
 		      uc.pid == m->registry->reg[slot].pid)))
-			keep(m->registry, &msg);
+			keep(ks, &msg);
 	}
 }
 

@@ -15,7 +15,7 @@
 
 struct zn_mgr;
 
-#define ZN_KICK_MSGS 1024 /* a power of 2 */
+#define ZN_KICK_MSGS 256 /* per socket; a power of 2 */
 
 struct zn_nf_reg {
 	struct zn_mgr *m;
@@ -40,11 +40,16 @@ struct zn_nf_cred {
 	pid_t pid;   /* in the manager's PID namespace */
 };
 
-/* A kick socket: the shared one ([0]) or a trust group's */
+/* A kick socket: the shared one ([0]) or a trust group's, with the
+ * messages that came on it (on_kick), handled with the ring's after the
+ * wake-up (registry.c): one group's flood fills its own queue only */
 struct zn_kick_sock {
 	struct zn_mgr *m;
 	int fd;
 	uint8_t group; /* index + 1; 0: the shared one */
+	bool full_logged;
+	uint32_t head, tail;
+	struct zn_msg sent[ZN_KICK_MSGS];
 };
 
 struct zn_registry {
@@ -60,11 +65,6 @@ struct zn_registry {
 	 * overwrite, another's registration's */
 	struct zn_nf_cred cred[1 + ZN_MAX_GROUPS][ZN_MAX_NFS];
 	struct zn_kick_sock kick[1 + ZN_MAX_GROUPS]; /* fd -1: none */
-	/* Messages NFs of trust groups sent on the kick socket (on_kick),
-	 * handled with the ring's after the wake-up (registry.c) */
-	struct zn_msg sent[ZN_KICK_MSGS];
-	uint32_t sent_head, sent_tail;
-	bool sent_full_logged;
 };
 
 /* registry_kick.c: make the kick sockets and watch them (0 or -errno),
