@@ -203,7 +203,6 @@ static void
 lb_tick(void *arg)
 {
 	struct zn_mgr *m = arg;
-
 	uint32_t e = __atomic_add_fetch(&m->shm->rt.lb_epoch, 1,
 					__ATOMIC_RELAXED);
 

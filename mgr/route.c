@@ -102,9 +102,9 @@ nf_reader_blocks(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
  * wherever garbage there points. So the manager keeps each variable's
  * token itself (@p tok), stores it where NFs read it (what
  * rte_rcu_qsbr_quiescent and thread_online copy into their counter), and
- * checks each slot's counter at its fixed place (qsbr_cnt[slot], as DPDK
- * lays it out), every slot: the registry knows no reader it would skip.
- * Readers use DPDK's functions unchanged.
+ * checks the counter of each slot the registry says reports there, at
+ * its fixed place (qsbr_cnt[slot], as DPDK lays it out). Readers use
+ * DPDK's functions unchanged.
  */
 static bool
 nf_readers_passed(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
@@ -120,11 +120,11 @@ nf_readers_passed(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
 static void
 sync_nfs(struct zn_mgr *m, struct rte_rcu_qsbr *q, uint32_t group)
 {
-	uint64_t *tok = &m->nf_qtoken[group];
-	uint64_t token = (*tok = RTE_MAX(*tok, (uint64_t)__RTE_QSBR_CNT_INIT) +
-				 1), t0 = 0;
+	uint64_t *tok = &m->nf_qtoken[group], token, t0 = 0;
 	unsigned int spins = 0;
 
+	/* past the variable's initial token (__RTE_QSBR_CNT_INIT) */
+	token = *tok = RTE_MAX(*tok, (uint64_t)__RTE_QSBR_CNT_INIT) + 1;
 	__atomic_store_n(&q->token, token, __ATOMIC_RELEASE);
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	while (!nf_readers_passed(m, q, group, token)) {
@@ -186,8 +186,8 @@ nf_qsbr(const struct zn_mgr *m, unsigned int slot)
 }
 
 /* A reader comes and goes: offline (its counter, at its fixed place).
- * Not rte_rcu_qsbr_thread_register: it follows the variable's header
- * (sync_nfs), and the check reads every slot anyway. */
+ * Not rte_rcu_qsbr_thread_register: it follows the variable's header,
+ * and the check reads the slots the registry names (sync_nfs). */
 void
 zn_route_reader_add(struct zn_mgr *m, unsigned int slot)
 {

@@ -256,12 +256,7 @@ check_compat(struct zn_nf *nf)
 	} else {
 		nf->pool = nf->gpool; /* the only one it maps */
 		want_ops = ZN_POOL_OPS;
-		want_idx = -1;
-		for (unsigned int i = 0; i < rte_mempool_ops_table.num_ops;
-		     i++)
-			if (strcmp(rte_mempool_ops_table.ops[i].name,
-				   ZN_POOL_OPS) == 0)
-				want_idx = (int)i;
+		want_idx = zn_pool_ops_index(ZN_POOL_OPS);
 	}
 	ops = rte_mempool_get_ops(nf->pool->ops_index);
 	if (nf->pool->ops_index != want_idx || ops == NULL ||

@@ -91,8 +91,6 @@ attach(struct zn_nf *nf, struct zn_group_home *h, unsigned int i,
 		return -EPROTO;
 	}
 	nf->gpool = mp;
-	nf->ghome = home;
-	nf->gheap = heap;
 	nf->group = i + 1;
 	nf->hdr = &h->view.hdr;
 	nf->stopping = &h->view.stopping;

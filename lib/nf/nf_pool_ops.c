@@ -58,19 +58,27 @@ static struct guard {
 } guards[GUARDS];
 static uint64_t waits_cut; /* waits given up (atomic) */
 
+int
+zn_pool_ops_index(const char *name)
+{
+	for (unsigned int i = 0; i < rte_mempool_ops_table.num_ops; i++)
+		if (strcmp(rte_mempool_ops_table.ops[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
 /* DPDK's ring driver as registered in this process (by name: its index
  * is not ours to assume). */
 ZN_API const struct rte_mempool_ops *
 zn_pool_ops_ring(void)
 {
 	const struct rte_mempool_ops *o = ring_ops;
+	int i;
 
 	if (likely(o != NULL))
 		return o;
-	for (unsigned int i = 0; i < rte_mempool_ops_table.num_ops; i++)
-		if (strcmp(rte_mempool_ops_table.ops[i].name,
-			   "ring_mp_mc") == 0)
-			o = &rte_mempool_ops_table.ops[i];
+	i = zn_pool_ops_index("ring_mp_mc");
+	o = i >= 0 ? &rte_mempool_ops_table.ops[i] : NULL;
 	ring_ops = o; /* the same value from any thread */
 	return o;
 }

@@ -135,7 +135,6 @@ struct zn_nf {
 	struct rte_mempool *gpool;
 	void *gva;
 	size_t glen;
-	uint64_t ghome, gheap; /* its homes, the pool's heap: bytes */
 
 	volatile sig_atomic_t stop_req;
 	bool leave_sent;
@@ -173,6 +172,9 @@ void zn_nf_ports_thread(struct zn_nf *nf);
 /* nf_group.c: map the trust group's pool (--trust-group); 0 or -errno
  * (0 without a group). _detach at close. */
 int zn_nf_group_attach(struct zn_nf *nf);
+/* nf_pool_ops.c: the index of mempool driver @p name in this process,
+ * -1: none (indexes are per process). */
+int zn_pool_ops_index(const char *name);
 /** Worker @p w's doorbell, as this NF rings it. */
 static inline struct zn_doorbell *
 zn_nf_worker_db(const struct zn_nf *nf, uint32_t w)
