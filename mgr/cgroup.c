@@ -326,10 +326,21 @@ zn_cgroup_adopt(struct zn_mgr *m, int tenant, pid_t pid, char *err,
 	return rc;
 }
 
+/* Remove this instance's cgroup @p dir: busy while a process of ours
+ * in it is still exiting (an NF that left moments ago: its parent may not
+ * have reaped it yet), so tried again until @p until (ns). */
+static void
+rmdir_ours(const char *dir, uint64_t until)
+{
+	while (rmdir(dir) < 0 && errno == EBUSY && zn_now_ns() < until)
+		usleep(10000);
+}
+
 void
 zn_cgroup_fini(struct zn_mgr *m)
 {
 	const char *sub[] = { "", "/cpuset", "/memory", "/cpu" };
+	uint64_t until = zn_now_ns() + 1000000000ULL;
 	char dir[PATH_MAX + 64];
 
 	/* Each fails while in use (another replica, another instance). */
@@ -338,13 +349,13 @@ zn_cgroup_fini(struct zn_mgr *m)
 			snprintf(dir, sizeof(dir), "%s%s/zeronf/%s/tenant-%s/"
 				 "outside", root_of(m), sub[i],
 				 m->cfg.instance, m->cfg.tenants[t].name);
-			rmdir(dir);
+			rmdir_ours(dir, until);
 			*strrchr(dir, '/') = '\0';
-			rmdir(dir);
+			rmdir_ours(dir, until);
 		}
 		snprintf(dir, sizeof(dir), "%s%s/zeronf/%s", root_of(m),
 			 sub[i], m->cfg.instance);
-		rmdir(dir);
+		rmdir_ours(dir, until);
 		snprintf(dir, sizeof(dir), "%s%s/zeronf", root_of(m), sub[i]);
 		rmdir(dir);
 	}
