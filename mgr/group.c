@@ -152,6 +152,23 @@ group_routing(struct zn_mgr *m, unsigned int i, void *va)
 	return 0;
 }
 
+/* Fault in [va, va + len) now (MADV_POPULATE_WRITE, Linux 5.14; else a
+ * write per page, of the zero a new page holds): -ENOMEM when the
+ * hugepages run out, not a SIGBUS later. */
+static int
+populate(void *va, uint64_t len, uint64_t pg)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(va, len, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -ENOMEM;
+#endif
+	for (uint64_t off = 0; off < len; off += pg)
+		*(volatile char *)RTE_PTR_ADD(va, off) = 0;
+	return 0;
+}
+
 static int
 group_create(struct zn_mgr *m, unsigned int i)
 {
@@ -162,7 +179,7 @@ group_create(struct zn_mgr *m, unsigned int i)
 	struct rte_mempool_objsz sz;
 	struct rte_mempool *mp;
 	struct statfs fs;
-	uint64_t len, pg, home, heap;
+	uint64_t len, used, pg, home, heap;
 	char *heap_name = m->gmem[i].heap_name;
 	void *va;
 	int fd, rc;
@@ -189,6 +206,12 @@ group_create(struct zn_mgr *m, unsigned int i)
 	home = zn_home_len(rte_ring_get_memsize(m->cfg.ring_size), pg);
 	heap = heap_bytes(c->n_mbufs, pg);
 	len += home + heap;
+	/* The file is a power of two long: a VM's ivshmem BAR is the file
+	 * (docs/vm-nfs.md), and a PCI BAR's size is one. Only its first
+	 * `used` bytes are touched (the buffers are made from the front);
+	 * the rest costs address space, not pages. */
+	used = len;
+	len = rte_align64pow2(len);
 	if (len > ZN_GROUP_VA_STRIDE)
 		return -E2BIG;
 
@@ -199,10 +222,10 @@ group_create(struct zn_mgr *m, unsigned int i)
 		rc = -errno;
 		goto fail_file;
 	}
-	/* Populated now: a hugetlbfs file short of pages would fault later,
-	 * in a worker, as SIGBUS. */
+	/* No reservation of the whole file's pages (hugetlbfs reserves a
+	 * shared mapping's at mmap): its tail is never touched. */
 	va = mmap((void *)zn_group_home_at(i), len, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_POPULATE, fd, 0);
+		  MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, 0);
 	close(fd);
 	fd = -1;
 	if (va == MAP_FAILED) {
@@ -214,6 +237,11 @@ group_create(struct zn_mgr *m, unsigned int i)
 		rc = -EADDRINUSE;
 		goto fail_file;
 	}
+	/* Populated now: a hugetlbfs file short of pages would fault later,
+	 * in a worker, as SIGBUS. */
+	rc = populate(va, used, pg);
+	if (rc < 0)
+		goto fail_map;
 	g->len = m->gmem[i].len = len;
 	g->home_len = m->gmem[i].home = home;
 	g->heap_len = m->gmem[i].heap = heap;

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       libjansson-dev libpcap-dev libndpi-dev libndpi-bin iproute2 ethtool
       iputils-ping clang libclang-rt-14-dev bubblewrap prometheus chromium
-      chromium-driver)
+      chromium-driver qemu-system-x86)
 # `setup.sh --bench` (make bench): the peers benchmark's OVS-DPDK too.
 if [ "${1:-}" = "--bench" ]; then
   PKGS+=(openvswitch-switch-dpdk)
@@ -48,6 +48,27 @@ fi
 if ! grep -q " hugetlbfs " /proc/mounts; then
   as_root mkdir -p "$HUGE_DIR"
   as_root mount -t hugetlbfs nodev "$HUGE_DIR"
+fi
+
+# The guest kernel of ZeroNF VMs (docs/vm-nfs.md): Debian's cloud kernel,
+# from the package archive, unpacked here (.vm/vmlinuz), not installed.
+if [ ! -f .vm/vmlinuz ]; then
+  pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+        awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+  if [ -n "$pkg" ]; then
+    tmp=$(mktemp -d)
+    if (cd "$tmp" && apt-get download -q "$pkg" >/dev/null 2>&1) ||
+       { as_root apt-get update -q >/dev/null &&
+         (cd "$tmp" && apt-get download -q "$pkg" >/dev/null); }; then
+      dpkg-deb -x "$tmp"/*.deb "$tmp/x"
+      mkdir -p .vm
+      cp "$tmp"/x/boot/vmlinuz-* .vm/vmlinuz.part && mv .vm/vmlinuz.part .vm/vmlinuz
+      echo "setup: guest kernel $pkg in .vm/vmlinuz"
+    else
+      echo "setup: cannot fetch $pkg: ZeroNF VMs will not start" >&2
+    fi
+    rm -rf "$tmp"
+  fi
 fi
 
 # Python: control-plane client and test dependencies, in .venv.

@@ -474,3 +474,61 @@ zn_unix_bind(const char *path, int type)
 	}
 	return fd;
 }
+
+int
+zn_slot_claim(const char *instance, uint16_t *slot)
+{
+	char path[PATH_MAX], buf[32];
+
+	for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
+		char file[32];
+		int fd, n;
+
+		snprintf(file, sizeof(file), ZN_SLOT_LOCK_FMT, i);
+		if (zn_runtime_path(instance, file, path, sizeof(path)))
+			return -ENAMETOOLONG;
+		fd = zn_lock_file(path, LOCK_EX);
+		if (fd == -EWOULDBLOCK)
+			continue;
+		if (fd < 0)
+			return fd;
+		n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+		if (ftruncate(fd, 0) == 0)
+			(void)!pwrite(fd, buf, (size_t)n, 0);
+		*slot = (uint16_t)i;
+		return fd;
+	}
+	return -EBUSY;
+}
+
+int
+zn_group_file(const char *instance, const char *group, unsigned int *idx,
+	      char *path, size_t len)
+{
+	char list[PATH_MAX], line[ZN_GROUP_PATH_LEN + ZN_NAME_LEN + 32];
+	int rc = -ENOENT;
+	FILE *f;
+
+	if (zn_runtime_path(instance, ZN_GROUPS_FILE, list, sizeof(list)) < 0)
+		return -ENAMETOOLONG;
+	f = fopen(list, "re");
+	if (f == NULL)
+		return -ENOENT; /* a manager without groups */
+	while (rc == -ENOENT && fgets(line, sizeof(line), f) != NULL) {
+		char name[ZN_NAME_LEN + 1];
+		unsigned int i;
+		int at = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%u %32s %n", &i, name, &at) != 2 || at == 0 ||
+		    i >= ZN_MAX_GROUPS || strcmp(name, group) != 0)
+			continue;
+		*idx = i;
+		if (strlen(line + at) >= len)
+			rc = -ENAMETOOLONG;
+		else
+			rc = (zn_strlcpy(path, line + at, len), 0);
+	}
+	fclose(f);
+	return rc;
+}

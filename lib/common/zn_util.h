@@ -89,6 +89,17 @@ bool zn_pidfd_exited(int pidfd);
  *  -EWOULDBLOCK if another process holds it, or -errno. */
 int zn_lock_file(const char *path, int op);
 
+/** Claim the first free NF slot of instance @p instance: its lock file
+ *  (ZN_SLOT_LOCK_FMT), held while the returned fd is open, so the kernel
+ *  releases it however its holder dies. @return the fd (*slot set),
+ *  -EBUSY if every slot is taken, or -errno. */
+int zn_slot_claim(const char *instance, uint16_t *slot);
+
+/** Trust group @p group's index and file, from instance @p instance's
+ *  list (ZN_GROUPS_FILE). 0, -ENOENT (no such group), or -errno. */
+int zn_group_file(const char *instance, const char *group, unsigned int *idx,
+		  char *path, size_t len);
+
 /** Content of a manager lock file. */
 struct zn_mgr_lock_info {
 	pid_t pid;

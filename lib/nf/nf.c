@@ -91,32 +91,17 @@ find_manager(struct zn_nf *nf)
 static int
 claim_slot(struct zn_nf *nf)
 {
-	char path[PATH_MAX], buf[32];
+	int fd = zn_slot_claim(nf->instance, &nf->slot);
 
-	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		char file[32];
-		int fd, n;
-
-		snprintf(file, sizeof(file), ZN_SLOT_LOCK_FMT, s);
-		if (zn_runtime_path(nf->instance, file, path, sizeof(path)))
-			return -ENAMETOOLONG;
-		fd = zn_lock_file(path, LOCK_EX);
-		if (fd == -EWOULDBLOCK)
-			continue;
-		if (fd < 0) {
-			ZN_LOG(ERR, "cannot lock %s: %s", path, strerror(-fd));
-			return fd;
-		}
-		n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-		if (ftruncate(fd, 0) == 0)
-			(void)!pwrite(fd, buf, (size_t)n, 0);
-		nf->slot = (uint16_t)s;
+	if (fd == -EBUSY)
+		ZN_LOG(ERR, "all %u NF slots of '%s' are taken", ZN_MAX_NFS,
+		       nf->instance);
+	else if (fd < 0)
+		ZN_LOG(ERR, "cannot lock a slot of '%s': %s", nf->instance,
+		       strerror(-fd));
+	else
 		nf->slot_lock_fd = fd;
-		return 0;
-	}
-	ZN_LOG(ERR, "all %u NF slots of '%s' are taken", ZN_MAX_NFS,
-	       nf->instance);
-	return -EBUSY;
+	return fd < 0 ? fd : 0;
 }
 
 static int
@@ -345,13 +330,21 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 	free(nf_argv);
 	nf_argv = NULL;
 
-	rc = find_manager(nf);
-	if (rc < 0)
-		goto fail;
-	rc = claim_slot(nf);
-	if (rc < 0)
-		goto fail;
-	nf->kick_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (nf->guest_conf[0] != '\0') {
+		/* In a VM: the helper found the manager and holds our slot
+		 * (nf_guest.c) */
+		rc = zn_nf_guest_open(nf);
+		if (rc < 0)
+			goto fail;
+	} else {
+		rc = find_manager(nf);
+		if (rc < 0)
+			goto fail;
+		rc = claim_slot(nf);
+		if (rc < 0)
+			goto fail;
+		nf->kick_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	}
 	rc = eal_init(nf, argc > 0 ? argv[0] : nf->ops.name);
 	if (rc < 0)
 		goto fail;

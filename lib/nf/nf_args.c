@@ -31,6 +31,8 @@ lib_usage(const struct zn_nf *nf, const char *prog, FILE *out)
 		"(map its pool)\n"
 		"      --log-level LVL   EAL/ZeroNF log level (default notice)\n"
 		"      --wait SECONDS    wait for the manager to come up\n"
+		"      --guest FILE      in a ZeroNF VM: its helper's handles "
+		"(set by the VM's init)\n"
 		"  -h, --help            this help\n",
 		prog, nf->ops.name, ZN_MAX_SERVICES - 1,
 		nf->ops.default_service ? "" : " (required)");
@@ -66,6 +68,7 @@ zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "wait", required_argument, NULL, 'w' },
 		{ "trust-group", required_argument, NULL, 'g' },
+		{ "guest", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -143,6 +146,15 @@ zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 			}
 			zn_strlcpy(nf->group_name, optarg,
 				   sizeof(nf->group_name));
+			break;
+		case 'G':
+			if (strlen(optarg) >= sizeof(nf->guest_conf)) {
+				fprintf(stderr, "%s: --guest: path too long\n",
+					prog);
+				return -EINVAL;
+			}
+			zn_strlcpy(nf->guest_conf, optarg,
+				   sizeof(nf->guest_conf));
 			break;
 		case 'h':
 			lib_usage(nf, prog, stdout);

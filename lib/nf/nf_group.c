@@ -30,39 +30,6 @@
 #include "nf_pvt.h"
 #include "../common/zn_util.h"
 
-/* Group @p name's index and file, from the manager's list. */
-static int
-find(struct zn_nf *nf, unsigned int *idx, char *path, size_t len)
-{
-	char list[PATH_MAX], line[ZN_GROUP_PATH_LEN + ZN_NAME_LEN + 32];
-	int rc = -ENOENT;
-	FILE *f;
-
-	if (zn_runtime_path(nf->instance, ZN_GROUPS_FILE, list,
-			    sizeof(list)) < 0)
-		return -ENAMETOOLONG;
-	f = fopen(list, "re");
-	if (f == NULL)
-		return -ENOENT; /* a manager without groups */
-	while (rc == -ENOENT && fgets(line, sizeof(line), f) != NULL) {
-		char name[ZN_NAME_LEN + 1];
-		unsigned int i;
-		int at = 0;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%u %32s %n", &i, name, &at) != 2 || at == 0 ||
-		    i >= ZN_MAX_GROUPS || strcmp(name, nf->group_name) != 0)
-			continue;
-		*idx = i;
-		if (strlen(line + at) >= len)
-			rc = -ENAMETOOLONG;
-		else
-			rc = (zn_strlcpy(path, line + at, len), 0);
-	}
-	fclose(f);
-	return rc;
-}
-
 /* What we read of the manager's state, all in the file: the checks of
  * nf.c (check_compat) follow. */
 static int
@@ -108,12 +75,28 @@ zn_nf_group_attach(struct zn_nf *nf)
 	struct zn_group_home *want;
 	unsigned int i = 0;
 	struct stat st;
-	void *va;
+	void *va = NULL;
 	int fd, rc;
 
 	if (nf->group_name[0] == '\0')
 		return 0;
-	rc = find(nf, &i, path, sizeof(path));
+	if (nf->guest) { /* the file is the ivshmem device's BAR 2 */
+		uint64_t len = 0;
+
+		rc = zn_nf_guest_map(nf, &va, &len, &i);
+		if (rc == 0)
+			rc = attach(nf, va, i, len);
+		if (rc < 0) {
+			if (va != NULL)
+				munmap(va, len);
+			return rc;
+		}
+		nf->gva = va;
+		nf->glen = (size_t)len;
+		return 0;
+	}
+	rc = zn_group_file(nf->instance, nf->group_name, &i, path,
+			   sizeof(path));
 	if (rc < 0) {
 		ZN_LOG(ERR, "manager '%s' has no trust group '%s'",
 		       nf->instance, nf->group_name);
@@ -132,7 +115,8 @@ zn_nf_group_attach(struct zn_nf *nf)
 	want = zn_group_home_at(i);
 	va = st.st_size > 0 && (uint64_t)st.st_size <= ZN_GROUP_VA_STRIDE ?
 	     mmap(want, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0) : MAP_FAILED;
+		  MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, 0) :
+	     MAP_FAILED;
 	rc = errno;
 	close(fd);
 	if (va == MAP_FAILED || va != want) {

@@ -47,6 +47,10 @@ kick(struct zn_nf *nf, const void *buf, size_t len)
 {
 	struct sockaddr_un sa;
 
+	if (nf->guest) { /* the helper sends it on (nf_guest.c) */
+		(void)zn_nf_guest_send(nf, buf, len);
+		return;
+	}
 	if (kick_addr(nf, &sa) < 0)
 		return;
 	(void)!sendto(nf->kick_fd, buf, len, MSG_DONTWAIT,
@@ -86,6 +90,8 @@ send_msg(struct zn_nf *nf, const struct zn_msg *msg)
 	struct sockaddr_un sa;
 
 	memcpy(b + 1, msg, sizeof(*msg));
+	if (nf->guest)
+		return zn_nf_guest_send(nf, b, sizeof(b));
 	if (kick_addr(nf, &sa) < 0)
 		return -ENOTCONN;
 	for (unsigned int i = 0; i < 100; i++) {
@@ -120,6 +126,9 @@ zn_nf_post_msg(struct zn_nf *nf, uint16_t type)
 bool
 zn_nf_mgr_alive(struct zn_nf *nf)
 {
+	/* In a VM: the helper watches the manager and ends the VM with it. */
+	if (nf->guest)
+		return true;
 	if (nf->mgr_pidfd >= 0)
 		return !zn_pidfd_exited(nf->mgr_pidfd);
 	/* In a PID namespace of its own (a sandbox) the NF cannot see the
@@ -170,7 +179,7 @@ zn_nf_join(struct zn_nf *nf)
 		return rc;
 	}
 	while (!not_starting(nf)) {
-		zn_db_wait(&nf->s->db, not_starting, nf, 50000);
+		zn_nf_wait(nf, &nf->s->db, not_starting, nf, 50000);
 		if (!zn_nf_mgr_alive(nf))
 			return -ENOTCONN;
 		if (zn_now_ns() > deadline) {
@@ -286,11 +295,15 @@ zn_nf_register(struct zn_nf *nf)
 	memset(s->counter_names, 0, sizeof(s->counter_names));
 	memset(&s->objs, 0, sizeof(s->objs));
 	zn_nf_cmd_reset(nf);
-	zn_proc_start_time(getpid(), &start);
+	/* In a VM, the process the manager sees as ours is the helper's. */
+	if (nf->guest)
+		start = nf->owner_start;
+	else
+		zn_proc_start_time(getpid(), &start);
 	s->req.service_id = nf->service_id;
 	s->req.group = nf->group;
 	s->req.n_counters = 0;
-	s->req.pid = (uint32_t)getpid();
+	s->req.pid = nf->guest ? nf->owner_pid : (uint32_t)getpid();
 	s->req.start_time = start;
 	s->req.leaving = 0;
 	s->req.exited = 0;
@@ -308,7 +321,7 @@ zn_nf_register(struct zn_nf *nf)
 		return rc;
 	}
 	while (!reply_ready(nf)) {
-		zn_db_wait(&s->db, reply_ready, nf, 50000);
+		zn_nf_wait(nf, &s->db, reply_ready, nf, 50000);
 		if (!reply_ready(nf))
 			kick_register(nf);
 		if (!zn_nf_mgr_alive(nf)) {
@@ -390,7 +403,7 @@ steer_request(struct zn_nf *nf, uint8_t op, const struct zn_flow_key *key,
 	deadline = zn_now_ns() + ZN_STEER_TIMEOUT_NS;
 	while (!steer_answered(&sw)) {
 		/* Short spins first: the answer usually takes microseconds. */
-		zn_db_wait(&nf->s->db, steer_answered, &sw, 1000);
+		zn_nf_wait(nf, &nf->s->db, steer_answered, &sw, 1000);
 		if (!zn_nf_mgr_alive(nf))
 			return -ENOTCONN;
 		if (zn_now_ns() > deadline)

@@ -18,6 +18,7 @@
 #include <zeronf/nf.h>
 #include "../shm/zn_shm.h"
 #include "../common/zn_route_hot.h"
+#include "../common/zn_doorbell.h"
 
 #define ZN_API __attribute__((visibility("default")))
 
@@ -136,6 +137,14 @@ struct zn_nf {
 	void *gva;
 	size_t glen;
 
+	/* In a VM (nf_guest.c): the helper's process, which the manager
+	 * sees as ours, and how we poll. */
+	char guest_conf[256];
+	bool guest;
+	uint32_t owner_pid;
+	uint64_t owner_start;
+	uint32_t poll_max_us;
+
 	volatile sig_atomic_t stop_req;
 	bool leave_sent;
 	uint64_t leave_deadline;
@@ -182,6 +191,36 @@ zn_nf_worker_db(const struct zn_nf *nf, uint32_t w)
 	return nf->w_db0 + (size_t)w * nf->w_db_stride;
 }
 void zn_nf_group_detach(struct zn_nf *nf);
+
+/* nf_guest.c: an NF in a VM. _open reads --guest's file (slot, helper)
+ * and opens the serial port; _map maps the group's BAR; _send sends a
+ * frame to the helper. 0 or -errno. */
+int zn_nf_guest_open(struct zn_nf *nf);
+int zn_nf_guest_map(struct zn_nf *nf, void **va, uint64_t *len,
+		    unsigned int *idx);
+int zn_nf_guest_send(struct zn_nf *nf, const void *buf, size_t len);
+void zn_nf_guest_ring(struct zn_nf *nf, struct zn_doorbell *db);
+bool zn_nf_guest_wait(struct zn_nf *nf, bool (*has_work)(void *), void *arg,
+		      uint64_t timeout_us);
+
+/* Ring @p db / sleep on it (zn_doorbell.h), in a VM as the guest can. */
+static inline void
+zn_nf_ring(struct zn_nf *nf, struct zn_doorbell *db)
+{
+	if (likely(!nf->guest))
+		zn_db_ring(db);
+	else
+		zn_nf_guest_ring(nf, db);
+}
+
+static inline bool
+zn_nf_wait(struct zn_nf *nf, struct zn_doorbell *db,
+	   bool (*has_work)(void *), void *arg, uint64_t timeout_us)
+{
+	if (likely(!nf->guest))
+		return zn_db_wait(db, has_work, arg, timeout_us);
+	return zn_nf_guest_wait(nf, has_work, arg, timeout_us);
+}
 
 /* nf_cmd.c: commands (nf.call). _reset at registration; _serve answers
  * an open command, if any, from the packet thread. */

@@ -46,7 +46,7 @@ rx_room(struct zn_nf *nf, unsigned int n)
 		return;
 	for (uint32_t w = 0; w < RTE_MIN(nf->hdr->n_workers,
 					 (uint32_t)ZN_MAX_WORKERS); w++)
-		zn_db_ring(zn_nf_worker_db(nf, w));
+		zn_nf_ring(nf, zn_nf_worker_db(nf, w));
 }
 
 /* Take a burst into the ledger: from the RX ring (packets from ports and
@@ -102,7 +102,7 @@ rx_burst(struct zn_nf *nf)
 			s->hstats.link_rx += n;
 			/* The sender may wait for room. */
 			if (lk->from < ZN_MAX_NFS)
-				zn_db_ring(&nf->peer[lk->from]->db);
+				zn_nf_ring(nf, &nf->peer[lk->from]->db);
 			break;
 		}
 	}
@@ -164,7 +164,7 @@ idle_wait(struct zn_nf *nf, struct idle_state *st)
 	}
 	/* A sleep cut short for a generator's turn is not the long idle
 	 * timeout that prompts the periodic checks. */
-	return zn_db_wait(&nf->s->db, rx_ready, nf, us) || us < SLEEP_US;
+	return zn_nf_wait(nf, &nf->s->db, rx_ready, nf, us) || us < SLEEP_US;
 }
 
 /* True when the NF should let its ring fill some more first (and has

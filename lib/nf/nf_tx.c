@@ -393,7 +393,7 @@ flush(struct zn_nf *nf, unsigned int n)
 		s->hstats.tx_ring_in += k;
 		nf->tx_head = (uint16_t)k;
 		if (k > 0)
-			zn_db_ring(nf->wdb);
+			zn_nf_ring(nf, nf->wdb);
 		if (k == n)
 			return true;
 		nf->res[0] = (struct zn_res){ .type = 0 };
@@ -466,7 +466,7 @@ flush(struct zn_nf *nf, unsigned int n)
 		if (id != 0) {
 			s->hstats.link_tx += k;
 			if (k > 0)
-				zn_db_ring(&nf->peer[r->id]->db);
+				zn_nf_ring(nf, &nf->peer[r->id]->db);
 		} else {
 			s->hstats.tx_ring_in += k;
 			to_worker |= k > 0;
@@ -508,7 +508,7 @@ sent:
 		__atomic_store_n(&s->hstats.blocked_on, 0, __ATOMIC_RELAXED);
 	rte_rcu_qsbr_thread_offline(nf->qsbr, nf->slot);
 	if (to_worker)
-		zn_db_ring(nf->wdb);
+		zn_nf_ring(nf, nf->wdb);
 	return nf->tx_head >= n;
 }
 
@@ -537,12 +537,12 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 		/* The worker or the next NF is draining: room comes soon,
 		 * so spin and yield before sleeping, as when idle. */
 		if (nf->blk_ring == nf->tx)
-			zn_db_ring(nf->wdb);
+			zn_nf_ring(nf, nf->wdb);
 		if (++idle < ZN_IDLE_SPIN) {
 			rte_pause();
 		} else if (idle < ZN_IDLE_YIELD) {
 			sched_yield();
-		} else if (!zn_db_wait(&nf->s->db, tx_room, nf, TX_SLEEP_US) &&
+		} else if (!zn_nf_wait(nf, &nf->s->db, tx_room, nf, TX_SLEEP_US) &&
 			   !zn_nf_mgr_alive(nf)) {
 			return -ENOTCONN;
 		}

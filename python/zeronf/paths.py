@@ -21,7 +21,7 @@ def find_program(name: str) -> Path | None:
     """zeronf-mgr, zeronf-forward...: the build tree's, else PATH's."""
     b = build_dir()
     if b is not None:
-        for sub in ("mgr", "nfs", "tools"):
+        for sub in ("mgr", "nfs", "tools", "vm"):
             p = b / sub / name
             if p.is_file() and os.access(p, os.X_OK):
                 return p

@@ -1,0 +1,67 @@
+"""zeronf CLI: NFs in VMs (docs/vm-nfs.md): vm start launches an NF in a
+QEMU guest (the manager supervises it like any launched NF: nf list,
+nf stop, logs), vm image makes or shows an NF's guest image."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .. import paths, vm
+from ..client import Client
+from .basic import show
+
+
+def run_vm(a) -> int:
+    program = paths.find_nf(a.binary, Path.cwd())
+    if program is None:
+        print(f"zeronf: vm {a.action}: no program '{a.binary}'",
+              file=sys.stderr)
+        return 2
+    try:
+        if a.action == "image":
+            out = vm.build_image(program, Path(a.output)) if a.output \
+                else vm.image_for(program)
+            print(out)
+            return 0
+        p = vm.start_params(a.name, program, a.service, a.trust_group,
+                            a.args, mem_mb=a.mem, vcpus=a.vcpus,
+                            accel=a.accel, restart=a.restart,
+                            kernel_path=Path(a.kernel) if a.kernel else None,
+                            poll_max_us=a.poll_max_us)
+    except vm.VMError as e:
+        print(f"zeronf: vm {a.action}: {e}", file=sys.stderr)
+        return 1
+    if a.replicas != 1:
+        p["replicas"] = a.replicas
+    with Client(a.instance) as c:
+        return show(c.call("nf.start", **p))
+
+
+def register(sub) -> None:
+    p = sub.add_parser("vm", help="NFs in VMs: start one (the manager "
+                       "supervises it as a launched NF), make its image")
+    acts = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    s = acts.add_parser("start", help="launch an NF in a QEMU guest, a "
+                        "member of a trust group (-- then its options)")
+    s.add_argument("name")
+    s.add_argument("binary", help="zeronf-forward, ./my-nf, /path/nf")
+    s.add_argument("-s", "--service", type=int, required=True)
+    s.add_argument("-g", "--trust-group", required=True,
+                   help="the group whose packet memory the VM maps")
+    s.add_argument("-r", "--replicas", type=int, default=1)
+    s.add_argument("--mem", type=int, default=1024, help="MB (default "
+                   "1024, touched as used)")
+    s.add_argument("--vcpus", type=int, default=1)
+    s.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    s.add_argument("--kernel", help="guest kernel (default "
+                   "$ZERONF_VM_KERNEL or the one setup fetched)")
+    s.add_argument("--poll-max-us", type=int,
+                   help="most time between an idle guest NF's polls")
+    s.add_argument("--restart", default="on-failure",
+                   choices=["never", "on-failure", "always"])
+    s.add_argument("args", nargs="*", help="the NF's own options")
+    s = acts.add_parser("image", help="make an NF's guest image (cached; "
+                        "vm start makes it too) and print its path")
+    s.add_argument("binary")
+    s.add_argument("-o", "--output", help="write it here instead")
+    p.set_defaults(run=run_vm)

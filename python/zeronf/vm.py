@@ -1,0 +1,166 @@
+"""ZeroNF VMs (docs/vm-nfs.md): the guest image of an NF, the guest
+kernel, and the nf.start parameters that launch an NF in a VM.
+
+An image is an initramfs (newc cpio, uncompressed: the kernel unpacks it
+faster than it inflates one under emulation) holding zeronf-vminit as
+/init, the NF program as /zeronf/nf and every library it loads (as ldd
+resolves them here: the guest runs the host's own binaries). zeronf-vm
+appends the VM's own files (its argv, slot, helper) at each start."""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from . import paths
+
+LIB_DIR = "usr/lib/x86_64-linux-gnu"  # the loader's default path
+
+
+class VMError(Exception):
+    pass
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "zeronf" / "vm"
+
+
+def kernel() -> Path | None:
+    """The guest kernel: $ZERONF_VM_KERNEL, else the one scripts/setup.sh
+    fetched (Debian's cloud kernel, .vm/ of the source tree)."""
+    env = os.environ.get("ZERONF_VM_KERNEL")
+    if env:
+        return Path(env)
+    p = paths._REPO / ".vm" / "vmlinuz"
+    return p if p.is_file() else None
+
+
+def libraries(program: Path) -> tuple[list[Path], Path | None]:
+    """The shared libraries @program loads (ldd), and its loader."""
+    out = subprocess.run(["ldd", str(program)], capture_output=True,
+                         text=True, check=False)
+    if out.returncode != 0:
+        raise VMError(f"ldd {program}: {out.stderr.strip() or 'failed'}"
+                      " (a dynamically linked program?)")
+    libs, loader = [], None
+    for line in out.stdout.splitlines():
+        m = re.match(r"\s*(\S+) => (\S+) \(0x", line)
+        if m:
+            libs.append(Path(m.group(2)))
+        elif "not found" in line:
+            raise VMError(f"{program}: {line.strip()}")
+        else:
+            m = re.match(r"\s*(/\S+) \(0x", line)
+            if m:
+                loader = Path(m.group(1))
+    return libs, loader
+
+
+class _Cpio:
+    """newc entries, written in order (parents before children)."""
+
+    def __init__(self, f):
+        self.f, self.ino, self.dirs = f, 1, set()
+
+    def _entry(self, name: str, mode: int, data: bytes = b"") -> None:
+        nm = name.encode() + b"\0"
+        hdr = ("070701" + "".join(f"{v:08X}" for v in (
+            self.ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(nm), 0)))
+        self.ino += 1
+        self.f.write(hdr.encode() + nm + b"\0" * ((4 - (110 + len(nm)) % 4)
+                                                   % 4))
+        self.f.write(data + b"\0" * ((4 - len(data) % 4) % 4))
+
+    def dir(self, name: str) -> None:
+        parts = name.strip("/").split("/")
+        for i in range(1, len(parts) + 1):
+            d = "/".join(parts[:i])
+            if d and d not in self.dirs:
+                self.dirs.add(d)
+                self._entry(d, 0o040755)
+
+    def file(self, name: str, data: bytes, mode: int = 0o100755) -> None:
+        name = name.strip("/")
+        if "/" in name:
+            self.dir(name.rsplit("/", 1)[0])
+        self._entry(name, mode, data)
+
+    def link(self, name: str, target: str) -> None:
+        self._entry(name.strip("/"), 0o120777, target.encode())
+
+    def end(self) -> None:
+        self._entry("TRAILER!!!", 0)
+        pad = (-self.f.tell()) % 512
+        self.f.write(b"\0" * pad)
+
+
+def build_image(program: Path, out: Path, vminit: Path | None = None) -> Path:
+    """The image of NF @program at @out (written whole, then renamed)."""
+    vminit = vminit or paths.find_program("zeronf-vminit")
+    if vminit is None:
+        raise VMError("zeronf-vminit not found (build ZeroNF first)")
+    libs, loader = libraries(program)
+    if loader is None:
+        raise VMError(f"{program}: no program loader (statically linked? "
+                      "an NF program is linked with libzeronf)")
+    tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(tmp, "wb") as f:
+        c = _Cpio(f)
+        c.file("init", vminit.read_bytes())
+        c.file("zeronf/nf", program.read_bytes())
+        seen = set()
+        for lib in libs:
+            if lib.name in seen:
+                continue
+            seen.add(lib.name)
+            c.file(f"{LIB_DIR}/{lib.name}", lib.resolve().read_bytes())
+        c.file(str(loader), loader.resolve().read_bytes())
+        c.dir("lib")
+        c.link("lib/x86_64-linux-gnu", f"/{LIB_DIR}")
+        for d in ("proc", "sys", "dev", "run", "tmp"):
+            c.dir(d)
+        c.end()
+    os.replace(tmp, out)
+    return out
+
+
+def image_for(program: Path) -> Path:
+    """The cached image of @program: made again when the program, one of
+    its libraries or zeronf-vminit changed."""
+    vminit = paths.find_program("zeronf-vminit")
+    if vminit is None:
+        raise VMError("zeronf-vminit not found (build ZeroNF first)")
+    libs, loader = libraries(program)
+    h = hashlib.sha256()
+    for p in [program, vminit, *libs, *([loader] if loader else [])]:
+        st = p.resolve().stat()
+        h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    out = cache_dir() / f"{program.name}-{h.hexdigest()[:16]}.cpio"
+    return out if out.exists() else build_image(program, out, vminit)
+
+
+def start_params(name: str, program: Path, service: int, group: str,
+                 nf_args: list[str], mem_mb: int = 1024, vcpus: int = 1,
+                 accel: str = "tcg", kernel_path: Path | None = None,
+                 poll_max_us: int | None = None,
+                 restart: str = "on-failure") -> dict:
+    """nf.start's parameters for NF @program in a VM of trust group
+    @group: the manager launches zeronf-vm, which boots it."""
+    helper = paths.find_program("zeronf-vm")
+    if helper is None:
+        raise VMError("zeronf-vm not found (build ZeroNF first)")
+    k = kernel_path or kernel()
+    if k is None or not Path(k).is_file():
+        raise VMError("no guest kernel: set ZERONF_VM_KERNEL or run "
+                      "scripts/setup.sh (it fetches Debian's cloud kernel)")
+    args = ["--image", str(image_for(program)), "--kernel", str(k),
+            "--mem", str(mem_mb), "--vcpus", str(vcpus), "--accel", accel]
+    if poll_max_us:
+        args += ["--poll-max-us", str(poll_max_us)]
+    return {"name": name, "binary": str(helper), "service": service,
+            "trust_group": group, "restart": restart,
+            "args": args + ["--", *nf_args]}
