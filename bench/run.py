@@ -89,6 +89,14 @@ affects both sides alike. Progress goes to stderr.
          (the port's driver reads the manager's headers: mgr/shadow.h) and
          off, H = direct (the NF sends) and worker (the worker sends,
          from the manager's headers too) (bench/trust.py).
+  vm     {"bench":"vm","mode":"host|guest_zero_copy","accel":"kvm|tcg",
+         "nfs":N,"size":B,"mpps":X,"ns_per_hop":Y}: a chain of N = 1, 2
+         forward NFs of trust group a between the speed tester's hands
+         (512 packets circulating, B = 64 and 1500), the forwards host
+         processes or each in a QEMU guest mapping the group's file
+         (ivshmem); ns_per_hop = 1e3 / X / N. Then {"bench":"vm_idle",
+         "mode":M,"accel":A,"cpu_pct":C}: one idle forward NF, its process
+         or its VM (QEMU and helper) (bench/vm.py).
 """
 
 from __future__ import annotations
@@ -105,6 +113,7 @@ from peers import bench_peers
 from soak import bench_soak
 from tenants import bench_tenants
 from trust import bench_group_port, bench_trust, bench_validate
+from vm import bench_vm
 
 
 def bench_nf_start(runs: int) -> None:
@@ -119,7 +128,8 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
            "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers,
            "trust": bench_trust, "validate": bench_validate,
-           "tenants": bench_tenants, "group_port": bench_group_port}
+           "tenants": bench_tenants, "group_port": bench_group_port,
+           "vm": bench_vm}
 
 
 def main() -> int:

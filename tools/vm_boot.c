@@ -63,8 +63,10 @@ vm_make_initrd(void)
 	lib[4] = svc;
 	zn_proc_start_time(getpid(), &start);
 	len = snprintf(conf, sizeof(conf), "slot=%u\nowner_pid=%d\n"
-		       "owner_start=%" PRIu64 "\nkick=%s\npoll_max_us=%lu\n",
+		       "owner_start=%" PRIu64 "\nkick=%s\nwake=%s\n"
+		       "poll_max_us=%lu\n",
 		       V.slot, (int)getpid(), start, ZN_VM_KICK_DEV,
+		       ZN_VM_WAKE_DEV,
 		       V.poll_max_us ? V.poll_max_us :
 				       (unsigned long)ZN_VM_POLL_MAX_US);
 	for (size_t i = 0; i < sizeof(lib) / sizeof(lib[0]); i++)
@@ -115,17 +117,26 @@ out:
 int
 vm_start_qemu(void)
 {
-	char mem[32], smp[32], chr[64], obj[ZN_GROUP_PATH_LEN + 128];
+	char mem[32], smp[32], chr[64], wchr[64], obj[ZN_GROUP_PATH_LEN + 128];
 	char append[256];
 	const char *argv[64];
-	int sp[2], argc = 0;
+	int sp[2], wp[2], argc = 0;
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		return -errno;
+	/* The wake-up port's: ours non-blocking (a byte already waiting
+	 * wakes the guest as well as two). */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+		       wp) < 0) {
+		close(sp[0]);
+		close(sp[1]);
+		return -errno;
+	}
 	snprintf(mem, sizeof(mem), "%lu", V.mem_mb);
 	snprintf(smp, sizeof(smp), "%lu", V.vcpus);
 	snprintf(chr, sizeof(chr), "socket,id=zk,fd=%d", sp[1]);
+	snprintf(wchr, sizeof(wchr), "socket,id=zw,fd=%d", wp[1]);
 	snprintf(obj, sizeof(obj), "memory-backend-file,id=zg,mem-path=%s,"
 		 "size=%" PRIu64 ",share=on", V.gpath, V.glen);
 	snprintf(append, sizeof(append), "console=ttyS0 quiet panic=-1 "
@@ -164,6 +175,10 @@ vm_start_qemu(void)
 	argv[argc++] = chr;
 	argv[argc++] = "-serial";
 	argv[argc++] = "chardev:zk";
+	argv[argc++] = "-chardev";
+	argv[argc++] = wchr;
+	argv[argc++] = "-serial";
+	argv[argc++] = "chardev:zw";
 	argv[argc++] = "-object";
 	argv[argc++] = obj;
 	argv[argc++] = "-device";
@@ -183,7 +198,9 @@ vm_start_qemu(void)
 			_exit(1);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (fcntl(sp[1], F_SETFD, 0) < 0)
+		if (fcntl(sp[1], F_SETFD, 0) < 0 ||
+		    fcntl(wp[1], F_SETFD, 0) < 0 ||
+		    fcntl(wp[1], F_SETFL, 0) < 0)
 			_exit(127);
 		execvp(argv[0], (char *const *)(uintptr_t)argv);
 		fprintf(stderr, "zeronf-vm: cannot run %s: %s\n", argv[0],
@@ -191,7 +208,9 @@ vm_start_qemu(void)
 		_exit(127);
 	}
 	close(sp[1]);
+	close(wp[1]);
 	V.port = sp[0];
+	V.wake = wp[0];
 	V.qemu_pid = pid;
 	V.started = zn_now_ns();
 	return 0;

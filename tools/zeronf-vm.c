@@ -34,6 +34,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -57,7 +58,8 @@
 #define STOP_GRACE_NS (10ULL * 1000 * 1000 * 1000) /* 'T', then 'K' */
 #define KILL_GRACE_NS (2ULL * 1000 * 1000 * 1000)  /* 'K', then SIGKILL */
 
-struct vm V = { .slot_fd = -1, .kick_fd = -1, .port = -1, .sig_fd = -1,
+struct vm V = { .slot_fd = -1, .kick_fd = -1, .port = -1, .wake = -1,
+	.sig_fd = -1,
 	.mgr_fd = -1, .mgr_lock_fd = -1, .nf_code = -1, .mem_mb = 1024,
 	.vcpus = 1, .qemu = "qemu-system-x86_64", .accel = "tcg" };
 
@@ -319,6 +321,31 @@ cleanup(void)
 		rmdir(V.dir);
 }
 
+/* The guest NF's own doorbell, on the host: each change of its seq (a
+ * producer woke it from a sleep) is a byte on the guest's wake-up port,
+ * on which the NF sleeps (lib/nf/nf_guest.c wait_woken). A thread: a
+ * futex cannot be polled. */
+static void *
+waker(void *arg)
+{
+	const struct zn_group_home *h = V.gmap;
+	uint32_t *seq = (uint32_t *)(uintptr_t)&h->nfs[V.slot].db.seq;
+	uint32_t last = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+
+	(void)arg;
+	for (;;) {
+		uint32_t cur = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+
+		if (cur != last) {
+			last = cur;
+			(void)!write(V.wake, (char[]){ ZN_VM_WAKEUP }, 1);
+			continue;
+		}
+		syscall(SYS_futex, seq, FUTEX_WAIT, last, NULL, NULL, 0);
+	}
+	return NULL;
+}
+
 /* A frame from the guest (zn_vm.h). */
 static void
 frame(const uint8_t *b, unsigned int len)
@@ -458,6 +485,7 @@ run(void)
 int
 main(int argc, char **argv)
 {
+	pthread_t tid;
 	sigset_t set;
 	int rc;
 
@@ -500,6 +528,14 @@ main(int argc, char **argv)
 		rc = vm_start_qemu();
 	if (rc < 0) {
 		say("cannot start the VM: %s", strerror(-rc));
+		cleanup();
+		return 1;
+	}
+	rc = pthread_create(&tid, NULL, waker, NULL);
+	if (rc != 0) {
+		say("cannot start the wake-up thread: %s", strerror(rc));
+		kill(V.qemu_pid, SIGKILL);
+		waitpid(V.qemu_pid, NULL, 0);
 		cleanup();
 		return 1;
 	}

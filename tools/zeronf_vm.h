@@ -35,7 +35,7 @@ struct vm {
 	int nf_argc;
 	/* state */
 	uint16_t slot;
-	int slot_fd, kick_fd, port, sig_fd, mgr_fd, mgr_lock_fd;
+	int slot_fd, kick_fd, port, wake, sig_fd, mgr_fd, mgr_lock_fd;
 	struct sockaddr_un kick_sa;
 	char gpath[ZN_GROUP_PATH_LEN];
 	unsigned int gidx;

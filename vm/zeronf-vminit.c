@@ -41,6 +41,14 @@ say(const char *fmt, const char *arg)
 static void
 power_off(void)
 {
+	int con = open(ZN_VM_LOG, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+
+	/* What the NF wrote last is still in the console's buffer: out
+	 * first (the power-off drops it). */
+	if (con >= 0) {
+		tcdrain(con);
+		close(con);
+	}
 	sync();
 	reboot(RB_POWER_OFF);
 	for (;;)

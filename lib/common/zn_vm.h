@@ -27,20 +27,27 @@
  *     'X' + u8               the NF exited with this code; power-off
  *   host -> guest
  *     'T'                    stop the NF (SIGTERM); 'K' kill it
+ * and on the third serial port, host -> guest only:
+ *     'w'                    the NF's doorbell was rung while it slept:
+ *                            wake up (the NF sleeps in poll() on it)
  * Integers in native order (guest and host are one architecture).
  */
 
 #include <stdint.h>
 
 #define ZN_VM_KICK_DEV "/dev/ttyS1"
+#define ZN_VM_WAKE_DEV "/dev/ttyS2"
 #define ZN_VM_CONF "/zeronf/guest.conf"  /* key=value lines (helper) */
 #define ZN_VM_ARGV "/zeronf/argv"        /* the NF's argv, NUL-separated */
 #define ZN_VM_NF "/zeronf/nf"            /* the NF program in the image */
 #define ZN_VM_LOG "/dev/ttyS0"           /* the NF's output, the console */
 
-/* The most time between two polls of an idle guest NF's rings, us
- * (zeronf-vm --poll-max-us): idle CPU against wake-up latency. */
+/* Where the guest has no wake-up port: the most time between two polls
+ * of an idle guest NF's rings, us (zeronf-vm --poll-max-us). */
 #define ZN_VM_POLL_MAX_US 1000
+/* A guest NF with a wake-up port polls for this long of an idle spell
+ * before it sleeps until woken, us (lib/nf/nf_guest.c). */
+#define ZN_VM_POLL_HOLD_US 20000
 
 #define ZN_IVSHMEM_VENDOR 0x1af4 /* Red Hat (Qumranet) */
 #define ZN_IVSHMEM_DEVICE 0x1110
@@ -50,6 +57,7 @@
 #define ZN_VM_EXIT 'X'
 #define ZN_VM_STOP 'T'
 #define ZN_VM_KILL 'K'
+#define ZN_VM_WAKEUP 'w'
 
 /** A guest frame's length from its first byte; 0: no such frame. */
 static inline unsigned int

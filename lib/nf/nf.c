@@ -295,6 +295,7 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 	nf->mgr_pidfd = -1;
 	nf->mgr_lock_fd = -1;
 	nf->kick_fd = -1;
+	nf->wake_fd = -1;
 
 	rc = zn_nf_parse_lib_args(nf, argc, argv, &nf_argc, &nf_argv);
 	if (rc < 0)
@@ -414,6 +415,8 @@ zn_nf_close(struct zn_nf *nf)
 		close(nf->slot_lock_fd);
 	if (nf->kick_fd >= 0)
 		close(nf->kick_fd);
+	if (nf->wake_fd >= 0)
+		close(nf->wake_fd);
 	if (nf->mgr_pidfd >= 0)
 		close(nf->mgr_pidfd);
 	if (nf->mgr_lock_fd >= 0)

@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,12 +38,27 @@ _Static_assert(ZN_KICK_REGISTER_LEN == 7 && ZN_KICK_MSG_LEN == 9,
 
 #define PCI_DEVICES "/sys/bus/pci/devices"
 
+/* The helper's wake-up port, raw (no line discipline between its bytes
+ * and us), non-blocking (drained after each sleep). */
+static int
+open_raw(const char *dev)
+{
+	struct termios t;
+	int fd = open(dev, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && tcgetattr(fd, &t) == 0) {
+		cfmakeraw(&t);
+		tcsetattr(fd, TCSANOW, &t);
+	}
+	return fd;
+}
+
 /* FILE, written by the helper: the slot it holds, its pid and start time
  * (what the manager sees as the NF's process), the serial device. */
 int
 zn_nf_guest_open(struct zn_nf *nf)
 {
-	char line[256], dev[128] = ZN_VM_KICK_DEV;
+	char line[256], dev[128] = ZN_VM_KICK_DEV, wake[128] = "";
 	unsigned int have = 0;
 	FILE *f = fopen(nf->guest_conf, "re");
 
@@ -60,6 +77,10 @@ zn_nf_guest_open(struct zn_nf *nf)
 		*eq++ = '\0';
 		if (strcmp(line, "kick") == 0) {
 			zn_strlcpy(dev, eq, sizeof(dev));
+			continue;
+		}
+		if (strcmp(line, "wake") == 0) {
+			zn_strlcpy(wake, eq, sizeof(wake));
 			continue;
 		}
 		if (sscanf(eq, "%llu", &v) != 1)
@@ -88,6 +109,12 @@ zn_nf_guest_open(struct zn_nf *nf)
 		ZN_LOG(ERR, "guest: cannot open %s: %s", dev, strerror(errno));
 		return -errno;
 	}
+	if (wake[0] != '\0')
+		nf->wake_fd = open_raw(wake);
+	if (wake[0] != '\0' && nf->wake_fd < 0)
+		ZN_LOG(WARNING, "guest: cannot open %s (%s): polling every "
+		       "%u us when idle", wake, strerror(errno),
+		       nf->poll_max_us);
 	nf->guest = true;
 	return 0;
 }
@@ -124,15 +151,48 @@ zn_nf_guest_ring(struct zn_nf *nf, struct zn_doorbell *db)
 	(void)zn_nf_guest_send(nf, b, sizeof(b));
 }
 
-bool
-zn_nf_guest_wait(struct zn_nf *nf, bool (*has_work)(void *), void *arg,
-		 uint64_t timeout_us)
+/* Asleep in poll() on the wake-up port: zn_db_wait's protocol, the
+ * helper's futex standing in for ours (it waits on db's seq on the
+ * host and sends a byte for each change, zeronf-vm.c waker). */
+static bool
+wait_woken(struct zn_nf *nf, struct zn_doorbell *db,
+	   bool (*has_work)(void *), void *arg, uint64_t timeout_us)
 {
-	uint64_t end = zn_now_ns() + timeout_us * 1000, step = 10;
+	uint32_t seq = __atomic_load_n(&db->seq, __ATOMIC_ACQUIRE);
+	struct pollfd p = { .fd = nf->wake_fd, .events = POLLIN };
+	struct timespec ts = {
+		.tv_sec = (time_t)(timeout_us / 1000000),
+		.tv_nsec = (long)(timeout_us % 1000000) * 1000,
+	};
+	char drain[64];
+	bool woken;
 
-	/* `sleeping` stays 0: a host ringer then makes no system call (its
-	 * futex wake could not reach us). Polled, at most poll_max_us
-	 * apart. */
+	__atomic_store_n(&db->sleeping, 1, __ATOMIC_RELAXED);
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (has_work != NULL && has_work(arg)) {
+		__atomic_store_n(&db->sleeping, 0, __ATOMIC_RELAXED);
+		return true;
+	}
+	db->sleeps++;
+	if (__atomic_load_n(&db->seq, __ATOMIC_ACQUIRE) == seq)
+		ppoll(&p, 1, &ts, NULL);
+	while (read(nf->wake_fd, drain, sizeof(drain)) > 0)
+		; /* wake-ups of this sleep and earlier ones */
+	__atomic_store_n(&db->sleeping, 0, __ATOMIC_RELAXED);
+	woken = __atomic_load_n(&db->seq, __ATOMIC_ACQUIRE) != seq;
+	if (woken)
+		db->wakeups++;
+	return woken;
+}
+
+/* Polled until @p end_ns, at most poll_max_us apart. `sleeping` stays
+ * 0: a host ringer then makes no system call. */
+static bool
+wait_polled(struct zn_nf *nf, bool (*has_work)(void *), void *arg,
+	    uint64_t end)
+{
+	uint64_t step = 10;
+
 	for (;;) {
 		struct timespec ts;
 		uint64_t now, us;
@@ -149,6 +209,35 @@ zn_nf_guest_wait(struct zn_nf *nf, bool (*has_work)(void *), void *arg,
 		nanosleep(&ts, NULL);
 		step *= 2;
 	}
+}
+
+bool
+zn_nf_guest_wait(struct zn_nf *nf, struct zn_doorbell *db,
+		 bool (*has_work)(void *), void *arg, uint64_t timeout_us)
+{
+	uint64_t now = zn_now_ns(), end = now + timeout_us * 1000, hold;
+
+	/* Only our own doorbell has the helper's wake-ups; others polled. */
+	if (nf->wake_fd < 0 || nf->s == NULL || db != &nf->s->db)
+		return wait_polled(nf, has_work, arg, end);
+	/* A wake-up through the helper and the guest's serial port takes
+	 * far longer than a poll: for the first ZN_VM_POLL_HOLD_US of an
+	 * idle spell the NF polls (a chain's packets come back within it),
+	 * then sleeps until woken (idle costs nothing). */
+	if (nf->idle_since == 0)
+		nf->idle_since = now;
+	hold = nf->idle_since + ZN_VM_POLL_HOLD_US * 1000ULL;
+	if (now < hold && wait_polled(nf, has_work, arg, RTE_MIN(end, hold))) {
+		nf->idle_since = 0;
+		return true;
+	}
+	now = zn_now_ns();
+	if (now >= end)
+		return false;
+	if (!wait_woken(nf, db, has_work, arg, (end - now) / 1000 + 1))
+		return false;
+	nf->idle_since = 0;
+	return true;
 }
 
 static int

@@ -144,6 +144,8 @@ struct zn_nf {
 	uint32_t owner_pid;
 	uint64_t owner_start;
 	uint32_t poll_max_us;
+	int wake_fd;     /* the helper's wake-ups (-1: we poll) */
+	uint64_t idle_since; /* ns, 0: not idle (nf_guest.c) */
 
 	volatile sig_atomic_t stop_req;
 	bool leave_sent;
@@ -200,7 +202,8 @@ int zn_nf_guest_map(struct zn_nf *nf, void **va, uint64_t *len,
 		    unsigned int *idx);
 int zn_nf_guest_send(struct zn_nf *nf, const void *buf, size_t len);
 void zn_nf_guest_ring(struct zn_nf *nf, struct zn_doorbell *db);
-bool zn_nf_guest_wait(struct zn_nf *nf, bool (*has_work)(void *), void *arg,
+bool zn_nf_guest_wait(struct zn_nf *nf, struct zn_doorbell *db,
+		      bool (*has_work)(void *), void *arg,
 		      uint64_t timeout_us);
 
 /* Ring @p db / sleep on it (zn_doorbell.h), in a VM as the guest can. */
@@ -219,7 +222,7 @@ zn_nf_wait(struct zn_nf *nf, struct zn_doorbell *db,
 {
 	if (likely(!nf->guest))
 		return zn_db_wait(db, has_work, arg, timeout_us);
-	return zn_nf_guest_wait(nf, has_work, arg, timeout_us);
+	return zn_nf_guest_wait(nf, db, has_work, arg, timeout_us);
 }
 
 /* nf_cmd.c: commands (nf.call). _reset at registration; _serve answers

@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from harness import (DATA, conserved, traffic_ports, wait_for, zeronf_cli)
+from harness import (DATA, NF_BIN, conserved, traffic_ports, wait_for,
+                     zeronf_cli)
 from pcaputil import assert_same_per_flow, read_frames
 from zeronf import vm
 
@@ -30,6 +31,13 @@ def vm_start(m, name, service, *nf_args, restart="on-failure"):
                    "-s", service, "-g", "a", "--mem", "512", "--restart",
                    restart, *(["--", *nf_args] if nf_args else []))
     assert r.returncode == 0, r.stderr
+
+
+def vm_launch(m, name, service, program, *nf_args):
+    """nf.start of @program in a VM, as `zeronf vm start` makes it."""
+    m.call("nf.start", **vm.start_params(name, program, service, "a",
+                                         list(nf_args), mem_mb=512,
+                                         restart="never"))
 
 
 def running(m, service):
@@ -124,3 +132,102 @@ def test_a_killed_guest_loses_only_its_packets(managers):
     assert m.call("group.list")["groups"][0]["pool"]["in_use"] == 0
     launched = m.call("launch.list")["launched"][0]
     assert launched["restarts"] == 1
+
+
+def replica_beside(managers, program, *nf_args):
+    """Service 1 with two replicas: an honest host NF and @program in a
+    VM (all of group a); the chain 1, port 1; traffic ready."""
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="1,port:1", rx_paused=True,
+                 args=GROUP + ["--stall-ms", "200"])
+    base = m.pool()["in_use"]
+    honest = m.start_nf("forward", 1, "honest",
+                        lib_args=["--trust-group", "a"])
+    vm_launch(m, "guest", 1, program, *nf_args)
+    wait_for(lambda: [n for n in running(m, 1) if n["name"] == "guest"],
+             60, "the guest's NF running")
+    return m, base, honest
+
+
+def honest_lost_none(m, honest, more=5000):
+    """Traffic until the honest NF got @more packets; then all it got went
+    out, none of it dropped."""
+    m.call("rx.set", enabled=True)
+    start = (honest.stats() or {}).get("rx", 0)
+    wait_for(lambda: (honest.stats() or {}).get("rx", 0) > start + more,
+             30, "the honest NF working")
+    m.call("rx.set", enabled=False)
+
+    def drained():
+        h = honest.stats()
+        return h if h and h["rx"] == h["tx"] else None
+    h = wait_for(drained, 10, "the honest NF drained")
+    assert sum(h["drops"].values()) == 0
+
+
+def guest_gone(m, base):
+    """The guest's VM killed: its slot reclaimed, every buffer back."""
+    helper = next(n["pid"] for n in m.call("nf.list")["nfs"]
+                  if n["name"] == "guest")
+    if os.path.exists(f"/proc/{helper}"):
+        os.kill(qemu_of(helper), signal.SIGKILL)
+    wait_for(lambda: not any(n["name"] == "guest"
+                             for n in m.call("nf.list")["nfs"]), 15,
+             "the guest reclaimed")
+    st = m.wait_idle(baseline=base)
+    assert m.call("group.list")["groups"][0]["pool"]["in_use"] == 0
+    assert m.call("status")["ready"]
+    assert m.shutdown() == 0
+    return st
+
+
+def test_a_hung_guest_stalls_only_its_own_packets(managers):
+    """The guest's VM stopped (SIGSTOP to QEMU: a hung guest) while it is
+    a replica beside an honest host NF: what the worker has for it waits,
+    then drops as stalled; the honest NF loses nothing; the guest, let go
+    on, takes packets again; killed, it leaves every buffer back."""
+    m, base, honest = replica_beside(managers, NF_BIN["forward"])
+    helper = next(n["pid"] for n in running(m, 1) if n["name"] == "guest")
+    qemu = qemu_of(helper)
+    os.kill(qemu, signal.SIGSTOP)
+    try:
+        honest_lost_none(m, honest)
+        st = m.stats()
+        assert st["drops"]["stalled"] > 0, st["drops"]
+        guest = next(n for n in st["nfs"] if n["name"] == "guest")
+    finally:
+        os.kill(qemu, signal.SIGCONT)
+    honest_lost_none(m, honest)
+    wait_for(lambda: next(n for n in m.stats()["nfs"]
+                          if n["name"] == "guest")["rx"] > guest["rx"],
+             30, "the guest taking packets again")
+    st = guest_gone(m, base)
+    rx, tx, dropped = conserved(st)
+    assert rx == tx + dropped
+    assert dropped == st["drops"]["stalled"] + st["drops"]["nf_exit"], \
+        st["drops"]
+
+
+def test_a_guest_writing_garbage_in_its_pool_harms_none(managers):
+    """The vandal NF (tests/unit/nf_vandal.c --mode poolring) in a VM, first
+    in the chain, writes garbage into the geometry of its group's pool's
+    free ring every tick, while the manager copies every packet into the
+    group for it and out again for the honest host NF (no group) next:
+    the manager repairs the ring (its own geometry), the honest NF loses
+    nothing, and once the VM is gone the pool is whole."""
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="2,1,port:1", rx_paused=True,
+                 args=GROUP + ["--stall-ms", "200"])
+    base = m.pool()["in_use"]
+    honest = m.start_nf("forward", 1, "honest")
+    vm_launch(m, "guest", 2, NF_BIN["test-vandal"], "--mode", "poolring")
+    wait_for(lambda: next((n for n in m.stats()["nfs"]
+                           if n["name"] == "guest"), {})
+             .get("counters", {}).get("vandalised", 0) > 3, 60,
+             "garbage written from the guest")
+    honest_lost_none(m, honest, 20000)
+    assert m.call("group.list")["ring_repairs"] > 0
+    st = guest_gone(m, base)
+    rx, tx, dropped = conserved(st)
+    assert rx == tx + dropped
+    assert dropped == st["drops"]["nf_exit"] + st["drops"]["no_instance"]
