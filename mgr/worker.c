@@ -285,6 +285,8 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 		}
 		st->head = (uint16_t)(st->head + k);
 		moved += k;
+		if (r->type == ZN_RES_NF && k > 0)
+			w->nf_stalled[r->id] = false;
 		if (k == run) {
 			st->blocked_since = 0;
 			continue;
@@ -293,10 +295,12 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 			moved += drop_no_wait(w, st, r, run - k, src_drops);
 			continue;
 		}
-		if (k > 0 || st->blocked_since == 0) {
-			st->blocked_since = w->rc.now;
-		} else if (w->stall_cycles != 0 &&
-			   w->rc.now - st->blocked_since > w->stall_cycles) {
+		/* Stalled: nothing taken for stall_cycles, or by an NF that
+		 * took nothing since its last stall. */
+		if (k == 0 && w->stall_cycles != 0 &&
+		    ((r->type == ZN_RES_NF && w->nf_stalled[r->id]) ||
+		     (st->blocked_since != 0 &&
+		      w->rc.now - st->blocked_since > w->stall_cycles))) {
 			struct zn_res d = zn_res_drop(ZN_DROP_STALLED);
 
 			if (same && st->dp != NULL) {
@@ -309,8 +313,12 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 			st->head = (uint16_t)(st->head + run);
 			moved += run;
 			st->blocked_since = 0;
+			if (r->type == ZN_RES_NF)
+				w->nf_stalled[r->id] = true;
 			continue;
 		}
+		if (k > 0 || st->blocked_since == 0)
+			st->blocked_since = w->rc.now;
 		w->shm->stats.stalls++;
 		if (r->type == ZN_RES_NF)
 			st->wait_nf = (uint16_t)(r->id + 1);

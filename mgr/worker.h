@@ -73,6 +73,11 @@ struct zn_worker {
 	struct zn_txbuf txbuf[ZN_MAX_PORTS];
 	struct zn_stage nf_stage[ZN_MAX_NFS]; /* per drained NF */
 	uint64_t stall_cycles; /* 0: never drop stalled packets */
+	/* NFs whose packets this worker dropped as stalled and that have
+	 * taken none since: what comes for them is dropped at once, not
+	 * after another stall_cycles each (a hung replica would slow its
+	 * whole port to a burst per --stall-ms) */
+	bool nf_stalled[ZN_MAX_NFS];
 	uint64_t now_ns;       /* wall clock, set when the fdir needs it */
 	struct zn_rctx rc;     /* routing: balancing state, reader id, and
 				* rc.now: the tsc at the top of the loop */
