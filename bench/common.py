@@ -3,9 +3,11 @@ results and progress are printed."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,6 +34,15 @@ def median(xs: list[float]) -> float:
 def cpu_ticks(pid: int) -> int:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def cpu_pct(pids: list[int], seconds: float) -> float:
+    """% of one core that @pids used together over the next @seconds."""
+    hz = os.sysconf("SC_CLK_TCK")
+    t0, c0 = time.monotonic(), sum(cpu_ticks(p) for p in pids)
+    time.sleep(seconds)
+    t1, c1 = time.monotonic(), sum(cpu_ticks(p) for p in pids)
+    return 100.0 * (c1 - c0) / hz / (t1 - t0)
 
 
 # ---------------------------------------------------------------- traces

@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from common import TMP, log, emit, median, cpu_ticks, udp_frame
+from common import TMP, log, emit, median, cpu_pct, udp_frame
 from harness import HUGE_DIR, Manager
 from zeronf import runtime_dir
 
@@ -213,12 +213,8 @@ def idle_once(seconds: float, flows: int = 0) -> float:
             for i in range(0, len(items), 300):
                 c.call("flow.add", flows=items[i:i + 300])
         time.sleep(1.0)  # let start-up settle
-        pids = [m.proc.pid] + [nf.proc.pid for nf in nfs]
-        hz = os.sysconf("SC_CLK_TCK")
-        t0, c0 = time.monotonic(), sum(cpu_ticks(p) for p in pids)
-        time.sleep(seconds)
-        t1, c1 = time.monotonic(), sum(cpu_ticks(p) for p in pids)
-        return 100.0 * (c1 - c0) / hz / (t1 - t0)
+        return cpu_pct([m.proc.pid] + [nf.proc.pid for nf in nfs],
+                       seconds)
     finally:
         m.shutdown()
         m.close()

@@ -89,14 +89,18 @@ affects both sides alike. Progress goes to stderr.
          (the port's driver reads the manager's headers: mgr/shadow.h) and
          off, H = direct (the NF sends) and worker (the worker sends,
          from the manager's headers too) (bench/trust.py).
-  vm     {"bench":"vm","mode":"host|guest_zero_copy","accel":"kvm|tcg",
-         "nfs":N,"size":B,"mpps":X,"ns_per_hop":Y}: a chain of N = 1, 2
-         forward NFs of trust group a between the speed tester's hands
-         (512 packets circulating, B = 64 and 1500), the forwards host
-         processes or each in a QEMU guest mapping the group's file
-         (ivshmem); ns_per_hop = 1e3 / X / N. Then {"bench":"vm_idle",
-         "mode":M,"accel":A,"cpu_pct":C}: one idle forward NF, its process
-         or its VM (QEMU and helper) (bench/vm.py).
+  vm     {"bench":"vm","mode":"host|guest_zero_copy|guest_vhost",
+         "accel":"kvm|tcg","nfs":N,"size":B,"mpps":X,"ns_per_hop":Y}: a
+         chain of N = 1, 2 forward NFs between the speed tester's hands
+         (512 packets circulating, B = 64 and 1500): host processes of
+         trust group a, each in a QEMU guest mapping a's file (ivshmem,
+         zero copy), or each an untrusted VM on a vhost-user port
+         (virtio-net, copies); ns_per_hop = 1e3 / X / N. Then
+         {"bench":"vm_ratio","accel":A,"nfs":N,"size":B,
+         "zero_copy_vs_host":R,"zero_copy_vs_vhost":V} and
+         {"bench":"vm_idle","mode":M,"accel":A,"cpu_pct":C}: one idle
+         forward NF, its process or its VM (QEMU and helper)
+         (bench/vm.py; accel: --accel auto, docs/vm-nfs.md).
 """
 
 from __future__ import annotations

@@ -52,7 +52,13 @@ fi
 
 # The guest kernel of ZeroNF VMs (docs/vm-nfs.md): Debian's cloud kernel,
 # from the package archive, unpacked here (.vm/vmlinuz), not installed.
-if [ ! -f .vm/vmlinuz ]; then
+# With it, the modules of a virtio-net NIC (.vm/modules/, loaded in this
+# order by the guest's init): the copying baseline's VMs have one.
+VM_MODULES="drivers/virtio/virtio.ko drivers/virtio/virtio_ring.ko
+  drivers/virtio/virtio_pci_modern_dev.ko drivers/virtio/virtio_pci_legacy_dev.ko
+  drivers/virtio/virtio_pci.ko net/core/failover.ko drivers/net/net_failover.ko
+  drivers/net/virtio_net.ko"
+if [ ! -f .vm/vmlinuz ] || [ ! -f .vm/modules/08-virtio_net.ko ]; then
   pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
         awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
   if [ -n "$pkg" ]; then
@@ -62,6 +68,12 @@ if [ ! -f .vm/vmlinuz ]; then
          (cd "$tmp" && apt-get download -q "$pkg" >/dev/null); }; then
       dpkg-deb -x "$tmp"/*.deb "$tmp/x"
       mkdir -p .vm
+      mkdir -p .vm/modules
+      i=0
+      for m in $VM_MODULES; do
+        i=$((i + 1))
+        cp "$tmp"/x/lib/modules/*/kernel/"$m" ".vm/modules/0$i-$(basename "$m")"
+      done
       cp "$tmp"/x/boot/vmlinuz-* .vm/vmlinuz.part && mv .vm/vmlinuz.part .vm/vmlinuz
       echo "setup: guest kernel $pkg in .vm/vmlinuz"
     else

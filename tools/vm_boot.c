@@ -69,7 +69,11 @@ vm_make_initrd(void)
 		       ZN_VM_WAKE_DEV,
 		       V.poll_max_us ? V.poll_max_us :
 				       (unsigned long)ZN_VM_POLL_MAX_US);
-	for (size_t i = 0; i < sizeof(lib) / sizeof(lib[0]); i++)
+	/* An untrusted VM's program is no libzeronf NF: its own options
+	 * only. */
+	size_t n_lib = V.vhost != NULL ? 1 : sizeof(lib) / sizeof(lib[0]);
+
+	for (size_t i = 0; i < n_lib; i++)
 		alen += strlen(lib[i]) + 1;
 	for (int i = 0; i < V.nf_argc; i++)
 		alen += strlen(V.nf_argv[i]) + 1;
@@ -77,7 +81,7 @@ vm_make_initrd(void)
 	if (args == NULL)
 		return -ENOMEM;
 	p = args;
-	for (size_t i = 0; i < sizeof(lib) / sizeof(lib[0]); i++)
+	for (size_t i = 0; i < n_lib; i++)
 		p = stpcpy(p, lib[i]) + 1;
 	for (int i = 0; i < V.nf_argc; i++)
 		p = stpcpy(p, V.nf_argv[i]) + 1;
@@ -117,7 +121,7 @@ out:
 int
 vm_start_qemu(void)
 {
-	char mem[32], smp[32], chr[64], wchr[64], obj[ZN_GROUP_PATH_LEN + 128];
+	char mem[32], smp[32], chr[64], wchr[64], gmem[96], vchr[PATH_MAX], obj[ZN_GROUP_PATH_LEN + 128];
 	char append[256];
 	const char *argv[64];
 	int sp[2], wp[2], argc = 0;
@@ -136,11 +140,18 @@ vm_start_qemu(void)
 	snprintf(mem, sizeof(mem), "%lu", V.mem_mb);
 	snprintf(smp, sizeof(smp), "%lu", V.vcpus);
 	snprintf(chr, sizeof(chr), "socket,id=zk,fd=%d", sp[1]);
+	snprintf(gmem, sizeof(gmem), "memory-backend-memfd,id=gm,size=%luM,"
+		 "share=on", V.mem_mb);
+	snprintf(vchr, sizeof(vchr), "socket,id=vu,path=%s",
+		 V.vhost != NULL ? V.vhost : "");
 	snprintf(wchr, sizeof(wchr), "socket,id=zw,fd=%d", wp[1]);
 	snprintf(obj, sizeof(obj), "memory-backend-file,id=zg,mem-path=%s,"
 		 "size=%" PRIu64 ",share=on", V.gpath, V.glen);
+	/* An untrusted VM's NIC carries what its program forwards, nothing
+	 * of the guest kernel's own (no IPv6 autoconfiguration). */
 	snprintf(append, sizeof(append), "console=ttyS0 quiet panic=-1 "
-		 "mitigations=off");
+		 "mitigations=off%s%s", V.vhost != NULL ? " ipv6.disable=1" : "",
+		 V.probe ? " zeronf.probe=1" : "");
 	argv[argc++] = V.qemu;
 	argv[argc++] = "-nodefaults";
 	argv[argc++] = "-no-user-config";
@@ -179,10 +190,32 @@ vm_start_qemu(void)
 	argv[argc++] = wchr;
 	argv[argc++] = "-serial";
 	argv[argc++] = "chardev:zw";
-	argv[argc++] = "-object";
-	argv[argc++] = obj;
-	argv[argc++] = "-device";
-	argv[argc++] = "ivshmem-plain,memdev=zg";
+	if (V.probe) {
+		/* only the boot is in question */
+	} else if (V.vhost == NULL) {
+		argv[argc++] = "-object";
+		argv[argc++] = obj;
+		argv[argc++] = "-device";
+		argv[argc++] = "ivshmem-plain,memdev=zg";
+	} else {
+		/* vhost-user: the backend (the manager's net_vhost port)
+		 * maps the guest's memory, which must be shared. */
+		argv[argc++] = "-object";
+		argv[argc++] = gmem;
+		argv[argc++] = "-machine";
+		argv[argc++] = "memory-backend=gm";
+		argv[argc++] = "-chardev";
+		argv[argc++] = vchr;
+		argv[argc++] = "-netdev";
+		argv[argc++] = "vhost-user,id=n0,chardev=vu";
+		/* Under TCG, QEMU 7.2 dies (SIGSEGV in vhost_net_start ->
+		 * msix_set_vector_notifiers) when the guest's driver starts
+		 * a vhost-user NIC with MSI-X: INTx there. */
+		argv[argc++] = "-device";
+		argv[argc++] = strcmp(V.accel, "kvm") == 0 ?
+			       "virtio-net-pci,netdev=n0" :
+			       "virtio-net-pci,netdev=n0,vectors=0";
+	}
 	argv[argc] = NULL;
 
 	pid = fork();

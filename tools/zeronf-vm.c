@@ -23,7 +23,8 @@
  * Usage: zeronf-vm -i INSTANCE -s SERVICE -n NAME --trust-group G
  *            [--cpus LIST] [--log-level L] -- VM-OPTIONS [-- NF-OPTIONS]
  * VM options: --image FILE --kernel FILE [--mem MB] [--vcpus N]
- *            [--accel tcg|kvm] [--qemu PROGRAM] [--poll-max-us US]
+ *            [--accel auto|tcg|kvm] [--qemu PROGRAM] [--poll-max-us US]
+ *            [--vhost-user SOCK (an untrusted VM: no group, no slot)]
  * Exit status: the NF's; 2 bad options; 3 no manager; 1 otherwise.
  */
 
@@ -61,7 +62,7 @@
 struct vm V = { .slot_fd = -1, .kick_fd = -1, .port = -1, .wake = -1,
 	.sig_fd = -1,
 	.mgr_fd = -1, .mgr_lock_fd = -1, .nf_code = -1, .mem_mb = 1024,
-	.vcpus = 1, .qemu = "qemu-system-x86_64", .accel = "tcg" };
+	.vcpus = 1, .qemu = "qemu-system-x86_64", .accel = "auto" };
 
 void
 say(const char *fmt, ...)
@@ -118,6 +119,8 @@ parse(int argc, char **argv)
 		{ "accel", required_argument, NULL, 'a' },
 		{ "qemu", required_argument, NULL, 'q' },
 		{ "poll-max-us", required_argument, NULL, 'p' },
+		{ "vhost-user", required_argument, NULL, 'u' },
+		{ "print-accel", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env = getenv("ZERONF_INSTANCE");
@@ -177,11 +180,6 @@ parse(int argc, char **argv)
 	}
 	if (optind < end1)
 		return usage_err("unexpected argument '%s'", argv[optind]);
-	if (V.service == 0)
-		return usage_err("%s is required", "--service");
-	if (V.group[0] == '\0')
-		return usage_err("%s is required: a VM's NF is a member of a "
-				 "trust group", "--trust-group");
 	/* The VM's options: getopt on argv[end1 .. end2), argv[end1] as
 	 * its program name. */
 	optind = 0;
@@ -192,11 +190,14 @@ parse(int argc, char **argv)
 		case 'I': V.image = optarg; break;
 		case 'K': V.kernel = optarg; break;
 		case 'q': V.qemu = optarg; break;
+		case 'u': V.vhost = optarg; break;
+		case 'P': V.print_accel = true; break;
 		case 'a':
 			if (strcmp(optarg, "tcg") != 0 &&
-			    strcmp(optarg, "kvm") != 0)
-				return usage_err("--accel: tcg or kvm, not "
-						 "'%s'", optarg);
+			    strcmp(optarg, "kvm") != 0 &&
+			    strcmp(optarg, "auto") != 0)
+				return usage_err("--accel: auto, tcg or kvm, "
+						 "not '%s'", optarg);
 			V.accel = optarg;
 			break;
 		case 'm':
@@ -222,6 +223,19 @@ parse(int argc, char **argv)
 				 argv[end1 + optind]);
 	if (V.image == NULL || V.kernel == NULL)
 		return usage_err("%s are required", "--image and --kernel");
+	if (V.print_accel)
+		return 0;
+	/* A member of a trust group, or untrusted (a vhost-user NIC, no
+	 * slot: the manager sees a port) */
+	if (V.vhost == NULL && V.service == 0)
+		return usage_err("%s is required", "--service");
+	if (V.vhost == NULL && V.group[0] == '\0')
+		return usage_err("%s is required: a VM's NF is a member of a "
+				 "trust group (or untrusted: --vhost-user)",
+				 "--trust-group");
+	if (V.vhost != NULL && V.group[0] != '\0')
+		return usage_err("%s: an untrusted VM maps no trust group's "
+				 "memory", "--vhost-user");
 	V.nf_argc = end2 < argc ? argc - end2 - 1 : 0;
 	if (V.nf_argc > MAX_NF_ARGS)
 		return usage_err("%s: too many NF options", "--");
@@ -353,6 +367,10 @@ frame(const uint8_t *b, unsigned int len)
 	uint32_t off;
 
 	V.frames++;
+	/* An untrusted VM speaks for no slot and maps no group: its init's
+	 * hello and exit code only. */
+	if (V.vhost != NULL && b[0] != ZN_VM_HELLO && b[0] != ZN_VM_EXIT)
+		return;
 	switch (b[0]) {
 	case 'k':
 	case 'R':
@@ -491,6 +509,12 @@ main(int argc, char **argv)
 
 	if (parse(argc, argv) < 0)
 		return 2;
+	if (V.print_accel) { /* what --accel auto makes of this host */
+		zn_strlcpy(V.initrd, V.image, sizeof(V.initrd));
+		vm_pick_accel();
+		printf("%s\n", V.accel);
+		return 0;
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -502,15 +526,17 @@ main(int argc, char **argv)
 		say("--cpus: %s (not applied)", strerror(errno));
 	if (find_manager() < 0)
 		return 3;
-	rc = zn_slot_claim(V.instance, &V.slot);
-	if (rc < 0) {
-		say("cannot claim an NF slot of '%s': %s", V.instance,
-		    strerror(-rc));
-		return 1;
+	if (V.vhost == NULL) {
+		rc = zn_slot_claim(V.instance, &V.slot);
+		if (rc < 0) {
+			say("cannot claim an NF slot of '%s': %s", V.instance,
+			    strerror(-rc));
+			return 1;
+		}
+		V.slot_fd = rc;
+		if (group_open() < 0)
+			return 1;
 	}
-	V.slot_fd = rc;
-	if (group_open() < 0)
-		return 1;
 	snprintf(V.dir, sizeof(V.dir), "%s/zeronf-vm.XXXXXX",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (mkdtemp(V.dir) == NULL) {
@@ -524,14 +550,16 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rc = vm_make_initrd();
-	if (rc == 0)
+	if (rc == 0) {
+		vm_pick_accel();
 		rc = vm_start_qemu();
+	}
 	if (rc < 0) {
 		say("cannot start the VM: %s", strerror(-rc));
 		cleanup();
 		return 1;
 	}
-	rc = pthread_create(&tid, NULL, waker, NULL);
+	rc = V.vhost != NULL ? 0 : pthread_create(&tid, NULL, waker, NULL);
 	if (rc != 0) {
 		say("cannot start the wake-up thread: %s", strerror(rc));
 		kill(V.qemu_pid, SIGKILL);
@@ -539,8 +567,12 @@ main(int argc, char **argv)
 		cleanup();
 		return 1;
 	}
-	say("VM of NF '%s' (slot %u, group '%s', %s) started: QEMU pid %d",
-	    V.name, V.slot, V.group, V.accel, (int)V.qemu_pid);
+	if (V.vhost != NULL)
+		say("untrusted VM '%s' on vhost-user %s (%s) started: QEMU pid "
+		    "%d", V.name, V.vhost, V.accel, (int)V.qemu_pid);
+	else
+		say("VM of NF '%s' (slot %u, group '%s', %s) started: QEMU pid "
+		    "%d", V.name, V.slot, V.group, V.accel, (int)V.qemu_pid);
 	rc = run();
 	cleanup();
 	return rc < 0 ? 1 : rc;

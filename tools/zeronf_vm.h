@@ -30,6 +30,9 @@ struct vm {
 	bool cpus_set;
 	/* the VM's */
 	const char *image, *kernel, *qemu, *accel;
+	const char *vhost; /* untrusted: its NIC's vhost-user socket */
+	bool probe;        /* boot to say hello only (vm_accel.c) */
+	bool print_accel;  /* --print-accel: say what auto makes, exit */
 	unsigned long mem_mb, vcpus, poll_max_us;
 	char **nf_argv;
 	int nf_argc;
@@ -58,5 +61,9 @@ void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * V.initrd; QEMU started (V.qemu_pid, V.port). 0 or -errno. */
 int vm_make_initrd(void);
 int vm_start_qemu(void);
+
+/* vm_accel.c: --accel auto made kvm or tcg (a probe boot, once per host
+ * boot, kernel and QEMU). */
+void vm_pick_accel(void);
 
 #endif /* ZERONF_VM_H */

@@ -58,30 +58,63 @@ zn_db_ring(struct zn_doorbell *db)
  *   on this one (its seq bump was seen then). Callers check their work
  *   and loop either way; no wake-up is ever lost.
  */
+/**
+ * The sleeper's half of the protocol around a sleep of the caller's own
+ * (zn_db_wait's futex; a VM's NF sleeps on its serial port instead:
+ * lib/nf/nf_guest.c). _begin announces the sleeper and returns false,
+ * announcement undone, if @p has_work(arg) already sees work; else the
+ * caller sleeps unless seq moved from @p *seq, then calls _end, true if
+ * a producer woke it.
+ */
 static inline bool
-zn_db_wait(struct zn_doorbell *db, bool (*has_work)(void *), void *arg,
-	   uint64_t timeout_us)
+zn_db_sleep_begin(struct zn_doorbell *db, bool (*has_work)(void *),
+		  void *arg, uint32_t *seq)
 {
-	uint32_t seq = __atomic_load_n(&db->seq, __ATOMIC_ACQUIRE);
-	struct timespec ts = {
-		.tv_sec = (time_t)(timeout_us / 1000000),
-		.tv_nsec = (long)(timeout_us % 1000000) * 1000,
-	};
-	bool woken;
-
+	*seq = __atomic_load_n(&db->seq, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&db->sleeping, 1, __ATOMIC_RELAXED);
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (has_work != NULL && has_work(arg)) {
 		__atomic_store_n(&db->sleeping, 0, __ATOMIC_RELAXED);
-		return true;
+		return false;
 	}
 	db->sleeps++;
-	syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+	return true;
+}
+
+static inline bool
+zn_db_sleep_end(struct zn_doorbell *db, uint32_t seq)
+{
+	bool woken;
+
 	__atomic_store_n(&db->sleeping, 0, __ATOMIC_RELAXED);
 	woken = __atomic_load_n(&db->seq, __ATOMIC_ACQUIRE) != seq;
 	if (woken)
 		db->wakeups++;
 	return woken;
+}
+
+/**
+ * Sleep on @p db for at most @p timeout_us microseconds unless
+ * @p has_work(arg) already sees work after the sleeper announced itself.
+ * @return true if woken by a producer (or work was found), false on
+ *   timeout, or early: a producer's wake-up for an earlier sleep may land
+ *   on this one (its seq bump was seen then). Callers check their work
+ *   and loop either way; no wake-up is ever lost.
+ */
+static inline bool
+zn_db_wait(struct zn_doorbell *db, bool (*has_work)(void *), void *arg,
+	   uint64_t timeout_us)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(timeout_us / 1000000),
+		.tv_nsec = (long)(timeout_us % 1000000) * 1000,
+	};
+	uint32_t seq;
+
+	if (!zn_db_sleep_begin(db, has_work, arg, &seq))
+		return true;
+	syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+	return zn_db_sleep_end(db, seq);
 }
 
 #define ZN_DB_WAIT_MAX (1 + ZN_MAX_GROUPS) /* futex_waitv takes 128 */

@@ -41,6 +41,7 @@
 #define ZN_VM_ARGV "/zeronf/argv"        /* the NF's argv, NUL-separated */
 #define ZN_VM_NF "/zeronf/nf"            /* the NF program in the image */
 #define ZN_VM_LOG "/dev/ttyS0"           /* the NF's output, the console */
+#define ZN_VM_MODULES "/zeronf/modules"  /* kernel modules, loaded in order */
 
 /* Where the guest has no wake-up port: the most time between two polls
  * of an idle guest NF's rings, us (zeronf-vm --poll-max-us). */

@@ -158,31 +158,21 @@ static bool
 wait_woken(struct zn_nf *nf, struct zn_doorbell *db,
 	   bool (*has_work)(void *), void *arg, uint64_t timeout_us)
 {
-	uint32_t seq = __atomic_load_n(&db->seq, __ATOMIC_ACQUIRE);
 	struct pollfd p = { .fd = nf->wake_fd, .events = POLLIN };
 	struct timespec ts = {
 		.tv_sec = (time_t)(timeout_us / 1000000),
 		.tv_nsec = (long)(timeout_us % 1000000) * 1000,
 	};
 	char drain[64];
-	bool woken;
+	uint32_t seq;
 
-	__atomic_store_n(&db->sleeping, 1, __ATOMIC_RELAXED);
-	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (has_work != NULL && has_work(arg)) {
-		__atomic_store_n(&db->sleeping, 0, __ATOMIC_RELAXED);
+	if (!zn_db_sleep_begin(db, has_work, arg, &seq))
 		return true;
-	}
-	db->sleeps++;
 	if (__atomic_load_n(&db->seq, __ATOMIC_ACQUIRE) == seq)
 		ppoll(&p, 1, &ts, NULL);
 	while (read(nf->wake_fd, drain, sizeof(drain)) > 0)
 		; /* wake-ups of this sleep and earlier ones */
-	__atomic_store_n(&db->sleeping, 0, __ATOMIC_RELAXED);
-	woken = __atomic_load_n(&db->seq, __ATOMIC_ACQUIRE) != seq;
-	if (woken)
-		db->wakeups++;
-	return woken;
+	return zn_db_sleep_end(db, seq);
 }
 
 /* Polled until @p end_ns, at most poll_max_us apart. `sleeping` stays

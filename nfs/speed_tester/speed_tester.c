@@ -43,6 +43,10 @@ static unsigned int n_flows = 64;
 static double duration_s;
 static double warmup_s = 1.0;
 static double rate_pps; /* --rate: open loop; 0: packets circulate */
+/* --out-port: packets circulate through this port (what is on its other
+ * side sends them back; the port's chain brings them here), not through
+ * the chain; -1: the chain */
+static int out_port = -1;
 static uint64_t gen_t0, gen_made, gen_failed, gen_base; /* tsc, packets */
 
 static uint64_t hist[N_BUCKETS];
@@ -146,7 +150,10 @@ st_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			zn_pkt_drop(pkts[i]); /* measured: done with it */
 		} else {
 			*ts = now;
-			zn_pkt_restart_chain(pkts[i]);
+			if (out_port >= 0)
+				zn_pkt_out(pkts[i], (uint16_t)out_port);
+			else
+				zn_pkt_restart_chain(pkts[i]);
 		}
 	}
 	if (measuring)
@@ -206,6 +213,8 @@ build_packet(struct rte_mbuf *m, unsigned int i)
 						     RTE_ETHER_HDR_LEN -
 						     sizeof(*ip)));
 	zn_pkt_meta_init(m);
+	if (out_port >= 0)
+		zn_pkt_out(m, (uint16_t)out_port);
 	zn_pkt_set_flow_hash(m, rte_hash_crc_4byte(sport, 0));
 	*rte_pktmbuf_mtod_offset(m, uint64_t *, TS_OFF) = rte_rdtsc();
 }
@@ -298,13 +307,14 @@ st_parse(struct zn_nf *nf, int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "rate", required_argument, NULL, 'r' },
+		{ "out-port", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	double v;
 	int c;
 
 	(void)nf;
-	while ((c = getopt_long(argc, argv, "n:S:f:d:w:r:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:S:f:d:w:r:o:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (parse_double(optarg, 1, 65535, &v))
@@ -333,6 +343,11 @@ st_parse(struct zn_nf *nf, int argc, char **argv)
 			if (parse_double(optarg, 1, 1e9, &rate_pps))
 				return -EINVAL;
 			break;
+		case 'o':
+			if (parse_double(optarg, 0, 65535, &v))
+				return -EINVAL;
+			out_port = (int)v;
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -355,7 +370,11 @@ st_usage(FILE *out)
 		"measure and\n"
 		"                       drop each one that comes back (default: "
 		"--packets\n"
-		"                       circulate)\n");
+		"                       circulate)\n"
+		"  -o, --out-port P     circulate through port P (its other "
+		"side sends them\n"
+		"                       back; its chain brings them here), "
+		"not the chain\n");
 }
 
 static const struct zn_nf_ops speed_tester_ops = {

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import paths
+from . import paths, vm
 from .client import Client, ZeroNFError
 from .spec import Deployment, as_json
 
@@ -119,6 +119,14 @@ def start_params(s) -> dict:
          "replicas": s.replicas, "restart": s.restart}
     if s.args:
         p["args"] = s.args
+    if s.vm is not None:  # zeronf-vm boots each replica's guest
+        v = s.vm
+        p.update(vm.start_params(
+            s.name, Path(s.binary), s.id, s.trust_group or "", s.args,
+            mem_mb=v.get("mem_mb", 1024), vcpus=v.get("vcpus", 1),
+            accel=v.get("accel", "auto"), poll_max_us=v.get("poll_max_us"),
+            kernel_path=Path(v["kernel"]) if "kernel" in v else None,
+            restart=s.restart))
     if s.cpus:
         p["cpus"] = s.cpus
     if s.memory_mb is not None:
@@ -354,7 +362,8 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
                               lambda c, p=p: c.call("nf.start", **p), 0))
             continue
         cur = live[name]
-        same = (cur["binary"] == s.binary and cur["args"] == s.args and
+        same = (cur["binary"] == p["binary"] and
+                cur["args"] == p.get("args", []) and
                 cur["service"] == s.id and cur["cpus"] == (s.cpus or "") and
                 cur["restart"] == s.restart and
                 cur["sandbox"] == s.sandbox and

@@ -85,6 +85,7 @@ class Service:
     restart: str
     trust_group: str | None
     lb: str
+    vm: dict | None = None  # in QEMU guests (docs/vm-nfs.md)
 
 
 @dataclass
@@ -277,6 +278,12 @@ def load(path: str | os.PathLike, text: str | None = None,
         if "trust_group" in s and s["trust_group"] not in groups:
             err(("services", i, "trust_group"), f"no trust group "
                 f"'{s['trust_group']}' in manager.trust_groups")
+        if "vm" in s and "trust_group" not in s:
+            err(("services", i, "vm"), "a service in VMs needs a "
+                "trust_group: a VM maps its group's packet memory")
+        if "vm" in s and s.get("sandbox"):
+            err(("services", i, "sandbox"), "a service in VMs is not "
+                "sandboxed (docs/vm-nfs.md, Limits)")
         binary = paths.find_nf(s["nf"]["binary"], base)
         if binary is None:
             err(("services", i, "nf", "binary"),
@@ -288,7 +295,7 @@ def load(path: str | os.PathLike, text: str | None = None,
             replicas=s.get("replicas", 1), cpus=s.get("cpus"),
             memory_mb=s.get("memory_mb"), sandbox=s.get("sandbox", False),
             restart=s.get("restart", "on-failure"), lb=s.get("lb", "hash"),
-            trust_group=s.get("trust_group")))
+            trust_group=s.get("trust_group"), vm=s.get("vm")))
     chain = _steps(data.get("chain", []), svc_ids, port_ids, ("chain",),
                    err)
     port_chains = {i: _steps(p["chain"], svc_ids, port_ids,

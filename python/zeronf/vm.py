@@ -8,6 +8,7 @@ resolves them here: the guest runs the host's own binaries). zeronf-vm
 appends the VM's own files (its argv, slot, helper) at each start."""
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -15,12 +16,18 @@ import subprocess
 from pathlib import Path
 
 from . import paths
+from .client import ZeroNFError
 
 LIB_DIR = "usr/lib/x86_64-linux-gnu"  # the loader's default path
 
 
-class VMError(Exception):
-    pass
+class VMError(ZeroNFError):
+    """A VM cannot be made or started (said in one line; the CLI prints
+    it as any refused request)."""
+
+    def __init__(self, message: str):
+        Exception.__init__(self, message)
+        self.code = -errno.ENOENT
 
 
 def cache_dir() -> Path:
@@ -34,14 +41,28 @@ def kernel() -> Path | None:
     env = os.environ.get("ZERONF_VM_KERNEL")
     if env:
         return Path(env)
-    p = paths._REPO / ".vm" / "vmlinuz"
+    p = kernel_dir() / "vmlinuz"
     return p if p.is_file() else None
 
 
+def modules() -> list[Path]:
+    """The guest's virtio-net modules scripts/setup.sh unpacked (.vm/
+    modules/, in load order), for the copying baseline's VMs."""
+    d = kernel_dir() / "modules"
+    return sorted(d.glob("*.ko")) if d.is_dir() else []
+
+
+def kernel_dir() -> Path:
+    return paths._REPO / ".vm"
+
+
 def libraries(program: Path) -> tuple[list[Path], Path | None]:
-    """The shared libraries @program loads (ldd), and its loader."""
+    """The shared libraries @program loads (ldd), and its loader; none
+    for a static program."""
     out = subprocess.run(["ldd", str(program)], capture_output=True,
                          text=True, check=False)
+    if "not a dynamic executable" in out.stdout + out.stderr:
+        return [], None
     if out.returncode != 0:
         raise VMError(f"ldd {program}: {out.stderr.strip() or 'failed'}"
                       " (a dynamically linked program?)")
@@ -97,15 +118,14 @@ class _Cpio:
         self.f.write(b"\0" * pad)
 
 
-def build_image(program: Path, out: Path, vminit: Path | None = None) -> Path:
-    """The image of NF @program at @out (written whole, then renamed)."""
+def build_image(program: Path, out: Path, vminit: Path | None = None,
+                kmods: list[Path] | None = None) -> Path:
+    """The image of NF @program at @out (written whole, then renamed),
+    with kernel modules @kmods (loaded in that order by the init)."""
     vminit = vminit or paths.find_program("zeronf-vminit")
     if vminit is None:
         raise VMError("zeronf-vminit not found (build ZeroNF first)")
     libs, loader = libraries(program)
-    if loader is None:
-        raise VMError(f"{program}: no program loader (statically linked? "
-                      "an NF program is linked with libzeronf)")
     tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "wb") as f:
@@ -118,7 +138,11 @@ def build_image(program: Path, out: Path, vminit: Path | None = None) -> Path:
                 continue
             seen.add(lib.name)
             c.file(f"{LIB_DIR}/{lib.name}", lib.resolve().read_bytes())
-        c.file(str(loader), loader.resolve().read_bytes())
+        if loader is not None:
+            c.file(str(loader), loader.resolve().read_bytes())
+        for i, k in enumerate(kmods or []):
+            c.file(f"zeronf/modules/{i:02d}-{k.name.split('-', 1)[-1]}",
+                   k.read_bytes(), 0o100644)
         c.dir("lib")
         c.link("lib/x86_64-linux-gnu", f"/{LIB_DIR}")
         for d in ("proc", "sys", "dev", "run", "tmp"):
@@ -128,24 +152,26 @@ def build_image(program: Path, out: Path, vminit: Path | None = None) -> Path:
     return out
 
 
-def image_for(program: Path) -> Path:
-    """The cached image of @program: made again when the program, one of
-    its libraries or zeronf-vminit changed."""
+def image_for(program: Path, kmods: list[Path] | None = None) -> Path:
+    """The cached image of @program (with kernel modules @kmods): made
+    again when the program, one of its libraries, a module or
+    zeronf-vminit changed."""
     vminit = paths.find_program("zeronf-vminit")
     if vminit is None:
         raise VMError("zeronf-vminit not found (build ZeroNF first)")
     libs, loader = libraries(program)
     h = hashlib.sha256()
-    for p in [program, vminit, *libs, *([loader] if loader else [])]:
+    for p in [program, vminit, *libs, *([loader] if loader else []),
+              *(kmods or [])]:
         st = p.resolve().stat()
         h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     out = cache_dir() / f"{program.name}-{h.hexdigest()[:16]}.cpio"
-    return out if out.exists() else build_image(program, out, vminit)
+    return out if out.exists() else build_image(program, out, vminit, kmods)
 
 
 def start_params(name: str, program: Path, service: int, group: str,
                  nf_args: list[str], mem_mb: int = 1024, vcpus: int = 1,
-                 accel: str = "tcg", kernel_path: Path | None = None,
+                 accel: str = "auto", kernel_path: Path | None = None,
                  poll_max_us: int | None = None,
                  restart: str = "on-failure") -> dict:
     """nf.start's parameters for NF @program in a VM of trust group
@@ -164,3 +190,41 @@ def start_params(name: str, program: Path, service: int, group: str,
     return {"name": name, "binary": str(helper), "service": service,
             "trust_group": group, "restart": restart,
             "args": args + ["--", *nf_args]}
+
+
+def vhost_argv(vhost_sock: Path, mem_mb: int = 512, accel: str = "auto",
+               kernel_path: Path | None = None) -> list[str]:
+    """zeronf-vm's command line for an untrusted VM (docs/vm-nfs.md, the
+    copying baseline): zeronf-vmfwd in a guest whose virtio-net NIC is
+    the manager's vhost-user port at @vhost_sock (net_vhost, the manager
+    the server). No trust group, no slot: the manager sees a port."""
+    helper = paths.find_program("zeronf-vm")
+    fwd = paths.find_program("zeronf-vmfwd")
+    k = kernel_path or kernel()
+    kmods = modules()
+    if helper is None or fwd is None:
+        raise VMError("zeronf-vm or zeronf-vmfwd not found (build ZeroNF "
+                      "first)")
+    if k is None or not kmods:
+        raise VMError("no guest kernel or virtio-net modules: run "
+                      "scripts/setup.sh")
+    return [str(helper), "--", "--image", str(image_for(fwd, kmods)),
+            "--kernel", str(k), "--mem", str(mem_mb), "--accel", accel,
+            "--vhost-user", str(vhost_sock)]
+
+
+def resolve_accel(kernel_path: Path | None = None) -> str:
+    """What zeronf-vm's --accel auto makes of this host: kvm where its KVM
+    boots the guest kernel, else tcg (a probe boot, then kept in /run)."""
+    helper = paths.find_program("zeronf-vm")
+    fwd = paths.find_program("zeronf-vmfwd")
+    k = kernel_path or kernel()
+    if helper is None or fwd is None or k is None:
+        raise VMError("zeronf-vm, zeronf-vmfwd or the guest kernel not "
+                      "found (build ZeroNF, run scripts/setup.sh)")
+    out = subprocess.run([str(helper), "--", "--image", str(image_for(fwd)),
+                          "--kernel", str(k), "--print-accel"],
+                         capture_output=True, text=True, timeout=120)
+    if out.returncode != 0 or out.stdout.strip() not in ("kvm", "tcg"):
+        raise VMError(f"zeronf-vm --print-accel: {out.stderr.strip()}")
+    return out.stdout.strip()

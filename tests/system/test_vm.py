@@ -231,3 +231,100 @@ def test_a_guest_writing_garbage_in_its_pool_harms_none(managers):
     rx, tx, dropped = conserved(st)
     assert rx == tx + dropped
     assert dropped == st["drops"]["nf_exit"] + st["drops"]["no_instance"]
+
+
+def test_a_deployment_runs_a_service_in_vms(tmp_path):
+    """A deployment file's service with `vm:` (zeronf up): its replica
+    boots in a guest of the service's trust group and the chain goes
+    through it; `apply` of the same file changes nothing (the VM's
+    parameters compare equal); `down` leaves nothing. A service in VMs
+    without a trust group is refused by `validate`, with its path."""
+    from harness import unique_name
+    from pcaputil import read_frames
+    from zeronf import Client
+    from zeronf.client import runtime_dir
+
+    name = unique_name("v")
+    trace = DATA / "pcap/bittorrent.pcap"
+    body = f"""\
+name: {name}
+manager:
+  log_dir: logs
+  trust_groups: [{{name: a, buffers: 2047}}]
+ports:
+  - name: in
+    devargs: net_pcap0,rx_pcap={trace}
+  - name: out
+    devargs: net_null0,no-rx=1
+services:
+  - name: fw
+    trust_group: a
+    nf: {{binary: zeronf-forward}}
+    vm: {{mem_mb: 512, vcpus: 1}}
+chain: [fw, port:out]
+"""
+    f = tmp_path / "vm.yaml"
+    f.write_text(body)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(body.replace("    trust_group: a\n", ""))
+
+    def cli(*a):
+        return zeronf_cli(*a, timeout=120)
+    r = cli("validate", bad)
+    assert r.returncode == 2 and "services[0].vm" in r.stderr + r.stdout
+    r = cli("up", f)
+    try:
+        assert r.returncode == 0, r.stderr + r.stdout
+        with Client(name) as c:
+            nfs = c.call("nf.list")["nfs"]
+            assert [(n["name"], n["trust_group"]) for n in nfs] == \
+                [("fw", "a")]
+            assert c.call("launch.list")["launched"][0]["binary"] \
+                .endswith("/zeronf-vm")
+            n = len(read_frames(trace))
+            wait_for(lambda: c.call("port.list")["ports"][1]["tx"] >= n,
+                     30, "the trace through the guest")
+        r = cli("apply", f)
+        assert r.returncode == 0, r.stderr
+        assert "already matches" in r.stdout, r.stdout
+    finally:
+        r = cli("down", name)
+    assert r.returncode == 0, r.stderr
+    assert not os.path.exists(runtime_dir(name))
+
+
+def test_an_untrusted_vm_on_a_vhost_user_port_forwards_by_copy(managers,
+                                                              tmp_path):
+    """The copying baseline (docs/vm-nfs.md): an untrusted VM (no trust
+    group, no slot) whose virtio-net NIC is the manager's vhost-user port
+    1 (net_vhost), running zeronf-vmfwd. The capture enters port 0, goes
+    out of port 1 into the guest, comes back in on port 1 and leaves on
+    port 2 (that port's chain): the output is the input, per flow."""
+    import subprocess
+    out, sock = tmp_path / "out.pcap", tmp_path / "vhost.sock"
+    m = managers(ports=[f"net_pcap0,rx_pcap={PCAP}",
+                        f"net_vhost1,iface={sock},queues=1",
+                        f"net_pcap2,tx_pcap={out}"],
+                 chain="port:1", rx_paused=True)
+    m.call("chain.set", port=1, hops=["port:2"])
+    argv = vm.vhost_argv(sock, mem_mb=512)
+    argv[1:1] = ["-i", m.name, "-n", "untrusted"]
+    log = open(tmp_path / "vm.log", "w")
+    p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: "forwarding on eth0" in
+                 (tmp_path / "vm.log").read_text(errors="replace"), 60,
+                 "the guest's forwarder up")
+        frames = read_frames(PCAP)
+        m.call("rx.set", enabled=True)
+        wait_for(lambda: m.call("port.list")["ports"][2]["tx"] >=
+                 len(frames), 60, "all packets through the guest")
+        st = m.wait_idle()
+        ports = st["ports"]
+        assert ports[1]["tx"] == ports[1]["rx"] == len(frames)
+        assert sum(st["drops"].values()) == 0, st["drops"]
+    finally:
+        p.terminate()
+        assert p.wait(30) == 0, (tmp_path / "vm.log").read_text()
+    assert m.shutdown() == 0
+    assert_same_per_flow(frames, read_frames(out))

@@ -52,7 +52,9 @@ def register(sub) -> None:
     s.add_argument("--mem", type=int, default=1024, help="MB (default "
                    "1024, touched as used)")
     s.add_argument("--vcpus", type=int, default=1)
-    s.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    s.add_argument("--accel", default="auto", choices=["auto", "tcg", "kvm"],
+                   help="auto (default): kvm where this host's KVM boots "
+                   "the guest kernel, else tcg")
     s.add_argument("--kernel", help="guest kernel (default "
                    "$ZERONF_VM_KERNEL or the one setup fetched)")
     s.add_argument("--poll-max-us", type=int,
