@@ -126,6 +126,9 @@ def build_image(program: Path, out: Path, vminit: Path | None = None,
     if vminit is None:
         raise VMError("zeronf-vminit not found (build ZeroNF first)")
     libs, loader = libraries(program)
+    ilibs, iloader = libraries(vminit)  # none: it is static, but under a
+    libs += ilibs                       # sanitizer (which cannot link so)
+    loader = loader or iloader
     tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "wb") as f:
