@@ -396,6 +396,9 @@ frame(const uint8_t *b, unsigned int len)
 		break;
 	case ZN_VM_HELLO:
 		say("guest up in %.1f s", (double)(zn_now_ns() - V.started) / 1e9);
+		/* QEMU read the initramfs before the guest ran: gone now,
+		 * not left behind if this process is killed later. */
+		cleanup();
 		break;
 	case ZN_VM_EXIT:
 		V.nf_code = b[1];

@@ -126,6 +126,7 @@ def start_params(s) -> dict:
             mem_mb=v.get("mem_mb", 1024), vcpus=v.get("vcpus", 1),
             accel=v.get("accel", "auto"), poll_max_us=v.get("poll_max_us"),
             kernel_path=Path(v["kernel"]) if "kernel" in v else None,
+            image=Path(v["image"]) if "image" in v else None,
             restart=s.restart))
     if s.cpus:
         p["cpus"] = s.cpus

@@ -68,13 +68,14 @@ def libraries(program: Path) -> tuple[list[Path], Path | None]:
                       " (a dynamically linked program?)")
     libs, loader = [], None
     for line in out.stdout.splitlines():
-        m = re.match(r"\s*(\S+) => (\S+) \(0x", line)
+        # a path may hold spaces: all up to the load address
+        m = re.match(r"\s*(\S+) => (.+) \(0x[0-9a-f]+\)$", line)
         if m:
             libs.append(Path(m.group(2)))
         elif "not found" in line:
             raise VMError(f"{program}: {line.strip()}")
         else:
-            m = re.match(r"\s*(/\S+) \(0x", line)
+            m = re.match(r"\s*(/.+) \(0x[0-9a-f]+\)$", line)
             if m:
                 loader = Path(m.group(1))
     return libs, loader
@@ -176,9 +177,13 @@ def start_params(name: str, program: Path, service: int, group: str,
                  nf_args: list[str], mem_mb: int = 1024, vcpus: int = 1,
                  accel: str = "auto", kernel_path: Path | None = None,
                  poll_max_us: int | None = None,
-                 restart: str = "on-failure") -> dict:
+                 restart: str = "on-failure",
+                 image: Path | None = None) -> dict:
     """nf.start's parameters for NF @program in a VM of trust group
-    @group: the manager launches zeronf-vm, which boots it."""
+    @group: the manager launches zeronf-vm, which boots it. @image: an
+    initramfs of one's own instead of the one made of @program (it must
+    hold zeronf-vminit as /init and the NF as /zeronf/nf, as
+    `zeronf vm image` makes them)."""
     helper = paths.find_program("zeronf-vm")
     if helper is None:
         raise VMError("zeronf-vm not found (build ZeroNF first)")
@@ -186,7 +191,9 @@ def start_params(name: str, program: Path, service: int, group: str,
     if k is None or not Path(k).is_file():
         raise VMError("no guest kernel: set ZERONF_VM_KERNEL or run "
                       "scripts/setup.sh (it fetches Debian's cloud kernel)")
-    args = ["--image", str(image_for(program)), "--kernel", str(k),
+    if image is not None and not Path(image).is_file():
+        raise VMError(f"image {image}: no such file")
+    args = ["--image", str(image or image_for(program)), "--kernel", str(k),
             "--mem", str(mem_mb), "--vcpus", str(vcpus), "--accel", accel]
     if poll_max_us:
         args += ["--poll-max-us", str(poll_max_us)]

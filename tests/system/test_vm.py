@@ -6,6 +6,7 @@ manager launches and supervises it like any NF (zeronf vm start)."""
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import signal
@@ -132,6 +133,10 @@ def test_a_killed_guest_loses_only_its_packets(managers):
     assert m.call("group.list")["groups"][0]["pool"]["in_use"] == 0
     launched = m.call("launch.list")["launched"][0]
     assert launched["restarts"] == 1
+    # Each VM's initramfs (the image and its own files) was removed once
+    # the guest was up: none left by the VM killed, none by the new one.
+    assert not glob.glob(os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                      "zeronf-vm.*", "initrd"))
 
 
 def replica_beside(managers, program, *nf_args):
@@ -167,9 +172,9 @@ def honest_lost_none(m, honest, more=5000):
 
 def guest_gone(m, base):
     """The guest's VM killed: its slot reclaimed, every buffer back."""
-    helper = next(n["pid"] for n in m.call("nf.list")["nfs"]
-                  if n["name"] == "guest")
-    if os.path.exists(f"/proc/{helper}"):
+    helper = next((n["pid"] for n in m.call("nf.list")["nfs"]
+                   if n["name"] == "guest"), None)  # None: it crashed
+    if helper is not None and os.path.exists(f"/proc/{helper}"):
         os.kill(qemu_of(helper), signal.SIGKILL)
     wait_for(lambda: not any(n["name"] == "guest"
                              for n in m.call("nf.list")["nfs"]), 15,
@@ -328,3 +333,56 @@ def test_an_untrusted_vm_on_a_vhost_user_port_forwards_by_copy(managers,
         assert p.wait(30) == 0, (tmp_path / "vm.log").read_text()
     assert m.shutdown() == 0
     assert_same_per_flow(frames, read_frames(out))
+
+
+def test_a_guest_writing_garbage_in_its_rings_harms_none(managers):
+    """The vandal NF (--mode ring) in a VM writes garbage into its own RX
+    and TX rings' headers in the group's file, before its first packet and
+    every tick, beside an honest host replica of its service: the manager
+    keeps its own side of every ring (mgr/ring_guard.h), the honest NF
+    loses nothing; the vandal may crash on its own garbage (its VM then
+    powers off); once it is gone every buffer is back."""
+    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
+                 chain="1,port:1", rx_paused=True,
+                 args=GROUP + ["--stall-ms", "200"])
+    base = m.pool()["in_use"]
+    honest = m.start_nf("forward", 1, "honest",
+                        lib_args=["--trust-group", "a"])
+    vm_launch(m, "guest", 1, NF_BIN["test-vandal"], "--mode", "ring")
+
+    def garbage_or_gone():
+        g = next((n for n in m.stats()["nfs"] if n["name"] == "guest"),
+                 None)
+        if g is not None:
+            return g["counters"].get("vandalised", 0) > 3
+        inst = m.call("launch.list")["launched"][0]["instances"][0]
+        return inst["last_exit"] is not None  # it wrote, and crashed
+    wait_for(garbage_or_gone, 60, "garbage written from the guest")
+    honest_lost_none(m, honest)
+    guest_gone(m, base)
+
+
+def test_a_guest_cannot_reach_another_groups_packets(managers):
+    """An NF of group a in a VM (tests/unit/nf_group.c) reads a packet of
+    its group at the address a host NF of a put it at (one address space
+    for the group, host and guest), and faults on a packet of group b:
+    the guest maps a's file only."""
+    m = managers(args=["--trust-group", "a:1023", "--trust-group",
+                       "b:1023"])
+    na = m.start_nf("test-group", 1, "host-a",
+                    lib_args=["--trust-group", "a"])
+    nb = m.start_nf("test-group", 2, "host-b",
+                    lib_args=["--trust-group", "b"])
+    vm_launch(m, "guest", 3, NF_BIN["test-group"])
+    wait_for(lambda: running(m, 3), 60, "the guest's NF running")
+
+    def call(nf, cmd, **args):
+        return m.call("nf.call", instance=nf, command=cmd, args=args)
+    slot = {n["name"]: n["instance"] for n in m.call("nf.list")["nfs"]}
+    secret_a = call(slot["host-a"], "put", text="secret-of-a")
+    secret_b = call(slot["host-b"], "put", text="secret-of-b")
+    assert call(slot["guest"], "peek", addr=secret_a["addr"], len=11) == \
+        {"text": "secret-of-a"}
+    assert call(slot["guest"], "peek", addr=secret_b["addr"], len=11) == \
+        {"fault": True}
+    del na, nb

@@ -5,7 +5,8 @@
 /* Test NF for tests/system/test_vandal.py: a hostile NF that writes
  * garbage where it can. --mode ring: into its own RX and TX rings'
  * headers (geometry, name, memzone pointer, and the positions of both
- * sides), before its first packet and every tick after; its own library
+ * sides; in a trust group, those in its group's file), before its first
+ * packet and every tick after; its own library
  * then reads garbage too and it may well crash: that is part of the test.
  * --mode slot: random bytes into every line of its own slot in shared
  * memory (docs/architecture.md: what an NF can write and what garbage
@@ -177,7 +178,8 @@ vandalise(struct zn_nf *nf)
 		if (mz == NULL)
 			abort();
 		shm = mz->addr;
-	} else if (strcmp(mode, "poolring") != 0 &&
+	} else if (strcmp(mode, "ring") != 0 &&
+		   strcmp(mode, "poolring") != 0 &&
 		   strcmp(mode, "poolhdr") != 0 &&
 		   strcmp(mode, "freebufs") != 0 &&
 		   strcmp(mode, "rcuhdr") != 0 &&
@@ -213,7 +215,20 @@ vandalise(struct zn_nf *nf)
 		zn_nf_counter_add(nf, c_done, 1);
 		return;
 	}
-	if (strcmp(mode, "ring") == 0) {
+	if (strcmp(mode, "ring") == 0 && shm == NULL) {
+		/* in a trust group: its rings in its group's file, where
+		 * the manager laid them out (mgr/home.c) */
+		uintptr_t mp = (uintptr_t)zn_nf_group_pool(nf);
+		unsigned int g = (unsigned int)((mp - ZN_GROUP_VA_BASE) /
+						ZN_GROUP_VA_STRIDE);
+		struct zn_group_home *h = zn_group_home_at(g);
+		uint64_t mem = rte_ring_get_memsize(h->view.hdr.ring_size);
+
+		garble_ring(RTE_PTR_ADD(h, zn_home_ring_off(ZN_HOME_RX(id),
+							    mem)), 1);
+		garble_ring(RTE_PTR_ADD(h, zn_home_ring_off(ZN_HOME_TX(id),
+							    mem)), 0);
+	} else if (strcmp(mode, "ring") == 0) {
 		garble_ring(shm->rt.nf_rx[id], 1);
 		garble_ring(shm->rt.nf_tx[id], 0);
 	} else if (strcmp(mode, "route") == 0) {

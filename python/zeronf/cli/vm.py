@@ -27,7 +27,8 @@ def run_vm(a) -> int:
                             a.args, mem_mb=a.mem, vcpus=a.vcpus,
                             accel=a.accel, restart=a.restart,
                             kernel_path=Path(a.kernel) if a.kernel else None,
-                            poll_max_us=a.poll_max_us)
+                            poll_max_us=a.poll_max_us,
+                            image=Path(a.image) if a.image else None)
     except vm.VMError as e:
         print(f"zeronf: vm {a.action}: {e}", file=sys.stderr)
         return 1
@@ -57,6 +58,9 @@ def register(sub) -> None:
                    "the guest kernel, else tcg")
     s.add_argument("--kernel", help="guest kernel (default "
                    "$ZERONF_VM_KERNEL or the one setup fetched)")
+    s.add_argument("--image", help="an initramfs of one's own (made by "
+                   "`zeronf vm image`, perhaps extended) instead of the "
+                   "one made of BINARY")
     s.add_argument("--poll-max-us", type=int,
                    help="most time between an idle guest NF's polls")
     s.add_argument("--restart", default="on-failure",
