@@ -139,9 +139,10 @@ def test_a_killed_guest_loses_only_its_packets(managers):
                                       "zeronf-vm.*", "initrd"))
 
 
-def replica_beside(managers, program, *nf_args):
+def replica_beside(managers, program, *nf_args, wait=True):
     """Service 1 with two replicas: an honest host NF and @program in a
-    VM (all of group a); the chain 1, port 1; traffic ready."""
+    VM (all of group a); the chain 1, port 1; traffic ready (@wait: once
+    the guest's NF runs)."""
     m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
                  chain="1,port:1", rx_paused=True,
                  args=GROUP + ["--stall-ms", "200"])
@@ -149,8 +150,10 @@ def replica_beside(managers, program, *nf_args):
     honest = m.start_nf("forward", 1, "honest",
                         lib_args=["--trust-group", "a"])
     vm_launch(m, "guest", 1, program, *nf_args)
-    wait_for(lambda: [n for n in running(m, 1) if n["name"] == "guest"],
-             60, "the guest's NF running")
+    if wait:
+        wait_for(lambda: [n for n in running(m, 1)
+                          if n["name"] == "guest"], 60,
+                 "the guest's NF running")
     return m, base, honest
 
 
@@ -342,13 +345,8 @@ def test_a_guest_writing_garbage_in_its_rings_harms_none(managers):
     keeps its own side of every ring (mgr/ring_guard.h), the honest NF
     loses nothing; the vandal may crash on its own garbage (its VM then
     powers off); once it is gone every buffer is back."""
-    m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
-                 chain="1,port:1", rx_paused=True,
-                 args=GROUP + ["--stall-ms", "200"])
-    base = m.pool()["in_use"]
-    honest = m.start_nf("forward", 1, "honest",
-                        lib_args=["--trust-group", "a"])
-    vm_launch(m, "guest", 1, NF_BIN["test-vandal"], "--mode", "ring")
+    m, base, honest = replica_beside(managers, NF_BIN["test-vandal"],
+                                     "--mode", "ring", wait=False)
 
     def garbage_or_gone():
         g = next((n for n in m.stats()["nfs"] if n["name"] == "guest"),
