@@ -5,7 +5,7 @@
 /*
  * zeronf-vminit: /init of a ZeroNF VM's initramfs (docs/vm-nfs.md). A
  * VM runs one NF, and lives as long as it: the init mounts what the NF
- * needs (proc, sys, dev, a tmpfs run directory), sets the serial port to
+ * needs (proc, sys, dev), sets the serial port to
  * the host helper raw (lib/common/zn_vm.h), starts the NF with the argv
  * the helper wrote in ZN_VM_ARGV, passes the helper's stop and kill on to
  * it, and, once it exits, tells the helper its exit code and powers the
@@ -65,9 +65,10 @@ mounts(void)
 		{ "proc", "/proc", "proc" },
 		{ "sysfs", "/sys", "sysfs" },
 		{ "devtmpfs", "/dev", "devtmpfs" },
-		{ "tmpfs", "/run", "tmpfs" },
-		{ "tmpfs", "/tmp", "tmpfs" },
 	};
+	/* /run and /tmp are the initramfs's own (a RAM file system,
+	 * writable): a tmpfs over them would hide the files the image put
+	 * there for the NF (vm --file). */
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		mkdir(m[i].where, 0755);

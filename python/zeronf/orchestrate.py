@@ -127,6 +127,7 @@ def start_params(s) -> dict:
             accel=v.get("accel", "auto"), poll_max_us=v.get("poll_max_us"),
             kernel_path=Path(v["kernel"]) if "kernel" in v else None,
             image=Path(v["image"]) if "image" in v else None,
+            files=[Path(f) for f in v.get("files", [])],
             restart=s.restart))
     if s.cpus:
         p["cpus"] = s.cpus

@@ -284,6 +284,18 @@ def load(path: str | os.PathLike, text: str | None = None,
         if "vm" in s and s.get("sandbox"):
             err(("services", i, "sandbox"), "a service in VMs is not "
                 "sandboxed (docs/vm-nfs.md, Limits)")
+        vm = None
+        if "vm" in s:  # its paths relative to the deployment file
+            vm = dict(s["vm"])
+            for k in ("kernel", "image"):
+                if k in vm:
+                    vm[k] = str((base / vm[k]).resolve())
+            vm["files"] = [str((base / f).resolve())
+                           for f in vm.get("files", [])]
+            for j, f in enumerate(vm["files"]):
+                if not Path(f).is_file():
+                    err(("services", i, "vm", "files", j),
+                        f"no file {f}")
         binary = paths.find_nf(s["nf"]["binary"], base)
         if binary is None:
             err(("services", i, "nf", "binary"),
@@ -295,7 +307,7 @@ def load(path: str | os.PathLike, text: str | None = None,
             replicas=s.get("replicas", 1), cpus=s.get("cpus"),
             memory_mb=s.get("memory_mb"), sandbox=s.get("sandbox", False),
             restart=s.get("restart", "on-failure"), lb=s.get("lb", "hash"),
-            trust_group=s.get("trust_group"), vm=s.get("vm")))
+            trust_group=s.get("trust_group"), vm=vm))
     chain = _steps(data.get("chain", []), svc_ids, port_ids, ("chain",),
                    err)
     port_chains = {i: _steps(p["chain"], svc_ids, port_ids,

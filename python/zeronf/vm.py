@@ -120,9 +120,12 @@ class _Cpio:
 
 
 def build_image(program: Path, out: Path, vminit: Path | None = None,
-                kmods: list[Path] | None = None) -> Path:
+                kmods: list[Path] | None = None,
+                files: list[Path] | None = None) -> Path:
     """The image of NF @program at @out (written whole, then renamed),
-    with kernel modules @kmods (loaded in that order by the init)."""
+    with kernel modules @kmods (loaded in that order by the init) and
+    host @files at their own absolute paths (an NF's configuration: its
+    options name them as on the host)."""
     vminit = vminit or paths.find_program("zeronf-vminit")
     if vminit is None:
         raise VMError("zeronf-vminit not found (build ZeroNF first)")
@@ -144,6 +147,11 @@ def build_image(program: Path, out: Path, vminit: Path | None = None,
             c.file(f"{LIB_DIR}/{lib.name}", lib.resolve().read_bytes())
         if loader is not None:
             c.file(str(loader), loader.resolve().read_bytes())
+        for f in files or []:
+            f = Path(f).resolve()
+            if not f.is_file():
+                raise VMError(f"{f}: not a file (vm --file)")
+            c.file(str(f), f.read_bytes(), 0o100644)
         for i, k in enumerate(kmods or []):
             c.file(f"zeronf/modules/{i:02d}-{k.name.split('-', 1)[-1]}",
                    k.read_bytes(), 0o100644)
@@ -156,21 +164,26 @@ def build_image(program: Path, out: Path, vminit: Path | None = None,
     return out
 
 
-def image_for(program: Path, kmods: list[Path] | None = None) -> Path:
-    """The cached image of @program (with kernel modules @kmods): made
-    again when the program, one of its libraries, a module or
-    zeronf-vminit changed."""
+def image_for(program: Path, kmods: list[Path] | None = None,
+              files: list[Path] | None = None) -> Path:
+    """The cached image of @program (with kernel modules @kmods and host
+    @files): made again when the program, one of its libraries, a module,
+    a file or zeronf-vminit changed."""
     vminit = paths.find_program("zeronf-vminit")
     if vminit is None:
         raise VMError("zeronf-vminit not found (build ZeroNF first)")
     libs, loader = libraries(program)
     h = hashlib.sha256()
+    for f in files or []:
+        if not Path(f).is_file():
+            raise VMError(f"{f}: not a file (vm --file)")
     for p in [program, vminit, *libs, *([loader] if loader else []),
-              *(kmods or [])]:
+              *(kmods or []), *map(Path, files or [])]:
         st = p.resolve().stat()
         h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     out = cache_dir() / f"{program.name}-{h.hexdigest()[:16]}.cpio"
-    return out if out.exists() else build_image(program, out, vminit, kmods)
+    return out if out.exists() else build_image(program, out, vminit, kmods,
+                                                files)
 
 
 def start_params(name: str, program: Path, service: int, group: str,
@@ -178,12 +191,14 @@ def start_params(name: str, program: Path, service: int, group: str,
                  accel: str = "auto", kernel_path: Path | None = None,
                  poll_max_us: int | None = None,
                  restart: str = "on-failure",
-                 image: Path | None = None) -> dict:
+                 image: Path | None = None,
+                 files: list[Path] | None = None) -> dict:
     """nf.start's parameters for NF @program in a VM of trust group
     @group: the manager launches zeronf-vm, which boots it. @image: an
     initramfs of one's own instead of the one made of @program (it must
     hold zeronf-vminit as /init and the NF as /zeronf/nf, as
-    `zeronf vm image` makes them)."""
+    `zeronf vm image` makes them). @files: host files the NF reads (its
+    options name them), put in the image at the same paths."""
     helper = paths.find_program("zeronf-vm")
     if helper is None:
         raise VMError("zeronf-vm not found (build ZeroNF first)")
@@ -193,7 +208,8 @@ def start_params(name: str, program: Path, service: int, group: str,
                       "scripts/setup.sh (it fetches Debian's cloud kernel)")
     if image is not None and not Path(image).is_file():
         raise VMError(f"image {image}: no such file")
-    args = ["--image", str(image or image_for(program)), "--kernel", str(k),
+    args = ["--image", str(image or image_for(program, files=files)),
+            "--kernel", str(k),
             "--mem", str(mem_mb), "--vcpus", str(vcpus), "--accel", accel]
     if poll_max_us:
         args += ["--poll-max-us", str(poll_max_us)]

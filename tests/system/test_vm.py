@@ -384,3 +384,56 @@ def test_a_guest_cannot_reach_another_groups_packets(managers):
     assert call(slot["guest"], "peek", addr=secret_b["addr"], len=11) == \
         {"fault": True}
     del na, nb
+
+
+ROUTES = "0.0.0.0/0 1\n::/0 1\n"
+
+
+@pytest.mark.parametrize("kind, nf_args", [
+    ("monitor", []),
+    ("dpi", []),
+    ("filter", ["--syn-rate", "1", "--syn-burst", "3"]),
+    ("router", ["--routes", "ROUTES", "--default-port", "1"]),
+])
+def test_the_same_nf_in_a_guest_as_on_the_host(managers, tmp_path, kind,
+                                               nf_args):
+    """The sample NFs, unchanged (the same binaries), in a VM of group a
+    and as a host process of a, each the only hop from port 0 to port 1:
+    the same frames come out (per flow) and the NF counts the same. The
+    router reads its routes file in the guest at the host's path
+    (vm --file)."""
+    routes = tmp_path / "routes.txt"
+    routes.write_text(ROUTES)
+    args = [str(routes) if a == "ROUTES" else a for a in nf_args]
+    results = []
+    for where in ("host", "guest"):
+        out = tmp_path / f"{where}.pcap"
+        m = managers(ports=[f"net_pcap0,rx_pcap={PCAP}",
+                            f"net_pcap1,tx_pcap={out}"],
+                     chain="1,port:1", rx_paused=True, args=GROUP)
+        if where == "host":
+            m.start_nf(kind, 1, "nf", nf_args=args,
+                       lib_args=["--trust-group", "a"])
+        else:
+            m.call("nf.start", **vm.start_params(
+                "nf", NF_BIN[kind], 1, "a", args, mem_mb=512,
+                restart="never", files=[routes]))
+            wait_for(lambda: running(m, 1), 60, "the guest's NF running")
+        m.call("rx.set", enabled=True)
+        n = len(read_frames(PCAP))
+        wait_for(lambda: m.call("port.list")["ports"][0]["rx"] >= n, 30,
+                 "the capture in")
+        st = m.wait_idle()
+        nf = st["nfs"][0]
+        results.append((read_frames_after(m, out), nf["rx"], nf["tx"],
+                        nf["counters"]))
+    host, guest = results
+    assert host[0], "the host NF passed nothing: a test of nothing"
+    assert_same_per_flow(host[0], guest[0])
+    assert host[1:] == guest[1:]
+
+
+def read_frames_after(m, out):
+    """The output capture, once the manager stopped (net_pcap closes it)."""
+    assert m.shutdown() == 0
+    return read_frames(out)

@@ -19,8 +19,9 @@ def run_vm(a) -> int:
         return 2
     try:
         if a.action == "image":
-            out = vm.build_image(program, Path(a.output)) if a.output \
-                else vm.image_for(program)
+            files = [Path(f).resolve() for f in a.file]
+            out = vm.build_image(program, Path(a.output), files=files) \
+                if a.output else vm.image_for(program, files=files)
             print(out)
             return 0
         p = vm.start_params(a.name, program, a.service, a.trust_group,
@@ -28,7 +29,8 @@ def run_vm(a) -> int:
                             accel=a.accel, restart=a.restart,
                             kernel_path=Path(a.kernel) if a.kernel else None,
                             poll_max_us=a.poll_max_us,
-                            image=Path(a.image) if a.image else None)
+                            image=Path(a.image) if a.image else None,
+                            files=[Path(f).resolve() for f in a.file])
     except vm.VMError as e:
         print(f"zeronf: vm {a.action}: {e}", file=sys.stderr)
         return 1
@@ -61,6 +63,9 @@ def register(sub) -> None:
     s.add_argument("--image", help="an initramfs of one's own (made by "
                    "`zeronf vm image`, perhaps extended) instead of the "
                    "one made of BINARY")
+    s.add_argument("--file", action="append", default=[],
+                   help="a host file the NF reads (its options name it), "
+                   "put in the guest at the same path; repeatable")
     s.add_argument("--poll-max-us", type=int,
                    help="most time between an idle guest NF's polls")
     s.add_argument("--restart", default="on-failure",
@@ -70,4 +75,6 @@ def register(sub) -> None:
                         "vm start makes it too) and print its path")
     s.add_argument("binary")
     s.add_argument("-o", "--output", help="write it here instead")
+    s.add_argument("--file", action="append", default=[],
+                   help="a host file the NF reads, at the same path")
     p.set_defaults(run=run_vm)
