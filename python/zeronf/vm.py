@@ -192,9 +192,14 @@ def start_params(name: str, program: Path, service: int, group: str,
                  poll_max_us: int | None = None,
                  restart: str = "on-failure",
                  image: Path | None = None,
-                 files: list[Path] | None = None) -> dict:
+                 files: list[Path] | None = None,
+                 vhost_user: Path | None = None) -> dict:
     """nf.start's parameters for NF @program in a VM of trust group
-    @group: the manager launches zeronf-vm, which boots it. @image: an
+    @group: the manager launches zeronf-vm, which boots it. With
+    @vhost_user, an untrusted VM instead (no group: @program is a plain
+    Linux program, such as zeronf-vmfwd, on a virtio-net NIC that is the
+    manager's vhost-user port at that socket; @service is shown, not
+    used: it registers none). @image: an
     initramfs of one's own instead of the one made of @program (it must
     hold zeronf-vminit as /init and the NF as /zeronf/nf, as
     `zeronf vm image` makes them). @files: host files the NF reads (its
@@ -208,14 +213,25 @@ def start_params(name: str, program: Path, service: int, group: str,
                       "scripts/setup.sh (it fetches Debian's cloud kernel)")
     if image is not None and not Path(image).is_file():
         raise VMError(f"image {image}: no such file")
-    args = ["--image", str(image or image_for(program, files=files)),
+    kmods = None
+    if vhost_user is not None:  # untrusted: a virtio-net NIC, no group
+        kmods = modules()
+        if group or not kmods:
+            raise VMError("an untrusted VM (--vhost-user) joins no trust "
+                          "group" if group else "no virtio-net modules: "
+                          "run scripts/setup.sh")
+    args = ["--image", str(image or image_for(program, kmods, files)),
             "--kernel", str(k),
             "--mem", str(mem_mb), "--vcpus", str(vcpus), "--accel", accel]
     if poll_max_us:
         args += ["--poll-max-us", str(poll_max_us)]
-    return {"name": name, "binary": str(helper), "service": service,
-            "trust_group": group, "restart": restart,
-            "args": args + ["--", *nf_args]}
+    if vhost_user is not None:
+        args += ["--vhost-user", str(vhost_user)]
+    p = {"name": name, "binary": str(helper), "service": service,
+         "restart": restart, "args": args + ["--", *nf_args]}
+    if group:
+        p["trust_group"] = group
+    return p
 
 
 def vhost_argv(vhost_sock: Path, mem_mb: int = 512, accel: str = "auto",

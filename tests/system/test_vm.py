@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -304,36 +305,41 @@ chain: [fw, port:out]
 def test_an_untrusted_vm_on_a_vhost_user_port_forwards_by_copy(managers,
                                                               tmp_path):
     """The copying baseline (docs/vm-nfs.md): an untrusted VM (no trust
-    group, no slot) whose virtio-net NIC is the manager's vhost-user port
-    1 (net_vhost), running zeronf-vmfwd. The capture enters port 0, goes
-    out of port 1 into the guest, comes back in on port 1 and leaves on
-    port 2 (that port's chain): the output is the input, per flow."""
-    import subprocess
+    group, no slot), launched and supervised by the manager (`zeronf vm
+    start --vhost-user`), whose virtio-net NIC is the manager's vhost-user
+    port 1 (net_vhost), running zeronf-vmfwd. The capture enters port 0,
+    goes out of port 1 into the guest, comes back in on port 1 and leaves
+    on port 2 (that port's chain): the output is the input, per flow. A
+    VM asked for a socket the manager has no port at is refused."""
     out, sock = tmp_path / "out.pcap", tmp_path / "vhost.sock"
     m = managers(ports=[f"net_pcap0,rx_pcap={PCAP}",
                         f"net_vhost1,iface={sock},queues=1",
                         f"net_pcap2,tx_pcap={out}"],
                  chain="port:1", rx_paused=True)
     m.call("chain.set", port=1, hops=["port:2"])
-    argv = vm.vhost_argv(sock, mem_mb=512)
-    argv[1:1] = ["-i", m.name, "-n", "untrusted"]
-    log = open(tmp_path / "vm.log", "w")
-    p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        wait_for(lambda: "forwarding on eth0" in
-                 (tmp_path / "vm.log").read_text(errors="replace"), 60,
-                 "the guest's forwarder up")
-        frames = read_frames(PCAP)
-        m.call("rx.set", enabled=True)
-        wait_for(lambda: m.call("port.list")["ports"][2]["tx"] >=
-                 len(frames), 60, "all packets through the guest")
-        st = m.wait_idle()
-        ports = st["ports"]
-        assert ports[1]["tx"] == ports[1]["rx"] == len(frames)
-        assert sum(st["drops"].values()) == 0, st["drops"]
-    finally:
-        p.terminate()
-        assert p.wait(30) == 0, (tmp_path / "vm.log").read_text()
+    r = zeronf_cli("-i", m.name, "vm", "start", "untrusted", "zeronf-vmfwd",
+                   "--vhost-user", tmp_path / "nothing.sock")
+    assert r.returncode == 1 and "no vhost-user port at" in r.stderr
+    r = zeronf_cli("-i", m.name, "vm", "start", "untrusted", "zeronf-vmfwd",
+                   "--vhost-user", sock, "--mem", "512")
+    assert r.returncode == 0, r.stderr
+    log = Path(m.call("launch.list")["log_dir"]) / "untrusted.log"
+    wait_for(lambda: log.exists() and "forwarding on eth0" in
+             log.read_text(errors="replace"), 60, "the guest's forwarder up")
+    assert not m.call("nf.list")["nfs"]  # it registers nothing
+    frames = read_frames(PCAP)
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][2]["tx"] >= len(frames),
+             60, "all packets through the guest")
+    st = m.wait_idle()
+    ports = st["ports"]
+    assert ports[1]["tx"] == ports[1]["rx"] == len(frames)
+    assert sum(st["drops"].values()) == 0, st["drops"]
+    r = zeronf_cli("-i", m.name, "nf", "stop", "untrusted")
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: not m.call("launch.list")["launched"], 30,
+             "the VM stopped")
+    assert "frames " in log.read_text(errors="replace")  # a clean stop
     assert m.shutdown() == 0
     assert_same_per_flow(frames, read_frames(out))
 
