@@ -43,7 +43,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -243,13 +242,11 @@ parse(int argc, char **argv)
 	return 0;
 }
 
-/* The manager, and how we learn that it is gone: its pidfd, or (in a
- * PID namespace of our own) its instance lock. */
+/* The manager, and how we learn that it is gone (zn_mgr_watch). */
 static int
 find_manager(void)
 {
 	struct zn_mgr_lock_info info;
-	char path[PATH_MAX];
 	int rc = zn_mgr_probe(V.instance, &info);
 
 	if (rc != 1 || !info.ready) {
@@ -257,26 +254,7 @@ find_manager(void)
 		    rc == 1 ? "ready" : "running");
 		return -ENOTCONN;
 	}
-	if (zn_proc_alive(info.pid, info.start_time)) {
-		V.mgr_fd = zn_pidfd_open(info.pid);
-		if (V.mgr_fd >= 0)
-			return 0;
-	}
-	if (zn_runtime_path(V.instance, ZN_LOCK_FILE, path, sizeof(path)) == 0)
-		V.mgr_lock_fd = open(path, O_RDONLY | O_CLOEXEC);
-	return V.mgr_lock_fd >= 0 ? 0 : -ENOTCONN;
-}
-
-static bool
-mgr_gone(void)
-{
-	if (V.mgr_fd >= 0)
-		return zn_pidfd_exited(V.mgr_fd);
-	if (flock(V.mgr_lock_fd, LOCK_SH | LOCK_NB) == 0) {
-		flock(V.mgr_lock_fd, LOCK_UN);
-		return true;
-	}
-	return false;
+	return zn_mgr_watch(V.instance, &info, &V.mgr_fd, &V.mgr_lock_fd);
 }
 
 /* The group's file: mapped here (read only) to wake its sleepers, and
@@ -461,7 +439,7 @@ run(void)
 		}
 		if (kill_at && now > kill_at)
 			kill(V.qemu_pid, SIGKILL);
-		if (V.mgr_fd < 0 && mgr_gone()) {
+		if (V.mgr_fd < 0 && !zn_mgr_alive(V.mgr_fd, V.mgr_lock_fd)) {
 			say("manager '%s' is gone: VM killed", V.instance);
 			kill(V.qemu_pid, SIGKILL);
 		}

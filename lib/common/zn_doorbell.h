@@ -35,19 +35,31 @@
 
 #include "../shm/zn_shm.h"
 
-static inline void
-zn_db_ring(struct zn_doorbell *db)
+/**
+ * The producer's half: true if the sleeper slept and this producer is
+ * the one to wake it (seq bumped), which zn_db_ring does with a futex
+ * and a VM's NF through its host helper (lib/nf/nf_guest.c).
+ */
+static inline bool
+zn_db_ring_claim(struct zn_doorbell *db)
 {
 	uint32_t one = 1;
 
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&db->sleeping, __ATOMIC_RELAXED) == 0)
-		return;
+		return false;
 	if (!__atomic_compare_exchange_n(&db->sleeping, &one, 0, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-		return;
+		return false;
 	__atomic_fetch_add(&db->seq, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &db->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+	return true;
+}
+
+static inline void
+zn_db_ring(struct zn_doorbell *db)
+{
+	if (zn_db_ring_claim(db))
+		syscall(SYS_futex, &db->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 /**

@@ -532,3 +532,46 @@ zn_group_file(const char *instance, const char *group, unsigned int *idx,
 	fclose(f);
 	return rc;
 }
+
+bool
+zn_mgr_alive(int pidfd, int lock_fd)
+{
+	if (pidfd >= 0)
+		return !zn_pidfd_exited(pidfd);
+	/* The manager holds its instance lock (LOCK_EX) for its whole life,
+	 * so a shared lock taken here means it is gone. Given back at once:
+	 * a manager starting anew must get it. */
+	if (flock(lock_fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(lock_fd, LOCK_UN);
+		return false;
+	}
+	return errno == EWOULDBLOCK || errno == EINTR;
+}
+
+int
+zn_mgr_watch(const char *name, const struct zn_mgr_lock_info *info,
+	     int *pidfd, int *lock_fd)
+{
+	char path[PATH_MAX];
+
+	*pidfd = *lock_fd = -1;
+	/* The manager's pid means something only if its process is seen
+	 * here; in a PID namespace of its own (sandboxed) the watcher
+	 * watches the manager's instance lock instead. */
+	if (zn_proc_alive(info->pid, info->start_time)) {
+		*pidfd = zn_pidfd_open(info->pid);
+		if (*pidfd >= 0 && zn_proc_alive(info->pid, info->start_time))
+			return 0;
+	} else if (zn_runtime_path(name, ZN_LOCK_FILE, path,
+				   sizeof(path)) == 0) {
+		*lock_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*lock_fd >= 0 && zn_mgr_alive(-1, *lock_fd))
+			return 0;
+	}
+	if (*pidfd >= 0)
+		close(*pidfd);
+	if (*lock_fd >= 0)
+		close(*lock_fd);
+	*pidfd = *lock_fd = -1;
+	return -ENOTCONN;
+}

@@ -111,6 +111,16 @@ struct zn_mgr_lock_info {
  *  live manager holds the lock (info filled), 0 if none does, -errno. */
 int zn_mgr_probe(const char *name, struct zn_mgr_lock_info *info);
 
+/** Watch the live manager @p info describes (zn_mgr_probe): its pidfd
+ *  where its process is seen here, else (in a PID namespace of one's
+ *  own) its instance lock, opened. 0 (one of *pidfd, *lock_fd set, the
+ *  other -1) or -ENOTCONN (it is gone; both -1). */
+int zn_mgr_watch(const char *name, const struct zn_mgr_lock_info *info,
+		 int *pidfd, int *lock_fd);
+
+/** The manager zn_mgr_watch watches lives. */
+bool zn_mgr_alive(int pidfd, int lock_fd);
+
 /** Parse a CPU list such as "0-3,6". @return 0 or -EINVAL. */
 int zn_parse_cpulist(const char *s, cpu_set_t *set);
 

@@ -8,14 +8,11 @@
  * in nf_run.c. */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -48,7 +45,6 @@ find_manager(struct zn_nf *nf)
 {
 	uint64_t deadline = zn_now_ns() + nf->wait_s * 1000000000ULL;
 	struct zn_mgr_lock_info info;
-	char path[PATH_MAX];
 	int rc;
 
 	for (;;) {
@@ -67,20 +63,11 @@ find_manager(struct zn_nf *nf)
 		}
 		usleep(20000);
 	}
-	/* The manager's pid means something only if its process is seen
-	 * here; in a PID namespace of its own (sandboxed) the NF watches the
-	 * manager's instance lock instead (zn_nf_mgr_alive). */
-	if (zn_proc_alive(info.pid, info.start_time)) {
-		nf->mgr_pidfd = zn_pidfd_open(info.pid);
-		if (nf->mgr_pidfd >= 0 &&
-		    zn_proc_alive(info.pid, info.start_time))
-			return 0;
-	} else if (zn_runtime_path(nf->instance, ZN_LOCK_FILE, path,
-				   sizeof(path)) == 0) {
-		nf->mgr_lock_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (nf->mgr_lock_fd >= 0 && zn_nf_mgr_alive(nf))
-			return 0;
-	}
+	/* Its pidfd, or its instance lock where it is not seen here (a
+	 * sandbox's PID namespace): zn_nf_mgr_alive. */
+	if (zn_mgr_watch(nf->instance, &info, &nf->mgr_pidfd,
+			 &nf->mgr_lock_fd) == 0)
+		return 0;
 	ZN_LOG(ERR, "manager '%s' (pid %d) is gone", nf->instance,
 	       (int)info.pid);
 	return -ENOTCONN;

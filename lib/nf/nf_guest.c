@@ -136,16 +136,11 @@ void
 zn_nf_guest_ring(struct zn_nf *nf, struct zn_doorbell *db)
 {
 	uint8_t b[5] = { ZN_VM_WAKE };
-	uint32_t one = 1, off;
+	uint32_t off;
 
-	/* zn_db_ring's protocol; then the helper's futex wake-up. */
-	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&db->sleeping, __ATOMIC_RELAXED) == 0)
+	/* zn_db_ring's protocol; the futex wake-up is the helper's. */
+	if (!zn_db_ring_claim(db))
 		return;
-	if (!__atomic_compare_exchange_n(&db->sleeping, &one, 0, false,
-					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-		return;
-	__atomic_fetch_add(&db->seq, 1, __ATOMIC_RELEASE);
 	off = (uint32_t)((uintptr_t)&db->seq - (uintptr_t)nf->gva);
 	memcpy(b + 1, &off, sizeof(off));
 	(void)zn_nf_guest_send(nf, b, sizeof(b));

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -129,17 +128,7 @@ zn_nf_mgr_alive(struct zn_nf *nf)
 	/* In a VM: the helper watches the manager and ends the VM with it. */
 	if (nf->guest)
 		return true;
-	if (nf->mgr_pidfd >= 0)
-		return !zn_pidfd_exited(nf->mgr_pidfd);
-	/* In a PID namespace of its own (a sandbox) the NF cannot see the
-	 * manager's process: the manager holds its instance lock (LOCK_EX)
-	 * for its whole life, so a shared lock taken here means it is gone.
-	 * Given back at once: a manager starting anew must get it. */
-	if (flock(nf->mgr_lock_fd, LOCK_SH | LOCK_NB) == 0) {
-		flock(nf->mgr_lock_fd, LOCK_UN);
-		return false;
-	}
-	return errno == EWOULDBLOCK || errno == EINTR;
+	return zn_mgr_alive(nf->mgr_pidfd, nf->mgr_lock_fd);
 }
 
 int

@@ -264,7 +264,9 @@ def resolve_accel(kernel_path: Path | None = None) -> str:
     if helper is None or fwd is None or k is None:
         raise VMError("zeronf-vm, zeronf-vmfwd or the guest kernel not "
                       "found (build ZeroNF, run scripts/setup.sh)")
-    out = subprocess.run([str(helper), "--", "--image", str(image_for(fwd)),
+    # the untrusted VMs' image (cached): no image made for the probe alone
+    img = image_for(fwd, modules() or None)
+    out = subprocess.run([str(helper), "--", "--image", str(img),
                           "--kernel", str(k), "--print-accel"],
                          capture_output=True, text=True, timeout=120)
     if out.returncode != 0 or out.stdout.strip() not in ("kvm", "tcg"):
