@@ -57,7 +57,8 @@ affects both sides alike. Progress goes to stderr.
   nf_start {"bench":"nf_start","sandboxed":true|false,"p50_ms":X,
          "p99_ms":Y}: 20 starts each of an NF the manager launches
          (nf.start), sandboxed or not, from the command to the NF's first
-         packet (bench/nf_start.py).
+         packet (bench/nf_start.py); and a line with "trust_group":true:
+         sandboxed in a trust group (a PID namespace of its own).
   peers  {"bench":"peers","system":S,"scenario":C,"size":B,"mpps":X}:
          ZeroNF, dpdk-testpmd (io, mac), OVS-DPDK 3.1 and the kernel
          (veth + bridge) on the same vdevs and sizes 64, 512, 1500; p2p

@@ -159,19 +159,24 @@ zn_unlink_matching(const char *dir,
 		   bool (*match)(const char *name, const void *arg),
 		   const void *arg)
 {
-	DIR *d = opendir(dir);
+	/* @p dir may have been replaced by a link to elsewhere (an NF writes
+	 * the runtime directory): not followed, and each name unlinked in
+	 * the directory opened */
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
-	char path[PATH_MAX * 2];
 	unsigned int n = 0;
 
-	if (d == NULL)
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	while ((e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
 		    !match(e->d_name, arg))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (unlink(path) == 0)
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
 			n++;
 	}
 	closedir(d);

@@ -8,7 +8,9 @@
  * A replica is spawned with posix_spawn: default signal dispositions and
  * an empty mask (the manager blocks SIGINT/SIGTERM and ignores SIGPIPE),
  * a session of its own, stdin from /dev/null, stdout and stderr appended
- * to <log dir>/<replica>.log, and no other fd of the manager (DPDK opens
+ * to <log dir>/<replica>.log (opened below the directory as opened at
+ * start, through no symbolic link, a plain file of its own: the manager is
+ * root and an NF may have written there), and no other fd of the manager (DPDK opens
  * its hugepage and runtime files without O_CLOEXEC: an NF holding them
  * would hold their locks after the manager died). Its pidfd, in the
  * control loop, says when it exits; the manager reaps it and decides:
@@ -115,14 +117,14 @@ prefix(struct launch *l, struct replica *r, const char *name, char **argv,
 		return argc;
 	if (getcwd(cwd, PATH_MAX) == NULL)
 		return -errno;
-	rc = zn_sandbox_pidns_fd(L.m);
+	rc = l->group >= 0 ? 0 : zn_sandbox_pidns_fd(L.m);
 	if (rc < 0) {
 		snprintf(err, errlen, "the instance's PID namespace: %s",
 			 strerror(-rc));
 		return rc;
 	}
-	rc = zn_sandbox_argv(L.m, name, l->binary, cwd, l->group, argv, argc,
-			     max, arena);
+	rc = zn_sandbox_argv(L.m, name, l->binary, cwd, L.log_dir, l->group,
+			     argv, argc, max, arena);
 	if (rc == -ENOENT)
 		snprintf(err, errlen, "no bwrap (bubblewrap) in PATH");
 	else if (rc == -E2BIG)
@@ -138,17 +140,21 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 {
 	struct replica *r = &l->r[i];
 	char name[ZN_NAME_LEN], svc[8], path[PATH_MAX + 64];
-	char helper[PATH_MAX], cwd[PATH_MAX];
+	char svc_log[ZN_NAME_LEN + 8], helper[PATH_MAX], cwd[PATH_MAX];
 	char *argv[LAUNCH_MAX_ARGS + 512];
 	struct zn_arena *arena = NULL;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, dfl;
 	int argc, logfd, rc, pidfd;
+	bool pidns;
 	pid_t pid;
 
 	launch_replica_name(l, i, name, sizeof(name));
 	snprintf(svc, sizeof(svc), "%u", l->service);
+	rc = zn_program_check(L.m, l->binary, err, errlen);
+	if (rc < 0)
+		return rc;
 	argc = prefix(l, r, name, argv, (int)RTE_DIM(argv) - LAUNCH_MAX_ARGS -
 		      16, helper, cwd, &arena, err, errlen);
 	if (argc < 0) {
@@ -179,10 +185,15 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	argv[argc] = NULL;
 
 	launch_log_path(l, i, path, sizeof(path));
-	logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	snprintf(svc_log, sizeof(svc_log), "%s.log", name);
+	logfd = zn_open_beneath(L.log_dirfd, svc_log, O_WRONLY | O_CREAT |
+				O_APPEND, 0644);
 	if (logfd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%.200s: %s", path, strerror(errno));
+		rc = logfd;
+		snprintf(err, errlen, "%.200s: %s", path,
+			 rc == -ELOOP || rc == -EPERM || rc == -ENXIO ?
+			 "not a plain file of its own (a link?): refused" :
+			 strerror(-rc));
 		goto out;
 	}
 	sigemptyset(&none);
@@ -195,10 +206,12 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, logfd, 1);
 	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
-	if (l->sandbox) /* the instance's PID namespace: bwrap --pidns 3 */
+	/* NFs of no group: the instance's PID namespace, bwrap --pidns 3 */
+	pidns = l->sandbox && l->group < 0;
+	if (pidns)
 		posix_spawn_file_actions_adddup2(&fa,
 						 zn_sandbox_pidns_fd(L.m), 3);
-	posix_spawn_file_actions_addclosefrom_np(&fa, l->sandbox ? 4 : 3);
+	posix_spawn_file_actions_addclosefrom_np(&fa, pidns ? 4 : 3);
 	posix_spawnattr_init(&at);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &dfl);
@@ -407,14 +420,25 @@ zn_launch_init(struct zn_mgr *m)
 	int rc;
 
 	L.m = m;
-	if (m->cfg.log_dir[0] != '\0') {
+	if (m->cfg.log_dir[0] == '/') {
 		zn_strlcpy(L.log_dir, m->cfg.log_dir, sizeof(L.log_dir));
+	} else if (m->cfg.log_dir[0] != '\0') {
+		char cwd[PATH_MAX];
+
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			return -errno;
+		if ((size_t)snprintf(L.log_dir, sizeof(L.log_dir), "%.*s/%.*s",
+				     PATH_MAX / 2, cwd, PATH_MAX / 2,
+				     m->cfg.log_dir) >= sizeof(L.log_dir))
+			return -ENAMETOOLONG;
 	} else {
 		snprintf(L.log_dir, sizeof(L.log_dir), "%.*s/logs",
 			 PATH_MAX - 1, m->rundir);
 		L.log_dir_ours = true;
 	}
-	if (mkdir(L.log_dir, 0755) < 0 && errno != EEXIST) {
+	if ((mkdir(L.log_dir, 0755) < 0 && errno != EEXIST) ||
+	    (L.log_dirfd = open(L.log_dir, O_PATH | O_DIRECTORY |
+				O_CLOEXEC)) < 0) {
 		rc = -errno;
 		ZN_LOG(ERR, "log directory %s: %s", L.log_dir, strerror(errno));
 		return rc;
@@ -487,6 +511,9 @@ zn_launch_fini(struct zn_mgr *m)
 		zn_unlink_matching(L.log_dir, is_log, NULL);
 		rmdir(L.log_dir);
 	}
+	if (L.log_dirfd > 0)
+		close(L.log_dirfd);
+	L.log_dirfd = -1;
 }
 
 

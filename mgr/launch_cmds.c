@@ -125,6 +125,10 @@ cmd_nf_start(struct zn_cmd_req *req)
 	if (req->tenant != 0 &&
 	    (rc = tenant_start(req, req->tenant, &bin, path, &grp)) < 0)
 		return rc;
+	/* A bare name: an NF installed with the manager (zeronf-forward) */
+	if (req->tenant == 0 && bin != NULL && strchr(bin, '/') == NULL &&
+	    zn_nf_program_path(bin, path, PATH_MAX) == 0)
+		bin = path;
 
 	if (!name_ok(name)) {
 		snprintf(req->err, sizeof(req->err), "name: 1..%d characters "
@@ -137,7 +141,9 @@ cmd_nf_start(struct zn_cmd_req *req)
 		return -EEXIST;
 	}
 	if (bin[0] != '/' || strlen(bin) >= PATH_MAX) {
-		snprintf(req->err, sizeof(req->err), "binary: an absolute path");
+		snprintf(req->err, sizeof(req->err), "binary: an absolute "
+			 "path, or the name of an NF installed with the "
+			 "manager");
 		return -EINVAL;
 	}
 	if (access(bin, X_OK) < 0) {
@@ -337,7 +343,9 @@ static const struct zn_cmd nf_start_cmd = {
 	.params = {
 		NAME_PARAM,
 		{ .name = "binary", .type = ZN_CMD_STR, .required = true,
-		  .desc = "absolute path of the NF program" },
+		  .desc = "absolute path of the NF program, or the name of "
+			  "an NF installed with the manager (not writable "
+			  "by other users: checked at each start)" },
 		{ .name = "service", .type = ZN_CMD_INT, .required = true,
 		  .bounded = true, .min = 1, .max = ZN_MAX_SERVICES - 1 },
 		{ .name = "args", .type = ZN_CMD_ARRAY,

@@ -78,6 +78,8 @@ struct launch_state {
 	bool stopping;       /* the manager shuts down: nothing restarts */
 	char log_dir[PATH_MAX + 8];
 	bool log_dir_ours;   /* made in the runtime dir: removed at exit */
+	int log_dirfd;       /* log_dir as opened at start (O_PATH): logs
+			      * are opened below it, never through a link */
 	struct launch l[LAUNCH_MAX];
 };
 extern struct launch_state L;

@@ -461,13 +461,105 @@ full:
 		argc++;                                                     \
 	} while (0)
 
+/* @p path is @p dir or below it */
+static bool under(const char *path, const char *dir);
+
+/* @p st may be written by nobody but root and us (a directory others may
+ * write only if sticky: they cannot replace what is ours there). */
+static bool
+owner_only(const struct stat *st)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return false;
+	if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))
+		return true;
+	return (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/* @p path and each directory above it (followed) owner_only */
+static int
+chain_owner_only(const char *path, char *bad, size_t len)
+{
+	char p[PATH_MAX], *slash;
+	struct stat st;
+
+	zn_strlcpy(p, path, sizeof(p));
+	for (;;) {
+		if (stat(p[0] ? p : "/", &st) < 0)
+			return -errno;
+		if (!owner_only(&st)) {
+			zn_strlcpy(bad, p[0] ? p : "/", len);
+			return -EPERM;
+		}
+		slash = strrchr(p, '/');
+		if (slash == NULL || p[0] == '\0')
+			return 0;
+		*slash = '\0';
+	}
+}
+
+int
+zn_program_check(const struct zn_mgr *m, const char *path, char *err,
+		 size_t errlen)
+{
+	char real[PATH_MAX], bad[PATH_MAX], run[PATH_MAX], huge[PATH_MAX];
+	struct stat st;
+	int rc;
+
+	if (realpath(path, real) == NULL || stat(real, &st) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "binary %.200s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "binary %.200s: not a regular file", path);
+		return -EPERM;
+	}
+	/* What sandboxed NFs of no group may write (their bind mounts) */
+	if (realpath(m->rundir, run) == NULL)
+		zn_strlcpy(run, m->rundir, sizeof(run));
+	if (realpath(m->huge_dir, huge) == NULL)
+		zn_strlcpy(huge, m->huge_dir, sizeof(huge));
+	if (under(real, run) || under(real, huge)) {
+		snprintf(err, errlen, "binary %.200s: in a directory NFs may "
+			 "write (the runtime or hugepage directory): refused",
+			 path);
+		return -EPERM;
+	}
+	if ((rc = chain_owner_only(real, bad, sizeof(bad))) < 0 ||
+	    (rc = chain_owner_only(path, bad, sizeof(bad))) < 0) {
+		if (rc == -EPERM)
+			snprintf(err, errlen, "binary %.200s: %.200s may be "
+				 "written by a user other than root or the "
+				 "manager's (chmod go-w, chown): refused",
+				 path, bad);
+		else
+			snprintf(err, errlen, "binary %.200s: %s", path,
+				 strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+static bool
+under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 &&
+	       (path[n] == '/' || path[n] == '\0');
+}
+
 int
 zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
-		const char *cwd, int group, char **argv, int argc, int max,
-		struct zn_arena **arena)
+		const char *cwd, const char *log_dir, int group, char **argv,
+		int argc, int max, struct zn_arena **arena)
 {
 	static const char *const fixed[] = {
 		"--unshare-net", "--unshare-ipc", "--unshare-uts",
+		"--unshare-cgroup-try",
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--ro-bind", "/usr", "/usr",
 		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64",
@@ -489,12 +581,31 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	if (find_in_path("bwrap", bwrap, sizeof(bwrap)) < 0)
 		return -ENOENT;
 	ADD("%s", bwrap);
-	ADD("--pidns");
-	ADD("3");
+	if (group >= 0) {
+		/* A PID namespace of its own: no other NF's process to see,
+		 * signal, trace or reach through /proc (its root, its
+		 * memory, its fds). Nothing of a group NF's EAL is named
+		 * after its pid in a file another NF sees (--no-shconf). */
+		ADD("--unshare-pid");
+	} else {
+		/* The instance's, shared with the other NFs of no group
+		 * (DPDK secondaries name their files in the runtime
+		 * directory after their pids, which must differ there) */
+		ADD("--pidns");
+		ADD("3");
+	}
 	ADD("--hostname");
 	ADD("%s", name);
 	for (size_t i = 0; i < RTE_DIM(fixed); i++)
 		ADD("%s", fixed[i]);
+	/* Its working directory (the deployment file's, with the files its
+	 * options name) read-only: an NF must not rewrite the deployment
+	 * file, a program beside it, or plant a link the manager, root,
+	 * would follow. Its writable places are its own /tmp and /dev/shm
+	 * (new, empty, gone with it) and the shared memory it maps. */
+	ADD("--ro-bind");
+	ADD("%s", cwd);
+	ADD("%s", cwd);
 	ADD("--ro-bind");
 	ADD("%s", binary);
 	ADD("%s", binary);
@@ -523,7 +634,8 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		ADD("--tmpfs");
 		ADD("%s", m->rundir);
 		for (size_t i = 0; i < RTE_DIM(zn_files); i++) {
-			ADD("--bind");
+			/* read (and the lock tested) only */
+			ADD("--ro-bind");
 			ADD("%s/%s", m->rundir, zn_files[i]);
 			ADD("%s/%s", m->rundir, zn_files[i]);
 		}
@@ -540,7 +652,9 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 
 			snprintf(path, sizeof(path), "%s/" ZN_SLOT_LOCK_FMT,
 				 m->rundir, s);
-			fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+			/* not through a link an NF of no group put there */
+			fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |
+				  O_NOFOLLOW | O_NONBLOCK, 0600);
 			if (fd < 0)
 				return -errno;
 			close(fd);
@@ -582,9 +696,14 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		ADD("%s", m->shm->groups[group].path);
 		ADD("%s", m->shm->groups[group].path);
 	}
-	ADD("--bind");
-	ADD("%s", cwd);
-	ADD("%s", cwd);
+	/* Other NFs' logs, where they are in what it sees: out of sight
+	 * (and, in the runtime directory, out of its reach) */
+	if (under(log_dir, cwd) || under(log_dir, m->rundir)) {
+		ADD("--tmpfs");
+		ADD("%s", log_dir);
+		ADD("--remount-ro");
+		ADD("%s", log_dir);
+	}
 	ADD("--chdir");
 	ADD("%s", cwd);
 	ADD("--");

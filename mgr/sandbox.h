@@ -8,15 +8,18 @@
  * Sandboxes and limits of launched NFs (sandbox.c, cgroup.c), used by
  * launch.c.
  *
- * A sandboxed NF runs under bubblewrap: its own mount, network, IPC and
- * UTS namespaces; the instance's PID namespace (one for all sandboxed
- * NFs of the instance: DPDK names their shared files after their pids,
- * which must differ); no capability at all (uid 0 without capabilities is
- * enough for a DPDK secondary: measured); a file system of /usr read-only,
- * its program and libzeronf, a new /proc, /dev and /tmp, /sys read-only,
- * the instance's runtime directory with the control and telemetry sockets
- * masked, the instance's hugepage files only, DPDK's driver directory
- * with the pool's mempool driver only, and its working directory.
+ * A sandboxed NF runs under bubblewrap: its own mount, network, IPC, UTS
+ * and cgroup namespaces; a PID namespace of its own for an NF of a trust
+ * group, the instance's for NFs of no group (one for all of them: DPDK
+ * names their shared files after their pids, which must differ); no
+ * capability at all (uid 0 without capabilities is enough for a DPDK
+ * secondary: measured); a file system of /usr read-only, its program and
+ * libzeronf, a new /proc, /dev and /tmp, /sys read-only, the instance's
+ * runtime directory with the control and telemetry sockets masked, the
+ * instance's hugepage files only (a group's NF: its group's file and
+ * kick socket), DPDK's driver directory with the pool's mempool driver
+ * only, and its working directory read-only (the launched NFs' logs
+ * hidden).
  * Limits (CPUs, memory) are cgroups (v1 or v2), joined by zeronf-run
  * before the NF starts.
  */
@@ -28,15 +31,17 @@ struct zn_mgr;
 
 /* sandbox.c */
 /** Append bwrap and its options for NF @p name of program @p binary,
- *  working in @p cwd, of trust group @p group (index; -1: none), to
- *  @p argv (from @p argc; at most @p max). Strings
- *  are allocated in @p arena (zn_sandbox_arena_free after the spawn).
- *  @return the new argc, or -errno (ENOENT: no bwrap). The namespace fd
- *  must be passed to the child as fd 3 (zn_sandbox_pidns_fd). */
+ *  working in @p cwd (read-only there), of trust group @p group (index;
+ *  -1: none), the launched NFs' logs in @p log_dir (hidden), to @p argv
+ *  (from @p argc; at most @p max). Strings are allocated in @p arena
+ *  (zn_sandbox_arena_free after the spawn). @return the new argc, or
+ *  -errno (ENOENT: no bwrap). For an NF of no group, the instance's
+ *  namespace fd must be passed to the child as fd 3
+ *  (zn_sandbox_pidns_fd); an NF of a group gets a namespace of its own. */
 struct zn_arena;
 int zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
-		    const char *cwd, int group, char **argv, int argc, int max,
-		    struct zn_arena **arena);
+		    const char *cwd, const char *log_dir, int group,
+		    char **argv, int argc, int max, struct zn_arena **arena);
 void zn_sandbox_arena_free(struct zn_arena *a);
 /** The instance's PID namespace (started on first use). fd or -errno. */
 int zn_sandbox_pidns_fd(struct zn_mgr *m);
@@ -45,6 +50,15 @@ int zn_helper_path(const char *name, char *buf, size_t len);
 /** An NF program installed with the manager, by its bare name
  *  ([A-Za-z0-9_-]): beside zeronf-mgr, or in its build tree's nfs/. */
 int zn_nf_program_path(const char *name, char *buf, size_t len);
+/** Whether the manager may launch @p path: a regular file that neither it
+ *  nor a directory above it (the link's and the real path's) may be
+ *  written by another user than root or the manager's (a directory
+ *  others write only if sticky), nor in a directory bound writable into
+ *  a sandbox (the runtime or hugepage directory). Checked at each spawn:
+ *  a program an NF could rewrite would run as the next replica, perhaps
+ *  unsandboxed. 0, or -errno with the reason in @p err. */
+int zn_program_check(const struct zn_mgr *m, const char *path, char *err,
+		     size_t errlen);
 /** Stop the namespace's holder (the manager stops). */
 void zn_sandbox_fini(struct zn_mgr *m);
 

@@ -86,8 +86,17 @@ int zn_pidfd_open(pid_t pid);
 bool zn_pidfd_exited(int pidfd);
 
 /** Open (creating) @p path and take a non-blocking flock. @return fd,
- *  -EWOULDBLOCK if another process holds it, or -errno. */
+ *  -EWOULDBLOCK if another process holds it, or -errno (-ELOOP: @p path
+ *  is a symbolic link, not followed; -EPERM: not a regular file). */
 int zn_lock_file(const char *path, int op);
+
+/** Open @p name below the directory @p dirfd as root opens a path that an
+ *  NF may have written: no symbolic link anywhere on the way and nothing
+ *  outside the directory (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ *  RESOLVE_NO_MAGICLINKS), never blocking on a FIFO, and a regular file
+ *  with one link (no hard link to a file elsewhere). @return the fd, or
+ *  -errno (-ELOOP: a link on the way; -EPERM: not a plain file). */
+int zn_open_beneath(int dirfd, const char *name, int flags, mode_t mode);
 
 /** Claim the first free NF slot of instance @p instance: its lock file
  *  (ZN_SLOT_LOCK_FMT), held while the returned fd is open, so the kernel

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -332,6 +333,14 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 		if (rc < 0)
 			goto fail;
 		nf->kick_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	}
+	/* An NF of a trust group holds its group's packets: no process of
+	 * the same uid without CAP_SYS_PTRACE may trace it or open its
+	 * /proc/PID/mem, fds or root (another group's NF, should it ever
+	 * see this one's pid). No core dump either: it would hold them. */
+	if (nf->group_name[0] != '\0' && prctl(PR_SET_DUMPABLE, 0) < 0) {
+		rc = -errno;
+		goto fail;
 	}
 	rc = eal_init(nf, argc > 0 ? argv[0] : nf->ops.name);
 	if (rc < 0)

@@ -1,8 +1,10 @@
 """The REST API and the metrics (zeronf api) against a running instance
 with traffic: the CLI's operations over HTTP with HTTP statuses for the
-manager's errors, an OpenAPI description, a token off loopback, no CORS
-header unless an origin is named (never '*'), and Prometheus metrics
-scraped by a real Prometheus (Debian's) and linted by promtool."""
+manager's errors, an OpenAPI description, a token always (made by the
+server, or a file of the operator's), no CORS header unless an origin is
+named (never '*'), and Prometheus metrics scraped by a real Prometheus
+(Debian's, with the token) and linted by promtool. tests/security/
+test_api_attacks.py attacks it."""
 from __future__ import annotations
 
 import os
@@ -27,29 +29,55 @@ def free_port() -> int:
 
 class Api:
     """zeronf api on a free port: on loopback, or on every address
-    (any=True; the tests still connect through loopback)."""
+    (any=True; the tests still connect through loopback). Without
+    --token-file among @args the server makes its token: read from where
+    it says (token_path)."""
 
     def __init__(self, instance: str, tmp: Path, *args: str,
                  any: bool = False):
         self.port = free_port()
+        self.instance = instance
         self.url = f"http://127.0.0.1:{self.port}"
         listen = f"{'0.0.0.0' if any else '127.0.0.1'}:{self.port}"
         self.log = open(tmp / f"api{self.port}.log", "w")
+        self.made_token = "--token-file" not in args
+        self.token = None
+        if not self.made_token:
+            self.token = Path(args[args.index("--token-file") + 1]) \
+                .read_text().strip()
         self.p = subprocess.Popen(
             [sys.executable, "-m", "zeronf", "-i", instance, "api",
              "--listen", listen, *args], stdout=self.log,
             stderr=subprocess.STDOUT)
 
-    def wait(self, headers=None) -> "Api":
+    @property
+    def auth(self) -> dict:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def wait(self) -> "Api":
+        from zeronf.api import token_path
+
         def up():
             assert self.p.poll() is None, Path(self.log.name).read_text()
+            if self.token is None:
+                f = token_path(self.instance, self.port)
+                if not f.exists():
+                    return False
+                self.token = f.read_text().strip()
             try:
-                return httpx.get(self.url + "/openapi.json",
-                                 headers=headers or {}, timeout=2).status_code
+                return httpx.get(self.url + "/api/v1/status",
+                                 headers=self.auth, timeout=2) \
+                    .status_code == 200
             except httpx.TransportError:
                 return False
         wait_for(up, 30, "api up")
         return self
+
+    def client(self, **kw) -> httpx.Client:
+        return httpx.Client(base_url=self.url + "/api/v1", timeout=10,
+                            headers={**self.auth,
+                                     "Content-Type": "application/json"},
+                            **kw)
 
     def close(self) -> None:
         self.p.terminate()
@@ -70,7 +98,7 @@ def test_rest_operations(running, tmp_path):
     m = running
     api = Api(m.name, tmp_path).wait()
     try:
-        c = httpx.Client(base_url=api.url + "/api/v1", timeout=10)
+        c = api.client()
         assert c.get("/status").json()["instance"] == m.name
         assert c.get("/nfs").json()[0]["service"] == 1
         assert c.get("/ports").json()[0]["tx"] > 0
@@ -113,12 +141,8 @@ def test_rest_operations(running, tmp_path):
         api.close()
 
 
-def test_token_off_loopback_and_named_origins(running, tmp_path):
+def test_token_file_and_named_origins(running, tmp_path):
     m = running
-    r = subprocess.run([sys.executable, "-m", "zeronf", "-i", m.name, "api",
-                        "--listen", "0.0.0.0:8099"], capture_output=True,
-                       text=True, timeout=30)
-    assert r.returncode == 2 and "a token is required" in r.stderr
     r = subprocess.run([sys.executable, "-m", "zeronf", "-i", m.name, "api",
                         "--cors-origin", "*"], capture_output=True,
                        text=True, timeout=30)
@@ -133,7 +157,7 @@ def test_token_off_loopback_and_named_origins(running, tmp_path):
     os.chmod(tok, 0o600)
     auth = {"Authorization": "Bearer s3cret-token-0123456789"}
     api = Api(m.name, tmp_path, "--token-file", str(tok),
-              "--cors-origin", "http://dash.example", any=True).wait(auth)
+              "--cors-origin", "http://dash.example", any=True).wait()
     try:
         u = api.url + "/api/v1/status"
         assert httpx.get(u).status_code == 401
@@ -159,10 +183,14 @@ def test_prometheus_scrapes_the_metrics(running, tmp_path):
     api = Api(m.name, tmp_path).wait()
     prom_port = free_port()
     cfg = tmp_path / "prometheus.yml"
+    cred = tmp_path / "prom-token"
+    cred.write_text(api.token)
+    cred.chmod(0o600)
     cfg.write_text(f"""\
 global: {{scrape_interval: 1s, evaluation_interval: 1s}}
 scrape_configs:
   - job_name: zeronf
+    authorization: {{credentials_file: {cred}}}
     static_configs: [{{targets: ["127.0.0.1:{api.port}"]}}]
 """)
     prom = subprocess.Popen(
@@ -171,7 +199,7 @@ scrape_configs:
          f"--web.listen-address=127.0.0.1:{prom_port}"],
         stdout=open(tmp_path / "prom.log", "w"), stderr=subprocess.STDOUT)
     try:
-        text = httpx.get(api.url + "/metrics").text
+        text = httpx.get(api.url + "/metrics", headers=api.auth).text
         lint = subprocess.run(["promtool", "check", "metrics"], input=text,
                               capture_output=True, text=True, timeout=30)
         assert lint.returncode == 0, lint.stdout + lint.stderr

@@ -61,7 +61,7 @@ def test_dashboard_shows_and_drives_the_instance(managers, tmp_path,
         wait_for(fresh(go), 20, f"click {sel} {inner}")
 
     try:
-        browser.get(api.url + "/")
+        browser.get(api.url + f"/#token={api.token}")
         find = browser.find_elements
 
         def css(sel):

@@ -3,7 +3,7 @@ after a crash, run with no capability in the instance's PID namespace
 under their cgroup limits; and a program launched in the same sandbox
 proves the isolation: it sees no host process, no other instance's files
 or hugepages, cannot reach the control socket, has no network, and
-cannot write outside its directory."""
+cannot write its working directory nor anything of the host's."""
 from __future__ import annotations
 
 import os
@@ -45,7 +45,8 @@ echo
 for f in /usr/probe-x /etc/probe-x /root/probe-x $HUGE/probe-x $DRIVERS/x.so; do
   touch $f 2>/dev/null && echo "wrote $f"
 done
-touch ./probe-here && echo "wrote here"
+touch ./probe-here 2>/dev/null && echo "wrote here"
+touch /tmp/probe-tmp && echo "wrote tmp"
 echo done
 """
 
@@ -160,10 +161,11 @@ def test_what_a_sandboxed_nf_cannot_do(managers, tmp_path):
     for f in ("/usr/probe-x", "/etc/probe-x", "/root/probe-x"):
         assert not Path(f).exists()
     assert not (HUGE_DIR / "probe-x").exists()
-    # Its own directory (the manager's working directory) it may write.
+    # Its working directory (the manager's: the deployment file's) it
+    # reads, never writes; its own /tmp it writes, which is not the host's.
     cwd = Path(os.readlink(f"/proc/{m.proc.pid}/cwd"))
-    assert "wrote here" in text and (cwd / "probe-here").exists()
-    (cwd / "probe-here").unlink()
+    assert "wrote here" not in text and not (cwd / "probe-here").exists()
+    assert "wrote tmp" in text and not Path("/tmp/probe-tmp").exists()
     assert m.shutdown() == 0 and not m.leftovers()
     assert Path(runtime_dir(other.name)).exists()  # untouched
 

@@ -1,8 +1,9 @@
 """HTTP side of an instance: the REST API, Prometheus metrics (app.py,
-metrics.py), served by uvicorn (`zeronf -i NAME api`)."""
+metrics.py), behind the checks every request passes first (guard.py),
+served by uvicorn (`zeronf -i NAME api`)."""
 from __future__ import annotations
 
-import ipaddress
+import os
 from pathlib import Path
 
 
@@ -15,15 +16,6 @@ def parse_listen(listen: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         raise ApiError(f"--listen: HOST:PORT, not '{listen}'")
     return host.strip("[]") or "127.0.0.1", int(port)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def read_token(path: str | None) -> str | None:
@@ -43,19 +35,65 @@ def read_token(path: str | None) -> str | None:
     return token
 
 
+def token_path(instance: str, port: int) -> Path:
+    """Where `zeronf api` without --token-file keeps the token it made
+    (mode 600, in a directory of mode 700; removed when it stops): beside
+    DPDK's runtime directory, not in it (sandboxed NFs of no group have
+    that one)."""
+    from ..client import runtime_dir
+    base = Path(runtime_dir(instance)).parent.parent
+    return base / "zeronf-api" / f"{instance}-{port}.token"
+
+
+def write_token(path: Path) -> str:
+    """A new random token in @path, made so that no one else can read it
+    or put a link there first."""
+    import secrets
+    token = secrets.token_urlsafe(32)
+    d = path.parent
+    d.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = d.lstat()
+    import stat as st_
+    if not st_.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or \
+            st.st_mode & 0o077:
+        raise ApiError(f"{d}: not a directory of mode 700 of ours")
+    tmp = d / f".{path.name}.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    os.replace(tmp, path)
+    return token
+
+
 def serve(instance: str, listen: str = "127.0.0.1:8080",
           token_file: str | None = None,
-          cors_origins: tuple[str, ...] = ()) -> None:
+          cors_origins: tuple[str, ...] = (), hosts: tuple[str, ...] = (),
+          max_body: int = 1 << 20, programs: tuple[str, ...] = (),
+          unsandboxed: bool = False) -> None:
     import uvicorn
 
     from .app import create_app
+    from .guard import wrap
     host, port = parse_listen(listen)
     token = read_token(token_file)
-    if token is None and not is_loopback(host):
-        raise ApiError(f"--listen {listen} is not a loopback address: a "
-                       f"token is required (--token-file)")
+    made = None
+    if token is None:
+        made = token_path(instance, port)
+        try:
+            token = write_token(made)
+        except OSError as e:
+            raise ApiError(f"{made}: {e.strerror}") from None
     try:
-        app = create_app(instance, token, cors_origins)
+        app = create_app(instance, cors_origins, programs, unsandboxed)
     except ValueError as e:
         raise ApiError(str(e)) from None
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    shown = f"[{host}]" if ":" in host else host
+    print(f"zeronf api: http://{shown}:{port}/#token=<the token> "
+          f"(the token: {made or token_file})", flush=True)
+    try:
+        uvicorn.run(wrap(app, token, host, port, hosts, max_body),
+                    host=host, port=port, log_level="warning")
+    finally:
+        if made is not None:
+            made.unlink(missing_ok=True)

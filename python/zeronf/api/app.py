@@ -4,18 +4,22 @@ each one control-socket call, the Prometheus metrics at /metrics, and a
 dashboard at / (static/: the chain, live charts, NF actions, rules,
 events).
 
-Security: on a loopback address a token is optional; bound anywhere else
-the server refuses to start without one, and every request must carry
-`Authorization: Bearer <token>`. No CORS header is sent unless origins are
-named, and never `*` (OpenNetVM's console sends `*`)."""
+Security: every request but the dashboard's page and the API's description
+carries `Authorization: Bearer <token>`, checked with the Host header, the
+JSON content type of every change and the body's size before the body is
+read (guard.py). No CORS header is sent unless origins are named, and never
+`*` (OpenNetVM's console sends `*`). What it launches: an NF installed with
+the manager (a bare name), a program already launched on the instance (its
+deployment file's) or one named with --allow-program; sandboxed unless
+--allow-unsandboxed (docs/security.md)."""
 from __future__ import annotations
 
 import errno as E
-import hmac
+import os
 from pathlib import Path
 from typing import Any
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -24,6 +28,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, Field
 
 from ..client import Client, ManagerUnreachable, ZeroNFError
+from ..paths import find_program
 from .metrics import InstanceCollector
 
 # errno of a control reply -> HTTP status
@@ -35,13 +40,17 @@ STATUS = {E.EINVAL: 400, E.EOPNOTSUPP: 400, E.E2BIG: 413, E.ENOENT: 404,
 
 class NfStart(BaseModel):
     name: str
-    binary: str = Field(description="absolute path of the NF program")
+    binary: str = Field(description="an NF installed with the manager by "
+                        "name (zeronf-forward), or the absolute path of a "
+                        "program the instance launched already or the "
+                        "server was told to allow (--allow-program)")
     service: int = Field(ge=1, le=255)
     args: list[str] = []
     replicas: int = Field(1, ge=0, le=16)
     cpus: str | None = None
     restart: str = "on-failure"
-    sandbox: bool = False
+    sandbox: bool = Field(True, description="false only where the server "
+                          "allows it (--allow-unsandboxed)")
     memory_mb: int | None = Field(None, ge=16)
 
 
@@ -72,8 +81,11 @@ class Event(BaseModel):
     message: str
 
 
-def create_app(instance: str, token: str | None = None,
-               cors_origins: tuple[str, ...] = ()) -> FastAPI:
+def create_app(instance: str, cors_origins: tuple[str, ...] = (),
+               programs: tuple[str, ...] = (),
+               unsandboxed: bool = False) -> FastAPI:
+    """The API of @instance. Authentication and the other checks of every
+    request are guard.py's, around it (serve)."""
     if "*" in cors_origins:
         raise ValueError("CORS: name the origins; '*' is refused")
     app = FastAPI(title=f"ZeroNF instance {instance}", version="1",
@@ -84,15 +96,6 @@ def create_app(instance: str, token: str | None = None,
                            allow_headers=["Authorization", "Content-Type"])
     registry = CollectorRegistry()
     registry.register(InstanceCollector(instance))
-
-    def auth(request: Request) -> None:
-        if token is None:
-            return
-        got = request.headers.get("authorization", "")
-        if not hmac.compare_digest(got.encode(),
-                                   f"Bearer {token}".encode()):
-            raise HTTPException(401, "a bearer token is required",
-                                headers={"WWW-Authenticate": "Bearer"})
 
     def call(method: str, **params) -> Any:
         try:
@@ -105,7 +108,28 @@ def create_app(instance: str, token: str | None = None,
                                        "errno": e.errno_name,
                                        "message": e.message}) from None
 
-    dep = [Depends(auth)]
+    dep: list = []  # authenticated before the app (guard.py)
+
+    def launchable(body: NfStart) -> None:
+        """What the API may launch (docs/security.md, "The API")."""
+        if not body.sandbox and not unsandboxed:
+            raise HTTPException(403, "sandbox: false: this server "
+                                "launches sandboxed NFs only "
+                                "(--allow-unsandboxed)")
+        b = body.binary
+        if "/" not in b:
+            return  # an NF installed with the manager: it finds it
+        real = os.path.realpath(b)
+        ok = {os.path.realpath(p) for p in programs}
+        ok |= {os.path.realpath(x["binary"]) for x in
+               call("launch.list")["launched"]}
+        installed = find_program(os.path.basename(b))
+        if real in ok or (installed is not None and
+                          real == os.path.realpath(installed)):
+            return
+        raise HTTPException(403, f"binary {b}: not an NF installed with "
+                            f"the manager, launched on the instance, or "
+                            f"allowed (--allow-program)")
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException):
@@ -175,6 +199,7 @@ def create_app(instance: str, token: str | None = None,
     @app.post(f"{v1}/launched", dependencies=dep, tags=["nfs"],
               status_code=201)
     def nf_start(body: NfStart):
+        launchable(body)
         return call("nf.start", **body.model_dump(exclude_none=True))
 
     @app.post(f"{v1}/launched/{{name}}/scale", dependencies=dep,

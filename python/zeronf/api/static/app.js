@@ -7,6 +7,14 @@ const API = "api/v1";
 const HISTORY = 60;          // seconds kept in the charts
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
                 "#17becf", "#8c564b", "#e377c2"];
+// The token comes in the address's fragment (zeronf api prints
+// http://HOST:PORT/#token=...; a fragment is never sent to a server), is
+// kept for this tab only and taken out of the address bar.
+const fromUrl = new URLSearchParams(location.hash.slice(1)).get("token");
+if (fromUrl) {
+  sessionStorage.setItem("zeronf-token", fromUrl);
+  history.replaceState(null, "", location.pathname + location.search);
+}
 let token = sessionStorage.getItem("zeronf-token");
 let prev = null;             // the last stats, for rates
 const series = {};           // name -> {rx: [], drops: []}
