@@ -106,6 +106,14 @@ usage(const char *prog, FILE *out)
 		"      --flow-idle-s S     exact flow rules expire after S s "
 		"without traffic\n"
 		"                          (0 = never; default 300)\n"
+		"      --nf-flow-quota N   exact rules one NF may hold (and all "
+		"NFs keep\n"
+		"                          after them); default flow capacity "
+		"/ 8; 0 = none\n"
+		"      --tenant-flow-quota N  exact rules of one tenant "
+		"(its socket and NFs);\n"
+		"                          default flow capacity / 4; 0 = "
+		"none\n"
 		"      --lb-idle-s S       least_loaded balancing: a flow's pin "
 		"expires after S s\n"
 		"                          idle (default 30)\n"
@@ -256,7 +264,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
 		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP, O_PGROUP,
-		O_VALIDATE, O_BADDESC, O_TENANT, O_SLICE,
+		O_VALIDATE, O_BADDESC, O_TENANT, O_SLICE, O_NFQUOTA,
+		O_TQUOTA,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -286,6 +295,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "rx-when-ready", no_argument, NULL, O_RXREADY },
 		{ "flow-capacity", required_argument, NULL, O_FLOWCAP },
 		{ "flow-idle-s", required_argument, NULL, O_FLOWIDLE },
+		{ "nf-flow-quota", required_argument, NULL, O_NFQUOTA },
+		{ "tenant-flow-quota", required_argument, NULL, O_TQUOTA },
 		{ "lb-idle-s", required_argument, NULL, O_LBIDLE },
 		{ "fdir-rehash", no_argument, NULL, O_REHASH },
 		{ "rx-timestamp", no_argument, NULL, O_RXTS },
@@ -312,6 +323,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 	cfg->idle_sleep_us = 1000;
 	cfg->flow_capacity = 1u << 18;
 	cfg->flow_idle_s = 300;
+	cfg->nf_flow_quota = UINT_MAX;
+	cfg->tenant_flow_quota = UINT_MAX;
 	cfg->lb_idle_s = 30;
 	zn_strlcpy(cfg->log_level, "notice", sizeof(cfg->log_level));
 
@@ -467,6 +480,16 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		case O_FLOWCAP:
 			if (parse_u(prog, "--flow-capacity", optarg, 8,
 				    1u << 26, &cfg->flow_capacity))
+				return -EINVAL;
+			break;
+		case O_NFQUOTA:
+			if (parse_u(prog, "--nf-flow-quota", optarg, 0,
+				    1u << 26, &cfg->nf_flow_quota))
+				return -EINVAL;
+			break;
+		case O_TQUOTA:
+			if (parse_u(prog, "--tenant-flow-quota", optarg, 0,
+				    1u << 26, &cfg->tenant_flow_quota))
 				return -EINVAL;
 			break;
 		case O_FLOWIDLE:

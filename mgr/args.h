@@ -51,6 +51,9 @@ struct zn_mgr_cfg {
 	unsigned int stats_interval_s;
 	unsigned int flow_capacity; /* exact flow rules */
 	unsigned int flow_idle_s;   /* exact rules expire; 0: never */
+	unsigned int nf_flow_quota; /* exact rules an NF holds; 0: none;
+				     * UINT_MAX: default (fdir.c) */
+	unsigned int tenant_flow_quota; /* a tenant's, as nf_flow_quota */
 	unsigned int lb_idle_s;     /* LEAST_LOADED pins expire */
 	bool fdir_rehash;           /* naive per-hop rehash (benchmark) */
 	bool rx_timestamp;          /* RX timestamp offload where offered */

@@ -25,6 +25,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,51 @@ struct zn_fdir {
 	uint64_t expire_tick_ns; /* the previous expiry slice */
 	uint64_t exact_added;
 	uint64_t exact_expired;
+	/* Exact rules by who added them (ZN_FDIR_BY_*: [0] unused) and by
+	 * tenant, for the quotas; the owner is read back from the entry
+	 * (NFs of no group write the table: a count never goes below 0) */
+	uint32_t by[ZN_MAX_NFS + 2];
+	uint32_t of_tenant[ZN_MAX_TENANTS];
+	uint32_t nf_quota, tenant_quota; /* 0: none */
+	uint64_t gone_removed, over_quota;
 };
+
+/* Count rule @p d in (+1) or out (-1). */
+static void
+account(struct zn_fdir *fd, const struct zn_fdir_exact *d, int dir)
+{
+	uint16_t by = d->owner;
+	uint8_t t = d->tenant;
+
+	if (by != ZN_FDIR_BY_SOCKET && by <= ZN_FDIR_BY_KEPT &&
+	    (dir > 0 || fd->by[by] > 0))
+		fd->by[by] += (uint32_t)dir;
+	if (t != 0 && t <= ZN_MAX_TENANTS &&
+	    (dir > 0 || fd->of_tenant[t - 1] > 0))
+		fd->of_tenant[t - 1] += (uint32_t)dir;
+}
+
+/* Whether a new rule of @p by for @p tenant is within the quotas. */
+static bool
+within_quota(struct zn_fdir *fd, uint16_t by, unsigned int tenant,
+	     char *err, size_t errlen)
+{
+	if (by != ZN_FDIR_BY_SOCKET && fd->nf_quota != 0 &&
+	    fd->by[by] >= fd->nf_quota) {
+		snprintf(err, errlen, by == ZN_FDIR_BY_KEPT ?
+			 "the rules NFs keep are at their quota (%u, "
+			 "--nf-flow-quota)" : "this NF's rules are at its "
+			 "quota (%u, --nf-flow-quota)", fd->nf_quota);
+		return false;
+	}
+	if (tenant != 0 && fd->tenant_quota != 0 &&
+	    fd->of_tenant[tenant - 1] >= fd->tenant_quota) {
+		snprintf(err, errlen, "the tenant's rules are at its quota "
+			 "(%u, --tenant-flow-quota)", fd->tenant_quota);
+		return false;
+	}
+	return true;
+}
 
 
 /* Rebuild both contexts and publish; on failure nothing changes. */
@@ -424,7 +469,7 @@ zn_fdir_rules(struct zn_mgr *m, unsigned int *n)
 int
 zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		 const struct zn_step *hops, unsigned int n,
-		 unsigned int tenant, char *err, size_t errlen)
+		 unsigned int tenant, uint16_t by, char *err, size_t errlen)
 {
 	struct zn_fdir *fd = m->fdir;
 	struct zn_ft_hit hit;
@@ -435,6 +480,11 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	rc = validate_hops(m, hops, n, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (zn_ft_lookup(fd->exact, key, zn_flow_key_hash(key), 0, &hit) < 0 &&
+	    !within_quota(fd, by, tenant, err, errlen)) {
+		fd->over_quota++;
+		return -EDQUOT;
+	}
 	chain = chain_take(fd, hops, n, &created, err, errlen);
 	if (chain < 0)
 		return chain;
@@ -456,14 +506,18 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 			 "a tenant" : "the operator");
 		return -EEXIST;
 	}
-	if (!hit.created)
+	if (!hit.created) {
 		chain_put(fd, d->chain);
-	else
+		account(fd, d, -1); /* replaced: its new owner's now */
+	} else {
 		fd->exact_added++;
+	}
+	d->owner = by;
 	/* One byte: a reader sees the old chain or the new one (a new
 	 * entry reads as chain 0, the default, until this store: the rule
 	 * is in force once this function returns); its tenant before it. */
 	__atomic_store_n(&d->tenant, (uint8_t)tenant, __ATOMIC_RELAXED);
+	account(fd, d, +1);
 	__atomic_store_n(&d->chain, (uint8_t)chain, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -482,10 +536,39 @@ zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key,
 	     ((struct zn_fdir_exact *)hit.data)->tenant != tenant))
 		return -ENOENT;
 	chain = ((struct zn_fdir_exact *)hit.data)->chain;
+	account(fd, hit.data, -1);
 	if (zn_ft_del(fd->exact, key, h) < 0)
 		return -ENOENT;
 	chain_put(fd, chain);
 	return 0;
+}
+
+unsigned int
+zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot)
+{
+	struct zn_fdir *fd = m->fdir;
+	uint16_t by = ZN_FDIR_BY_NF(slot);
+	struct zn_flow_key *keys;
+	const struct zn_flow_key *key;
+	unsigned int n = 0, want, removed = 0;
+	uint32_t cursor = 0;
+	void *data;
+
+	if (fd == NULL || slot >= ZN_MAX_NFS || (want = fd->by[by]) == 0)
+		return 0;
+	/* Its keys first: the table is not walked while entries go */
+	keys = malloc(want * sizeof(*keys));
+	if (keys == NULL)
+		return 0;
+	while (n < want && zn_ft_iterate(fd->exact, &cursor, &key, &data) >= 0)
+		if (((struct zn_fdir_exact *)data)->owner == by)
+			keys[n++] = *key;
+	for (unsigned int i = 0; i < n; i++)
+		removed += zn_fdir_flow_del(m, &keys[i], ZN_FDIR_ANY_OWNER) == 0;
+	free(keys);
+	fd->by[by] = 0;
+	fd->gone_removed += removed;
+	return removed;
 }
 
 int
@@ -510,6 +593,11 @@ zn_fdir_counts(struct zn_mgr *m, struct zn_fdir_counts *c)
 
 	c->flows = zn_ft_count(fd->exact);
 	c->capacity = m->cfg.flow_capacity;
+	c->nf_quota = fd->nf_quota;
+	c->tenant_quota = fd->tenant_quota;
+	c->kept = fd->by[ZN_FDIR_BY_KEPT];
+	c->flows_of_gone_nfs = fd->gone_removed;
+	c->over_quota = fd->over_quota;
 	c->flows_added = fd->exact_added;
 	c->flows_expired = fd->exact_expired;
 	c->rules = fd->n_rules;
@@ -524,6 +612,7 @@ on_expire(const struct zn_flow_key *key, void *data, void *arg)
 	struct zn_fdir *fd = arg;
 
 	(void)key;
+	account(fd, data, -1);
 	chain_put(fd, ((struct zn_fdir_exact *)data)->chain);
 	fd->exact_expired++;
 }
@@ -577,6 +666,13 @@ zn_fdir_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m))
 	memcpy(fd->chains[0].hops, m->cfg.chain,
 	       m->cfg.chain_len * sizeof(struct zn_step));
 	fd->idle_ns = m->cfg.flow_idle_s * 1000000000ULL;
+	/* Defaults: an NF an eighth of the table, a tenant a quarter: the
+	 * operator's own rules always find room */
+	fd->nf_quota = m->cfg.nf_flow_quota != UINT_MAX ?
+		       m->cfg.nf_flow_quota : m->cfg.flow_capacity / 8;
+	fd->tenant_quota = m->cfg.tenant_flow_quota != UINT_MAX ?
+			   m->cfg.tenant_flow_quota :
+			   m->cfg.flow_capacity / 4;
 	fd->exact = zn_ft_create(&ZN_FT_OPTS(
 		.name = "zn_fdir_exact", .capacity = m->cfg.flow_capacity,
 		.data_size = sizeof(struct zn_fdir_exact),

@@ -62,7 +62,14 @@ struct zn_fdir_rule {
 struct zn_fdir_exact {
 	uint8_t chain;
 	uint8_t tenant; /* as zn_fdir_rule's */
+	uint16_t owner; /* who added it (quotas): ZN_FDIR_BY_* */
 };
+
+/* An exact rule's owner: a control socket's; NF slot s's (s + 1: removed
+ * when it goes); kept by the NF that added it (ZN_STEER_F_KEEP) */
+#define ZN_FDIR_BY_SOCKET 0
+#define ZN_FDIR_BY_NF(slot) ((uint16_t)((slot) + 1))
+#define ZN_FDIR_BY_KEPT ((uint16_t)(ZN_MAX_NFS + 1))
 
 /* What rte_acl reads of a packet (fdir_acl.c): its flow key, ports in
  * network order, then its tenant + 1 (0: none) as a network-order word
@@ -75,7 +82,8 @@ struct zn_fdir_acl_in {
 
 struct zn_fdir_counts {
 	uint32_t flows, capacity, rules, chains;
-	uint64_t flows_added, flows_expired;
+	uint32_t nf_quota, tenant_quota, kept; /* exact rules (0: none) */
+	uint64_t flows_added, flows_expired, flows_of_gone_nfs, over_quota;
 };
 
 /** @return the new rule id (> 0), or -errno (err set). */
@@ -93,11 +101,17 @@ int zn_fdir_rule_del(struct zn_mgr *m, uint32_t id, unsigned int tenant);
 const struct zn_fdir_rule *zn_fdir_rules(struct zn_mgr *m, unsigned int *n);
 
 /** Add or replace the exact rule of one direction of a flow, for
- *  @p tenant's packets (t + 1; 0: every packet). A rule of another
- *  owner for the same key is not replaced: -EEXIST. 0 or -errno. */
+ *  @p tenant's packets (t + 1; 0: every packet), added by @p by
+ *  (ZN_FDIR_BY_*). A rule of another tenant for the same key is not
+ *  replaced: -EEXIST. A new rule past @p by's quota (an NF's, or that of
+ *  the rules NFs keep) or the tenant's: -EDQUOT. 0 or -errno. */
 int zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		     const struct zn_step *hops, unsigned int n,
-		     unsigned int tenant, char *err, size_t errlen);
+		     unsigned int tenant, uint16_t by, char *err,
+		     size_t errlen);
+/** NF slot @p slot is gone: remove the rules it added and did not ask to
+ *  keep. @return how many. */
+unsigned int zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot);
 /** Delete it if its tenant is @p tenant (as zn_fdir_rule_del). */
 int zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key,
 		     unsigned int tenant);

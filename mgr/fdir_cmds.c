@@ -97,8 +97,8 @@ cmd_flow_add(struct zn_cmd_req *req)
 		for (unsigned int d = 0; d < (items[i].both ? 2u : 1u); d++) {
 			rc = zn_fdir_flow_add(req->mgr, &keys[d],
 					      items[i].hops, items[i].n,
-					      req->tenant, req->err,
-					      sizeof(req->err));
+					      req->tenant, ZN_FDIR_BY_SOCKET,
+					      req->err, sizeof(req->err));
 			if (rc < 0)
 				break;
 			added++;
@@ -407,6 +407,8 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 	}
 	for (unsigned int i = 0; i < nk; i++) {
 		rc = zn_fdir_flow_add(m, &keys[i], hops, req.n_steps, tenant,
+				      (req.flags & ZN_STEER_F_KEEP) ?
+				      ZN_FDIR_BY_KEPT : ZN_FDIR_BY_NF(slot),
 				      err, sizeof(err));
 		if (rc < 0) {
 			ZN_LOG(INFO, "NF %u: steering refused: %s", slot, err);

@@ -377,14 +377,19 @@ stats_fdir(struct zn_mgr *m)
 		hit[1] += m->shm->workers[w].stats.fdir_rule;
 		hit[2] += m->shm->workers[w].stats.fdir_miss;
 	}
-	return json_pack("{s:i, s:i, s:I, s:I, s:i, s:i, s:I, s:I, s:I}",
+	return json_pack("{s:i, s:i, s:I, s:I, s:i, s:i, s:I, s:I, s:I,"
+			 " s:i, s:i, s:i, s:I, s:I}",
 			 "flows", (int)c.flows, "flow_capacity",
 			 (int)c.capacity, "flows_added",
 			 (json_int_t)c.flows_added, "flows_expired",
 			 (json_int_t)c.flows_expired, "rules", (int)c.rules,
 			 "chains", (int)c.chains, "exact_hits",
 			 (json_int_t)hit[0], "rule_hits", (json_int_t)hit[1],
-			 "misses", (json_int_t)hit[2]);
+			 "misses", (json_int_t)hit[2], "nf_flow_quota",
+			 (int)c.nf_quota, "tenant_flow_quota",
+			 (int)c.tenant_quota, "flows_kept_by_nfs", (int)c.kept,
+			 "flows_of_gone_nfs", (json_int_t)c.flows_of_gone_nfs,
+			 "flows_over_quota", (json_int_t)c.over_quota);
 }
 
 /* ------------------------------------------------------------------ */
@@ -544,7 +549,10 @@ static const struct zn_cmd stats_cmd = {
 		  "\"workers\": \"[worker]\", \"drops\": \"{reason: count}\", "
 		  "\"fdir\": \"flow director counts\"}",
 	.doc = "`drops` totals every reason over all sources; `fdir`: "
-	       "`{flows, flow_capacity, flows_added, flows_expired, rules, "
+	       "`{flows, flow_capacity, flows_added, flows_expired, "
+	       "nf_flow_quota, tenant_flow_quota, flows_kept_by_nfs, "
+	       "flows_of_gone_nfs (removed with the NF that added them), "
+	       "flows_over_quota (refused), rules, "
 	       "chains, exact_hits, rule_hits, misses}`.",
 	.fn = cmd_stats,
 };

@@ -28,6 +28,7 @@ NF_BIN["test-rcu-hold"] = BUILD / "tests/unit/zeronf-test-rcu-hold"
 NF_BIN["test-group"] = BUILD / "tests/unit/zeronf-test-group"
 NF_BIN["test-liar"] = BUILD / "tests/unit/zeronf-test-liar"
 NF_BIN["test-vandal"] = BUILD / "tests/unit/zeronf-test-vandal"
+NF_BIN["test-hog"] = BUILD / "tests/unit/zeronf-test-hog"
 CORPORA = Path(os.environ.get("ZERONF_CORPORA",
                               REPO.parent / "shared" / "corpora"))
 DATA = REPO / "data"

@@ -208,6 +208,10 @@ int zn_nf_cmd_register(struct zn_nf *nf, const char *name, zn_nf_cmd_fn fn);
 
 /** zn_nf_flow_steer() / zn_nf_flow_unsteer(): the reverse direction too. */
 #define ZN_STEER_F_BOTH 0x1
+/** zn_nf_flow_steer(): the rule outlives the NF (else the manager removes
+ *  an NF's rules when it exits or dies). Rules kept so by all NFs together
+ *  are bounded by the manager's --nf-flow-quota. */
+#define ZN_STEER_F_KEEP 0x2
 
 /**
  * Steer a flow: install an exact flow-director rule sending packets of
@@ -217,9 +221,13 @@ int zn_nf_cmd_register(struct zn_nf *nf, const char *name, zn_nf_cmd_fn fn);
  * past ingress keep the chain they had). Replaces an existing rule of the
  * same key. Blocks for a manager round trip (tens of microseconds): call
  * it once per flow, not per packet. Exact rules expire after the
- * manager's --flow-idle-s of no traffic.
+ * manager's --flow-idle-s of no traffic, and go when the NF does unless
+ * ZN_STEER_F_KEEP. An NF holds at most --nf-flow-quota rules (a
+ * direction counts one), a tenant's NFs and socket together at most
+ * --tenant-flow-quota.
  * @return 0, -EINVAL (bad step or count 1..ZN_MAX_CHAIN_HOPS), -ENOSPC
- *   (flow table or chain table full), -ETIMEDOUT, -ENOTCONN.
+ *   (flow table or chain table full), -EDQUOT (a quota), -ETIMEDOUT,
+ *   -ENOTCONN.
  */
 int zn_nf_flow_steer(struct zn_nf *nf, const struct zn_flow_key *key,
 		     const struct zn_step *steps, unsigned int n,

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
-#include <linux/openat2.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -206,67 +205,6 @@ zn_pidfd_exited(int pidfd)
 	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 
 	return poll(&pfd, 1, 0) > 0;
-}
-
-/* An fd of a regular file with one link, or -EPERM (the fd closed). */
-static int
-plain_file(int fd)
-{
-	struct stat st;
-
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
-}
-
-int
-zn_open_beneath(int dirfd, const char *name, int flags, mode_t mode)
-{
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW |
-				    O_NONBLOCK),
-		.mode = (flags & O_CREAT) ? mode : 0,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-			   RESOLVE_NO_MAGICLINKS,
-	};
-	long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
-
-	if (fd < 0 && errno == ENOSYS) {
-		/* before Linux 5.6: one component, not followed if a link */
-		if (strchr(name, '/') != NULL)
-			return -EPERM;
-		fd = openat(dirfd, name, (int)how.flags, how.mode);
-	}
-	if (fd < 0)
-		return -errno;
-	/* O_NONBLOCK was for the open (a FIFO); the file's own I/O is not */
-	if (!(flags & O_NONBLOCK))
-		(void)fcntl((int)fd, F_SETFL,
-			    fcntl((int)fd, F_GETFL) & ~O_NONBLOCK);
-	return plain_file((int)fd);
-}
-
-int
-zn_lock_file(const char *path, int op)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-		      O_NONBLOCK, 0600);
-
-	if (fd < 0)
-		return -errno;
-	if ((fd = plain_file(fd)) < 0)
-		return fd;
-	if (flock(fd, op | LOCK_NB) < 0) {
-		int err = errno;
-
-		close(fd);
-		return -err;
-	}
-	return fd;
 }
 
 int

@@ -85,6 +85,8 @@ int zn_pidfd_open(pid_t pid);
 /** True if the pidfd's process has exited (non-blocking poll). */
 bool zn_pidfd_exited(int pidfd);
 
+/* zn_file.c: files where another process may have put a link */
+
 /** Open (creating) @p path and take a non-blocking flock. @return fd,
  *  -EWOULDBLOCK if another process holds it, or -errno (-ELOOP: @p path
  *  is a symbolic link, not followed; -EPERM: not a regular file). */

@@ -372,7 +372,7 @@ steer_request(struct zn_nf *nf, uint8_t op, const struct zn_flow_key *key,
 
 	if (nf == NULL || key == NULL || !nf->registered ||
 	    (key->ip_version != 4 && key->ip_version != 6) ||
-	    (flags & ~(unsigned int)ZN_STEER_F_BOTH) != 0)
+	    (flags & ~(unsigned int)(ZN_STEER_F_BOTH | ZN_STEER_F_KEEP)) != 0)
 		return -EINVAL;
 	if (op == ZN_STEER_ADD && (steps == NULL || n == 0 ||
 				   n > ZN_MAX_CHAIN_HOPS))

@@ -53,7 +53,9 @@ def manager_argv(d: Deployment, mgr: Path) -> list[str]:
                      ("pool_size", "--pool-size"),
                      ("ring_size", "--ring-size"),
                      ("flow_capacity", "--flow-capacity"),
-                     ("flow_idle_s", "--flow-idle-s")):
+                     ("flow_idle_s", "--flow-idle-s"),
+                     ("nf_flow_quota", "--nf-flow-quota"),
+                     ("tenant_flow_quota", "--tenant-flow-quota")):
         if key in m:
             argv += [opt, str(m[key])]
     for g in m.get("trust_groups", []):
