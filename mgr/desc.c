@@ -254,6 +254,14 @@ zn_desc_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 	return freed;
 }
 
+bool
+zn_desc_lied(struct zn_mgr *m, unsigned int slot)
+{
+	return slot < ZN_MAX_NFS &&
+	       (killed_gen[slot] == m->nf_gen[slot] + 1 ||
+		zn_slot(m, slot)->mstats.drops[ZN_DROP_BAD_DESC] != 0);
+}
+
 void
 zn_desc_police(struct zn_mgr *m)
 {

@@ -440,6 +440,9 @@ void zn_desc_ring_stats(uint64_t *repairs, uint64_t *cut);
 
 /** Stop NFs past --bad-desc-limit (control thread). */
 void zn_desc_police(struct zn_mgr *m);
+/** Did the NF in slot @p slot hand back a bad descriptor (this
+ *  registration)? Its ledger is then no word to act on (reclaim.c). */
+bool zn_desc_lied(struct zn_mgr *m, unsigned int slot);
 /** Police every 50 ms on the control loop. */
 int zn_desc_start(struct zn_mgr *m);
 

@@ -20,6 +20,8 @@
 
 #include "mgr.h"
 #include "desc.h"
+#include "ring_guard.h"
+#include "../lib/common/zn_ledger.h"
 #include "worker.h"
 
 /* The metadata's line (the mbuf's second: the worker reads it next; the
@@ -38,15 +40,70 @@ prefetch_desc(const struct zn_desc_pool *d, const struct rte_mbuf *mb)
 	rte_prefetch0(zn_desc_own(d, p));
 }
 
+/* Is @p pkt among the live entries of @p g's ring, from @p from to the
+ * producer's tail (cut to its capacity)? */
+static bool
+ring_has(const struct zn_rguard *g, uint32_t from, const void *pkt)
+{
+	void *const *slots = zn_rguard_slots(g->ring);
+	uint32_t n = zn_rguard_span(g, from, __atomic_load_n(
+		&g->ring->prod.tail, __ATOMIC_ACQUIRE));
+
+	for (uint32_t i = 0; i < n; i++)
+		if (slots[(from + i) & g->made.mask] == pkt)
+			return true;
+	return false;
+}
+
+/* Did NF @p slot pass @p pkt on over one of its links, as far as can be
+ * seen now: in a link out of it, in what its receiver holds (its
+ * ledger) or hands back (its TX ring)? Asked of a packet the NF hands
+ * back as new while the map says it has it: rare, so a walk of those
+ * rings. The slot's list of links is the NF's to write: what it names
+ * is read through the manager's guards, within their rings (a lie makes
+ * its own packets refused, no one else's). */
+static bool
+passed_on(const struct zn_mgr *m, unsigned int slot, const void *pkt)
+{
+	const struct zn_nf_slot *s = zn_slot(m, slot);
+
+	for (unsigned int r = 0; r < ZN_MAX_NFS; r++) {
+		uint32_t o = __atomic_load_n(&s->links.out[r], __ATOMIC_RELAXED);
+		const struct zn_nf_slot *rs = zn_slot(m, r);
+		const struct zn_rguard *g;
+		uint32_t held;
+
+		if (o == 0 || ZN_LINK_OUT_ID(o) >= ZN_MAX_LINKS)
+			continue;
+		g = &m->rg_link[ZN_LINK_OUT_ID(o)];
+		if (g->ring != NULL && ring_has(g, g->ring->cons.head, pkt))
+			return true;
+		/* held[] names packets only in a burst (zn_ledger.h) */
+		held = __atomic_load_n(&rs->ledger.phase, __ATOMIC_ACQUIRE) ==
+			       ZN_LEDGER_IDLE ? 0 :
+		       RTE_MIN(__atomic_load_n(&rs->ledger.held_n,
+					       __ATOMIC_RELAXED),
+			       (uint32_t)ZN_BURST);
+		for (uint32_t i = 0; i < held; i++)
+			if (rs->ledger.held[i] == pkt)
+				return true;
+		g = &m->rg_tx[r];
+		if (g->ring != NULL && ring_has(g, g->head, pkt))
+			return true;
+	}
+	return false;
+}
+
 /* The owner map (desc.h): is @p mb a buffer of the pool (from its start)
  * that NF @p slot may hand back? Yes, once per time a worker handed it
  * out: to this NF, or to any NF if others may pass it packets over links
  * (@p linked); or once for a packet the NF made (zn_nf_send marks it new;
- * the mark is cleared here). It is the manager's from now on. Reads the
+ * the mark is cleared here), a buffer no NF holds as the workers saw it.
+ * It is the manager's from now on. Reads the
  * map's entry, then the metadata line (the routing reads it next). */
 static inline bool
-take_back(const struct zn_desc_pool *d, struct rte_mbuf *mb,
-	  unsigned int slot, bool linked)
+take_back(const struct zn_mgr *m, const struct zn_desc_pool *d,
+	  struct rte_mbuf *mb, unsigned int slot, bool linked)
 {
 	struct zn_own *e = zn_desc_own_at(d, (uintptr_t)mb);
 	struct zn_pkt_meta *meta;
@@ -54,10 +111,31 @@ take_back(const struct zn_desc_pool *d, struct rte_mbuf *mb,
 	if (unlikely(e == NULL))
 		return false; /* not ours: never read, never freed */
 	meta = zn_pkt_meta(mb);
-	if (unlikely((meta->flags & ZN_PKT_F_NEW) != 0))
+	if (unlikely((meta->flags & ZN_PKT_F_NEW) != 0)) {
+		/* Made by the NF: no NF holds it as the workers saw it. A
+		 * buffer a worker handed out is no new packet: a stale
+		 * pointer, or one the NF passed on to an NF that holds it
+		 * now, and would be charged for it when it hands it back.
+		 * Refused then, the mark taken off (atomically: its holder
+		 * may be setting flags). The mark on a packet the NF holds
+		 * (it may write its packets' flags) is no lie; nor on one
+		 * that came over a link (the sender's). */
+		if (likely(e->owner == 0)) {
+			meta->flags &= ~ZN_PKT_F_NEW;
+			goto taken;
+		}
+		if ((e->owner == slot + 1 &&
+		     passed_on(m, slot, mb)) ||
+		    (e->owner != slot + 1 && !linked)) {
+			__atomic_fetch_and(&meta->flags, ~ZN_PKT_F_NEW,
+					   __ATOMIC_RELAXED);
+			return false;
+		}
 		meta->flags &= ~ZN_PKT_F_NEW;
-	else if (unlikely(e->owner != slot + 1) && (!linked || e->owner == 0))
+	}
+	if (unlikely(e->owner != slot + 1) && (!linked || e->owner == 0))
 		return false;
+taken:
 	e->owner = 0;
 	return true;
 }
@@ -99,7 +177,7 @@ zn_desc_filter(struct zn_worker *w, unsigned int slot,
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *mb = pkts[i];
 
-		if (unlikely(!take_back(d, mb, slot, linked)))
+		if (unlikely(!take_back(m, d, mb, slot, linked)))
 			continue; /* not handed out: not the NF's to give */
 		/* Routing parses a packet without a valid flow hash (to
 		 * pick a replica): that reads through buf_addr. */

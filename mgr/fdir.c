@@ -3,13 +3,9 @@
  */
 
 /*
- * Flow director, control side: chains, wildcard rules and exact rules.
+ * Flow director, control side: wildcard rules and exact rules (chains:
+ * fdir_chain.c).
  *
- * - Chains have ids 0..255 (the packet metadata's `chain`); 0 is the
- *   default chain. Rules name chains by their hops; equal hop lists share
- *   one id (interned, reference counted). A chain id's hops never change
- *   while a rule uses it, and a freed id is reused last-freed-last, so a
- *   packet in flight keeps following the chain it was classified into.
  * - Wildcard rules (prefixes, port ranges, protocol, priority) are compiled
  *   with rte_acl, one context per IP version, rebuilt on every change and
  *   published in a new routing snapshot: a worker sees the old rule set or
@@ -34,6 +30,7 @@
 #include <rte_malloc.h>
 
 #include "fdir.h"
+#include "fdir_pvt.h"
 #include "tenant.h"
 #include "loop.h"
 #include "mgr.h"
@@ -41,41 +38,6 @@
 #include "../lib/common/zn_flow.h"
 #include "../lib/common/zn_util.h"
 
-
-struct fdir_chain {
-	uint16_t len;
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
-	uint32_t refs;      /* rules using it (chain 0: unused) */
-	uint64_t freed_seq; /* when refs fell to 0 (reuse the oldest) */
-};
-
-struct zn_fdir {
-	/* route.c's zn_route_publish: makes the state visible to every
-	 * worker and waits until none sees the previous one */
-	void (*publish)(struct zn_mgr *m);
-	struct fdir_chain chains[ZN_MAX_CHAINS];
-	uint8_t port_chain[ZN_MAX_PORTS]; /* chain id of a port, 0: none */
-	uint8_t tenant_chain[ZN_MAX_TENANTS]; /* of a tenant (tenant.h) */
-	uint64_t seq;
-	struct zn_fdir_rule *rules; /* by increasing id */
-	unsigned int n_rules;
-	unsigned int cap_rules;
-	uint32_t next_id;
-	struct rte_acl_ctx *acl[2];
-	uint32_t acl_gen;
-	struct zn_ft *exact;
-	uint64_t idle_ns;
-	uint64_t expire_tick_ns; /* the previous expiry slice */
-	uint64_t exact_added;
-	uint64_t exact_expired;
-	/* Exact rules by who added them (ZN_FDIR_BY_*: [0] unused) and by
-	 * tenant, for the quotas; the owner is read back from the entry
-	 * (NFs of no group write the table: a count never goes below 0) */
-	uint32_t by[ZN_MAX_NFS + 2];
-	uint32_t of_tenant[ZN_MAX_TENANTS];
-	uint32_t nf_quota, tenant_quota; /* 0: none */
-	uint64_t gone_removed, over_quota;
-};
 
 /* Count rule @p d in (+1) or out (-1). */
 static void
@@ -141,244 +103,6 @@ acl_republish(struct zn_mgr *m)
 }
 
 /* ------------------------------------------------------------------ */
-/* Chains                                                              */
-
-static int
-validate_hops(struct zn_mgr *m, const struct zn_step *hops, unsigned int n,
-	      char *err, size_t errlen)
-{
-	if (n == 0 || n > ZN_MAX_CHAIN_HOPS) {
-		snprintf(err, errlen, "a chain has 1..%d hops",
-			 ZN_MAX_CHAIN_HOPS);
-		return -EINVAL;
-	}
-	for (unsigned int i = 0; i < n; i++) {
-		switch (hops[i].type) {
-		case ZN_STEP_PORT:
-			if (hops[i].id < m->n_ports)
-				break;
-			snprintf(err, errlen, "hop %u: no port %u (%u ports)",
-				 i, hops[i].id, m->n_ports);
-			return -EINVAL;
-		case ZN_STEP_SERVICE:
-			if (hops[i].id != 0 && hops[i].id < ZN_MAX_SERVICES)
-				break;
-			snprintf(err, errlen, "hop %u: bad service %u", i,
-				 hops[i].id);
-			return -EINVAL;
-		case ZN_STEP_DROP:
-			break;
-		default:
-			snprintf(err, errlen, "hop %u: bad type %u", i,
-				 hops[i].type);
-			return -EINVAL;
-		}
-	}
-	/* An operator's chain too keeps each tenant inside its own. */
-	return zn_tenant_hops_check(m, -1, hops, n, err, errlen);
-}
-
-/*
- * Find or create the chain of @p hops and take a reference.
- * @return chain id (1..255), or -ENOSPC. *created tells whether the
- * snapshot must be republished for workers to see it.
- */
-/* Field by field: a hop has a padding byte, which memcmp would compare
- * (two "port:0" chains parsed on the stack were two chains). */
-static bool
-hops_equal(const struct zn_step *a, const struct zn_step *b, unsigned int n)
-{
-	for (unsigned int i = 0; i < n; i++)
-		if (a[i].type != b[i].type || a[i].id != b[i].id)
-			return false;
-	return true;
-}
-
-static int
-chain_get(struct zn_fdir *fd, const struct zn_step *hops, unsigned int n,
-	  bool *created)
-{
-	int free_id = -1;
-
-	*created = false;
-	for (int id = 1; id < ZN_MAX_CHAINS; id++) {
-		struct fdir_chain *c = &fd->chains[id];
-
-		if (c->len == n && hops_equal(c->hops, hops, n)) {
-			if (c->refs++ == 0)
-				c->freed_seq = 0;
-			return id;
-		}
-		if (c->refs == 0 &&
-		    (free_id < 0 || c->len == 0 ||
-		     (fd->chains[free_id].len != 0 &&
-		      c->freed_seq < fd->chains[free_id].freed_seq)))
-			free_id = id;
-	}
-	if (free_id < 0)
-		return -ENOSPC;
-	fd->chains[free_id].len = (uint16_t)n;
-	memset(fd->chains[free_id].hops, 0, sizeof(fd->chains[free_id].hops));
-	memcpy(fd->chains[free_id].hops, hops, n * sizeof(*hops));
-	fd->chains[free_id].refs = 1;
-	*created = true;
-	return free_id;
-}
-
-/* chain_get, its failure said in @p err. */
-static int
-chain_take(struct zn_fdir *fd, const struct zn_step *hops, unsigned int n,
-	   bool *created, char *err, size_t errlen)
-{
-	int id = chain_get(fd, hops, n, created);
-
-	if (id < 0)
-		snprintf(err, errlen, "no free chain id (%d chains)",
-			 ZN_MAX_CHAINS - 1);
-	return id;
-}
-
-static void
-chain_put(struct zn_fdir *fd, unsigned int id)
-{
-	if (id == 0 || id >= ZN_MAX_CHAINS || fd->chains[id].refs == 0)
-		return;
-	if (--fd->chains[id].refs == 0)
-		fd->chains[id].freed_seq = ++fd->seq;
-}
-
-int
-zn_chain_set(struct zn_mgr *m, const struct zn_step *hops, unsigned int n,
-	     char *err, size_t errlen)
-{
-	struct fdir_chain *c = &m->fdir->chains[0];
-	int rc = validate_hops(m, hops, n, err, errlen);
-
-	if (rc < 0)
-		return rc;
-	memset(c->hops, 0, sizeof(c->hops));
-	memcpy(c->hops, hops, n * sizeof(*hops));
-	c->len = (uint16_t)n;
-	m->fdir->publish(m);
-	return 0;
-}
-
-unsigned int
-zn_chain_get(struct zn_mgr *m, struct zn_step *hops)
-{
-	unsigned int n;
-
-	n = m->fdir->chains[0].len;
-	memcpy(hops, m->fdir->chains[0].hops, n * sizeof(*hops));
-	return n;
-}
-
-/* Point *@p at (a port's or a tenant's chain id) at @p hops, interned;
- * @p n 0: none. Checked by the caller; published. */
-static int
-chain_assign(struct zn_mgr *m, uint8_t *at, const struct zn_step *hops,
-	     unsigned int n, char *err, size_t errlen)
-{
-	struct zn_fdir *fd = m->fdir;
-	bool created;
-	int id = 0;
-
-	if (n > 0) {
-		int rc = validate_hops(m, hops, n, err, errlen);
-
-		if (rc < 0)
-			return rc;
-		id = chain_take(fd, hops, n, &created, err, errlen);
-		if (id < 0)
-			return id;
-	}
-	chain_put(fd, *at);
-	*at = (uint8_t)id;
-	fd->publish(m);
-	return 0;
-}
-
-int
-zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
-		       const struct zn_step *hops, unsigned int n, char *err,
-		       size_t errlen)
-{
-	if (port >= m->n_ports) {
-		snprintf(err, errlen, "port %u: the manager has %u ports", port,
-			 m->n_ports);
-		return -EINVAL;
-	}
-	if (zn_tenant_port_sliced(m, port)) {
-		snprintf(err, errlen, "port %u is sliced among tenants: set "
-			 "their chains (chain.set with tenant)", port);
-		return -EPERM;
-	}
-	return chain_assign(m, &m->fdir->port_chain[port], hops, n, err,
-			    errlen);
-}
-
-int
-zn_fdir_tenant_chain_set(struct zn_mgr *m, unsigned int t,
-			 const struct zn_step *hops, unsigned int n, char *err,
-			 size_t errlen)
-{
-	int rc = zn_tenant_hops_check(m, (int)t, hops, n, err, errlen);
-
-	return rc < 0 ? rc : chain_assign(m, &m->fdir->tenant_chain[t], hops,
-					  n, err, errlen);
-}
-
-unsigned int
-zn_fdir_tenant_chain(struct zn_mgr *m, unsigned int t, struct zn_step *hops)
-{
-	if (t >= ZN_MAX_TENANTS || m->fdir->tenant_chain[t] == 0)
-		return 0;
-	return zn_fdir_chain_hops(m, m->fdir->tenant_chain[t], hops);
-}
-
-unsigned int
-zn_fdir_port_chain(struct zn_mgr *m, unsigned int port, struct zn_step *hops)
-{
-	if (port >= ZN_MAX_PORTS || m->fdir->port_chain[port] == 0)
-		return 0;
-	return zn_fdir_chain_hops(m, m->fdir->port_chain[port], hops);
-}
-
-unsigned int
-zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id, struct zn_step *hops)
-{
-	if (id == 0)
-		return zn_chain_get(m, hops);
-	if (id >= ZN_MAX_CHAINS)
-		return 0;
-	memcpy(hops, m->fdir->chains[id].hops,
-	       m->fdir->chains[id].len * sizeof(*hops));
-	return m->fdir->chains[id].len;
-}
-
-void
-zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt)
-{
-	struct zn_fdir *fd = m->fdir;
-
-	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++) {
-		rt->chains[id].len = fd->chains[id].len;
-		memcpy(rt->chains[id].hops, fd->chains[id].hops,
-		       sizeof(rt->chains[id].hops));
-	}
-	rt->n_port_chains = 0;
-	for (unsigned int p = 0; p < ZN_MAX_PORTS; p++) {
-		rt->port_chain[p] = fd->port_chain[p];
-		rt->n_port_chains += fd->port_chain[p] != 0;
-	}
-	memcpy(rt->tenant_chain, fd->tenant_chain, sizeof(rt->tenant_chain));
-	rt->acl[0] = fd->acl[0];
-	rt->acl[1] = fd->acl[1];
-	rt->exact = fd->exact;
-	rt->rehash_every_hop = m->cfg.fdir_rehash;
-}
-
-/* ------------------------------------------------------------------ */
 /* Wildcard rules                                                      */
 
 int
@@ -390,7 +114,7 @@ zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
 	bool created;
 	int rc, chain;
 
-	rc = validate_hops(m, hops, n, err, errlen);
+	rc = fdir_validate_hops(m, hops, n, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (r->priority < 0 || r->priority > ZN_FDIR_MAX_PRIORITY) {
@@ -410,7 +134,7 @@ zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
 		fd->rules = p;
 		fd->cap_rules = cap;
 	}
-	chain = chain_take(fd, hops, n, &created, err, errlen);
+	chain = fdir_chain_take(fd, hops, n, &created, err, errlen);
 	if (chain < 0)
 		return chain;
 	r->chain = (uint8_t)chain;
@@ -419,7 +143,7 @@ zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
 	rc = acl_republish(m);
 	if (rc < 0) {
 		fd->n_rules--;
-		chain_put(fd, (unsigned int)chain);
+		fdir_chain_put(fd, (unsigned int)chain);
 		snprintf(err, errlen, "cannot build the rule set: %s",
 			 strerror(-rc));
 		return rc;
@@ -450,7 +174,7 @@ zn_fdir_rule_del(struct zn_mgr *m, uint32_t id, unsigned int tenant)
 			fd->n_rules++;
 			return rc;
 		}
-		chain_put(fd, r.chain);
+		fdir_chain_put(fd, r.chain);
 		return 0;
 	}
 	return -ENOENT;
@@ -477,7 +201,7 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	bool created;
 	int rc, chain;
 
-	rc = validate_hops(m, hops, n, err, errlen);
+	rc = fdir_validate_hops(m, hops, n, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (zn_ft_lookup(fd->exact, key, zn_flow_key_hash(key), 0, &hit) < 0 &&
@@ -485,7 +209,7 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		fd->over_quota++;
 		return -EDQUOT;
 	}
-	chain = chain_take(fd, hops, n, &created, err, errlen);
+	chain = fdir_chain_take(fd, hops, n, &created, err, errlen);
 	if (chain < 0)
 		return chain;
 	/* Workers must know the chain before any entry names it. */
@@ -494,20 +218,20 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	rc = zn_ft_add(fd->exact, key, zn_flow_key_hash(key), zn_now_ns(),
 		       &hit);
 	if (rc < 0) {
-		chain_put(fd, (unsigned int)chain);
+		fdir_chain_put(fd, (unsigned int)chain);
 		snprintf(err, errlen, "flow table full (%u flows)",
 			 m->cfg.flow_capacity);
 		return rc;
 	}
 	d = hit.data;
 	if (!hit.created && d->tenant != tenant) {
-		chain_put(fd, (unsigned int)chain);
+		fdir_chain_put(fd, (unsigned int)chain);
 		snprintf(err, errlen, "this flow has a rule of %s", d->tenant ?
 			 "a tenant" : "the operator");
 		return -EEXIST;
 	}
 	if (!hit.created) {
-		chain_put(fd, d->chain);
+		fdir_chain_put(fd, d->chain);
 		account(fd, d, -1); /* replaced: its new owner's now */
 	} else {
 		fd->exact_added++;
@@ -539,12 +263,12 @@ zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key,
 	account(fd, hit.data, -1);
 	if (zn_ft_del(fd->exact, key, h) < 0)
 		return -ENOENT;
-	chain_put(fd, chain);
+	fdir_chain_put(fd, chain);
 	return 0;
 }
 
 unsigned int
-zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot)
+zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot, const char *name)
 {
 	struct zn_fdir *fd = m->fdir;
 	uint16_t by = ZN_FDIR_BY_NF(slot);
@@ -568,6 +292,9 @@ zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot)
 	free(keys);
 	fd->by[by] = 0;
 	fd->gone_removed += removed;
+	if (removed > 0)
+		ZN_LOG(INFO, "NF '%s' (instance %u): its %u flow rules removed",
+		       name, slot, removed);
 	return removed;
 }
 
@@ -613,7 +340,7 @@ on_expire(const struct zn_flow_key *key, void *data, void *arg)
 
 	(void)key;
 	account(fd, data, -1);
-	chain_put(fd, ((struct zn_fdir_exact *)data)->chain);
+	fdir_chain_put(fd, ((struct zn_fdir_exact *)data)->chain);
 	fd->exact_expired++;
 }
 

@@ -109,9 +109,11 @@ int zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		     const struct zn_step *hops, unsigned int n,
 		     unsigned int tenant, uint16_t by, char *err,
 		     size_t errlen);
-/** NF slot @p slot is gone: remove the rules it added and did not ask to
- *  keep. @return how many. */
-unsigned int zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot);
+/** NF slot @p slot (named @p name) is gone: remove the rules it added and
+ *  did not ask to keep (a dead NF's rules must not fill the table for
+ *  others). @return how many. */
+unsigned int zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot,
+			     const char *name);
 /** Delete it if its tenant is @p tenant (as zn_fdir_rule_del). */
 int zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key,
 		     unsigned int tenant);

@@ -5,8 +5,9 @@
 /*
  * What an NF that left still holds, returned (registry.c calls it once
  * the NF can no longer touch its rings, ledger or objects): the buffers
- * its ledger says it held, those waiting in its RX ring, and the DPDK
- * objects it registered (zn_nf_obj_track), and once its process is gone,
+ * its ledger says it held (unless it lied: desc.h), those waiting in its
+ * RX ring, the flow rules it added (unless it asked to keep them), the
+ * DPDK objects it registered (zn_nf_obj_track), and once its process is gone,
  * the files its EAL left. Every packet freed is counted
  * as an nf_exit drop; a pointer that is not one of the pool's buffers is
  * logged and never freed.
@@ -29,6 +30,8 @@
 
 #include "mgr.h"
 #include "desc.h"
+#include "event.h"
+#include "fdir.h"
 #include "instance.h"
 #include "link.h"
 #include "registry.h"
@@ -269,6 +272,18 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 		 * have counted these in its own opackets. */
 		m->ports[port].nf_gone.tx_at_exit += sent;
 	}
+	/* An NF that handed back a bad descriptor named buffers it did not
+	 * hold: what its ledger names is its word, and may be another NF's
+	 * (a buffer it sent on and then sent again as new). Left where it
+	 * is: a leak at most (bounded by its ledger, counted; a group's
+	 * audit finds it), never a buffer freed under the NF that holds it,
+	 * which would be charged for it when it hands it back. */
+	if (m->desc != NULL && n > 0 && zn_desc_lied(m, slot)) {
+		zn_event("nf.ledger_ignored", "NF '%s' (instance %u) handed "
+			 "back bad descriptors: the %u buffers its ledger "
+			 "names are not freed", s->ctl.name, slot, n);
+		n = sent_out = 0;
+	}
 	/* Sent: freed, not counted; with --validate through the pools'
 	 * maps, not the packets' headers the NF wrote (desc.c) */
 	if (m->desc != NULL)
@@ -280,6 +295,7 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 				    (void **)pkts, ZN_BURST)) > 0)
 		free_counted(m, s, pkts, n);
 	zn_link_nf_gone(m, slot, free_counted);
+	zn_fdir_nf_gone(m, slot, s->ctl.name); /* its flow rules */
 	/* When the manager stops, its memory goes with it. An NF of a trust
 	 * group maps none of the EAL's memory (lib/nf/nf_group.c): what it
 	 * made is its process's own, gone with it, and what its slot names

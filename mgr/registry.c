@@ -333,7 +333,6 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 {
 	struct zn_nf_slot *s = zn_slot(m, slot);
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
-	unsigned int rules;
 
 	if (!nf_live(zn_nf_state(m, slot)) &&
 	    zn_nf_state(m, slot) != ZN_NF_STOPPING)
@@ -344,12 +343,6 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 	zn_route_publish(m); /* nobody sends to its RX ring or links now */
 
 	zn_reclaim_nf(m, slot);
-	/* Its flow rules go with it, unless it asked to keep them: a dead
-	 * NF's rules must not fill the table for others (fdir.h). */
-	rules = zn_fdir_nf_gone(m, slot);
-	if (rules > 0)
-		ZN_LOG(INFO, "NF '%s' (instance %u): its %u flow rules removed",
-		       s->ctl.name, slot, rules);
 	if (reg->pidfd >= 0) {
 		zn_loop_unwatch(m->loop, reg->pidfd);
 		close(reg->pidfd);

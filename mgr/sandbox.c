@@ -17,7 +17,6 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -34,6 +33,7 @@
 #include "mgr.h"
 #include "sandbox.h"
 #include "sandbox_pvt.h"
+#include "arena.h"
 #include "../lib/common/zn_util.h"
 
 extern char **environ;
@@ -44,21 +44,6 @@ static struct {
 	pid_t holder;  /* zeronf-run --hold-pidns */
 	int ns_fd;     /* its namespace (of its child, pid 1 there) */
 } S = { .ns_fd = -1 };
-
-char *
-zn_arena_printf(struct zn_arena *a, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(a->buf + a->used, ARENA_SIZE - a->used, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= ARENA_SIZE - a->used)
-		return NULL;
-	a->used += (size_t)n + 1;
-	return a->buf + a->used - (size_t)n - 1;
-}
 
 void
 zn_sandbox_arena_free(struct zn_arena *a)

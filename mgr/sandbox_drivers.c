@@ -26,6 +26,7 @@
 
 #include "mgr.h"
 #include "sandbox_pvt.h"
+#include "arena.h"
 #include "../lib/common/zn_pool_ops.h"
 #include "../lib/common/zn_util.h"
 

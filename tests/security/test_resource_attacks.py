@@ -1,5 +1,6 @@
 """Attacks on what NFs share (issue 28): an NF that takes more than its
-share of the flow table, or leaves it full behind it (item 11). Before:
+share of the flow table, or leaves it full behind it (item 11); one that
+sends buffers again that another NF holds (item 10). Flow table, before:
 one NF installed rules until the table was full (every entry of
 --flow-capacity), they outlived its kill -9, and the operator's own
 `flow add` then failed "flow table full" until they expired (never with
@@ -11,6 +12,11 @@ import os
 import signal
 
 import pytest
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+from scapy.utils import rdpcap, wrpcap
 
 from harness import scaled, wait_for
 from zeronf import ZeroNFError
@@ -86,3 +92,54 @@ def test_a_tenant_cannot_fill_the_flow_table(managers):
     m.call("flow.add", flows=flows(100, 20, ["drop"]))
     assert fdir(m)["flows"] == 28 and fdir(m)["flows_over_quota"] == 1
     assert m.shutdown() == 0
+
+
+@pytest.mark.parametrize("handoff", ["direct", "worker"])
+def test_a_replayed_packet_is_the_replayers_not_its_holders(managers,
+                                                            tmp_path,
+                                                            handoff):
+    """Item 10: an NF passes 40 packets on to an honest NF that needs
+    100 ms for each, then sends the last 16 buffers again as packets it
+    made (zn_nf_send) while the honest NF still holds them. They are its
+    bad descriptors (it is killed past the limit), not the honest NF's:
+    before, the workers took them as new, sent them out and freed them
+    while the honest NF held them, and the honest NF, handing them back
+    later, was charged (and killed past the limit)."""
+    trace = tmp_path / "in.pcap"
+    wrpcap(str(trace), [Ether() / IP(src="10.0.0.1", dst="10.0.0.2") /
+                        UDP(sport=1000 + i, dport=53) / Raw(b"x" * i)
+                        for i in range(40)])
+    out = tmp_path / "out.pcap"
+    m = managers(ports=[f"net_pcap0,rx_pcap={trace},tx_pcap={out}"],
+                 chain="1,2,port:0", rx_paused=True,
+                 args=["--handoff", handoff, "--bad-desc-limit", "8"])
+    base = m.pool()["in_use"]
+    honest = m.start_nf("forward", 2, nf_args=["--cost-ns", "100000000"])
+    hog = m.start_nf("test-hog", 1, nf_args=["--mode", "replay", "--last",
+                                             "16"])
+    m.call("rx.set", enabled=True)
+    ev = wait_for(lambda: [e for e in m.call("event.list")["events"]
+                           if e["type"] == "nf.killed"], scaled(30),
+                  "the replayer killed")
+    assert len(ev) == 1 and "test-hog1" in ev[0]["message"] and \
+        "16 bad descriptors" in ev[0]["message"], ev
+    wait_for(lambda: honest.stats()["rx"] == 40, scaled(30), "all in")
+    m.wait_idle(baseline=base, timeout=scaled(30))
+    nf = honest.stats()
+    assert nf["drops"].get("bad_descriptor", 0) == 0, nf["drops"]
+    assert nf["rx"] == 40 and nf["tx"] == 40
+    assert not [e for e in m.call("event.list")["events"]
+                if e["type"] == "nf.killed" and "forward" in e["message"]]
+    # What the replayer did to the metadata of the packets it had passed
+    # on (zn_pkt_meta_init: back to the chain's start, its own service,
+    # gone) is counted: no packet lost unaccounted, none out twice, every
+    # buffer back in the pool.
+    st = m.stats()
+    sent = m.call("port.list")["ports"][0]["tx"]
+    assert sent + st["drops"].get("no_instance", 0) == 40, st["drops"]
+    assert sent >= 24
+    assert m.pool()["in_use"] == base
+    assert m.shutdown() == 0
+    got = [bytes(p) for p in rdpcap(str(out))]
+    assert len(set(got)) == len(got) == sent
+    assert set(got) <= {bytes(p) for p in rdpcap(str(trace))}

@@ -148,8 +148,8 @@ def test_output_goes_to_the_log_dir_and_shutdown_stops_them(managers,
 def test_bad_starts_are_refused_with_a_reason(managers):
     m = managers(ports=["net_null0,no-rx=1"])
     cases = [
-        (dict(name="x", binary="zeronf-forward", service=1), -errno.EINVAL,
-         "absolute path"),
+        (dict(name="x", binary="no-such-nf", service=1), -errno.EINVAL,
+         "absolute path, or the name of an NF installed"),
         (dict(name="x", binary="/nonexistent/nf", service=1),
          -errno.ENOENT, "/nonexistent/nf"),
         (dict(name="bad name", binary=FWD, service=1), -errno.EINVAL,

@@ -7,17 +7,27 @@
  * exact flow rule (zn_nf_flow_steer, both directions) for one new flow
  * after another until the manager refuses one, then idles; with --keep
  * the rules are to outlive it (ZN_STEER_F_KEEP). Counters: rules (rules
- * installed, a direction each), refused (the errno of the refusal). */
+ * installed, a direction each), refused (the errno of the refusal).
+ * --mode replay [--last N]: passes every packet on and keeps the last N
+ * (at most and by default 128); at the first tick after they stopped
+ * coming, sends those again as packets it made (zn_nf_send), once:
+ * buffers it no longer holds, sent on to another NF, or freed. Counter:
+ * replayed. */
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <zeronf/zeronf.h>
 
-static bool keep, done;
-static int c_rules, c_refused;
+#define KEPT 128
+
+static bool keep, done, replay;
+static int c_rules, c_refused, c_replayed;
+static struct rte_mbuf *kept[KEPT];
+static unsigned int n_kept, seen_at_tick, last = KEPT;
 
 static int
 hog_parse(struct zn_nf *nf, int argc, char **argv)
@@ -26,8 +36,14 @@ hog_parse(struct zn_nf *nf, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--keep") == 0)
 			keep = true;
-		else if (strcmp(argv[i], "--mode") != 0 || i + 1 >= argc ||
-			 strcmp(argv[++i], "rules") != 0)
+		else if (strcmp(argv[i], "--last") == 0 && i + 1 < argc &&
+			 atoi(argv[i + 1]) > 0 && atoi(argv[i + 1]) <= KEPT)
+			last = (unsigned int)atoi(argv[++i]);
+		else if (strcmp(argv[i], "--mode") != 0 || i + 1 >= argc)
+			return -EINVAL;
+		else if (strcmp(argv[++i], "replay") == 0)
+			replay = true;
+		else if (strcmp(argv[i], "rules") != 0)
 			return -EINVAL;
 	}
 	return 0;
@@ -36,6 +52,10 @@ hog_parse(struct zn_nf *nf, int argc, char **argv)
 static int
 hog_init(struct zn_nf *nf)
 {
+	if (replay) {
+		c_replayed = zn_nf_counter_register(nf, "replayed");
+		return c_replayed < 0 ? c_replayed : 0;
+	}
 	c_rules = zn_nf_counter_register(nf, "rules");
 	c_refused = zn_nf_counter_register(nf, "refused");
 	return c_rules < 0 ? c_rules : c_refused < 0 ? c_refused : 0;
@@ -44,7 +64,26 @@ hog_init(struct zn_nf *nf)
 static void
 hog_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
-	(void)nf, (void)pkts, (void)n;
+	(void)nf;
+	if (!replay)
+		return;
+	for (uint16_t i = 0; i < n; i++)
+		kept[n_kept++ % last] = pkts[i]; /* passed on: NEXT */
+}
+
+static void
+hog_replay(struct zn_nf *nf)
+{
+	if (n_kept == 0 || n_kept != seen_at_tick) {
+		seen_at_tick = n_kept; /* still coming */
+		return;
+	}
+	done = true;
+	n_kept = RTE_MIN(n_kept, last);
+	for (unsigned int i = 0; i < n_kept; i++)
+		zn_pkt_meta_init(kept[i]);
+	zn_nf_counter_add(nf, c_replayed, n_kept);
+	(void)zn_nf_send(nf, kept, (uint16_t)n_kept);
 }
 
 static void
@@ -79,7 +118,11 @@ static void
 hog_tick(struct zn_nf *nf, uint64_t now_ns)
 {
 	(void)now_ns;
-	if (!done) {
+	if (done)
+		return;
+	if (replay) {
+		hog_replay(nf);
+	} else {
 		done = true;
 		hog_rules(nf);
 	}
