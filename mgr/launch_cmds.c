@@ -32,8 +32,10 @@ name_ok(const char *s)
 			 "0123456789_-") == n;
 }
 
+/* What launch.list says of @p l to tenant @p t + 1 (0: the operator):
+ * names as it sees them (zn_tenant_shown_name). */
 static json_t *
-launch_json(const struct launch *l)
+launch_json(const struct launch *l, unsigned int t)
 {
 	json_t *reps = json_array(), *args = json_array();
 	unsigned int running = 0;
@@ -49,7 +51,8 @@ launch_json(const struct launch *l)
 		launch_replica_name(l, i, name, sizeof(name));
 		running += r->state == R_RUNNING;
 		json_array_append_new(reps, json_pack(
-			"{s:s, s:s, s:i, s:I, s:o}", "name", name, "state",
+			"{s:s, s:s, s:i, s:I, s:o}", "name",
+			zn_tenant_shown_name(L.m, t, name), "state",
 			rstate_names[r->state], "pid", (int)r->pid, "restarts",
 			(json_int_t)r->restarts, "last_exit",
 			r->last_code == INT_MIN ? json_null() :
@@ -57,7 +60,8 @@ launch_json(const struct launch *l)
 	}
 	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:i, s:s, s:s, s:I, s:I,"
 			 " s:I, s:o, s:b, s:i, s:b, s:o}",
-			 "name", l->name, "binary", l->binary, "args", args,
+			 "name", zn_tenant_shown_name(L.m, t, l->name),
+			 "binary", l->binary, "args", args,
 			 "service", l->service, "replicas", (int)l->replicas,
 			 "running", (int)running, "cpus", l->cpus, "restart",
 			 policy_names[l->policy], "starts",
@@ -117,7 +121,7 @@ cmd_nf_start(struct zn_cmd_req *req)
 	int group = -1;
 	json_t *rep = json_object_get(p, "replicas");
 	struct launch *l = NULL;
-	char path[PATH_MAX];
+	char path[PATH_MAX], scoped[ZN_NAME_LEN];
 	cpu_set_t set;
 	size_t i;
 	int rc;
@@ -135,7 +139,15 @@ cmd_nf_start(struct zn_cmd_req *req)
 			 "of [A-Za-z0-9_-]", LAUNCH_NAME_LEN - 1);
 		return -EINVAL;
 	}
-	if (launch_find(name) != NULL) {
+	/* A tenant's names are its own: kept as "TENANT:NAME" */
+	if (zn_tenant_scoped_name(req->mgr, req->tenant, name, scoped,
+				  LAUNCH_NAME_LEN) < 0) {
+		snprintf(req->err, sizeof(req->err), "name: with the tenant's "
+			 "name and a colon before it, at most %d characters",
+			 LAUNCH_NAME_LEN - 1);
+		return -EINVAL;
+	}
+	if (launch_find(scoped) != NULL) {
 		snprintf(req->err, sizeof(req->err), "an NF named '%s' is "
 			 "already launched (nf.scale, nf.restart)", name);
 		return -EEXIST;
@@ -190,7 +202,7 @@ cmd_nf_start(struct zn_cmd_req *req)
 	}
 	memset(l, 0, sizeof(*l));
 	l->used = true;
-	zn_strlcpy(l->name, name, sizeof(l->name));
+	zn_strlcpy(l->name, scoped, sizeof(l->name));
 	zn_strlcpy(l->binary, bin, sizeof(l->binary));
 	zn_strlcpy(l->cpus, cpus ? cpus : "", sizeof(l->cpus));
 	l->service = (uint16_t)json_integer_value(json_object_get(p,
@@ -224,7 +236,7 @@ cmd_nf_start(struct zn_cmd_req *req)
 		return rc;
 	}
 	launch_set_replicas(l, rep ? (unsigned int)json_integer_value(rep) : 1);
-	req->result = launch_json(l);
+	req->result = launch_json(l, req->tenant);
 	return req->result ? 0 : -ENOMEM;
 }
 
@@ -233,7 +245,10 @@ named(struct zn_cmd_req *req)
 {
 	const char *name = json_string_value(json_object_get(req->params,
 							     "name"));
-	struct launch *l = launch_find(name);
+	char scoped[ZN_NAME_LEN];
+	struct launch *l = zn_tenant_scoped_name(req->mgr, req->tenant, name,
+						 scoped, sizeof(scoped)) == 0 ?
+			   launch_find(scoped) : NULL;
 
 	if (l != NULL && req->tenant != 0 && launch_tenant(l) != req->tenant)
 		l = NULL; /* another's: not there for a tenant */
@@ -259,7 +274,7 @@ cmd_nf_scale(struct zn_cmd_req *req)
 		zn_event("nf.scale", "%s: %u -> %u replicas", l->name,
 			 l->replicas, n);
 	launch_set_replicas(l, n);
-	req->result = launch_json(l);
+	req->result = launch_json(l, req->tenant);
 	return req->result ? 0 : -ENOMEM;
 }
 
@@ -283,7 +298,7 @@ cmd_nf_restart(struct zn_cmd_req *req)
 			launch_start_replica(l, i);
 		}
 	}
-	req->result = launch_json(l);
+	req->result = launch_json(l, req->tenant);
 	return req->result ? 0 : -ENOMEM;
 }
 
@@ -297,7 +312,7 @@ cmd_nf_remove(struct zn_cmd_req *req)
 	l->removing = true;
 	for (unsigned int i = 0; i < ZN_MAX_REPLICAS; i++)
 		launch_stop_replica(l, i);
-	req->result = launch_json(l);
+	req->result = launch_json(l, req->tenant);
 	if (launch_all_down(l)) {
 		zn_event("nf.removed", "%s", l->name);
 		launch_spec_free(l);
@@ -313,7 +328,8 @@ cmd_launch_list(struct zn_cmd_req *req)
 	for (unsigned int k = 0; k < LAUNCH_MAX; k++)
 		if (L.l[k].used && (req->tenant == 0 ||
 				    launch_tenant(&L.l[k]) == req->tenant))
-			json_array_append_new(a, launch_json(&L.l[k]));
+			json_array_append_new(a, launch_json(&L.l[k],
+							       req->tenant));
 	req->result = json_pack("{s:o, s:s}", "launched", a, "log_dir",
 				L.log_dir);
 	return req->result ? 0 : -ENOMEM;

@@ -436,14 +436,20 @@ cmd_nf_list(struct zn_cmd_req *req)
 	json_t *nfs = zn_stats_nfs(req->mgr), *nf;
 	size_t i = 0;
 
-	/* A tenant's control socket: its NFs only. */
+	/* A tenant's control socket: its NFs only, by its names for them. */
 	while (req->tenant != 0 && i < json_array_size(nfs)) {
 		nf = json_array_get(nfs, i);
 		if (zn_tenant_of_nf(req->mgr, (unsigned int)json_integer_value(
-				json_object_get(nf, "instance"))) == req->tenant)
+				json_object_get(nf, "instance"))) ==
+		    req->tenant) {
+			json_object_set_new(nf, "name", json_string(
+				zn_tenant_shown_name(req->mgr, req->tenant,
+				json_string_value(json_object_get(nf,
+								  "name")))));
 			i++;
-		else
+		} else {
 			json_array_remove(nfs, i);
+		}
 	}
 	req->result = json_pack("{s:o}", "nfs", nfs);
 	return req->result ? 0 : -ENOMEM;

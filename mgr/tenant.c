@@ -387,6 +387,30 @@ zn_tenant_find(const struct zn_mgr *m, const char *name)
 	return -ENOENT;
 }
 
+int
+zn_tenant_scoped_name(const struct zn_mgr *m, unsigned int t,
+		      const char *name, char *buf, size_t len)
+{
+	int n = t == 0 || t > m->cfg.n_tenants ?
+		snprintf(buf, len, "%s", name) :
+		snprintf(buf, len, "%s:%s", m->cfg.tenants[t - 1].name, name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+const char *
+zn_tenant_shown_name(const struct zn_mgr *m, unsigned int t,
+		     const char *name)
+{
+	size_t n;
+
+	if (t == 0 || t > m->cfg.n_tenants)
+		return name;
+	n = strlen(m->cfg.tenants[t - 1].name);
+	return strncmp(name, m->cfg.tenants[t - 1].name, n) == 0 &&
+	       name[n] == ':' ? name + n + 1 : name;
+}
+
 bool
 zn_tenant_svc_ok(const struct zn_mgr *m, uint32_t group, uint16_t svc,
 		 char *err, size_t errlen)

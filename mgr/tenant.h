@@ -64,6 +64,16 @@ void zn_tenant_fini(struct zn_mgr *m);
 
 /** The index of the tenant called @p name, or -ENOENT. */
 int zn_tenant_find(const struct zn_mgr *m, const char *name);
+/** Tenant @p t's (index + 1; 0: the operator) name @p name for its NF, as
+ *  the manager keeps it: "TENANT:NAME", so that tenants' names never meet
+ *  (nor say that another tenant has one). 0, or -ENAMETOOLONG (longer than
+ *  @p len - 1). */
+int zn_tenant_scoped_name(const struct zn_mgr *m, unsigned int t,
+			  const char *name, char *buf, size_t len);
+/** @p name as tenant @p t (index + 1; 0: the operator, who sees names
+ *  whole) sees it: without its "TENANT:". */
+const char *zn_tenant_shown_name(const struct zn_mgr *m, unsigned int t,
+				 const char *name);
 /** May an NF of trust group @p group (index + 1, 0: none) register
  *  service @p svc? A tenant's services are its own: false with a reason
  *  in @p err. */
