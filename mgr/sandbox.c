@@ -211,8 +211,9 @@ hugefile_of(const char *name, const char *instance)
 /* @p path is @p dir or below it */
 static bool under(const char *path, const char *dir);
 
-/* @p st may be written by nobody but root and us (a directory others may
- * write only if sticky: they cannot replace what is ours there). */
+/* @p st may be written by nobody but root and us: owned by either, by
+ * its group only if that is root's or ours, by others only if a sticky
+ * directory (they cannot replace what is ours there). */
 static bool
 owner_only(const struct stat *st)
 {
@@ -220,7 +221,10 @@ owner_only(const struct stat *st)
 		return false;
 	if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))
 		return true;
-	return (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+	if ((st->st_mode & S_IWGRP) && st->st_gid != 0 &&
+	    st->st_gid != getegid())
+		return false;
+	return (st->st_mode & S_IWOTH) == 0;
 }
 
 /* @p path and each directory above it (followed) owner_only */

@@ -52,11 +52,12 @@ int zn_helper_path(const char *name, char *buf, size_t len);
 int zn_nf_program_path(const char *name, char *buf, size_t len);
 /** Whether the manager may launch @p path: a regular file that neither it
  *  nor a directory above it (the link's and the real path's) may be
- *  written by another user than root or the manager's (a directory
- *  others write only if sticky), nor in a directory bound writable into
- *  a sandbox (the runtime or hugepage directory). Checked at each spawn:
- *  a program an NF could rewrite would run as the next replica, perhaps
- *  unsandboxed. 0, or -errno with the reason in @p err. */
+ *  written by another user than root or the manager's (their groups'
+ *  members too; a directory others write only if sticky), nor in a
+ *  directory bound writable into a sandbox (the runtime or hugepage
+ *  directory). Checked at each spawn: a program an NF could rewrite would
+ *  run as the next replica, perhaps unsandboxed. 0, or -errno with the
+ *  reason in @p err. */
 int zn_program_check(const struct zn_mgr *m, const char *path, char *err,
 		     size_t errlen);
 /** Stop the namespace's holder (the manager stops). */

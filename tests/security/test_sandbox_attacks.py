@@ -200,7 +200,8 @@ def test_a_program_others_may_write_is_not_launched(managers, tmp_path):
     d.mkdir()
     prog = d / "fwd"
     prog.write_text(f'#!/bin/sh\nexec "{NF_BIN["forward"]}" "$@"\n')
-    prog.chmod(0o775)  # group-writable
+    os.chown(prog, 0, 100)  # writable by a group of others (users)
+    prog.chmod(0o775)
     with pytest.raises(ZeroNFError, match="may be written by a user"):
         m.call("nf.start", name="a", binary=str(prog), service=1)
     prog.chmod(0o755)
