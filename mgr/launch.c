@@ -80,6 +80,26 @@ const char *const rstate_names[] = { "down", "running", "stopping",
 
 static void on_exit_fd(void *arg, uint32_t events);
 
+/* The manager's environment and @p var (the caller frees the array, not
+ * the strings), or NULL. */
+static char **
+env_with(char *var)
+{
+	size_t n = 0, k = 0, key = strcspn(var, "=") + 1;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (env == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], var, key) != 0)
+			env[k++] = environ[i];
+	env[k] = var;
+	return env;
+}
+
 /* What runs before the NF: zeronf-run joining the replica's cgroups, then
  * bwrap for a sandbox. @return argc, or -errno (reason in @p err). */
 static int
@@ -141,6 +161,8 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	struct replica *r = &l->r[i];
 	char name[ZN_NAME_LEN], svc[8], path[PATH_MAX + 64];
 	char svc_log[ZN_NAME_LEN + 8], helper[PATH_MAX], cwd[PATH_MAX];
+	char slot_env[48], **envp = environ;
+	int slot_fd = -1;
 	char *argv[LAUNCH_MAX_ARGS + 512];
 	struct zn_arena *arena = NULL;
 	posix_spawn_file_actions_t fa;
@@ -184,6 +206,25 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	}
 	argv[argc] = NULL;
 
+	/* A sandbox of a trust group has no slot's lock file: the slot is
+	 * claimed here and its lock handed to the NF (zn_util.h) */
+	if (l->sandbox && l->group >= 0) {
+		uint16_t slot;
+
+		slot_fd = zn_slot_claim(L.m->cfg.instance, &slot);
+		if (slot_fd < 0) {
+			rc = slot_fd;
+			snprintf(err, errlen, "no NF slot: %s", strerror(-rc));
+			goto out;
+		}
+		snprintf(slot_env, sizeof(slot_env), ZN_SLOT_ENV "=%u:3",
+			 slot);
+		envp = env_with(slot_env);
+		if (envp == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
 	launch_log_path(l, i, path, sizeof(path));
 	snprintf(svc_log, sizeof(svc_log), "%s.log", name);
 	logfd = zn_open_beneath(L.log_dirfd, svc_log, O_WRONLY | O_CREAT |
@@ -206,18 +247,22 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, logfd, 1);
 	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
-	/* NFs of no group: the instance's PID namespace, bwrap --pidns 3 */
+	/* NFs of no group: the instance's PID namespace, bwrap --pidns 3;
+	 * of a group: the slot claimed for it, fd 3 */
 	pidns = l->sandbox && l->group < 0;
 	if (pidns)
 		posix_spawn_file_actions_adddup2(&fa,
 						 zn_sandbox_pidns_fd(L.m), 3);
-	posix_spawn_file_actions_addclosefrom_np(&fa, pidns ? 4 : 3);
+	else if (slot_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, slot_fd, 3);
+	posix_spawn_file_actions_addclosefrom_np(&fa, pidns || slot_fd >= 0 ?
+							4 : 3);
 	posix_spawnattr_init(&at);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &dfl);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
 				 POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
-	rc = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
+	rc = posix_spawn(&pid, argv[0], &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	close(logfd);
@@ -251,6 +296,10 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	rc = 0;
 out:
 	zn_sandbox_arena_free(arena);
+	if (envp != environ)
+		free(envp);
+	if (slot_fd >= 0)
+		close(slot_fd); /* the NF's now: the lock stays with it */
 	if (rc < 0)
 		zn_cgroup_remove(&r->cg);
 	return rc;

@@ -374,7 +374,7 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	if (group >= 0) {
 		/* An NF of a trust group is no secondary of the manager
 		 * (lib/nf/nf.c): of the runtime directory it has what
-		 * libzeronf uses, and none of the EAL's files there (the
+		 * libzeronf reads, and none of the EAL's files there (the
 		 * configuration, memory segment lists, multi-process
 		 * sockets: each the manager's, or another NF's, to map or
 		 * talk to); of the hugepage files, its group's (below). */
@@ -395,25 +395,10 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		ADD("--bind");
 		ADD("%s/" ZN_KICK_GROUP_SOCK_FMT, m->rundir, gi);
 		ADD("%s/" ZN_KICK_GROUP_SOCK_FMT, m->rundir, gi);
-		/* Each slot's lock file, made now where missing (an NF
-		 * makes it as it claims the slot): the NF's lock must be on
-		 * the file every process locks */
-		for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-			char path[PATH_MAX + 32];
-			int fd;
-
-			snprintf(path, sizeof(path), "%s/" ZN_SLOT_LOCK_FMT,
-				 m->rundir, s);
-			/* not through a link an NF of no group put there */
-			fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |
-				  O_NOFOLLOW | O_NONBLOCK, 0600);
-			if (fd < 0)
-				return -errno;
-			close(fd);
-			ADD("--bind");
-			ADD("%s/" ZN_SLOT_LOCK_FMT, m->rundir, s);
-			ADD("%s/" ZN_SLOT_LOCK_FMT, m->rundir, s);
-		}
+		/* No slot's lock file: its launcher claims its slot and
+		 * hands it the lock (zn_util.h ZN_SLOT_ENV); with every
+		 * free slot's file it could lock them all, and no NF could
+		 * start */
 	} else {
 		/* The runtime directory (the NF's EAL works there), its
 		 * sockets masked: the NF talks to the manager through shared

@@ -460,6 +460,30 @@ zn_unix_bind(const char *path, int type)
 }
 
 int
+zn_slot_given(uint16_t *slot)
+{
+	const char *v = getenv(ZN_SLOT_ENV);
+	unsigned int s, fd;
+	struct stat st;
+	char buf[32];
+	int n;
+
+	if (v == NULL)
+		return -ENOENT;
+	if (sscanf(v, "%u:%u", &s, &fd) != 2 || s >= ZN_MAX_NFS ||
+	    fd > INT16_MAX || fstat((int)fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    flock((int)fd, LOCK_EX | LOCK_NB) < 0) /* ours: a no-op */
+		return -EBADF;
+	unsetenv(ZN_SLOT_ENV);
+	(void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate((int)fd, 0) == 0)
+		(void)!pwrite((int)fd, buf, (size_t)n, 0);
+	*slot = (uint16_t)s;
+	return (int)fd;
+}
+
+int
 zn_slot_claim(const char *instance, uint16_t *slot)
 {
 	char path[PATH_MAX], buf[32];

@@ -79,7 +79,11 @@ find_manager(struct zn_nf *nf)
 static int
 claim_slot(struct zn_nf *nf)
 {
-	int fd = zn_slot_claim(nf->instance, &nf->slot);
+	/* the one its launcher claimed for it, if it did */
+	int fd = zn_slot_given(&nf->slot);
+
+	if (fd == -ENOENT)
+		fd = zn_slot_claim(nf->instance, &nf->slot);
 
 	if (fd == -EBUSY)
 		ZN_LOG(ERR, "all %u NF slots of '%s' are taken", ZN_MAX_NFS,

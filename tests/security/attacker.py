@@ -14,12 +14,15 @@ come after "--" as one JSON object:
   logs          directories where the manager writes NFs' logs
   target        a host path the attacker wants root to create
   marker        the name of the files it leaves where it could write
+  hold          seconds it stays, holding what it took (the slots' locks)
   exit          its exit status
 
 Everything is tried, nothing is assumed: the test decides what counts."""
 from __future__ import annotations
 
 import ctypes
+import fcntl
+import glob
 import json
 import os
 import signal
@@ -173,16 +176,37 @@ def direct(a: dict) -> None:
     say(what="links", **links)
 
 
+HELD: list[int] = []
+
+
+def slots(a: dict) -> None:
+    """Every NF slot's lock file it can find, locked and kept: no NF
+    could claim a slot then (libzeronf takes the first it can lock)."""
+    locked = []
+    for path in glob.glob(os.path.join(a["rundir"], "zeronf-nf*.lock")):
+        try:
+            fd = os.open(path, os.O_RDWR)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            HELD.append(fd)
+            locked.append(path)
+        except OSError:
+            pass
+    say(what="slots", locked=locked)
+
+
 def main() -> int:
     a = json.loads(sys.argv[sys.argv.index("--") + 1])
     say(what="self", pid=os.getpid(), uid=os.getuid(),
         cgroup=open("/proc/self/cgroup").read())
-    for step in (processes, direct, writable):
+    for step in (processes, direct, slots, writable):
         try:
             step(a)
         except Exception as e:  # noqa: BLE001 - reported, the test decides
             say(what="error", step=step.__name__, error=repr(e))
     say(what="done")
+    if a.get("hold"):
+        import time
+        time.sleep(float(a["hold"]))
     return int(a.get("exit", 0))
 
 

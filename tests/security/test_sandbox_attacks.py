@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import stat
 from pathlib import Path
@@ -132,17 +131,17 @@ def test_a_group_nf_cannot_reach_another_group_or_the_host(managers,
     assert ((deploy / "zeronf.yaml").read_bytes(), program.read_bytes()) \
         == before
     # Where it could write: nothing of the host's (each directory it
-    # wrote a marker in is its own: no marker on the host) but the files
-    # of its own group: its group's memory and the slots' lock files.
+    # wrote a marker in is its own: no marker on the host) but its own
+    # group's memory.
     for w in (r for r in rep if r.get("what") == "writable"):
         assert w["dirs"], w  # its /tmp at least: the walk ran
         on_host = [d for d in w["dirs"] if os.path.lexists(
             os.path.join(d, marker))]
         assert not on_host, on_host
-        own = {groups["ga"]["file"]}
-        others = [f for f in w["files"] if f not in own and
-                  not re.fullmatch(r"zeronf-nf\d+\.lock", Path(f).name)]
-        assert not others, others
+        assert set(w["files"]) <= {groups["ga"]["file"]}, w["files"]
+    # No slot's lock file to take (it would have taken every free one).
+    for s in (r for r in rep if r.get("what") == "slots"):
+        assert s["locked"] == [], s
     # Its cgroup namespace: its own cgroup is its root, the host's
     # hierarchy is not shown (it is in zeronf/<instance>/evil there).
     me = next(r for r in rep if r.get("what") == "self")
@@ -227,4 +226,30 @@ def test_a_program_others_may_write_is_not_launched(managers, tmp_path):
                          "may be written" in e["message"]
                          for e in m.call("event.list")["events"]),
              scaled(20), "restart refused")
+    assert m.shutdown() == 0
+
+
+def test_a_group_nf_cannot_take_every_slot(managers):
+    """Every free NF slot's lock file locked by one NF: no other NF could
+    claim a slot and start. A sandbox of a group has none to lock (its
+    launcher claims its slot and hands it the lock); NFs of other groups
+    launched while it holds on still start."""
+    m = managers(ports=["net_null0,no-rx=1"],
+                 args=["--trust-group", "ga", "--trust-group", "gb"])
+    rundir = runtime_dir(m.name)
+    log, rep = run_attacker(m, "evil", {
+        "victim_file": "/nonexistent", "victim_addr": 0,
+        "victim_kick": "/nonexistent", "shared_kick": "/nonexistent",
+        "deploy": "/nonexistent", "logs": [], "rundir": rundir,
+        "target": "/nonexistent", "marker": unique_name(".zn"),
+        "hold": 120}, binary=str(ATTACKER), trust_group="ga",
+        restart="never")
+    assert [s["locked"] for s in rep if s.get("what") == "slots"] == [[]]
+    for name, group in (("late", "gb"), ("late2", "ga")):
+        m.call("nf.start", name=name, binary=str(NF_BIN["forward"]),
+               service=2, sandbox=True, trust_group=group)
+    wait_for(lambda: {n["name"] for n in m.call("nf.list")["nfs"]
+                      if n["state"] == "running"} >= {"late", "late2"},
+             scaled(30), "NFs launched after it running")
+    m.call("nf.remove", name="evil")
     assert m.shutdown() == 0
