@@ -9,10 +9,12 @@
  * an empty mask (the manager blocks SIGINT/SIGTERM and ignores SIGPIPE),
  * a session of its own, stdin from /dev/null, stdout and stderr appended
  * to <log dir>/<replica>.log (opened below the directory as opened at
- * start, through no symbolic link, a plain file of its own: the manager is
- * root and an NF may have written there), and no other fd of the manager (DPDK opens
- * its hugepage and runtime files without O_CLOEXEC: an NF holding them
- * would hold their locks after the manager died). Its pidfd, in the
+ * start, through no symbolic link, a plain file of its own: the manager
+ * is root and an NF may have written there), and no other fd of the
+ * manager but, as fd 3, the instance's PID namespace (a sandbox of no
+ * group) or its slot's lock (a sandbox of a group). DPDK opens its
+ * hugepage and runtime files without O_CLOEXEC: an NF holding them
+ * would hold their locks after the manager died. Its pidfd, in the
  * control loop, says when it exits; the manager reaps it and decides:
  *
  *   restart policy   exit 0     failure (exit != 0, signal)

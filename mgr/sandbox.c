@@ -202,8 +202,8 @@ hugefile_of(const char *name, const char *instance)
 
 #define ADD(...)                                                            \
 	do {                                                                \
-		if (argc >= max - 1 || (argv[argc] = zn_arena_printf(a, __VA_ARGS__)) \
-					== NULL)                            \
+		if (argc >= max - 1 ||                                      \
+		    (argv[argc] = zn_arena_printf(a, __VA_ARGS__)) == NULL) \
 			goto full;                                          \
 		argc++;                                                     \
 	} while (0)

@@ -1,11 +1,11 @@
 """What every request to the REST API passes before anything reads its
 body (an ASGI middleware, outermost): the Host header is one the server
 answers to (DNS rebinding), the bearer token is right (always: without
---token-file the server makes one), a request that changes something
-says its body is JSON (a browser sends that cross-origin only after a
-CORS preflight that names no origin: CSRF; the token's header needs a preflight as well), and the body is at most
-max_body bytes, counted as it arrives (a Content-Length past it is
-refused before one byte is read).
+--token-file the server makes one), a POST, PUT or PATCH says its body
+is JSON (a browser sends that cross-origin only after a CORS preflight,
+which names no origin here: CSRF; the token's header needs one as
+well), and the body is at most max_body bytes, counted as it arrives (a
+Content-Length past it is refused before one byte is read).
 
 Paths that hold no data and change nothing (the dashboard's page and
 static files, the OpenAPI description and its viewer) need no token; the
