@@ -12,20 +12,26 @@
  * (at most and by default 128); at the first tick after they stopped
  * coming, sends those again as packets it made (zn_nf_send), once:
  * buffers it no longer holds, sent on to another NF, or freed. Counter:
- * replayed. */
+ * replayed.
+ * --mode fork: at its first tick, forks; the child, a process the manager
+ * did not register, asks for a flow rule in the NF's name (its slot, its
+ * registration) and exits; then the NF asks for one itself. Counters:
+ * child_rc, own_rc (the negated results: 0 when installed), done (1 once
+ * both are in). */
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <zeronf/zeronf.h>
 
 #define KEPT 128
 
-static bool keep, done, replay;
-static int c_rules, c_refused, c_replayed;
+static bool keep, done, replay, forks;
+static int c_rules, c_refused, c_replayed, c_child, c_own, c_done;
 static struct rte_mbuf *kept[KEPT];
 static unsigned int n_kept, seen_at_tick, last = KEPT;
 
@@ -43,6 +49,8 @@ hog_parse(struct zn_nf *nf, int argc, char **argv)
 			return -EINVAL;
 		else if (strcmp(argv[++i], "replay") == 0)
 			replay = true;
+		else if (strcmp(argv[i], "fork") == 0)
+			forks = true;
 		else if (strcmp(argv[i], "rules") != 0)
 			return -EINVAL;
 	}
@@ -52,6 +60,13 @@ hog_parse(struct zn_nf *nf, int argc, char **argv)
 static int
 hog_init(struct zn_nf *nf)
 {
+	if (forks) {
+		c_child = zn_nf_counter_register(nf, "child_rc");
+		c_own = zn_nf_counter_register(nf, "own_rc");
+		c_done = zn_nf_counter_register(nf, "done");
+		return c_child < 0 ? c_child : c_own < 0 ? c_own :
+		       c_done < 0 ? c_done : 0;
+	}
 	if (replay) {
 		c_replayed = zn_nf_counter_register(nf, "replayed");
 		return c_replayed < 0 ? c_replayed : 0;
@@ -86,6 +101,44 @@ hog_replay(struct zn_nf *nf)
 	(void)zn_nf_send(nf, kept, (uint16_t)n_kept);
 }
 
+/* Flow @p i of this process: 10.x.y.z -> 192.168.<pid>.1, UDP 1024 -> 53 */
+static void
+flow_of(uint32_t i, struct zn_flow_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->ip_version = 4;
+	key->proto = 17;
+	key->src[0] = 10;
+	memcpy(key->src + 1, &i, 3);
+	key->dst[0] = 192, key->dst[1] = 168, key->dst[3] = 1;
+	key->dst[2] = (uint8_t)getpid(); /* not another hog's flows */
+	key->src_port = 1024;
+	key->dst_port = 53;
+}
+
+static void
+hog_fork(struct zn_nf *nf)
+{
+	const struct zn_step drop = { .type = ZN_STEP_DROP };
+	struct zn_flow_key key;
+	int status = 0, rc;
+	pid_t child = fork();
+
+	if (child == 0) {
+		flow_of(1, &key);
+		rc = zn_nf_flow_steer(nf, &key, &drop, 1, 0);
+		_exit(rc < 0 ? -rc : 0);
+	}
+	if (child < 0 || waitpid(child, &status, 0) < 0 ||
+	    !WIFEXITED(status))
+		return;
+	zn_nf_counter_add(nf, c_child, (uint64_t)WEXITSTATUS(status));
+	flow_of(2, &key);
+	rc = zn_nf_flow_steer(nf, &key, &drop, 1, 0);
+	zn_nf_counter_add(nf, c_own, (uint64_t)(rc < 0 ? -rc : 0));
+	zn_nf_counter_add(nf, c_done, 1);
+}
+
 static void
 hog_rules(struct zn_nf *nf)
 {
@@ -96,15 +149,7 @@ hog_rules(struct zn_nf *nf)
 		struct zn_flow_key key;
 		int rc;
 
-		memset(&key, 0, sizeof(key));
-		key.ip_version = 4;
-		key.proto = 17;
-		key.src[0] = 10;
-		memcpy(key.src + 1, &i, 3); /* 10.x.y.z: a flow each */
-		key.dst[0] = 192, key.dst[1] = 168, key.dst[3] = 1;
-		key.dst[2] = (uint8_t)getpid(); /* not another hog's flows */
-		key.src_port = 1024;
-		key.dst_port = 53;
+		flow_of(i, &key);
 		rc = zn_nf_flow_steer(nf, &key, &drop, 1, flags);
 		if (rc < 0) {
 			zn_nf_counter_add(nf, c_refused, (uint64_t)-rc);
@@ -120,7 +165,10 @@ hog_tick(struct zn_nf *nf, uint64_t now_ns)
 	(void)now_ns;
 	if (done)
 		return;
-	if (replay) {
+	if (forks) {
+		done = true;
+		hog_fork(nf);
+	} else if (replay) {
 		hog_replay(nf);
 	} else {
 		done = true;
