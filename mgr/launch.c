@@ -82,26 +82,6 @@ const char *const rstate_names[] = { "down", "running", "stopping",
 
 static void on_exit_fd(void *arg, uint32_t events);
 
-/* The manager's environment and @p var (the caller frees the array, not
- * the strings), or NULL. */
-static char **
-env_with(char *var)
-{
-	size_t n = 0, k = 0, key = strcspn(var, "=") + 1;
-	char **env;
-
-	while (environ[n] != NULL)
-		n++;
-	env = calloc(n + 2, sizeof(*env));
-	if (env == NULL)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], var, key) != 0)
-			env[k++] = environ[i];
-	env[k] = var;
-	return env;
-}
-
 /* What runs before the NF: zeronf-run joining the replica's cgroups, then
  * bwrap for a sandbox. @return argc, or -errno (reason in @p err). */
 static int
@@ -209,23 +189,13 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	argv[argc] = NULL;
 
 	/* A sandbox of a trust group has no slot's lock file: the slot is
-	 * claimed here and its lock handed to the NF (zn_util.h) */
-	if (l->sandbox && l->group >= 0) {
-		uint16_t slot;
-
-		slot_fd = zn_slot_claim(L.m->cfg.instance, &slot);
-		if (slot_fd < 0) {
-			rc = slot_fd;
-			snprintf(err, errlen, "no NF slot: %s", strerror(-rc));
-			goto out;
-		}
-		snprintf(slot_env, sizeof(slot_env), ZN_SLOT_ENV "=%u:3",
-			 slot);
-		envp = env_with(slot_env);
-		if (envp == NULL) {
-			rc = -ENOMEM;
-			goto out;
-		}
+	 * claimed here and its lock handed to the NF as fd 3 */
+	if (l->sandbox && l->group >= 0 &&
+	    (slot_fd = zn_sandbox_slot(L.m, 3, slot_env, sizeof(slot_env),
+				       &envp)) < 0) {
+		rc = slot_fd;
+		snprintf(err, errlen, "no NF slot: %s", strerror(-rc));
+		goto out;
 	}
 	launch_log_path(l, i, path, sizeof(path));
 	snprintf(svc_log, sizeof(svc_log), "%s.log", name);

@@ -104,6 +104,44 @@ find_in_path(const char *name, char *buf, size_t len)
 	return -ENOENT;
 }
 
+/* The process's environment and @p var (the caller frees the array, not
+ * the strings), or NULL. */
+static char **
+env_with(char *var)
+{
+	size_t n = 0, k = 0, key = strcspn(var, "=") + 1;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (env == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], var, key) != 0)
+			env[k++] = environ[i];
+	env[k] = var;
+	return env;
+}
+
+int
+zn_sandbox_slot(struct zn_mgr *m, int fd, char *buf, size_t len,
+		char ***envp)
+{
+	uint16_t slot;
+	int rc = zn_slot_claim(m->cfg.instance, &slot);
+
+	if (rc < 0)
+		return rc;
+	snprintf(buf, len, ZN_SLOT_ENV "=%u:%d", slot, fd);
+	*envp = env_with(buf);
+	if (*envp == NULL) {
+		close(rc);
+		return -ENOMEM;
+	}
+	return rc;
+}
+
 int
 zn_sandbox_pidns_fd(struct zn_mgr *m)
 {

@@ -43,6 +43,13 @@ int zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		    const char *cwd, const char *log_dir, int group,
 		    char **argv, int argc, int max, struct zn_arena **arena);
 void zn_sandbox_arena_free(struct zn_arena *a);
+/** Claim an NF slot for a sandbox of a trust group, which has no slot's
+ *  lock file (its NF could lock them all): @return the lock's fd (locked;
+ *  the caller passes it to the child as @p fd and closes its own), and
+ *  in @p envp the environment that tells the NF (ZN_SLOT_ENV, written in
+ *  @p buf; free the array, not the strings). -errno: none free. */
+int zn_sandbox_slot(struct zn_mgr *m, int fd, char *buf, size_t len,
+		    char ***envp);
 /** The instance's PID namespace (started on first use). fd or -errno. */
 int zn_sandbox_pidns_fd(struct zn_mgr *m);
 /** A program next to zeronf-mgr (or in the build tree's tools/). */
