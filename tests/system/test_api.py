@@ -80,9 +80,12 @@ class Api:
                             **kw)
 
     def close(self) -> None:
+        from zeronf.api import token_path
         self.p.terminate()
-        self.p.wait(10)
+        assert self.p.wait(10) == 0, Path(self.log.name).read_text()
         self.log.close()
+        # the token it made goes with it
+        assert not token_path(self.instance, self.port).exists()
 
 
 @pytest.fixture
@@ -147,6 +150,8 @@ def test_token_file_and_named_origins(running, tmp_path):
                         "--cors-origin", "*"], capture_output=True,
                        text=True, timeout=30)
     assert r.returncode == 2 and "'*' is refused" in r.stderr
+    from zeronf.api import token_path
+    assert not token_path(m.name, 8080).exists()  # refused: none made
     tok = tmp_path / "token"
     tok.write_text("s3cret-token-0123456789\n")
     os.chmod(tok, 0o644)

@@ -77,6 +77,10 @@ def serve(instance: str, listen: str = "127.0.0.1:8080",
     from .guard import wrap
     host, port = parse_listen(listen)
     token = read_token(token_file)
+    try:
+        app = create_app(instance, cors_origins, programs, unsandboxed)
+    except ValueError as e:
+        raise ApiError(str(e)) from None
     made = None
     if token is None:
         made = token_path(instance, port)
@@ -84,13 +88,17 @@ def serve(instance: str, listen: str = "127.0.0.1:8080",
             token = write_token(made)
         except OSError as e:
             raise ApiError(f"{made}: {e.strerror}") from None
-    try:
-        app = create_app(instance, cors_origins, programs, unsandboxed)
-    except ValueError as e:
-        raise ApiError(str(e)) from None
     shown = f"[{host}]" if ":" in host else host
     print(f"zeronf api: http://{shown}:{port}/#token=<the token> "
           f"(the token: {made or token_file})", flush=True)
+    # uvicorn stops on SIGTERM/SIGINT, then raises the signal again with
+    # the handlers it found: these, so that the token it made goes too.
+    import signal
+
+    def stop(signum, frame):
+        raise SystemExit(0)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, stop)
     try:
         uvicorn.run(wrap(app, token, host, port, hosts, max_body),
                     host=host, port=port, log_level="warning")
