@@ -196,6 +196,7 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		 unsigned int tenant, uint16_t by, char *err, size_t errlen)
 {
 	struct zn_fdir *fd = m->fdir;
+	uint32_t hash = zn_flow_key_hash(key);
 	struct zn_ft_hit hit;
 	struct zn_fdir_exact *d;
 	bool created;
@@ -204,7 +205,8 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	rc = fdir_validate_hops(m, hops, n, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (zn_ft_lookup(fd->exact, key, zn_flow_key_hash(key), 0, &hit) < 0 &&
+	/* a new rule counts against its owner's quota, a replaced one not */
+	if (zn_ft_lookup(fd->exact, key, hash, 0, &hit) < 0 &&
 	    !within_quota(fd, by, tenant, err, errlen)) {
 		fd->over_quota++;
 		return -EDQUOT;
@@ -215,8 +217,7 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	/* Workers must know the chain before any entry names it. */
 	if (created)
 		m->fdir->publish(m);
-	rc = zn_ft_add(fd->exact, key, zn_flow_key_hash(key), zn_now_ns(),
-		       &hit);
+	rc = zn_ft_add(fd->exact, key, hash, zn_now_ns(), &hit);
 	if (rc < 0) {
 		fdir_chain_put(fd, (unsigned int)chain);
 		snprintf(err, errlen, "flow table full (%u flows)",

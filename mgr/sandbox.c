@@ -247,7 +247,16 @@ hugefile_of(const char *name, const char *instance)
 	} while (0)
 
 /* @p path is @p dir or below it */
-static bool under(const char *path, const char *dir);
+static bool
+under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 &&
+	       (path[n] == '/' || path[n] == '\0');
+}
 
 /* @p st may be written by nobody but root and us: owned by either, by
  * its group only if that is root's or ours, by others only if a sticky
@@ -328,17 +337,6 @@ zn_program_check(const struct zn_mgr *m, const char *path, char *err,
 		return rc;
 	}
 	return 0;
-}
-
-static bool
-under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '/' || path[n] == '\0');
 }
 
 int

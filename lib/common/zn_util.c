@@ -459,14 +459,23 @@ zn_unix_bind(const char *path, int type)
 	return fd;
 }
 
+/* Write our pid into a slot's lock file @p fd (who holds the slot). */
+static void
+slot_holder(int fd)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+
+	if (ftruncate(fd, 0) == 0)
+		(void)!pwrite(fd, buf, (size_t)n, 0);
+}
+
 int
 zn_slot_given(uint16_t *slot)
 {
 	const char *v = getenv(ZN_SLOT_ENV);
 	unsigned int s, fd;
 	struct stat st;
-	char buf[32];
-	int n;
 
 	if (v == NULL)
 		return -ENOENT;
@@ -476,9 +485,7 @@ zn_slot_given(uint16_t *slot)
 		return -EBADF;
 	unsetenv(ZN_SLOT_ENV);
 	(void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
-	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	if (ftruncate((int)fd, 0) == 0)
-		(void)!pwrite((int)fd, buf, (size_t)n, 0);
+	slot_holder((int)fd);
 	*slot = (uint16_t)s;
 	return (int)fd;
 }
@@ -486,11 +493,11 @@ zn_slot_given(uint16_t *slot)
 int
 zn_slot_claim(const char *instance, uint16_t *slot)
 {
-	char path[PATH_MAX], buf[32];
+	char path[PATH_MAX];
 
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
 		char file[32];
-		int fd, n;
+		int fd;
 
 		snprintf(file, sizeof(file), ZN_SLOT_LOCK_FMT, i);
 		if (zn_runtime_path(instance, file, path, sizeof(path)))
@@ -500,9 +507,7 @@ zn_slot_claim(const char *instance, uint16_t *slot)
 			continue;
 		if (fd < 0)
 			return fd;
-		n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-		if (ftruncate(fd, 0) == 0)
-			(void)!pwrite(fd, buf, (size_t)n, 0);
+		slot_holder(fd);
 		*slot = (uint16_t)i;
 		return fd;
 	}
