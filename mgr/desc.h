@@ -42,9 +42,15 @@ struct zn_desc_pool {
 	 *   time it comes back, 0 otherwise. Each hand-out is taken back
 	 *   once: a second copy, a copy on another ring, a stale pointer to
 	 *   a buffer the manager already sent on or gave another NF, are
-	 *   refused (desc_hot.c). */
+	 *   refused (desc_hot.c);
+	 * - hops: the NF hops the packet in it has taken (the loop guard,
+	 *   lib/common/zn_route_hot.h), as the workers counted them: set
+	 *   when a worker hands it to an NF, 0 when a port receives into it
+	 *   or an NF makes a packet in a buffer no NF held; what an NF
+	 *   writes into the metadata's `hops` is not read back. */
 	struct zn_own {
-		uint16_t owner;
+		uint8_t owner;
+		uint8_t hops;
 		uint16_t start;
 	} *own;
 	uint8_t own_shift;
@@ -85,12 +91,15 @@ zn_desc_own_at(const struct zn_desc_pool *d, uintptr_t p)
 	       e : NULL;
 }
 
+/* An owner is a slot + 1 */
+_Static_assert(ZN_MAX_NFS < UINT8_MAX, "zn_own.owner is 8 bits");
 /** Record that @p pkts[0, n) (buffers of @p d's pool or not: others are
  *  skipped) are now held by the NF in slot @p v - 1, or by the manager
- *  (@p v 0). A worker only: the one handing them out or taking them in. */
+ *  (@p v 0), having taken @p hops NF hops. A worker only: the one
+ *  handing them out or taking them in. */
 static inline void
 zn_desc_hold(const struct zn_desc_pool *d, struct rte_mbuf *const *pkts,
-	     unsigned int n, uint16_t v)
+	     unsigned int n, uint8_t v, uint8_t hops)
 {
 	const uintptr_t lo = d->lo, span = d->hi - d->lo;
 	const unsigned int shift = d->own_shift;
@@ -99,8 +108,10 @@ zn_desc_hold(const struct zn_desc_pool *d, struct rte_mbuf *const *pkts,
 	for (unsigned int i = 0; i < n; i++) {
 		uintptr_t off = (uintptr_t)pkts[i] - lo;
 
-		if (likely(off < span))
+		if (likely(off < span)) {
 			own[off >> shift].owner = v;
+			own[off >> shift].hops = hops;
+		}
 	}
 }
 
@@ -404,12 +415,13 @@ void zn_desc_fini(struct zn_mgr *m);
  * ones only the metadata line (the worker routes by it next), unless
  * routing under @p rt may parse the packet (and it has no valid hash):
  * then the whole descriptor is checked here. What reads more of a kept
- * packet (a port, a free, a copy) calls zn_desc_deep() first. Returns how
- * many are kept.
+ * packet (a port, a free, a copy) calls zn_desc_deep() first. @p hops[i]:
+ * the NF hops kept packet i has taken, from the map (struct zn_own).
+ * Returns how many are kept.
  */
 unsigned int zn_desc_filter(struct zn_worker *w, unsigned int slot,
-			    struct rte_mbuf **pkts, unsigned int n,
-			    const struct zn_route *rt);
+			    struct rte_mbuf **pkts, uint8_t *hops,
+			    unsigned int n, const struct zn_route *rt);
 
 /**
  * The whole descriptor of @p pkts[0, n) (buffers zn_desc_filter kept from

@@ -99,11 +99,14 @@ passed_on(const struct zn_mgr *m, unsigned int slot, const void *pkt)
  * out: to this NF, or to any NF if others may pass it packets over links
  * (@p linked); or once for a packet the NF made (zn_nf_send marks it new;
  * the mark is cleared here), a buffer no NF holds as the workers saw it.
- * It is the manager's from now on. Reads the
- * map's entry, then the metadata line (the routing reads it next). */
+ * It is the manager's from now on. *@p hops: the NF hops it has taken as
+ * the map counted them (0 for a packet made so; a buffer the NF was given
+ * keeps its count, new or not: marking a packet new does not reset the
+ * loop guard). Reads the map's entry, then the metadata line (the
+ * routing reads it next). */
 static inline bool
 take_back(const struct zn_mgr *m, const struct zn_desc_pool *d,
-	  struct rte_mbuf *mb, unsigned int slot, bool linked)
+	  struct rte_mbuf *mb, unsigned int slot, bool linked, uint8_t *hops)
 {
 	struct zn_own *e = zn_desc_own_at(d, (uintptr_t)mb);
 	struct zn_pkt_meta *meta;
@@ -122,6 +125,7 @@ take_back(const struct zn_mgr *m, const struct zn_desc_pool *d,
 		 * that came over a link (the sender's). */
 		if (likely(e->owner == 0)) {
 			meta->flags &= ~ZN_PKT_F_NEW;
+			e->hops = 0;
 			goto taken;
 		}
 		if ((e->owner == slot + 1 &&
@@ -137,6 +141,7 @@ take_back(const struct zn_mgr *m, const struct zn_desc_pool *d,
 		return false;
 taken:
 	e->owner = 0;
+	*hops = e->hops;
 	return true;
 }
 
@@ -158,7 +163,7 @@ route_may_parse(struct zn_worker *w, const struct zn_route *rt)
 
 unsigned int
 zn_desc_filter(struct zn_worker *w, unsigned int slot,
-	       struct rte_mbuf **pkts, unsigned int n,
+	       struct rte_mbuf **pkts, uint8_t *hops, unsigned int n,
 	       const struct zn_route *rt)
 {
 	bool may_parse = route_may_parse(w, rt);
@@ -176,8 +181,9 @@ zn_desc_filter(struct zn_worker *w, unsigned int slot,
 		prefetch_desc(d, pkts[i]);
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *mb = pkts[i];
+		uint8_t h;
 
-		if (unlikely(!take_back(m, d, mb, slot, linked)))
+		if (unlikely(!take_back(m, d, mb, slot, linked, &h)))
 			continue; /* not handed out: not the NF's to give */
 		/* Routing parses a packet without a valid flow hash (to
 		 * pick a replica): that reads through buf_addr. */
@@ -187,6 +193,7 @@ zn_desc_filter(struct zn_worker *w, unsigned int slot,
 			freed[n_freed++] = zn_desc_restore(d, mb);
 			continue; /* taken back once: in neither list */
 		}
+		hops[k] = h;
 		pkts[k++] = mb;
 	}
 	if (n_freed != 0)

@@ -78,13 +78,13 @@ deliver_nf(struct zn_worker *w, const struct zn_res *r,
 	 * at once (desc.h owner map). */
 	if (likely(w->mgr->desc != NULL)) {
 		d = zn_desc_of_nf(w->mgr, r->id);
-		zn_desc_hold(d, pkts, n, (uint16_t)(r->id + 1));
+		zn_desc_hold(d, pkts, n, (uint8_t)(r->id + 1), r->hops);
 	}
 	k = zn_rguard_mp_enqueue(&w->mgr->rg_rx[r->id], (void *const *)pkts, n);
 	if (k > 0)
 		zn_db_ring(&zn_slot(w->mgr, r->id)->db);
 	if (unlikely(k < n) && d != NULL)
-		zn_desc_hold(d, pkts + k, n - k, 0); /* still ours */
+		zn_desc_hold(d, pkts + k, n - k, 0, 0); /* still ours */
 	return k;
 }
 
@@ -354,6 +354,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	struct zn_nf_slot *ns = zn_slot(w->mgr, slot);
 	struct zn_stage *st = &w->nf_stage[slot];
 	unsigned int moved = 0, n, staged, done = 0;
+	uint8_t hops[ZN_BURST], *hp = NULL;
 
 	if (st->tail != 0) {
 		done = moved = flush_stage(w, rt, st, ns->mstats.drops);
@@ -371,9 +372,11 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	st->dp = NULL;
 	st->tenant = (uint8_t)zn_tenant_of_nf(w->mgr, slot);
 	if (likely(w->mgr->desc != NULL)) {
-		unsigned int k = zn_desc_filter(w, slot, st->pkts, n, rt);
+		unsigned int k = zn_desc_filter(w, slot, st->pkts, hops, n,
+						rt);
 
 		st->dp = zn_desc_of_nf(w->mgr, slot);
+		hp = hops; /* the loop guard counts by the map, not the NF */
 		done += n - k;
 		n = k;
 		if (n == 0)
@@ -385,7 +388,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	if (rt->rehash_every_hop) /* the naive baseline: look up again */
 		zn_fdir_classify(w, rt, st->pkts, n, NULL);
 	/* The NF counts the actions of what it puts on links. */
-	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, st->res, n,
+	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, hp, st->res, n,
 				       ns->mstats.act);
 	st->head = 0;
 	st->tail = (uint16_t)n;
@@ -472,7 +475,7 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	 * itself left in the owner map (desc.h). */
 	if (likely(w->mgr->desc != NULL))
 		zn_desc_hold(&w->mgr->desc[w->mgr->cfg.port_group[rq->port]],
-			     st->pkts, n, 0);
+			     st->pkts, n, 0, 0);
 	if (likely(w->mgr->tn == NULL) ||
 	    w->mgr->tn->port_mask[rq->port] == 0) {
 		zn_fdir_classify(w, rt, st->pkts, n, NULL);
@@ -485,7 +488,8 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 		if ((n = kept) == 0)
 			return moved;
 	}
-	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, st->res, n, NULL);
+	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, NULL, st->res, n,
+				       NULL);
 	st->head = 0;
 	st->tail = (uint16_t)n;
 	w->shm->stats.routed += n;

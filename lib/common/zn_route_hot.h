@@ -230,15 +230,17 @@ zn_pick_instance(struct zn_rctx *c, const struct zn_route *rt, uint16_t svc,
 				.svc = svc, .id = id };
 }
 
-/** Decide where a packet goes. Does not change the packet; may pin its
- *  flow to a replica (LEAST_LOADED). */
+/** Decide where a packet goes, @p prev_hops NF hops taken so far (the
+ *  loop guard's count: the manager's own, from its owner map, for a
+ *  packet an NF hands back; mgr/desc.h). Does not change the packet; may
+ *  pin its flow to a replica (LEAST_LOADED). */
 static inline struct zn_res
-zn_route_resolve(struct zn_rctx *c, const struct zn_route *rt,
-		 struct rte_mbuf *m)
+zn_route_resolve_at(struct zn_rctx *c, const struct zn_route *rt,
+		    struct rte_mbuf *m, uint8_t prev_hops)
 {
 	const struct zn_pkt_meta *meta = zn_pkt_meta(m);
 	const struct zn_chain *chain = &rt->chains[meta->chain];
-	unsigned int hops = meta->hops + 1u;
+	unsigned int hops = prev_hops + 1u;
 	unsigned int pos;
 	const struct zn_step *hop;
 
@@ -278,31 +280,55 @@ zn_route_resolve(struct zn_rctx *c, const struct zn_route *rt,
 	}
 }
 
+/** zn_route_resolve_at() with the hop count the packet's metadata says
+ *  (what the NF that holds it wrote: libzeronf's own hand-off, tests). */
+static inline struct zn_res
+zn_route_resolve(struct zn_rctx *c, const struct zn_route *rt,
+		 struct rte_mbuf *m)
+{
+	return zn_route_resolve_at(c, rt, m, zn_pkt_meta(m)->hops);
+}
+
+/* The routing fields of @p m (action, chain, position, hops, dest: the
+ * first 6 bytes of its meta), the hop count replaced by @p hops[i] if
+ * @p hops is not NULL. */
+static inline uint64_t
+zn_route_key(struct rte_mbuf *m, const uint8_t *hops, unsigned int i)
+{
+	uint64_t key;
+
+	memcpy(&key, zn_pkt_meta(m), sizeof(key));
+	key &= 0x0000ffffffffffffULL;
+	if (hops != NULL)
+		key = (key & ~(0xffULL << 24)) | ((uint64_t)hops[i] << 24);
+	return key;
+}
+
 /**
  * Resolve a burst. Packets of a burst mostly share their routing fields
- * (action, chain, position, hops, dest: the first 6 bytes of the meta);
- * such a packet reuses the previous decision unless that decision depends
- * on the flow hash (a service with several replicas). Counts the actions
- * into @p act (if not NULL). @return true if one decision, res[0], applies
- * to the whole burst (then res[1..] are not written).
+ * (zn_route_key); such a packet reuses the previous decision unless that
+ * decision depends on the flow hash (a service with several replicas).
+ * @p hops: each packet's hop count so far, if not NULL (the manager's,
+ * not the one in the metadata: zn_route_resolve_at). Counts the actions
+ * into @p act (if not NULL). @return true if one decision, res[0],
+ * applies to the whole burst (then res[1..] are not written).
  */
 static inline bool
 zn_resolve_burst(struct zn_rctx *c, const struct zn_route *rt,
-		 struct rte_mbuf **pkts, struct zn_res *res, unsigned int n,
-		 uint64_t *act)
+		 struct rte_mbuf **pkts, const uint8_t *hops,
+		 struct zn_res *res, unsigned int n, uint64_t *act)
 {
-	const uint64_t mask = 0x0000ffffffffffffULL;
 	uint64_t key0, key;
 	unsigned int i, j;
 	bool reuse;
 
-	memcpy(&key0, zn_pkt_meta(pkts[0]), sizeof(key0));
-	key0 &= mask;
-	res[0] = zn_route_resolve(c, rt, pkts[0]);
+	key0 = zn_route_key(pkts[0], hops, 0);
+	res[0] = zn_route_resolve_at(c, rt, pkts[0],
+				     (uint8_t)(key0 >> 24));
 	reuse = res[0].type != ZN_RES_NF || rt->svc[res[0].svc].n <= 1;
 	for (i = 1; i < n; i++) {
-		memcpy(&key, zn_pkt_meta(pkts[i]), sizeof(key));
-		if ((key & mask) != key0)
+		key = zn_route_key(pkts[i], hops, i);
+		if (key != key0)
 			break;
 	}
 	if (reuse && i == n) {
@@ -311,10 +337,11 @@ zn_resolve_burst(struct zn_rctx *c, const struct zn_route *rt,
 				    (unsigned int)ZN_ACT_MAX)] += n;
 		return true;
 	}
-	/* Mixed burst: one decision per run of equal keys. */
+	/* Mixed burst: one decision per run of equal keys. The key is
+	 * loaded once: what is resolved is what was compared (an NF may be
+	 * rewriting the metadata meanwhile). */
 	for (j = 0; j < n; j++) {
-		memcpy(&key, zn_pkt_meta(pkts[j]), sizeof(key));
-		key &= mask;
+		key = zn_route_key(pkts[j], hops, j);
 		if (act != NULL)
 			act[RTE_MIN((unsigned int)(key & 0xff),
 				    (unsigned int)ZN_ACT_MAX)]++;
@@ -322,7 +349,8 @@ zn_resolve_burst(struct zn_rctx *c, const struct zn_route *rt,
 			res[j] = res[j - 1];
 			continue;
 		}
-		res[j] = zn_route_resolve(c, rt, pkts[j]);
+		res[j] = zn_route_resolve_at(c, rt, pkts[j],
+					     (uint8_t)(key >> 24));
 		key0 = key;
 		reuse = res[j].type != ZN_RES_NF || rt->svc[res[j].svc].n <= 1;
 	}

@@ -408,7 +408,7 @@ flush(struct zn_nf *nf, unsigned int n)
 	if (!nf->resolved) {
 		if (rt->direct) {
 			nf->uniform = zn_resolve_burst(&nf->rc, rt, held,
-						       nf->res, n, NULL);
+						       NULL, nf->res, n, NULL);
 		} else { /* the worker decides everything */
 			nf->res[0] = (struct zn_res){ .type = 0 };
 			nf->uniform = true;

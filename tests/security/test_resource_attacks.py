@@ -143,3 +143,44 @@ def test_a_replayed_packet_is_the_replayers_not_its_holders(managers,
     got = [bytes(p) for p in rdpcap(str(out))]
     assert len(set(got)) == len(got) == sent
     assert set(got) <= {bytes(p) for p in rdpcap(str(trace))}
+
+
+@pytest.mark.parametrize("groups,new", [(True, False), (False, True)],
+                         ids=["across-groups", "no-group-marked-new"])
+def test_an_nf_cannot_reset_the_loop_guard(managers, tmp_path, groups, new):
+    """Item 12: an NF sends every packet it gets to an honest NF's service
+    as if it had been nowhere yet (chain position START, hop count 0,
+    TO_SERVICE; or also marked as a packet it made), and the honest NF's
+    NEXT sends it back. Before, the loop guard read the hop count the NF
+    had just rewritten: the packets circled for ever, the honest NF's
+    capacity spent on them. The workers count the hops in their own map:
+    each packet makes its 64 NF hops (32 visits to each NF) and is
+    dropped as hop_limit, every buffer back in the pool."""
+    n = 20
+    trace = tmp_path / "in.pcap"
+    wrpcap(str(trace), [Ether() / IP(src="10.0.0.1", dst="10.0.0.2") /
+                        UDP(sport=1000 + i, dport=53) for i in range(n)])
+    args = ["--handoff", "worker"]
+    if groups:
+        args += ["--trust-group", "a:2047", "--trust-group", "b:2047"]
+    m = managers(ports=[f"net_pcap0,rx_pcap={trace},"
+                        f"tx_pcap={tmp_path / 'out.pcap'}"],
+                 chain="1,2,port:0", rx_paused=True, args=args)
+    base = m.pool()["in_use"]
+    hog = m.start_nf("test-hog", 1, "hog",
+                     lib_args=["--trust-group", "a"] if groups else None,
+                     nf_args=["--mode", "loop", "--to", "2"] +
+                     (["--new"] if new else []))
+    honest = m.start_nf("forward", 2, "honest",
+                        lib_args=["--trust-group", "b"] if groups else None)
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.stats()["drops"].get("hop_limit", 0) == n,
+             scaled(30), "every packet dropped by the loop guard")
+    m.wait_idle(baseline=base, timeout=scaled(30))
+    assert counters(hog) == {"looped": 32 * n}
+    assert honest.stats()["rx"] == 32 * n
+    st = m.stats()
+    assert st["drops"]["hop_limit"] == n, st["drops"]
+    assert m.call("port.list")["ports"][0]["tx"] == 0
+    assert m.pool()["in_use"] == base
+    assert m.shutdown() == 0

@@ -17,7 +17,11 @@
  * did not register, asks for a flow rule in the NF's name (its slot, its
  * registration) and exits; then the NF asks for one itself. Counters:
  * child_rc, own_rc (the negated results: 0 when installed), done (1 once
- * both are in). */
+ * both are in).
+ * --mode loop --to S [--new]: sends every packet it gets to service S as
+ * if none had been anywhere yet (chain position START, hop count 0,
+ * TO_SERVICE S; with --new also marked as a packet it made): the loop
+ * guard's count is what it rewrites. Counter: looped. */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -30,8 +34,9 @@
 
 #define KEPT 128
 
-static bool keep, done, replay, forks;
-static int c_rules, c_refused, c_replayed, c_child, c_own, c_done;
+static bool keep, done, replay, forks, loop, mark_new;
+static int c_rules, c_refused, c_replayed, c_child, c_own, c_done, c_looped;
+static uint16_t loop_to;
 static struct rte_mbuf *kept[KEPT];
 static unsigned int n_kept, seen_at_tick, last = KEPT;
 
@@ -45,21 +50,33 @@ hog_parse(struct zn_nf *nf, int argc, char **argv)
 		else if (strcmp(argv[i], "--last") == 0 && i + 1 < argc &&
 			 atoi(argv[i + 1]) > 0 && atoi(argv[i + 1]) <= KEPT)
 			last = (unsigned int)atoi(argv[++i]);
+		else if (strcmp(argv[i], "--new") == 0)
+			mark_new = true;
+		else if (strcmp(argv[i], "--to") == 0 && i + 1 < argc &&
+			 atoi(argv[i + 1]) > 0 && atoi(argv[i + 1]) < 65536)
+			loop_to = (uint16_t)atoi(argv[++i]);
 		else if (strcmp(argv[i], "--mode") != 0 || i + 1 >= argc)
 			return -EINVAL;
 		else if (strcmp(argv[++i], "replay") == 0)
 			replay = true;
 		else if (strcmp(argv[i], "fork") == 0)
 			forks = true;
+		else if (strcmp(argv[i], "loop") == 0)
+			loop = true;
 		else if (strcmp(argv[i], "rules") != 0)
 			return -EINVAL;
 	}
-	return 0;
+	return loop && loop_to == 0 ? -EINVAL : 0;
 }
 
 static int
 hog_init(struct zn_nf *nf)
 {
+	if (loop) {
+		done = true;
+		c_looped = zn_nf_counter_register(nf, "looped");
+		return c_looped < 0 ? c_looped : 0;
+	}
 	if (forks) {
 		c_child = zn_nf_counter_register(nf, "child_rc");
 		c_own = zn_nf_counter_register(nf, "own_rc");
@@ -79,7 +96,19 @@ hog_init(struct zn_nf *nf)
 static void
 hog_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
-	(void)nf;
+	if (loop) {
+		for (uint16_t i = 0; i < n; i++) {
+			struct zn_pkt_meta *meta = zn_pkt_meta(pkts[i]);
+
+			zn_pkt_to_service(pkts[i], loop_to);
+			meta->chain_pos = ZN_CHAIN_POS_START;
+			meta->hops = 0;
+			if (mark_new)
+				meta->flags |= ZN_PKT_F_NEW;
+		}
+		zn_nf_counter_add(nf, c_looped, n);
+		return;
+	}
 	if (!replay)
 		return;
 	for (uint16_t i = 0; i < n; i++)

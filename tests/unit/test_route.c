@@ -210,6 +210,28 @@ ZN_TEST(route_resolve)
 	zn_pkt_meta(m)->hops = 64;
 	r = zn_route_resolve(NULL, &rt, m);
 	ZT_EQ(r.reason, ZN_DROP_HOP_LIMIT);
+	/* The count the caller gives is the one that counts, whatever the
+	 * metadata says (the manager's own, mgr/desc.h), in a burst too:
+	 * packets of equal metadata but different counts are not one run. */
+	zn_pkt_meta(m)->hops = 0;
+	ZT_EQ(zn_route_resolve_at(NULL, &rt, m, 64).reason, ZN_DROP_HOP_LIMIT);
+	{
+		struct rte_mbuf *b[3] = { m, pkt(ZN_ACT_TO_SERVICE, 0, 9, 1),
+					  pkt(ZN_ACT_TO_SERVICE, 0, 9, 1) };
+		const uint8_t counts[3] = { 3, 64, 10 };
+		struct zn_res res[3];
+
+		ZT_EQ(zn_resolve_burst(NULL, &rt, b, counts, res, 3, NULL),
+		      false);
+		ZT_EQ(res[0].type, ZN_RES_NF);
+		ZT_EQ(res[0].hops, 4);
+		ZT_EQ(res[1].reason, ZN_DROP_HOP_LIMIT);
+		ZT_EQ(res[2].hops, 11);
+		ZT_EQ(zn_resolve_burst(NULL, &rt, b, NULL, res, 3, NULL), true);
+		ZT_EQ(res[0].hops, 1);
+		rte_pktmbuf_free(b[1]);
+		rte_pktmbuf_free(b[2]);
+	}
 	rte_pktmbuf_free(m);
 
 	/* Resolution is pure: the packet is unchanged. */
