@@ -90,6 +90,13 @@ affects both sides alike. Progress goes to stderr.
          (the port's driver reads the manager's headers: mgr/shadow.h) and
          off, H = direct (the NF sends) and worker (the worker sends,
          from the manager's headers too) (bench/trust.py).
+  spinner {"bench":"spinner","alone_mpps":A,"with_spinner_mpps":S,
+         "ratio":R,"target_ratio":0.25,"long_yields":N}: net_null -> one
+         forward NF -> net_null, the manager's worker and the NF on one
+         core, alone and with a busy loop pinned to that core
+         (interleaved runs); R = S / A; N = the NF's yields that lasted a
+         time slice, after which it waits on its doorbell instead
+         (lib/common/zn_yield.h) (bench/spinner.py).
   vm     {"bench":"vm","mode":"host|guest_zero_copy|guest_vhost",
          "accel":"kvm|tcg","nfs":N,"size":B,"mpps":X,"ns_per_hop":Y}: a
          chain of N = 1, 2 forward NFs between the speed tester's hands
@@ -116,6 +123,7 @@ from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
     bench_idle, bench_latency, bench_lb, bench_p2p
 from peers import bench_peers
 from soak import bench_soak
+from spinner import bench_spinner
 from tenants import bench_tenants
 from trust import bench_group_port, bench_trust, bench_validate
 from vm import bench_vm
@@ -134,7 +142,7 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers,
            "trust": bench_trust, "validate": bench_validate,
            "tenants": bench_tenants, "group_port": bench_group_port,
-           "vm": bench_vm}
+           "vm": bench_vm, "spinner": bench_spinner}
 
 
 def main() -> int:

@@ -67,6 +67,8 @@ passed_on(const struct zn_mgr *m, unsigned int slot, const void *pkt)
 {
 	const struct zn_nf_slot *s = zn_slot(m, slot);
 
+	if (!__atomic_load_n(&m->nf_linked_out[slot], __ATOMIC_RELAXED))
+		return false; /* a re-circulating source: no walk */
 	for (unsigned int r = 0; r < ZN_MAX_NFS; r++) {
 		uint32_t o = __atomic_load_n(&s->links.out[r], __ATOMIC_RELAXED);
 		const struct zn_nf_slot *rs = zn_slot(m, r);
@@ -100,10 +102,12 @@ passed_on(const struct zn_mgr *m, unsigned int slot, const void *pkt)
  * (@p linked); or once for a packet the NF made (zn_nf_send marks it new;
  * the mark is cleared here), a buffer no NF holds as the workers saw it.
  * It is the manager's from now on. *@p hops: the NF hops it has taken as
- * the map counted them (0 for a packet made so; a buffer the NF was given
- * keeps its count, new or not: marking a packet new does not reset the
- * loop guard). Reads the map's entry, then the metadata line (the
- * routing reads it next). */
+ * the map counted them; 0 for a packet the NF made (a source's packet
+ * starts a count of its own, in a buffer it was given too: a generator
+ * sends what it receives again, and an NF could make the same packet in
+ * a fresh buffer all the same: what it makes is counted, `created`).
+ * Reads the map's entry, then the metadata line (the routing reads it
+ * next). */
 static inline bool
 take_back(const struct zn_mgr *m, const struct zn_desc_pool *d,
 	  struct rte_mbuf *mb, unsigned int slot, bool linked, uint8_t *hops)
@@ -136,6 +140,7 @@ take_back(const struct zn_mgr *m, const struct zn_desc_pool *d,
 			return false;
 		}
 		meta->flags &= ~ZN_PKT_F_NEW;
+		e->hops = 0;
 	}
 	if (unlikely(e->owner != slot + 1) && (!linked || e->owner == 0))
 		return false;

@@ -143,6 +143,7 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 	/* Before the release below: a worker reading what the receiver
 	 * hands back sees it (desc_hot.c take_back). */
 	__atomic_store_n(&m->nf_linked_in[to], true, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->nf_linked_out[from], true, __ATOMIC_RELAXED);
 	/* The receiver lists it before the sender can fill it. */
 	r->links.in[n_in] = l;
 	__atomic_store_n(&r->links.n_in, (uint16_t)(n_in + 1),

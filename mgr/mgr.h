@@ -89,6 +89,9 @@ struct zn_mgr {
 	 * back from it any packet handed to an NF (desc.h). Registry clears,
 	 * link.c sets. */
 	bool nf_linked_in[ZN_MAX_NFS];
+	/* Has a link out of it been given (the same writers)? Else nothing
+	 * it holds can be in another NF's hands by a link (desc_hot.c). */
+	bool nf_linked_out[ZN_MAX_NFS];
 	/* Each slot's state and registration generation: the registry's
 	 * (its only writer); ctl.state and ctl.gen repeat them to the NF. */
 	uint32_t nf_state[ZN_MAX_NFS];

@@ -78,6 +78,7 @@ zn_registry_nf_joined(struct zn_mgr *m, unsigned int slot, pid_t pid)
 		return; /* never: the registry's own slot number */
 	t = zn_tenant_of_nf(m, slot);
 	m->nf_linked_in[slot] = false; /* no link into it yet */
+	m->nf_linked_out[slot] = false; /* nor out of it */
 	if (t == 0 || zn_cgroup_adopt(m, (int)t - 1, pid, err,
 				      sizeof(err)) == 0)
 		return;

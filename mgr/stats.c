@@ -112,8 +112,8 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 			json_array_append_new(cmds, c);
 	}
 	o = json_pack("{s:i, s:i, s:o, s:I, s:s, s:i, s:I, s:I, s:I, s:o, "
-		      "s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, s:I, "
-		      "s:o, s:o}",
+		      "s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, "
+		      "s:I, s:o, s:o}",
 		      "instance", (int)slot, "service", s->ctl.service_id,
 		      "name", jstr(s->ctl.name, ZN_NAME_LEN), "pid",
 		      (json_int_t)zn_registry_pid(m, slot), "state",
@@ -124,6 +124,7 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      (json_int_t)s->stats.bursts, "actions", acts,
 		      "tx_full_waits", (json_int_t)s->stats.tx_full,
 		      "created", (json_int_t)s->stats.created,
+		      "long_yields", (json_int_t)s->stats.long_yields,
 		      "dequeued", (json_int_t)s->mstats.dequeued, "drops",
 		      drops_json(drops), "exit_drops",
 		      (json_int_t)s->exit_drops, "staged",
@@ -325,7 +326,7 @@ workers_json(struct zn_mgr *m, uint64_t *drops)
 			drops[r] += ws->stats.drops[r];
 		json_array_append_new(a, json_pack(
 			"{s:i, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-			" s:I, s:I, s:I}",
+			" s:I, s:I, s:I, s:I}",
 			"worker", (int)w, "rx", m->workers[w]->rx_role, "tx",
 			m->workers[w]->tx_role, "online", ws->stats.online != 0,
 			"loops", (json_int_t)ws->stats.loops, "busy_loops",
@@ -337,7 +338,8 @@ workers_json(struct zn_mgr *m, uint64_t *drops)
 			(json_int_t)ws->stats.fdir_exact, "fdir_rule",
 			(json_int_t)ws->stats.fdir_rule, "fdir_miss",
 			(json_int_t)ws->stats.fdir_miss, "lb_moved",
-			(json_int_t)ws->stats.lb_moved));
+			(json_int_t)ws->stats.lb_moved, "long_yields",
+			(json_int_t)ws->stats.long_yields));
 	}
 	return a;
 }
@@ -524,6 +526,8 @@ static const struct zn_cmd nf_list_cmd = {
 	       "registered, its init runs, not yet sent packets; `running`; "
 	       "`stopping`; `reclaiming`), worker, `rx`, `tx`, `bursts`, "
 	       "`actions` {next, drop, to_service, out}, `tx_full_waits`, "
+	       "`long_yields` (yields that lasted a time slice: another thread "
+	       "kept the core, so the NF waited on its doorbell instead), "
 	       "`created`, `dequeued`, `drops` by reason, `exit_drops`, "
 	       "`staged`, `rx_ring`/`tx_ring` `{count, size}`, `sleeps`, "
 	       "`wakeups`, NF-defined `counters`, `commands` the NF serves "

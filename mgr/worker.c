@@ -592,8 +592,10 @@ zn_worker_main(void *arg)
 			rte_pause();
 			continue;
 		}
-		if (idle < IDLE_YIELD) {
-			sched_yield(); /* NFs sharing our core may run */
+		/* NFs sharing our core may run; not a thread that keeps it
+		 * (lib/common/zn_yield.h): then the doorbell wait below. */
+		if (idle < IDLE_YIELD && zn_yield(&w->yld, NULL)) {
+			w->shm->stats.long_yields = (uint32_t)w->yld.n_long;
 			continue;
 		}
 		if (pending || stages_pending(w)) {

@@ -14,6 +14,7 @@
 #include <rte_mbuf.h>
 
 #include "../lib/shm/zn_shm.h"
+#include "../lib/common/zn_yield.h"
 #include "route.h"
 
 struct zn_mgr;
@@ -63,6 +64,7 @@ struct zn_mgr;
 struct zn_worker {
 	unsigned int id;
 	unsigned int lcore;
+	struct zn_yield yld;  /* its idle yields (lib/common/zn_yield.h) */
 	bool rx_role;
 	bool tx_role;
 	struct zn_mgr *mgr;

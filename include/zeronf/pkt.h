@@ -60,8 +60,10 @@ struct zn_pkt_meta {
 #define ZN_PKT_F_HASH_VALID 0x1
 /** flow_hash came from the NIC's (symmetric) RSS hash. */
 #define ZN_PKT_F_HASH_RSS 0x2
-/** Reserved: set by zn_nf_send() on each packet the NF made (the manager
- *  takes a buffer back once per time it handed it out, or once if new). */
+/** Reserved: set by zn_nf_send() on each packet the NF made, and by
+ *  zn_pkt_restart_chain() (the manager takes a buffer back once per time
+ *  it handed it out, or once if new; a new packet's hop count starts at
+ *  0). */
 #define ZN_PKT_F_NEW 0x40000000u
 
 /** Offset of the metadata dynfield; set by zn_nf_open() / the manager. */
@@ -108,9 +110,11 @@ zn_pkt_out(struct rte_mbuf *m, uint16_t port_id)
 	meta->dest = port_id;
 }
 
-/** Restart the packet's chain: NEXT then goes to hop 0 again. The hop
- *  counter is reset, so only NFs that re-circulate packets on purpose
- *  (such as the speed tester) should call it. */
+/** Restart the packet's chain: NEXT then goes to hop 0 again, as a packet
+ *  the NF made (ZN_PKT_F_NEW): its hop count starts again, the NF being
+ *  its source. For NFs that re-circulate packets on purpose (such as the
+ *  speed tester); the loop guard stops a packet only an NF's routing
+ *  (NEXT, TO_SERVICE) keeps sending round. */
 static inline void
 zn_pkt_restart_chain(struct rte_mbuf *m)
 {
@@ -119,6 +123,7 @@ zn_pkt_restart_chain(struct rte_mbuf *m)
 	meta->chain_pos = ZN_CHAIN_POS_START;
 	meta->hops = 0;
 	meta->action = ZN_ACT_NEXT;
+	meta->flags |= ZN_PKT_F_NEW;
 }
 
 /** Initialise the metadata of a packet an NF created itself (its flow

@@ -19,6 +19,7 @@
 #include "../shm/zn_shm.h"
 #include "../common/zn_route_hot.h"
 #include "../common/zn_doorbell.h"
+#include "../common/zn_yield.h"
 
 #define ZN_API __attribute__((visibility("default")))
 
@@ -28,6 +29,7 @@
  * 2 cores than spinning), then sleep until woken. */
 #define ZN_IDLE_SPIN 8
 #define ZN_IDLE_YIELD (ZN_IDLE_SPIN + 256)
+
 
 /* The EAL memory of an NF of a trust group (its own, not hugepages: it
  * holds the NF's tables; packets are in the group's file). MB, reserved
@@ -105,6 +107,7 @@ struct zn_nf {
 	uint64_t blocked_since;     /* tsc, 0: not blocked */
 	uint64_t stall_cycles;      /* 0: never drop */
 	uint64_t cycle_cycles;      /* LOOP_WAIT_US in tsc (nf_tx.c) */
+	struct zn_yield yld;        /* the packet thread's (zn_nf_yield) */
 	uint16_t rx_next;           /* which inbound ring is read next */
 	uint16_t applied;           /* held[] before it: meta set for a
 				     * link, action counted (act0) */
@@ -223,6 +226,18 @@ zn_nf_wait(struct zn_nf *nf, struct zn_doorbell *db,
 	if (likely(!nf->guest))
 		return zn_db_wait(db, has_work, arg, timeout_us);
 	return zn_nf_guest_wait(nf, db, has_work, arg, timeout_us);
+}
+
+/** zn_yield() of the packet thread, its long yields published
+ *  (stats.long_yields). */
+static inline bool
+zn_nf_yield(struct zn_nf *nf, uint64_t *took)
+{
+	bool yielded = zn_yield(&nf->yld, took);
+
+	if (unlikely(nf->yld.n_long != nf->s->stats.long_yields))
+		nf->s->stats.long_yields = nf->yld.n_long;
+	return yielded;
 }
 
 /* nf_cmd.c: commands (nf.call). _reset at registration; _serve answers

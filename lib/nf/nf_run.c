@@ -147,7 +147,8 @@ idle_wait(struct zn_nf *nf, struct idle_state *st)
 			return true;
 		us = RTE_MIN(us, (st->due - t0) / st->tsc_us);
 		if (us < POLL_SPIN_US) {
-			sched_yield();
+			if (!zn_nf_yield(nf, NULL))
+				rte_pause();
 			return true;
 		}
 	}
@@ -155,10 +156,8 @@ idle_wait(struct zn_nf *nf, struct idle_state *st)
 		rte_pause();
 		return true;
 	}
-	if (st->idle < ZN_IDLE_YIELD) {
-		t0 = rte_rdtsc();
-		sched_yield();
-		if (rte_rdtsc() - t0 > st->shared_yield)
+	if (st->idle < ZN_IDLE_YIELD && zn_nf_yield(nf, &t0)) {
+		if (t0 > st->shared_yield)
 			st->shared_until = rte_rdtsc() + st->hold;
 		return true;
 	}
@@ -187,7 +186,8 @@ coalesce(struct zn_nf *nf, struct idle_state *st)
 		st->wait_start = t;
 	if (t - st->wait_start >= st->coalesce)
 		goto take;
-	sched_yield();
+	if (!zn_nf_yield(nf, NULL))
+		goto take; /* not to a thread that keeps the core */
 	return true;
 take:
 	st->wait_start = 0;

@@ -540,8 +540,8 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 			zn_nf_ring(nf, nf->wdb);
 		if (++idle < ZN_IDLE_SPIN) {
 			rte_pause();
-		} else if (idle < ZN_IDLE_YIELD) {
-			sched_yield();
+		} else if (idle < ZN_IDLE_YIELD && zn_nf_yield(nf, NULL)) {
+			continue;
 		} else if (!zn_nf_wait(nf, &nf->s->db, tx_room, nf, TX_SLEEP_US) &&
 			   !zn_nf_mgr_alive(nf)) {
 			return -ENOTCONN;

@@ -216,7 +216,7 @@ struct zn_worker_shm {
 		uint64_t lb_moved;   /* pinned flows moved off a replica */
 		uint64_t drops[ZN_DROP_MAX];
 		uint32_t online;   /* 1 while the worker runs */
-		uint32_t pad;
+		uint32_t long_yields; /* lib/common/zn_yield.h */
 		/* Packets copied across a trust boundary (mgr/group.c) into
 		 * group g's pool ([g + 1]) or the shared one ([0]); the tsc
 		 * it took; copies put off, the pool being empty. */
@@ -343,6 +343,9 @@ struct zn_nf_slot {
 		uint64_t bursts;
 		uint64_t tx_full;   /* waits for TX ring space */
 		uint64_t created;   /* packets the NF made (zn_nf_send) */
+		uint64_t long_yields; /* yields that lasted a time slice:
+				       * it then waits on its doorbell
+				       * (lib/nf/nf_pvt.h zn_nf_yield) */
 	} stats __rte_cache_aligned;
 
 	/* writer: the NF packet thread */
