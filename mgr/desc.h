@@ -45,9 +45,10 @@ struct zn_desc_pool {
 	 *   refused (desc_hot.c);
 	 * - hops: the NF hops the packet in it has taken (the loop guard,
 	 *   lib/common/zn_route_hot.h), as the workers counted them: set
-	 *   when a worker hands it to an NF, 0 when a port receives into it
-	 *   or an NF makes a packet in a buffer no NF held; what an NF
-	 *   writes into the metadata's `hops` is not read back. */
+	 *   when a worker hands it to an NF, 0 when a port receives into it;
+	 *   a packet an NF hands back marked as made by it (ZN_PKT_F_NEW)
+	 *   counts from 0 (desc_hot.c take_back); what an NF writes into
+	 *   the metadata's `hops` is not read back. */
 	struct zn_own {
 		uint8_t owner;
 		uint8_t hops;

@@ -129,8 +129,7 @@ take_back(const struct zn_mgr *m, const struct zn_desc_pool *d,
 		 * that came over a link (the sender's). */
 		if (likely(e->owner == 0)) {
 			meta->flags &= ~ZN_PKT_F_NEW;
-			e->hops = 0;
-			goto taken;
+			goto made;
 		}
 		if ((e->owner == slot + 1 &&
 		     passed_on(m, slot, mb)) ||
@@ -140,11 +139,13 @@ take_back(const struct zn_mgr *m, const struct zn_desc_pool *d,
 			return false;
 		}
 		meta->flags &= ~ZN_PKT_F_NEW;
-		e->hops = 0;
+made:
+		e->owner = 0;
+		*hops = 0;
+		return true;
 	}
 	if (unlikely(e->owner != slot + 1) && (!linked || e->owner == 0))
 		return false;
-taken:
 	e->owner = 0;
 	*hops = e->hops;
 	return true;

@@ -13,7 +13,7 @@
  * yields (an NF spinning in its handler, another busy process) gets a
  * whole time slice from each yield while the yielder's ring fills:
  * measured, a forwarder and the manager's worker sharing one core with a
- * busy loop fell from 48 to 2.7 Mpps. A yield that lasted ZN_LONG_YIELD_US
+ * busy loop fell from 48 to 2.5 Mpps. A yield that lasted ZN_LONG_YIELD_US
  * shows such a thread: for ZN_YIELD_OFF_MS after it, zn_yield() does not
  * yield and the caller waits on its doorbell instead; the wake-up, a
  * sleeper's, takes the core from the spinner at once (CFS favours the

@@ -138,7 +138,7 @@ struct idle_state {
 static bool
 idle_wait(struct zn_nf *nf, struct idle_state *st)
 {
-	uint64_t t0, us = SLEEP_US;
+	uint64_t t0, took, us = SLEEP_US;
 
 	st->idle++;
 	if (st->due != 0) { /* a generator's next turn bounds the sleep */
@@ -156,8 +156,8 @@ idle_wait(struct zn_nf *nf, struct idle_state *st)
 		rte_pause();
 		return true;
 	}
-	if (st->idle < ZN_IDLE_YIELD && zn_nf_yield(nf, &t0)) {
-		if (t0 > st->shared_yield)
+	if (st->idle < ZN_IDLE_YIELD && zn_nf_yield(nf, &took)) {
+		if (took > st->shared_yield)
 			st->shared_until = rte_rdtsc() + st->hold;
 		return true;
 	}
