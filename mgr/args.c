@@ -15,131 +15,6 @@
 #include "tenant.h"
 #include "../lib/common/zn_util.h"
 
-static void
-usage(const char *prog, FILE *out)
-{
-	fprintf(out,
-		"Usage: %s [options] [-- extra EAL options]\n"
-		"ZeroNF manager: owns the ports and the packet pool, moves "
-		"packets between\nports and NF processes.\n\n"
-		"  -i, --instance NAME     instance name = EAL file prefix "
-		"(default '" ZN_INSTANCE_DEFAULT "')\n"
-		"  -p, --port DEVARGS      add a port: a vdev "
-		"(net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap)\n"
-		"                          or a PCI address; repeat for more "
-		"ports\n"
-		"  -c, --chain HOPS        default chain, e.g. 1,2,port:0 "
-		"(hops: ID or svc:ID,\n"
-		"                          port:P, drop; up to %d)\n"
-		"      --rx-threads N      threads polling ports (default 1)\n"
-		"      --tx-threads N      threads moving NF output; 0 = the RX "
-		"threads do it\n"
-		"                          (default 0)\n"
-		"      --cpus LIST         CPUs for manager threads (default: "
-		"all allowed)\n"
-		"      --pool-size N       packet buffers (default 16383)\n"
-		"      --ring-size N       NF ring size, power of 2 (default "
-		"1024)\n"
-		"      --mem MB            hugepage memory, reserved at start "
-		"(default 256)\n"
-		"      --ingress MODE      backpressure (hold, stop polling) or "
-		"drop (default\n"
-		"                          backpressure)\n"
-		"      --stall-ms N        drop packets whose next hop made no "
-		"progress for N ms\n"
-		"                          (0 = never; default 2000)\n"
-		"      --handoff MODE      direct: NFs hand packets to the next "
-		"NF themselves\n"
-		"                          (default); worker: every hop crosses "
-		"a worker\n"
-		"      --nf-tx-queues N    TX queues per port for NFs that "
-		"transmit themselves\n"
-		"                          (net_null, net_tap; 0: the workers "
-		"transmit all;\n"
-		"                          default 8)\n"
-		"      --trust-group NAME[:BUFFERS]\n"
-		"                          a trust group: a packet pool of "
-		"BUFFERS (default\n"
-		"                          8191) in hugepage memory that only "
-		"the group's NFs\n"
-		"                          map (repeat for more, up to %u)\n"
-		"      --port-group P=NAME port P (0, 1, ... in -p order) "
-		"receives into trust\n"
-		"                          group NAME's pool: no copy for the "
-		"group's NFs\n"
-		"      --tenant NAME=GROUP[,services=LO-HI][,uid=N][,cpu=PCT]"
-		"[,mem=MB]\n"
-		"                          a tenant (an isolated virtual router): "
-		"trust group\n"
-		"                          GROUP, service ids LO..HI, its own "
-		"chain and a control\n"
-		"                          socket user N may use; its "
-		"launched NFs together\n"
-		"                          get PCT %% of a CPU and MB of memory "
-		"(docs/security.md)\n"
-		"      --slice TENANT:PORT[:vlan=V|:mac=M|:prefix=A/L]\n"
-		"                          what of port PORT is TENANT's: all "
-		"of it, or packets\n"
-		"                          of a VLAN, a destination MAC or IP "
-		"prefix\n"
-		"      --validate on|off   check every packet pointer an NF "
-		"hands back (default on)\n"
-		"      --bad-desc-limit N  kill an NF after N bad ones "
-		"(default 64; 0: never)\n"
-		"      --idle-sleep-us N   longest sleep of an idle polling "
-		"thread (default 1000)\n"
-		"      --stats-interval S  log a stats line every S seconds (0 = "
-		"off)\n"
-		"      --huge-dir DIR      hugetlbfs mount (default: found in "
-		"/proc/mounts)\n"
-		"      --log-level LVL     log level (default notice)\n"
-		"      --rx-paused         start with port RX paused (enable "
-		"it with the\n"
-		"                          control method rx.set)\n"
-		"      --rx-when-ready     start with port RX paused until every "
-		"service of\n"
-		"                          --chain has a running NF (then "
-		"enabled, once)\n"
-		"      --flow-capacity N   exact flow rules at most (default "
-		"262144; 1M needs\n"
-		"                          about 100 MB more --mem)\n"
-		"      --flow-idle-s S     exact flow rules expire after S s "
-		"without traffic\n"
-		"                          (0 = never; default 300)\n"
-		"      --nf-flow-quota N   exact rules one NF may hold (and all "
-		"NFs keep\n"
-		"                          after them); default flow capacity "
-		"/ 8; 0 = none\n"
-		"      --tenant-flow-quota N  exact rules of one tenant "
-		"(its socket and NFs);\n"
-		"                          default flow capacity / 4; 0 = "
-		"none\n"
-		"      --lb-idle-s S       least_loaded balancing: a flow's pin "
-		"expires after S s\n"
-		"                          idle (default 30)\n"
-		"      --rx-timestamp      RX timestamps (mbuf dynfield) where "
-		"the port has them;\n"
-		"                          net_pcap: capture time in us\n"
-		"      --fdir-rehash       benchmark baseline: parse, hash and "
-		"look up every packet\n"
-		"                          at every hop (as OpenNetVM does)\n"
-		"      --log-dir DIR       output of the NFs the manager launches "
-		"(nf.start;\n"
-		"                          default: the runtime directory, "
-		"removed at exit)\n"
-		"      --cgroup-root DIR   launched NFs' cgroups go in "
-		"DIR/zeronf/<instance>:\n"
-		"                          a cgroup v2 directory (one delegated "
-		"to ZeroNF),\n"
-		"                          or one holding v1's cpuset and "
-		"memory hierarchies\n"
-		"                          (default /sys/fs/cgroup)\n"
-		"      --schema            print the control protocol's schema "
-		"(JSON) and exit\n"
-		"  -h, --help              this help\n",
-		prog, ZN_MAX_CHAIN_HOPS, ZN_MAX_GROUPS);
-}
-
 static int
 parse_u(const char *prog, const char *opt, const char *arg, uint64_t min,
 	uint64_t max, unsigned int *out)
@@ -265,7 +140,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
 		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP, O_PGROUP,
 		O_VALIDATE, O_BADDESC, O_TENANT, O_SLICE, O_NFQUOTA,
-		O_TQUOTA,
+		O_TQUOTA, O_PQUOTA, O_UIDBASE,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -297,11 +172,13 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "flow-idle-s", required_argument, NULL, O_FLOWIDLE },
 		{ "nf-flow-quota", required_argument, NULL, O_NFQUOTA },
 		{ "tenant-flow-quota", required_argument, NULL, O_TQUOTA },
+		{ "nf-pool-quota", required_argument, NULL, O_PQUOTA },
 		{ "lb-idle-s", required_argument, NULL, O_LBIDLE },
 		{ "fdir-rehash", no_argument, NULL, O_REHASH },
 		{ "rx-timestamp", no_argument, NULL, O_RXTS },
 		{ "schema", no_argument, NULL, O_SCHEMA },
 		{ "log-dir", required_argument, NULL, O_LOGDIR },
+		{ "sandbox-uid-base", required_argument, NULL, O_UIDBASE },
 		{ "cgroup-root", required_argument, NULL, O_CGROOT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -325,6 +202,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 	cfg->flow_idle_s = 300;
 	cfg->nf_flow_quota = UINT_MAX;
 	cfg->tenant_flow_quota = UINT_MAX;
+	cfg->nf_pool_quota = UINT_MAX;
+	cfg->sandbox_uid_base = 1515061248u; /* 0x5a4e0000 */
 	cfg->lb_idle_s = 30;
 	zn_strlcpy(cfg->log_level, "notice", sizeof(cfg->log_level));
 
@@ -487,6 +366,11 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 				    1u << 26, &cfg->nf_flow_quota))
 				return -EINVAL;
 			break;
+		case O_PQUOTA:
+			if (parse_u(prog, "--nf-pool-quota", optarg, 0,
+				    16u << 20, &cfg->nf_pool_quota))
+				return -EINVAL;
+			break;
 		case O_TQUOTA:
 			if (parse_u(prog, "--tenant-flow-quota", optarg, 0,
 				    1u << 26, &cfg->tenant_flow_quota))
@@ -507,6 +391,18 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			break;
 		case O_SCHEMA:
 			cfg->print_schema = true;
+			break;
+		case O_UIDBASE:
+			if (parse_u(prog, "--sandbox-uid-base", optarg, 0,
+				    4000000000u, &cfg->sandbox_uid_base))
+				return -EINVAL;
+			if (cfg->sandbox_uid_base != 0 &&
+			    cfg->sandbox_uid_base < 65536) {
+				fprintf(stderr, "%s: --sandbox-uid-base %u: "
+					"below 65536 (users of the system)\n",
+					prog, cfg->sandbox_uid_base);
+				return -EINVAL;
+			}
 			break;
 		case O_LOGDIR:
 			if (optarg[0] == '\0' ||
@@ -550,7 +446,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			cfg->rx_when_ready = true;
 			break;
 		case 'h':
-			usage(prog, stdout);
+			zn_mgr_usage(prog, stdout);
 			return -ECANCELED;
 		default: /* getopt said what */
 			fprintf(stderr, "%s: --help lists the options\n",

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include <zeronf/step.h>
 
@@ -54,6 +55,9 @@ struct zn_mgr_cfg {
 	unsigned int nf_flow_quota; /* exact rules an NF holds; 0: none;
 				     * UINT_MAX: default (fdir.c) */
 	unsigned int tenant_flow_quota; /* a tenant's, as nf_flow_quota */
+	unsigned int nf_pool_quota; /* shared-pool buffers an NF takes and
+				     * keeps; 0: none; UINT_MAX: default
+				     * (pool_acct.c) */
 	unsigned int lb_idle_s;     /* LEAST_LOADED pins expire */
 	bool fdir_rehash;           /* naive per-hop rehash (benchmark) */
 	bool rx_timestamp;          /* RX timestamp offload where offered */
@@ -96,6 +100,8 @@ struct zn_mgr_cfg {
 	unsigned int n_slices;
 	char huge_dir[PATH_MAX];
 	char log_dir[PATH_MAX];     /* launched NFs' output; "": rundir/logs */
+	unsigned int sandbox_uid_base; /* sandboxed group NFs' users from
+					* here (sandbox_uid.c); 0: none */
 	char cgroup_root[PATH_MAX]; /* launched NFs' cgroups; "": default */
 	char log_level[64];
 	int eal_argc;    /* extra EAL args after "--" */
@@ -105,5 +111,7 @@ struct zn_mgr_cfg {
 /** Parse the manager command line. @return 0, -ECANCELED (help shown)
  *  or -EINVAL (message printed). */
 int zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv);
+/** The options, described (args_usage.c). */
+void zn_mgr_usage(const char *prog, FILE *out);
 
 #endif /* ZN_ARGS_H */

@@ -44,5 +44,7 @@ json_t *zn_ctl_result_reply(json_t *id, json_t *result);
 
 /** The protocol's schema: the envelope and every registered command. */
 json_t *zn_ctl_schema(void);
+/** The same, printed (manager --schema). @return 0, -EIO. */
+int zn_ctl_print_schema(FILE *f);
 
 #endif /* ZN_CTL_H */

@@ -146,6 +146,18 @@ zn_ctl_schema(void)
 	return zn_cmd_schema(envelope);
 }
 
+int
+zn_ctl_print_schema(FILE *f)
+{
+	json_t *schema = zn_ctl_schema();
+	int rc = schema != NULL && json_dumpf(schema, f, JSON_INDENT(2) |
+					      JSON_SORT_KEYS) == 0 &&
+		 fputc('\n', f) != EOF ? 0 : -EIO;
+
+	json_decref(schema);
+	return rc;
+}
+
 static int
 cmd_schema(struct zn_cmd_req *req)
 {

@@ -127,13 +127,8 @@ prefix(struct launch *l, struct replica *r, const char *name, char **argv,
 	}
 	rc = zn_sandbox_argv(L.m, name, l->binary, cwd, L.log_dir, l->group,
 			     argv, argc, max, arena);
-	if (rc == -ENOENT)
-		snprintf(err, errlen, "no bwrap (bubblewrap) in PATH");
-	else if (rc == -E2BIG)
-		snprintf(err, errlen, "the sandbox's command line is too "
-			 "long (hugepage files: --legacy-mem?)");
-	else if (rc < 0)
-		snprintf(err, errlen, "sandbox: %s", strerror(-rc));
+	if (rc < 0)
+		zn_sandbox_explain(rc, l->binary, err, errlen);
 	return rc;
 }
 
@@ -150,7 +145,7 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, dfl;
-	int argc, logfd, rc, pidfd;
+	int argc, logfd, rc, pidfd, filter = -1;
 	bool pidns;
 	pid_t pid;
 
@@ -197,6 +192,12 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 		snprintf(err, errlen, "no NF slot: %s", strerror(-rc));
 		goto out;
 	}
+	if (l->sandbox && (filter = zn_sandbox_seccomp_fd()) < 0) {
+		rc = filter;
+		snprintf(err, errlen, "sandbox: seccomp filter: %s",
+			 strerror(-rc));
+		goto out;
+	}
 	launch_log_path(l, i, path, sizeof(path));
 	snprintf(svc_log, sizeof(svc_log), "%s.log", name);
 	logfd = zn_open_beneath(L.log_dirfd, svc_log, O_WRONLY | O_CREAT |
@@ -227,8 +228,11 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 						 zn_sandbox_pidns_fd(L.m), 3);
 	else if (slot_fd >= 0)
 		posix_spawn_file_actions_adddup2(&fa, slot_fd, 3);
-	posix_spawn_file_actions_addclosefrom_np(&fa, pidns || slot_fd >= 0 ?
-							4 : 3);
+	if (filter >= 0) /* bwrap reads it, then closes it */
+		posix_spawn_file_actions_adddup2(&fa, filter,
+						 ZN_SANDBOX_SECCOMP_FD);
+	posix_spawn_file_actions_addclosefrom_np(&fa, filter >= 0 ?
+		ZN_SANDBOX_SECCOMP_FD + 1 : pidns || slot_fd >= 0 ? 4 : 3);
 	posix_spawnattr_init(&at);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &dfl);
@@ -272,6 +276,8 @@ out:
 		free(envp);
 	if (slot_fd >= 0)
 		close(slot_fd); /* the NF's now: the lock stays with it */
+	if (filter >= 0)
+		close(filter);
 	if (rc < 0)
 		zn_cgroup_remove(&r->cg);
 	return rc;

@@ -40,6 +40,7 @@
 #include "loop.h"
 #include "mgr.h"
 #include "policy.h"
+#include "pool_acct.h"
 #include "port.h"
 #include "registry.h"
 #include "ring_guard.h"
@@ -444,21 +445,6 @@ signals_init(struct zn_mgr *m, const sigset_t *set)
 	return zn_loop_watch(m->loop, sigfd, EPOLLIN, on_signal, m);
 }
 
-static int
-print_schema(void)
-{
-	json_t *schema = zn_ctl_schema();
-
-	if (schema == NULL || json_dumpf(schema, stdout, JSON_INDENT(2) |
-					 JSON_SORT_KEYS) < 0) {
-		json_decref(schema);
-		return 1;
-	}
-	putchar('\n');
-	json_decref(schema);
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -473,7 +459,7 @@ main(int argc, char **argv)
 	if (rc < 0)
 		return 2;
 	if (m->cfg.print_schema)
-		return print_schema();
+		return zn_ctl_print_schema(stdout) < 0;
 	m->pid = getpid();
 	m->start_ns = zn_now_ns();
 	m->lock_fd = -1;
@@ -516,6 +502,8 @@ main(int argc, char **argv)
 		rc = zn_tenant_init(m);
 	if (rc == 0 && m->cfg.validate)
 		rc = zn_desc_init(m);
+	if (rc == 0)
+		rc = zn_pool_acct_init(m);
 	if (rc == 0)
 		rc = zn_ports_init(m);
 	if (rc == 0) {
@@ -577,6 +565,7 @@ main(int argc, char **argv)
 		zn_loop_run_once(m->loop, 100);
 	shutdown_mgr(m);
 	zn_desc_fini(m);
+	zn_pool_acct_fini(m);
 	zn_group_fini(m);
 	zn_tenant_fini(m);
 	zn_launch_fini(m);
@@ -603,6 +592,7 @@ fail_ports:
 	rte_eal_mp_wait_lcore();
 	zn_ports_close(m);
 	zn_desc_fini(m);
+	zn_pool_acct_fini(m);
 	if (m->shm != NULL)
 		zn_group_fini(m);
 	zn_ctl_fini(m);

@@ -78,6 +78,7 @@ struct zn_mgr {
 	} gmem[ZN_MAX_GROUPS];
 	const char *pool_ops; /* their mempool driver (main.c) */
 	struct zn_desc_pool *desc; /* [0]: pool, [g + 1]: gpool[g] (desc.c) */
+	struct zn_acct *acct; /* the shared pool's tags (pool_acct.c) */
 	/* Each slot's trust group (index + 1, 0: none), as the registry
 	 * checked it: what the data path and the checks trust. The slot's
 	 * ctl.group says the same to the NF, in memory NFs can write. */

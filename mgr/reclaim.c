@@ -34,6 +34,7 @@
 #include "fdir.h"
 #include "instance.h"
 #include "link.h"
+#include "pool_acct.h"
 #include "registry.h"
 #include "registry_pvt.h"
 #include "ring_guard.h"
@@ -264,6 +265,9 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 			      rte_mempool_default_cache(m->pool,
 							ZN_NF_LCORE_BASE + slot),
 			      pkts, &sent, &sent_out);
+	/* The ledger answers for these, whatever is done with them below:
+	 * not among what it took and kept (zn_pool_acct_sweep) */
+	zn_pool_acct_forget(m, slot, pkts, n);
 	/* What its port took is not lost: counted as sent, unless the NF
 	 * counted it itself before it died. */
 	if (sent != 0 && port < m->n_ports && s->ptx[port].tx == tx0) {
@@ -295,6 +299,8 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 				    (void **)pkts, ZN_BURST)) > 0)
 		free_counted(m, s, pkts, n);
 	zn_link_nf_gone(m, slot, free_counted);
+	/* what it allocated and kept (not packets: not counted as drops) */
+	zn_pool_acct_sweep(m, slot);
 	zn_fdir_nf_gone(m, slot, s->ctl.name); /* its flow rules */
 	/* When the manager stops, its memory goes with it. An NF of a trust
 	 * group maps none of the EAL's memory (lib/nf/nf_group.c): what it

@@ -14,10 +14,10 @@
  *   wait for RCU, then set ctl.stop; the NF drains its RX ring and exits.
  *   Nothing is lost.
  * - exit or death (pidfd readable, watched in the control loop): stop routing,
- *   recover what it held (ledger), free its RX ring, keep draining its TX
- *   ring (those packets were processed and go on), then free the slot and
- *   flush its lcore's mempool cache. Every packet lost is counted as
- *   "nf_exit".
+ *   recover what it held (ledger, and what it allocated and kept, its
+ *   lcore's mempool cache flushed: pool_acct.h), free its RX ring, keep
+ *   draining its TX ring (those packets were processed and go on), then
+ *   free the slot. Every packet lost is counted as "nf_exit".
  */
 
 #include <errno.h>
@@ -41,6 +41,7 @@
 #include "link.h"
 #include "loop.h"
 #include "mgr.h"
+#include "pool_acct.h"
 #include "port.h"
 #include "group.h"
 #include "home.h"
@@ -280,6 +281,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	s->ctl.start_time = s->req.start_time;
 	s->ctl.registered_ns = zn_now_ns();
 	s->ctl.group = group;
+	s->ctl.pool_quota = group == 0 ? zn_pool_acct_quota(m) : 0;
 	s->ctl.stop = 0;
 	zn_strlcpy(s->ctl.name, name, sizeof(s->ctl.name));
 	s->ctl.gen = m->nf_gen[slot] = gen;
@@ -382,7 +384,6 @@ static void
 try_finish(struct zn_mgr *m, unsigned int slot)
 {
 	struct zn_nf_slot *s = zn_slot(m, slot);
-	struct rte_mempool_cache *cache;
 
 	if (zn_nf_tx_count(m, slot) != 0 || s->mstats.staged != 0)
 		return;
@@ -400,11 +401,6 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	s->mstats.blocked_on = 0;
 	set_state(m, slot, ZN_NF_FREE);
 	zn_route_publish(m); /* lb forgets the slot's weight */
-	/* Buffers the NF allocated sit in its lcore's cache, in shared
-	 * memory; the next NF in this slot gets the same lcore id. */
-	cache = rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + slot);
-	if (cache != NULL)
-		rte_mempool_cache_flush(cache, m->pool);
 	zn_group_take_nf_caches(m, ZN_NF_LCORE_BASE + slot);
 	if (m->registry->reg[slot].reclaim_lock >= 0)
 		close(m->registry->reg[slot].reclaim_lock);

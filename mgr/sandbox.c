@@ -39,6 +39,9 @@
 extern char **environ;
 
 #define PIDNS_FD_MIN 10 /* never 3, where children get it */
+/* zeronf-run inside a sandbox: where no directory of the host's can keep
+ * the group's user from it */
+#define RUN_AS "/.zeronf-run"
 
 static struct {
 	pid_t holder;  /* zeronf-run --hold-pidns */
@@ -205,6 +208,7 @@ void
 zn_sandbox_fini(struct zn_mgr *m)
 {
 	(void)m;
+	zn_sandbox_uid_fini();
 	if (S.ns_fd >= 0)
 		close(S.ns_fd);
 	S.ns_fd = -1;
@@ -339,6 +343,27 @@ zn_program_check(const struct zn_mgr *m, const char *path, char *err,
 	return 0;
 }
 
+void
+zn_sandbox_explain(int rc, const char *binary, char *err, size_t errlen)
+{
+	if (rc == -ENOENT)
+		snprintf(err, errlen, "no bwrap (bubblewrap) in PATH");
+	else if (rc == -EACCES)
+		snprintf(err, errlen, "sandbox: an NF of a trust group runs as "
+			 "a user of its group's (--sandbox-uid-base), who may "
+			 "not read and run %.200s: chmod o+rx it and o+x each "
+			 "directory above it", binary);
+	else if (rc == -EUSERS)
+		snprintf(err, errlen, "sandbox: the trust group's user: no "
+			 "free block of ids from --sandbox-uid-base, its files "
+			 "cannot be made its, or no zeronf-run");
+	else if (rc == -E2BIG)
+		snprintf(err, errlen, "the sandbox's command line is too "
+			 "long (hugepage files: --legacy-mem?)");
+	else
+		snprintf(err, errlen, "sandbox: %s", strerror(-rc));
+}
+
 int
 zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		const char *cwd, const char *log_dir, int group, char **argv,
@@ -352,14 +377,17 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64",
 		"/lib64", "--symlink", "usr/bin", "/bin", "--symlink",
 		"usr/sbin", "/sbin",
+		"--perms", "0755", "--dir", "/etc",
 		"--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
 		"--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys",
-		"--tmpfs", "/tmp",
+		"--perms", "1777", "--tmpfs", "/tmp",
 	};
 	struct zn_arena *a = malloc(sizeof(*a));
-	char bwrap[PATH_MAX], lib[PATH_MAX];
+	char bwrap[PATH_MAX], lib[PATH_MAX], run_as[PATH_MAX];
 	struct dirent *e;
 	DIR *d = NULL;
+	uid_t uid = 0;
+	int rc;
 
 	if (a == NULL)
 		return -ENOMEM;
@@ -367,6 +395,16 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	*arena = a;
 	if (find_in_path("bwrap", bwrap, sizeof(bwrap)) < 0)
 		return -ENOENT;
+	/* An NF of a trust group: a user of its group's own, not root */
+	rc = zn_sandbox_uid(m, group, &uid);
+	if (rc == -ENOENT)
+		uid = 0, rc = 0;
+	else if (rc == 0 && (rc = zn_sandbox_reachable(binary)) == 0 &&
+		 (rc = zn_helper_path("zeronf-run", run_as,
+				      sizeof(run_as))) == 0)
+		rc = zn_sandbox_uid_prepare(m, group, uid);
+	if (rc < 0)
+		return rc == -EACCES ? -EACCES : -EUSERS;
 	ADD("%s", bwrap);
 	if (group >= 0) {
 		/* A PID namespace of its own: no other NF's process to see,
@@ -383,8 +421,41 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	}
 	ADD("--hostname");
 	ADD("%s", name);
+	/* System calls it has no use for (sandbox_seccomp.c) */
+	ADD("--seccomp");
+	ADD("%d", ZN_SANDBOX_SECCOMP_FD);
 	for (size_t i = 0; i < RTE_DIM(fixed); i++)
 		ADD("%s", fixed[i]);
+	if (uid != 0) {
+		/* The directories bwrap makes on the way to what it binds
+		 * are root's alone (0700): the group's user must pass */
+		const char *to[] = { binary, cwd, m->huge_dir, m->rundir,
+				     log_dir, lib_dir(lib, sizeof(lib)) };
+
+		for (size_t i = 0; i < RTE_DIM(to); i++)
+			for (const char *s = to[i] != NULL ? to[i] + 1 : NULL;
+			     s != NULL && (s = strchr(s, '/')) != NULL; s++) {
+				ADD("--perms");
+				ADD("0755");
+				ADD("--dir");
+				ADD("%.*s", (int)(s - to[i]), to[i]);
+			}
+		/* zeronf-run's to become the group's user (which drops
+		 * them); the NF's runtime directory as root's */
+		ADD("--cap-add");
+		ADD("CAP_SETUID");
+		ADD("--cap-add");
+		ADD("CAP_SETGID");
+		ADD("--cap-add");
+		ADD("CAP_SETPCAP");
+		ADD("--ro-bind");
+		ADD("%s", run_as);
+		ADD(RUN_AS);
+		ADD("--setenv");
+		ADD("XDG_RUNTIME_DIR");
+		ADD("%.*s", (int)(strlen(m->rundir) - strlen("/dpdk/") -
+				  strlen(m->cfg.instance)), m->rundir);
+	}
 	/* Its working directory (the deployment file's, with the files its
 	 * options name) read-only: an NF must not rewrite the deployment
 	 * file, a program beside it, or plant a link the manager, root,
@@ -480,6 +551,12 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	ADD("--chdir");
 	ADD("%s", cwd);
 	ADD("--");
+	if (uid != 0) {
+		ADD(RUN_AS);
+		ADD("--user");
+		ADD("%u:%u", (unsigned int)uid, (unsigned int)uid);
+		ADD("--");
+	}
 	return argc;
 full:
 	if (d != NULL)

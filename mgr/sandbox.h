@@ -13,7 +13,10 @@
  * group, the instance's for NFs of no group (one for all of them: DPDK
  * names their shared files after their pids, which must differ); no
  * capability at all (uid 0 without capabilities is enough for a DPDK
- * secondary: measured); a file system of /usr read-only, its program and
+ * secondary: measured), and for an NF of a trust group a user of its
+ * group's own (sandbox_uid.c, tools/zeronf-run.c --user); a seccomp
+ * filter (sandbox_seccomp.c); a file system
+ * of /usr read-only, its program and
  * libzeronf, a new /proc, /dev and /tmp, /sys read-only, the instance's
  * runtime directory with the control and telemetry sockets masked, the
  * instance's hugepage files only (a group's NF: its group's file and
@@ -43,6 +46,9 @@ int zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		    const char *cwd, const char *log_dir, int group,
 		    char **argv, int argc, int max, struct zn_arena **arena);
 void zn_sandbox_arena_free(struct zn_arena *a);
+/** What zn_sandbox_argv's -errno @p rc means, for program @p binary. */
+void zn_sandbox_explain(int rc, const char *binary, char *err,
+			size_t errlen);
 /** Claim an NF slot for a sandbox of a trust group, which has no slot's
  *  lock file (its NF could lock them all): @return the lock's fd (locked;
  *  the caller passes it to the child as @p fd and closes its own), and
@@ -50,6 +56,12 @@ void zn_sandbox_arena_free(struct zn_arena *a);
  *  @p buf; free the array, not the strings). -errno: none free. */
 int zn_sandbox_slot(struct zn_mgr *m, int fd, char *buf, size_t len,
 		    char ***envp);
+/** The seccomp filter of a sandbox (sandbox_seccomp.c), for bwrap to
+ *  read from fd ZN_SANDBOX_SECCOMP_FD of the child (zn_sandbox_argv asks
+ *  for it there): a new fd to dup there (the caller closes its own), or
+ *  -errno. */
+#define ZN_SANDBOX_SECCOMP_FD 4
+int zn_sandbox_seccomp_fd(void);
 /** The instance's PID namespace (started on first use). fd or -errno. */
 int zn_sandbox_pidns_fd(struct zn_mgr *m);
 /** A program next to zeronf-mgr (or in the build tree's tools/). */

@@ -5,9 +5,11 @@
 #define ZN_SANDBOX_PVT_H
 
 /* What sandbox.c (the command line, the PID namespace) takes from
- * sandbox_drivers.c (DPDK's driver directory); no other module. */
+ * sandbox_drivers.c (DPDK's driver directory) and sandbox_uid.c (the
+ * users NFs of trust groups run as); no other module. */
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct zn_mgr;
 
@@ -15,5 +17,20 @@ struct zn_mgr;
  *  need only (worked out once). NULL-terminated; empty when the directory
  *  is to be shown as it is. */
 const char *const *zn_sandbox_driver_args(const struct zn_mgr *m);
+
+/** The uid (and gid) a sandboxed NF of trust group @p group runs as:
+ *  0, or -ENOENT: it runs as the manager's user (no group, no
+ *  --sandbox-uid-base, the manager not root); other -errno: no block of
+ *  ids could be claimed. */
+int zn_sandbox_uid(struct zn_mgr *m, int group, uid_t *uid);
+/** What an NF of @p group running as @p uid needs of the host, made
+ *  its: 0 or -errno. At each spawn (the files may have been made again). */
+int zn_sandbox_uid_prepare(struct zn_mgr *m, int group, uid_t uid);
+/** May a user with no claim on it (others' permission bits) read and
+ *  run the program at @p path, through every directory above it?
+ *  0, -EACCES, -errno. */
+int zn_sandbox_reachable(const char *path);
+/** Give the claimed block back (the manager stops). */
+void zn_sandbox_uid_fini(void);
 
 #endif /* ZN_SANDBOX_PVT_H */

@@ -25,6 +25,7 @@
 #include "lb.h"
 #include "loop.h"
 #include "mgr.h"
+#include "pool_acct.h"
 #include "port.h"
 #include "link.h"
 #include "registry.h"
@@ -113,7 +114,7 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 	}
 	o = json_pack("{s:i, s:i, s:o, s:I, s:s, s:i, s:I, s:I, s:I, s:o, "
 		      "s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, "
-		      "s:I, s:o, s:o}",
+		      "s:I, s:o, s:o, s:I, s:I}",
 		      "instance", (int)slot, "service", s->ctl.service_id,
 		      "name", jstr(s->ctl.name, ZN_NAME_LEN), "pid",
 		      (json_int_t)zn_registry_pid(m, slot), "state",
@@ -133,7 +134,8 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      ring_json(m->nf_tx[slot]), "sleeps",
 		      (json_int_t)s->db.sleeps, "wakeups",
 		      (json_int_t)s->db.wakeups, "counters", ctrs, "commands",
-		      cmds);
+		      cmds, "pool_held", (json_int_t)s->alloc.held,
+		      "pool_refused", (json_int_t)s->alloc.refused);
 	for (unsigned int p = 0; p < m->n_ports; p++)
 		if (s->ptx[p].q != 0) {
 			port_tx += s->ptx[p].tx;
@@ -284,8 +286,9 @@ zn_stats_status(struct zn_mgr *m)
 	const struct zn_shm_mgr *g = &m->shm->mgr;
 
 	return json_pack("{s:s, s:i, s:s, s:s, s:I, s:b, s:b, s:i, s:i, s:i, "
-			 "s:o, s:s, s:s, s:i, s:b, s:b, s:{s:i, s:i, s:i}, "
-			 "s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I}}",
+			 "s:o, s:s, s:s, s:i, s:b, s:b, s:{s:i, s:i, s:i, s:i}, "
+			 "s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, "
+			 "s:{s:I, s:I}}",
 			 "instance", m->cfg.instance, "pid", (int)m->pid,
 			 "build", zn_build_id, "dpdk", rte_version(),
 			 "uptime_ms",
@@ -301,12 +304,14 @@ zn_stats_status(struct zn_mgr *m)
 			 "links", (int)zn_link_count(m),
 			 "rx_enabled", m->rx_enabled != 0,
 			 "rx_waiting", m->rx_waiting, "pool", "size", (int)size, "available", (int)avail,
-			 "in_use", (int)(size - avail), "registry",
+			 "in_use", (int)(size - avail), "nf_quota",
+			 (int)zn_pool_acct_quota(m), "registry",
 			 "registered", (json_int_t)g->nf_registered,
 			 "rejected", (json_int_t)g->nf_rejected, "exited",
 			 (json_int_t)g->nf_exited, "died",
 			 (json_int_t)g->nf_died, "reclaimed",
-			 (json_int_t)g->reclaimed, "objs_freed",
+			 (json_int_t)g->reclaimed, "allocs_returned",
+			 (json_int_t)g->allocs_reclaimed, "objs_freed",
 			 (json_int_t)g->objs_freed, "port_scans_refused",
 			 (json_int_t)zn_ports_scans_refused(), "control",
 			 "requests",
@@ -485,10 +490,15 @@ static const struct zn_cmd status_cmd = {
 		  "links in use\", \"rx_enabled\": "
 		  "\"ports are read\", \"rx_waiting\": \"--rx-when-ready, "
 		  "not yet enabled\", \"pool\": \"{size, available, "
-		  "in_use}\", \"registry\": \"{registered, rejected, exited, "
-		  "died, reclaimed, objs_freed, port_scans_refused}\", "
+		  "in_use, nf_quota}\", \"registry\": \"{registered, "
+		  "rejected, exited, died, reclaimed, allocs_returned, "
+		  "objs_freed, port_scans_refused}\", "
 		  "\"control\": \"{requests, errors}\"}",
-	.doc = "`registry.reclaimed`: buffers recovered from dead NFs; "
+	.doc = "`pool.nf_quota`: buffers of the shared pool one NF of no "
+	       "group may allocate and keep (--nf-pool-quota; 0: no bound). "
+	       "`registry.reclaimed`: buffers recovered from dead NFs; "
+	       "`allocs_returned`: of those, buffers they had allocated and "
+	       "kept; "
 	       "`objs_freed`: DPDK objects NFs left behind, freed by the "
 	       "manager; `port_scans_refused`: device scans of secondary "
 	       "processes answered with no device (the ports are the "
@@ -530,7 +540,10 @@ static const struct zn_cmd nf_list_cmd = {
 	       "kept the core, so the NF waited on its doorbell instead), "
 	       "`created`, `dequeued`, `drops` by reason, `exit_drops`, "
 	       "`staged`, `rx_ring`/`tx_ring` `{count, size}`, `sleeps`, "
-	       "`wakeups`, NF-defined `counters`, `commands` the NF serves "
+	       "`wakeups`, `pool_held` (buffers of the shared pool the NF "
+	       "allocated and keeps: not freed, not sent), `pool_refused` "
+	       "(allocations refused at --nf-pool-quota), "
+	       "NF-defined `counters`, `commands` the NF serves "
 	       "(for `nf.call`), `trust_group` (its name, or null); "
 	       "`handoff`: `link_tx`/`link_rx` (packets "
 	       "handed to / taken from other NFs directly), `port_tx` "

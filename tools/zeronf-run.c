@@ -14,15 +14,24 @@
  *       see no host process, and their pids, which DPDK puts in the names
  *       of the files it shares in the runtime directory, differ.
  *
- *   zeronf-run [--cgroup DIR]... -- PROGRAM [ARGS]
+ *   zeronf-run [--cgroup DIR]... [--user UID:GID] -- PROGRAM [ARGS]
  *       Join each cgroup (cgroup v1: one directory per controller; v2:
- *       one), then exec PROGRAM: everything it starts is inside.
+ *       one), then exec PROGRAM: everything it starts is inside. With
+ *       --user (inside a sandbox: bwrap leaves it CAP_SETUID,
+ *       CAP_SETGID and CAP_SETPCAP only), become that user and group
+ *       first, with no supplementary groups, an empty bounding set and
+ *       no inheritable capability: changing from uid 0 clears the
+ *       others, and the sandbox's no_new_privs keeps them off.
  *
  * Exit status: PROGRAM's; 127 if it cannot be run; 126 for a cgroup that
- * cannot be joined (the reason on stderr).
+ * cannot be joined or a user that cannot be become (the reason on
+ * stderr).
  */
 
 #include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -88,23 +97,81 @@ join(const char *dir)
 	return 0;
 }
 
+/* Become @p spec ("UID:GID", neither 0), for good. */
+static int
+become(const char *spec)
+{
+	unsigned long uid, gid;
+	char *end;
+
+	errno = 0;
+	uid = strtoul(spec, &end, 10);
+	if (errno != 0 || *end != ':' || uid == 0 || uid >= 0xffffffffUL)
+		goto bad;
+	gid = strtoul(end + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || gid == 0 || gid >= 0xffffffffUL)
+		goto bad;
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct none[2] = { { 0 } };
+
+	/* Nothing left to regain, whatever runs later */
+	for (int c = 0; c < 64; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL) {
+			fprintf(stderr, "zeronf-run: cannot drop capability "
+				"%d from the bounding set: %s\n", c,
+				strerror(errno));
+			return -1;
+		}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -1;
+	if (setgroups(0, NULL) < 0 ||
+	    setresgid((gid_t)gid, (gid_t)gid, (gid_t)gid) < 0 ||
+	    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0) {
+		fprintf(stderr, "zeronf-run: cannot become %s: %s\n", spec,
+			strerror(errno));
+		return -1;
+	}
+	if (syscall(SYS_capset, &hdr, none) < 0) {
+		fprintf(stderr, "zeronf-run: capset: %s\n", strerror(errno));
+		return -1;
+	}
+	/* no way back: a capability kept would say otherwise */
+	if (setresuid(0, 0, 0) == 0 || getuid() != (uid_t)uid ||
+	    getegid() != (gid_t)gid) {
+		fprintf(stderr, "zeronf-run: %s did not stick\n", spec);
+		return -1;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "zeronf-run: bad --user %s (UID:GID, not 0)\n", spec);
+	return -1;
+}
+
 int
 main(int argc, char **argv)
 {
+	const char *user = NULL;
 	int i;
 
 	if (argc == 2 && strcmp(argv[1], "--hold-pidns") == 0)
 		return hold_pidns();
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) {
+			user = argv[++i];
+			continue;
+		}
 		if (strcmp(argv[i], "--cgroup") != 0 || i + 1 >= argc) {
 			fprintf(stderr, "usage: zeronf-run --hold-pidns | "
-				"zeronf-run [--cgroup DIR]... -- PROGRAM "
-				"[ARGS]\n");
+				"zeronf-run [--cgroup DIR]... [--user UID:GID] "
+				"-- PROGRAM [ARGS]\n");
 			return 2;
 		}
 		if (join(argv[++i]) < 0)
 			return 126;
 	}
+	if (user != NULL && become(user) < 0)
+		return 126;
 	if (i + 1 >= argc) {
 		fprintf(stderr, "zeronf-run: no program\n");
 		return 2;

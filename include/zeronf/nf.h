@@ -50,7 +50,7 @@ extern "C" {
  *  refuses a manager whose ABI version differs. Overridable only so that
  *  tests can build a deliberately incompatible library. */
 #ifndef ZN_ABI_VERSION
-#define ZN_ABI_VERSION 15
+#define ZN_ABI_VERSION 16
 #endif
 
 /** Most packets the library hands to ops->burst at once. */
@@ -135,7 +135,9 @@ void zn_nf_stop(struct zn_nf *nf);
 
 /** Leave the manager and release the NF slot. The EAL stays initialised
  *  (it cannot be initialised twice in a process): call it when done,
- *  typically just before exiting. */
+ *  typically just before exiting. Buffers the NF allocated from the
+ *  shared pool and still keeps (not freed, not sent) are put back by the
+ *  manager: do not use them afterwards. */
 void zn_nf_close(struct zn_nf *nf);
 
 /**
@@ -255,7 +257,11 @@ uint16_t zn_nf_instance_id(const struct zn_nf *nf);
 uint16_t zn_nf_service_id(const struct zn_nf *nf);
 const char *zn_nf_name(const struct zn_nf *nf);
 /** The pool NFs create packets from: the trust group's when the NF is in
- *  one (zn_nf_group_pool), else the shared one. */
+ *  one (zn_nf_group_pool), else the shared one. From the shared pool an
+ *  NF may allocate and keep at most the manager's --nf-pool-quota
+ *  buffers (allocations past it fail as on an empty pool; nf.list's
+ *  pool_held and pool_refused); what it sends or frees no longer counts,
+ *  and what it keeps when it dies or leaves is put back. */
 struct rte_mempool *zn_nf_pktmbuf_pool(const struct zn_nf *nf);
 /** The pool of the NF's trust group (--trust-group NAME): buffers only
  *  the group's NFs map; NULL when the NF is in none. */

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct rte_mbuf;
 struct rte_mempool;
 struct rte_mempool_ops;
 
@@ -65,6 +66,48 @@ int zn_pool_ops_twin(const struct rte_mempool *mp,
 /** How many waits for another process's operation on a pool's free ring
  *  this process gave up so far (it went on after a bound). */
 uint64_t zn_pool_ops_waits_cut(void);
+
+/* Who took which buffer of one pool (the shared pool: mgr/pool_acct.h).
+ * tags: a byte per 2^shift bytes of the pool's memory from lo (n of
+ * them; 2^shift <= a buffer's size: one buffer per byte at most), the
+ * slot + 1 of the NF that took the buffer out of the pool's ring and
+ * still keeps it, 0 for any other. */
+struct zn_pool_acct {
+	const struct rte_mempool *mp;
+	uint8_t *tags;
+	const uint16_t *starts; /* where in window i a buffer starts */
+	uintptr_t lo;
+	uint32_t n;
+	uint8_t shift;
+	/* This process: what its takes tag (0: none, the manager), counted
+	 * in *held (atomic), refused once *held would pass *quota (0: no
+	 * bound; refusals counted in *refused). */
+	uint8_t me;
+	uint64_t *held, *refused;
+	const uint32_t *quota;
+};
+
+/** From now on, this process's takes from @p a->mp tag and count what
+ *  they take (a->me != 0); its puts, and zn_pool_ops_handed(), untag
+ *  (counting off its own). Each pool's lcore cache of this process's
+ *  lcore serves gets and puts no driver sees: what is freed into it must
+ *  be claimed (zn_pool_ops_claim) before it can be served. NULL: none
+ *  again. Before the first take, from one thread. */
+void zn_pool_ops_account(const struct zn_pool_acct *a);
+
+/** @p objs[0, n), buffers of the accounted pool now in this process's
+ *  lcore cache (freed there, so served by its next gets without the
+ *  driver), tagged as this process's and counted. */
+void zn_pool_ops_claim(void *const *objs, unsigned int n);
+
+/** Has this process taken from the accounted pool (through the driver)
+ *  since zn_pool_ops_account()? */
+bool zn_pool_ops_took(void);
+
+/** @p pkts[0, n) (and their segments) leave this process's hands as
+ *  packets (an NF's TX, zn_nf_tx_held: the ledger answers for them from
+ *  now on): untagged, no longer counted as kept. */
+void zn_pool_ops_handed(struct rte_mbuf *const *pkts, unsigned int n);
 
 /** DPDK's ring driver, which ZN_POOL_OPS runs over, as this process
  *  registered it (NULL: not loaded). */

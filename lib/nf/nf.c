@@ -404,6 +404,8 @@ zn_nf_close(struct zn_nf *nf)
 	if (zn_nf_self == nf)
 		zn_nf_self = NULL;
 	if (nf->registered) {
+		/* What it frees from now on counts for no one */
+		zn_pool_ops_account(NULL);
 		/* Whatever state we stop in, tell the manager we are gone so it
 		 * reclaims the slot now rather than when the process exits. */
 		if (!nf->leave_sent && zn_nf_mgr_alive(nf))

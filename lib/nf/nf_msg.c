@@ -283,6 +283,7 @@ zn_nf_register(struct zn_nf *nf)
 	memset(s->counters, 0, sizeof(s->counters));
 	memset(s->counter_names, 0, sizeof(s->counter_names));
 	memset(&s->objs, 0, sizeof(s->objs));
+	memset(&s->alloc, 0, sizeof(s->alloc));
 	zn_nf_cmd_reset(nf);
 	/* In a VM, the process the manager sees as ours is the helper's. */
 	if (nf->guest)
@@ -341,6 +342,7 @@ zn_nf_register(struct zn_nf *nf)
 		return -EPROTO;
 	zn_nf_tx_init(nf);
 	zn_nf_ports_attach(nf);
+	zn_nf_acct_attach(nf);
 	ZN_LOG(INFO, "NF '%s' registered with '%s': service %u, instance %u",
 	       nf->name, nf->instance, nf->service_id, nf->slot);
 	return 0;

@@ -20,6 +20,7 @@
 
 #include <rte_common.h>
 #include <rte_errno.h>
+#include <rte_mbuf.h>
 #include <rte_pause.h>
 #include <rte_memzone.h>
 #include <rte_mempool.h>
@@ -57,6 +58,10 @@ static struct guard {
 	uint32_t size, mask, capacity;
 } guards[GUARDS];
 static uint64_t waits_cut; /* waits given up (atomic) */
+
+/* zn_pool_ops_account: set before the first take, read-only after */
+static struct zn_pool_acct tagging;
+static bool took; /* a take tagged since */
 
 int
 zn_pool_ops_index(const char *name)
@@ -298,10 +303,137 @@ zr_free(struct rte_mempool *mp)
 			guards[i] = (struct guard){ .mp = NULL };
 }
 
+/* ---- Who took what (zn_pool_ops_account) */
+
+static inline uint8_t *
+tag_of(const void *obj)
+{
+	uintptr_t i = ((uintptr_t)obj - tagging.lo) >> tagging.shift;
+
+	return likely(i < tagging.n) ? &tagging.tags[i] : NULL;
+}
+
+/* Does a buffer of the pool start at @p p? (Then it may be read.) */
+static inline bool
+is_buf(const void *p)
+{
+	uintptr_t off = (uintptr_t)p - tagging.lo, i = off >> tagging.shift;
+
+	return i < tagging.n && tagging.starts[i] ==
+	       (off & ((1u << tagging.shift) - 1));
+}
+
+/* Untag @p obj: 1 if it was ours. */
+static inline unsigned int
+untag(const void *obj)
+{
+	uint8_t *t = tag_of(obj);
+	uint8_t was;
+
+	if (unlikely(t == NULL))
+		return 0;
+	was = __atomic_load_n(t, __ATOMIC_RELAXED);
+	if (was != 0)
+		__atomic_store_n(t, 0, __ATOMIC_RELAXED);
+	return was == tagging.me && was != 0;
+}
+
+static void
+untag_all(void *const *objs, unsigned int n)
+{
+	unsigned int mine = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		mine += untag(objs[i]);
+	if (mine != 0 && tagging.held != NULL)
+		__atomic_fetch_sub(tagging.held, mine, __ATOMIC_RELAXED);
+}
+
+/* Room under the quota for @p n more, counted as held: true. */
+static bool
+reserve(unsigned int n)
+{
+	uint32_t q = __atomic_load_n(tagging.quota, __ATOMIC_RELAXED);
+	uint64_t now = __atomic_add_fetch(tagging.held, n, __ATOMIC_RELAXED);
+
+	if (likely(q == 0 || now <= q))
+		return true;
+	__atomic_fetch_sub(tagging.held, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(tagging.refused, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+ZN_API void
+zn_pool_ops_account(const struct zn_pool_acct *a)
+{
+	took = false;
+	if (a == NULL || a->tags == NULL || a->starts == NULL || (a->me != 0 &&
+	    (a->held == NULL || a->refused == NULL || a->quota == NULL)))
+		tagging = (struct zn_pool_acct){ .mp = NULL };
+	else
+		tagging = *a;
+}
+
+ZN_API bool
+zn_pool_ops_took(void)
+{
+	return __atomic_load_n(&took, __ATOMIC_RELAXED);
+}
+
+ZN_API void
+zn_pool_ops_claim(void *const *objs, unsigned int n)
+{
+	unsigned int got = 0;
+
+	if (tagging.me == 0)
+		return;
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t *t = tag_of(objs[i]);
+
+		if (t != NULL && __atomic_load_n(t, __ATOMIC_RELAXED) !=
+				 tagging.me) {
+			__atomic_store_n(t, tagging.me, __ATOMIC_RELAXED);
+			got++;
+		}
+	}
+	if (got != 0)
+		__atomic_fetch_add(tagging.held, got, __ATOMIC_RELAXED);
+}
+
+ZN_API void
+zn_pool_ops_handed(struct rte_mbuf *const *pkts, unsigned int n)
+{
+	unsigned int mine = 0;
+
+	if (tagging.me == 0 || __atomic_load_n(tagging.held, __ATOMIC_RELAXED) == 0)
+		return;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct rte_mbuf *s = pkts[i];
+
+		/* What the NF calls packets may be anything: a buffer of
+		 * the pool is read, nothing else (nor past 64 segments) */
+		if (unlikely(!is_buf(s)))
+			continue;
+		mine += untag(s);
+		if (likely(s->nb_segs == 1))
+			continue;
+		s = s->next;
+		for (unsigned int k = 1; k < 64 && is_buf(s); k++, s = s->next)
+			mine += untag(s);
+	}
+	if (mine != 0)
+		__atomic_fetch_sub(tagging.held, mine, __ATOMIC_RELAXED);
+}
+
 static int
 zr_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
 {
 	const struct guard *g = guard_of(mp);
+
+	/* What goes back to the pool is nobody's: untagged first (a crash
+	 * in between leaks it, never frees it twice) */
+	if (mp == tagging.mp)
+		untag_all(objs, n);
 
 	if (unlikely(g != NULL && g->give != NULL)) {
 		g->give(g->src_arg, objs, n);
@@ -357,9 +489,28 @@ zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 {
 	const struct guard *g = guard_of(mp);
 
+	int rc;
+
 	if (unlikely(g != NULL && g->take != NULL))
 		return g->take(g->src_arg, objs, n) == 0 ? 0 : -ENOBUFS;
-	return take_checked(mp, g, objs, n);
+	if (mp != tagging.mp || tagging.me == 0)
+		return take_checked(mp, g, objs, n);
+	if (!reserve(n))
+		return -ENOBUFS;
+	rc = take_checked(mp, g, objs, n);
+	if (rc < 0) {
+		__atomic_fetch_sub(tagging.held, n, __ATOMIC_RELAXED);
+		return rc;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t *t = tag_of(objs[i]);
+
+		if (likely(t != NULL))
+			__atomic_store_n(t, tagging.me, __ATOMIC_RELAXED);
+	}
+	if (unlikely(!took))
+		__atomic_store_n(&took, true, __ATOMIC_RELAXED);
+	return 0;
 }
 
 static unsigned int

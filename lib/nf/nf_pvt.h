@@ -132,6 +132,13 @@ struct zn_nf {
 	/* The pool's cache of our lcore, where a PMD frees what we send
 	 * (NULL: none; then each packet sent gets an extra reference). */
 	struct rte_mempool_cache *cache;
+	/* What this NF takes from the shared pool and keeps, tagged
+	 * (nf_acct.c): our lcore's cache of it (NULL: not accounted, or not
+	 * on our lcore), how much of it is known tagged, and whether the NF
+	 * allocates at all (until then what sits in the cache is left). */
+	struct rte_mempool_cache *acache;
+	uint32_t acache_seen;
+	bool allocates;
 
 	/* Trust group (nf_group.c): --trust-group, its pool and mapping. */
 	char group_name[ZN_NAME_LEN];
@@ -181,6 +188,18 @@ void zn_nf_tx_init(struct zn_nf *nf);
 /* nf_port.c: attach the ports the manager gave us a TX queue of;
  * _thread in the packet thread before it starts. */
 void zn_nf_ports_attach(struct zn_nf *nf);
+
+/* What an NF of no group takes from the shared pool (nf_acct.c,
+ * mgr/pool_acct.h). attach: once registered (no group: tagged from now
+ * on); room: before libzeronf frees up to @p n buffers into cache @p c
+ * (flushes it if they would not fit, as the put would, but knowingly);
+ * begin/end: around a TX (zn_nf_tx_held); check: now and then when idle. */
+void zn_nf_acct_attach(struct zn_nf *nf);
+void zn_nf_acct_room(struct zn_nf *nf, struct rte_mempool_cache *c,
+		     unsigned int n);
+void zn_nf_acct_begin(struct zn_nf *nf);
+void zn_nf_acct_end(struct zn_nf *nf);
+void zn_nf_acct_check(struct zn_nf *nf);
 void zn_nf_ports_thread(struct zn_nf *nf);
 
 /* nf_group.c: map the trust group's pool (--trust-group); 0 or -errno

@@ -237,6 +237,7 @@ periodic(struct zn_nf *nf, uint64_t now)
 		return -ETIMEDOUT;
 	if (nf->ops.tick != NULL)
 		nf->ops.tick(nf, now);
+	zn_nf_acct_check(nf); /* what it freed into its cache since */
 	return 0;
 }
 

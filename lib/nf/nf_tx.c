@@ -42,6 +42,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "nf_pvt.h"
+#include "../common/zn_pool_ops.h"
 #include "../common/zn_doorbell.h"
 #include "../common/zn_ledger.h"
 #include "../common/zn_util.h"
@@ -156,6 +157,7 @@ drop_stalled(struct zn_nf *nf, unsigned int head, unsigned int run)
 	struct rte_mbuf *pkts[ZN_BURST];
 
 	zn_ledger_tx_port_abandon(l, head, head + run);
+	zn_nf_acct_room(nf, nf->acache, run);
 	for (unsigned int i = 0; i < run; i++) {
 		pkts[i] = l->held[head + i];
 		__atomic_store_n(&l->held[head + i], NULL, __ATOMIC_RELEASE);
@@ -251,8 +253,7 @@ plain_run(struct zn_nf *nf, struct rte_mbuf **pkts, unsigned int run)
 	for (unsigned int i = 0; i < run; i++)
 		if (pkts[i]->pool != nf->pool || pkts[i]->nb_segs != 1)
 			return false;
-	if (c->len + run > c->flushthresh)
-		rte_mempool_cache_flush(c, nf->pool);
+	zn_nf_acct_room(nf, c, run);
 	return true;
 }
 
@@ -285,10 +286,12 @@ to_port(struct zn_nf *nf, uint16_t port, unsigned int head, unsigned int run)
 	/* Counted (one store) before the packets leave held[]: reclaim
 	 * counts those it finds sent only if this did not happen. */
 	__atomic_store_n(&ps->tx, ps->tx + k, __ATOMIC_RELEASE);
-	if (cached)
+	if (cached) {
 		zn_ledger_tx_port_cached_done(l, head, k);
-	else
+	} else {
+		zn_nf_acct_room(nf, nf->acache, k);
 		zn_ledger_tx_port_done(l, head, k);
+	}
 	nf->tx_ring_id = RING_NONE; /* the next ring run says where it starts */
 	if (k < run)
 		ps->tx_retry++;
@@ -528,6 +531,10 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 	struct zn_ledger *l = &nf->s->ledger;
 	unsigned int idle = 0;
 
+	/* In the ledger now (its reclaim answers for them): no longer
+	 * buffers this NF took and keeps */
+	zn_pool_ops_handed(l->held, n);
+	zn_nf_acct_begin(nf);
 	nf->tx_head = 0;
 	nf->applied = 0;
 	nf->resolved = false;
@@ -548,6 +555,7 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 		}
 	}
 	zn_ledger_tx_done(l);
+	zn_nf_acct_end(nf);
 	nf->s->stats.tx += n;
 	return 0;
 }

@@ -160,6 +160,17 @@ struct zn_shm_hdr {
 	uint32_t stall_ms;          /* --stall-ms: NFs drop after it too */
 	uint64_t mgr_start_time;    /* /proc/<pid>/stat starttime */
 	uint8_t port_mac[ZN_MAX_PORTS][6]; /* by ZeroNF port index */
+	/* Who took which buffer of the shared pool (mgr/pool_acct.h): one
+	 * byte per 2^acct_shift bytes of the pool's memory from acct_lo,
+	 * acct_n of them, at acct_tags (EAL memory, the same address in
+	 * every process; acct_tags 0: not kept), and where in each such
+	 * window a buffer starts (acct_starts: acct_n uint16_t, 0xffff:
+	 * none), so that an NF reads only buffers of the pool. */
+	uint64_t acct_tags;
+	uint64_t acct_starts;
+	uint64_t acct_lo;
+	uint32_t acct_n;
+	uint32_t acct_shift;
 } __rte_cache_aligned;
 
 /* A trust group. writer: manager, at start; read-only after. */
@@ -187,6 +198,8 @@ struct zn_shm_mgr {
 	uint64_t nf_exited;      /* NFs that left cleanly */
 	uint64_t nf_died;        /* NFs found dead (crash, kill -9) */
 	uint64_t reclaimed;      /* buffers recovered from dead NFs */
+	uint64_t allocs_reclaimed; /* of those: buffers gone NFs allocated
+				    * from the shared pool and kept */
 	uint64_t objs_freed;     /* DPDK objects freed for gone NFs */
 	uint64_t drops[ZN_DROP_MAX]; /* drops counted by the control thread */
 } __rte_cache_aligned;
@@ -292,7 +305,8 @@ struct zn_nf_slot {
 		uint64_t start_time;
 		uint64_t registered_ns;
 		uint32_t group;      /* trust group index + 1 (req.group, checked) */
-		uint32_t pad;
+		uint32_t pool_quota; /* buffers of the shared pool it may
+				      * take and keep (alloc.held); 0: any */
 		char name[ZN_NAME_LEN];
 		/* Port TX queue of its own per port (NF -> port hand-off):
 		 * q + 1, 0: none (the workers transmit for it). Set before
@@ -347,6 +361,15 @@ struct zn_nf_slot {
 				       * it then waits on its doorbell
 				       * (lib/nf/nf_pvt.h zn_nf_yield) */
 	} stats __rte_cache_aligned;
+
+	/* writer: the NF's mempool driver, any thread of the NF (atomic
+	 * RMW; lib/nf/nf_pool_ops.c): buffers it took from the shared pool
+	 * and keeps (not freed, not handed on: their tags say its slot),
+	 * and takes refused at ctl.pool_quota */
+	struct {
+		uint64_t held;
+		uint64_t refused;
+	} alloc __rte_cache_aligned;
 
 	/* writer: the NF packet thread */
 	uint64_t counters[ZN_NF_MAX_COUNTERS] __rte_cache_aligned;

@@ -51,6 +51,8 @@ def manager_argv(d: Deployment, mgr: Path) -> list[str]:
                      ("ingress", "--ingress"), ("handoff", "--handoff"),
                      ("nf_tx_queues", "--nf-tx-queues"),
                      ("pool_size", "--pool-size"),
+                     ("nf_pool_quota", "--nf-pool-quota"),
+                     ("sandbox_uid_base", "--sandbox-uid-base"),
                      ("ring_size", "--ring-size"),
                      ("flow_capacity", "--flow-capacity"),
                      ("flow_idle_s", "--flow-idle-s"),

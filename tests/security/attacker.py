@@ -194,11 +194,58 @@ def slots(a: dict) -> None:
     say(what="slots", locked=locked)
 
 
+# x86_64 system call numbers
+SYSCALLS = {"unshare": 272, "keyctl": 250, "bpf": 321,
+            "perf_event_open": 298, "userfaultfd": 323,
+            "io_uring_setup": 425, "process_vm_readv": 310, "mount": 165,
+            "setns": 308, "open_by_handle_at": 304, "ptrace": 101}
+CLONE_NEWUSER, KEYCTL_GET_KEYRING_ID, KEY_SPEC_PROCESS_KEYRING = \
+    0x10000000, 0, -2
+
+
+def syscalls(a: dict) -> None:
+    """System calls that widen what the kernel shows it: a user
+    namespace (capabilities inside it), keys, eBPF, perf events,
+    userfaultfd, io_uring, reading a process's memory (its own), mounts,
+    namespaces of others, file handles, ptrace. What each answered: 0 if
+    it worked, else the errno."""
+    libc.syscall.restype = ctypes.c_long
+    buf = ctypes.create_string_buffer(8)
+    iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 8)
+    args = {
+        "unshare": (CLONE_NEWUSER,),
+        "keyctl": (KEYCTL_GET_KEYRING_ID, KEY_SPEC_PROCESS_KEYRING, 1),
+        "bpf": (0, None, 0),               # BPF_MAP_CREATE, no attributes
+        "perf_event_open": (None, 0, -1, -1, 0),
+        "userfaultfd": (0,),
+        "io_uring_setup": (1, None),
+        "process_vm_readv": (os.getpid(), iov, 1, iov, 1, 0),
+        "mount": (b"none", b"/tmp", b"tmpfs", 0, None),
+        "setns": (0, 0),
+        "open_by_handle_at": (-1, None, 0),
+        "ptrace": (0, 0, None, None),      # PTRACE_TRACEME
+    }
+    got = {}
+    for name, nr in SYSCALLS.items():
+        ctypes.set_errno(0)
+        rc = libc.syscall(ctypes.c_long(nr), *[
+            ctypes.c_long(x) if isinstance(x, int) else x
+            for x in args[name]])
+        got[name] = 0 if rc >= 0 else ctypes.get_errno()
+    say(what="syscalls", errno=got)
+
+
 def main() -> int:
     a = json.loads(sys.argv[sys.argv.index("--") + 1])
-    say(what="self", pid=os.getpid(), uid=os.getuid(),
-        cgroup=open("/proc/self/cgroup").read())
-    for step in (processes, direct, slots, writable):
+    status = dict(ln.split(":\t", 1) for ln in
+                  open("/proc/self/status").read().splitlines()
+                  if ":\t" in ln)
+    say(what="self", pid=os.getpid(), uid=os.getuid(), gid=os.getgid(),
+        groups=os.getgroups(), cgroup=open("/proc/self/cgroup").read(),
+        caps={k: int(status[k], 16) for k in
+              ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")},
+        no_new_privs=status.get("NoNewPrivs", "").strip())
+    for step in (processes, direct, slots, writable, syscalls):
         try:
             step(a)
         except Exception as e:  # noqa: BLE001 - reported, the test decides

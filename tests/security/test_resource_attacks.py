@@ -251,3 +251,81 @@ def test_nfs_stop_yielding_to_a_thread_that_keeps_the_core(managers,
     assert m.call("port.list")["ports"][1]["tx"] > 0
     m.wait_idle(baseline=base, timeout=scaled(30))
     assert m.shutdown() == 0
+
+
+def registry(m) -> dict:
+    return m.call("status")["registry"]
+
+
+def test_an_nf_cannot_drain_the_shared_pool_nor_keep_it(managers):
+    """Item 9: an NF of no group allocated 14,321 of the shared pool's
+    16,383 buffers (rte_pktmbuf_alloc: not packets it was given) and kept
+    them; after its kill -9 they never came back (a new NF got 13 buffers,
+    the shutdown found them missing). Now each NF's takes from the shared
+    pool are counted against --nf-pool-quota (default: a quarter of the
+    pool), and what it still keeps when it is gone (killed, or leaving
+    without freeing it) is put back."""
+    m = managers(ports=["net_null0,no-rx=1"], chain="1,drop",
+                 args=["--pool-size", "4095"])
+    base = m.pool()["in_use"]
+    assert m.pool()["nf_quota"] == 1023
+    # It allocates until refused, frees 100, and allocates again.
+    hog = m.start_nf("test-hog", 1, "hog", nf_args=["--mode", "alloc",
+                                                    "--free", "100"])
+    wait_for(lambda: counters(hog).get("allocated"), scaled(30),
+             "the hog refused")
+    assert counters(hog) == {"allocated": 1023, "refusals": 2}
+    nf = hog.stats()
+    assert nf["pool_held"] == 1023 and nf["pool_refused"] >= 2
+    other = m.start_nf("test-hog", 1, "other", nf_args=["--mode", "alloc"])
+    wait_for(lambda: counters(other).get("allocated"), scaled(30),
+             "the other refused")
+    assert counters(other) == {"allocated": 1023, "refusals": 1}
+    assert m.pool()["in_use"] == base + 2 * 1023
+    # Killed, what it kept is back; the other's is not touched.
+    os.kill(hog.proc.pid, signal.SIGKILL)
+    wait_for(lambda: m.pool()["in_use"] == base + 1023, scaled(20),
+             "the hog's buffers back")
+    assert registry(m)["allocs_returned"] == 1023
+    ev = [e for e in m.call("event.list")["events"]
+          if e["type"] == "nf.allocs_returned"]
+    assert len(ev) == 1 and "'hog'" in ev[0]["message"] and \
+        "kept 1023 buffers" in ev[0]["message"], ev
+    assert other.stats()["pool_held"] == 1023
+    # One that leaves (SIGTERM: zn_nf_close) without freeing them: the
+    # same.
+    other.proc.signal(signal.SIGTERM)
+    assert other.proc.wait(scaled(20)) == 0
+    wait_for(lambda: m.pool()["in_use"] == base, scaled(20),
+             "the other's buffers back")
+    assert registry(m)["allocs_returned"] == 2 * 1023
+    # A new NF gets its whole quota.
+    late = m.start_nf("test-hog", 1, "late", nf_args=["--mode", "alloc"])
+    wait_for(lambda: counters(late).get("allocated"), scaled(30),
+             "the late one refused")
+    assert counters(late) == {"allocated": 1023, "refusals": 1}
+    os.kill(late.proc.pid, signal.SIGKILL)
+    wait_for(lambda: m.pool()["in_use"] == base, scaled(20), "all back")
+    assert m.shutdown() == 0
+
+
+def test_what_an_nf_sends_is_not_what_it_keeps(managers):
+    """The other side of item 9: buffers an NF allocated and sent on
+    (zn_nf_send) are the ledger's, not 'kept': its count is what its
+    lcore's cache holds at most (the refill's rest: 768 taken for 512),
+    not the 512 it sent; when it is killed with its packets in flight,
+    none is put back twice (the pool comes back exactly whole, nothing
+    returned as kept: its cache is flushed first)."""
+    m = managers(chain="2,1", args=["--pool-size", "4095"])
+    base = m.pool()["in_use"]
+    m.start_nf("forward", 2)
+    st = m.start_nf("speed-tester", 1, nf_args=["-n", "512", "-d", "30"])
+    wait_for(lambda: (st.stats() or {}).get("rx", 0) > 10000, scaled(30),
+             "packets circulating")
+    assert st.stats()["created"] == 512
+    assert st.stats()["pool_held"] == 256
+    os.kill(st.proc.pid, signal.SIGKILL)
+    m.wait_idle(baseline=base, timeout=scaled(30))
+    assert m.pool()["in_use"] == base
+    assert registry(m)["allocs_returned"] == 0
+    assert m.shutdown() == 0

@@ -10,6 +10,7 @@ reached gb's kick socket, rewrote the deployment file and its program,
 and had the manager create a root file through a log link."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -18,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import HUGE_DIR, NF_BIN, scaled, unique_name, wait_for
+from harness import (HUGE_DIR, NF_BIN, reachable_by_others, scaled,
+                     unique_name, wait_for)
 from zeronf import ZeroNFError
 from zeronf.client import runtime_dir
 
@@ -66,6 +68,23 @@ def run_attacker(m, name: str, spec: dict, wait_runs: int = 1, **launch):
     return log, reports(log)
 
 
+def uid_of(pid: int) -> int:
+    """The real uid of host process @pid."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(ln.split()[1]) for ln in f if ln.startswith("Uid:"))
+
+
+def check_syscalls_refused(rep: list[dict]) -> None:
+    """The seccomp filter (mgr/sandbox_seccomp.c): every call the
+    attacker made to widen the kernel's surface answered EPERM. Without
+    it, a user namespace, a key, its own memory read through
+    process_vm_readv and PTRACE_TRACEME were its to have."""
+    calls = [r for r in rep if r.get("what") == "syscalls"]
+    assert calls, rep
+    for c in calls:
+        assert set(c["errno"].values()) == {errno.EPERM}, c["errno"]
+
+
 def check_nothing_reached(rep: list[dict], victim_cmd: str,
                           name: str) -> None:
     procs = [r for r in rep if r.get("what") == "process"]
@@ -90,6 +109,7 @@ def test_a_group_nf_cannot_reach_another_group_or_the_host(managers,
     program = deploy / "attacker.py"       # a program beside the file
     shutil.copy(ATTACKER, program)
     program.chmod(0o755)
+    reachable_by_others(program)  # it runs as ga's user
     target = tmp_path / "root-was-here"
     m = managers(ports=["net_null0,no-rx=1"], cwd=deploy,
                  args=["--trust-group", "ga", "--trust-group", "gb",
@@ -147,6 +167,14 @@ def test_a_group_nf_cannot_reach_another_group_or_the_host(managers,
     me = next(r for r in rep if r.get("what") == "self")
     assert all(ln.endswith(":/") for ln in me["cgroup"].split()), me
     assert "zeronf" not in me["cgroup"]
+    # Not root: a user of its group's own (gb's NF: the next id), with no
+    # capability left to regain and no other group.
+    victim_uid = uid_of(victim_pid)
+    assert me["uid"] == me["gid"] != 0 and me["groups"] == [], me
+    assert victim_uid == me["uid"] + 1, (victim_uid, me["uid"])
+    assert set(me["caps"].values()) == {0} and me["no_new_privs"] == "1", me
+    assert os.stat(groups["ga"]["file"]).st_uid == me["uid"]
+    check_syscalls_refused(rep)
     # The victim ran through it all.
     assert nf_named(m, "victim")["pid"] == victim_pid
     assert m.shutdown() == 0
@@ -180,6 +208,7 @@ def test_the_manager_follows_no_link_to_write_a_log(managers, tmp_path):
         "deploy": "/nonexistent", "logs": [str(logs)],
         "target": str(target), "marker": marker},
         binary=str(ATTACKER), restart="never")
+    check_syscalls_refused(rep)  # the same filter for NFs of no group
     for links in (r for r in rep if r.get("what") == "links"):
         assert "linked" not in links.values(), links
     assert not target.exists()

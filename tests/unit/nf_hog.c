@@ -21,7 +21,11 @@
  * --mode loop --to S [--new]: sends every packet it gets to service S as
  * if none had been anywhere yet (chain position START, hop count 0,
  * TO_SERVICE S; with --new also marked as a packet it made): the loop
- * guard's count is what it rewrites. Counter: looped. */
+ * guard's count is what it rewrites. Counter: looped.
+ * --mode alloc [--free N]: at its first tick, allocates buffers of its
+ * pool (rte_pktmbuf_alloc_bulk, 32 at a time) until refused, keeps them,
+ * then frees N of them (default 0) and allocates again until refused.
+ * Counters: allocated (buffers it holds), refusals. */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -34,8 +38,12 @@
 
 #define KEPT 128
 
-static bool keep, done, replay, forks, loop, mark_new;
+static bool keep, done, replay, forks, loop, mark_new, allocs;
 static int c_rules, c_refused, c_replayed, c_child, c_own, c_done, c_looped;
+static int c_alloc, c_refusals;
+static unsigned int n_free;
+static struct rte_mbuf **hoard;
+static unsigned int n_hoard;
 static uint16_t loop_to;
 static struct rte_mbuf *kept[KEPT];
 static unsigned int n_kept, seen_at_tick, last = KEPT;
@@ -50,6 +58,9 @@ hog_parse(struct zn_nf *nf, int argc, char **argv)
 		else if (strcmp(argv[i], "--last") == 0 && i + 1 < argc &&
 			 atoi(argv[i + 1]) > 0 && atoi(argv[i + 1]) <= KEPT)
 			last = (unsigned int)atoi(argv[++i]);
+		else if (strcmp(argv[i], "--free") == 0 && i + 1 < argc &&
+			 atoi(argv[i + 1]) >= 0)
+			n_free = (unsigned int)atoi(argv[++i]);
 		else if (strcmp(argv[i], "--new") == 0)
 			mark_new = true;
 		else if (strcmp(argv[i], "--to") == 0 && i + 1 < argc &&
@@ -63,6 +74,8 @@ hog_parse(struct zn_nf *nf, int argc, char **argv)
 			forks = true;
 		else if (strcmp(argv[i], "loop") == 0)
 			loop = true;
+		else if (strcmp(argv[i], "alloc") == 0)
+			allocs = true;
 		else if (strcmp(argv[i], "rules") != 0)
 			return -EINVAL;
 	}
@@ -72,6 +85,13 @@ hog_parse(struct zn_nf *nf, int argc, char **argv)
 static int
 hog_init(struct zn_nf *nf)
 {
+	if (allocs) {
+		c_alloc = zn_nf_counter_register(nf, "allocated");
+		c_refusals = zn_nf_counter_register(nf, "refusals");
+		hoard = calloc(1u << 24, sizeof(*hoard));
+		return hoard == NULL ? -ENOMEM : c_alloc < 0 ? c_alloc :
+		       c_refusals < 0 ? c_refusals : 0;
+	}
 	if (loop) {
 		done = true;
 		c_looped = zn_nf_counter_register(nf, "looped");
@@ -188,13 +208,46 @@ hog_rules(struct zn_nf *nf)
 	}
 }
 
+/* Allocate until refused: how many it got. */
+static void
+hog_take(struct zn_nf *nf)
+{
+	struct rte_mempool *mp = zn_nf_pktmbuf_pool(nf);
+
+	while (n_hoard + 32 <= (1u << 24) &&
+	       rte_pktmbuf_alloc_bulk(mp, hoard + n_hoard, 32) == 0)
+		n_hoard += 32;
+	/* the last few one by one: the quota need not be a multiple */
+	while (n_hoard < (1u << 24) &&
+	       (hoard[n_hoard] = rte_pktmbuf_alloc(mp)) != NULL)
+		n_hoard++;
+	zn_nf_counter_add(nf, c_refusals, 1);
+}
+
+static void
+hog_alloc(struct zn_nf *nf)
+{
+	unsigned int k;
+
+	hog_take(nf);
+	k = RTE_MIN(n_free, n_hoard);
+	rte_pktmbuf_free_bulk(hoard + n_hoard - k, k);
+	n_hoard -= k;
+	if (k != 0)
+		hog_take(nf);
+	zn_nf_counter_add(nf, c_alloc, n_hoard);
+}
+
 static void
 hog_tick(struct zn_nf *nf, uint64_t now_ns)
 {
 	(void)now_ns;
 	if (done)
 		return;
-	if (forks) {
+	if (allocs) {
+		done = true;
+		hog_alloc(nf);
+	} else if (forks) {
 		done = true;
 		hog_fork(nf);
 	} else if (replay) {

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * What an NF of no group takes from the shared pool and keeps
+ * (mgr/pool_acct.h): its pool driver tags what it takes from the ring
+ * and untags what goes back (nf_pool_ops.c); this file covers the NF's
+ * lcore cache, which serves gets and puts without the driver. A buffer
+ * libzeronf frees into that cache (what a port's driver frees after our
+ * tx_burst, a stalled run dropped, our second references dropped) is no
+ * longer tagged (it left as a packet), and the NF's next allocation may
+ * be served with it: so once the NF allocates at all, what was freed into
+ * the cache is claimed (tagged as ours) before the NF's code runs again.
+ * Until then, nothing is claimed: a forwarder that never allocates pays
+ * nothing. The NF is found to allocate at its first take from the ring
+ * (a new NF's cache is empty, so its first allocation takes from the
+ * ring), or when the cache is found shorter than libzeronf left it (its
+ * code took from it): what it allocated from the cache before that is
+ * not counted, at most one cache's worth.
+ */
+
+#include <rte_lcore.h>
+#include <rte_mempool.h>
+
+#include "nf_pvt.h"
+#include "../common/zn_pool_ops.h"
+
+void
+zn_nf_acct_attach(struct zn_nf *nf)
+{
+	const struct zn_shm_hdr *h = &nf->shm->hdr;
+
+	nf->acache = NULL;
+	if (nf->gva != NULL || h->acct_tags == 0)
+		return; /* a group's pool is the group's own */
+	zn_pool_ops_account(&(struct zn_pool_acct){
+		.mp = nf->pool, .tags = (uint8_t *)(uintptr_t)h->acct_tags,
+		.starts = (const uint16_t *)(uintptr_t)h->acct_starts,
+		.lo = (uintptr_t)h->acct_lo, .n = h->acct_n,
+		.shift = (uint8_t)h->acct_shift, .me = (uint8_t)(nf->slot + 1),
+		.held = &nf->s->alloc.held, .refused = &nf->s->alloc.refused,
+		.quota = &nf->s->ctl.pool_quota });
+	/* Our lcore's cache, seen from this thread (the packet thread's:
+	 * zn_nf_run runs where zn_nf_init did); another thread of the NF has
+	 * no cache (its frees and gets pass the driver). */
+	if (rte_lcore_id() == ZN_NF_LCORE_BASE + (unsigned int)nf->slot)
+		nf->acache = rte_mempool_default_cache(nf->pool,
+						       rte_lcore_id());
+	nf->acache_seen = nf->acache != NULL ? nf->acache->len : 0;
+	nf->allocates = false;
+}
+
+void
+zn_nf_acct_room(struct zn_nf *nf, struct rte_mempool_cache *c,
+		unsigned int n)
+{
+	if (c == NULL || c->len + n <= c->flushthresh)
+		return;
+	rte_mempool_cache_flush(c, nf->pool);
+	if (c == nf->acache)
+		nf->acache_seen = 0;
+}
+
+/* What lies in the cache from acache_seen up is ours from now on. */
+static void
+claim(struct zn_nf *nf)
+{
+	struct rte_mempool_cache *c = nf->acache;
+	uint32_t len = c->len;
+
+	if (nf->allocates && len > nf->acache_seen)
+		zn_pool_ops_claim(&c->objs[nf->acache_seen],
+				  len - nf->acache_seen);
+	nf->acache_seen = len;
+}
+
+/* Since libzeronf last looked, only the NF's code ran: its gets took
+ * from the top, its frees (of buffers it allocated: tagged) went on top.
+ * Below the lowest point, nothing changed. */
+void
+zn_nf_acct_begin(struct zn_nf *nf)
+{
+	struct rte_mempool_cache *c = nf->acache;
+
+	if (c == NULL)
+		return;
+	if (!nf->allocates && (c->len < nf->acache_seen ||
+			       zn_pool_ops_took())) {
+		nf->allocates = true;
+		nf->acache_seen = 0; /* all of it, once */
+	} else if (c->len < nf->acache_seen) {
+		nf->acache_seen = c->len;
+	}
+}
+
+void
+zn_nf_acct_end(struct zn_nf *nf)
+{
+	if (nf->acache != NULL)
+		claim(nf);
+}
+
+void
+zn_nf_acct_check(struct zn_nf *nf)
+{
+	zn_nf_acct_begin(nf);
+	zn_nf_acct_end(nf);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_POOL_ACCT_H
+#define ZN_POOL_ACCT_H
+
+/*
+ * What NFs of no group take from the shared pool themselves
+ * (rte_pktmbuf_alloc and kin), bounded and returned when they are gone
+ * (pool_acct.c). Each buffer has a tag byte in the EAL's memory: the
+ * slot + 1 of the NF whose mempool driver took it out of the pool's ring
+ * and that keeps it, 0 otherwise (lib/common/zn_pool_ops.h). The NF's
+ * driver tags what it takes and counts it (slot alloc.held), refusing a
+ * take past the NF's quota (ctl.pool_quota, --nf-pool-quota); what goes
+ * back to the ring, from any process, is untagged first; so is what the
+ * NF hands on as packets (the ledger answers for those). The NF's lcore
+ * cache serves gets and puts no driver sees: what the refills put there
+ * is tagged (it is the NF's), and what libzeronf frees there is claimed
+ * as the NF's once it allocates (lib/nf/nf_acct.c). When the NF is gone,
+ * its cache is flushed (untagged: free), and the buffers still tagged
+ * with its slot are the ones it kept: put back.
+ *
+ * The tags are in memory NFs of no group write (as the pool's ring and
+ * headers are): a count an NF keeps for itself, not a boundary between
+ * NFs that trust each other; the manager puts back only buffers its own
+ * map says are the pool's (a tag names a buffer, never an address).
+ */
+
+#include <stdint.h>
+
+struct zn_mgr;
+struct rte_mbuf;
+
+/** Make the tags for m->pool and publish them (hdr.acct_*). Before NFs
+ *  may register.
+ *  @return 0, or -errno (then nothing is kept: no quota, no return). */
+int zn_pool_acct_init(struct zn_mgr *m);
+void zn_pool_acct_fini(struct zn_mgr *m);
+
+/** The quota an NF registering now gets (ctl.pool_quota). */
+uint32_t zn_pool_acct_quota(const struct zn_mgr *m);
+
+/** The NF in @p slot is gone; @p pkts[0, n) are what its ledger named
+ *  (freed or left by reclaim.c): not put back twice. */
+void zn_pool_acct_forget(struct zn_mgr *m, unsigned int slot,
+			 struct rte_mbuf *const *pkts, unsigned int n);
+
+/** Put back what the gone NF in @p slot took and kept, its lcore's
+ *  cache of the pool flushed first (whether or not tags are kept: the
+ *  one place it is). @return how many. Control thread, after
+ *  zn_pool_acct_forget and the ledger's reclaim (which reads that
+ *  cache). */
+unsigned int zn_pool_acct_sweep(struct zn_mgr *m, unsigned int slot);
+
+#endif /* ZN_POOL_ACCT_H */
