@@ -140,7 +140,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
 		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP, O_PGROUP,
 		O_VALIDATE, O_BADDESC, O_TENANT, O_SLICE, O_NFQUOTA,
-		O_TQUOTA, O_PQUOTA, O_UIDBASE,
+		O_TQUOTA, O_PQUOTA, O_UIDBASE, O_STEERRATE,
 	};
 	static const struct option longopts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -173,6 +173,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "nf-flow-quota", required_argument, NULL, O_NFQUOTA },
 		{ "tenant-flow-quota", required_argument, NULL, O_TQUOTA },
 		{ "nf-pool-quota", required_argument, NULL, O_PQUOTA },
+		{ "nf-steer-rate", required_argument, NULL, O_STEERRATE },
 		{ "lb-idle-s", required_argument, NULL, O_LBIDLE },
 		{ "fdir-rehash", no_argument, NULL, O_REHASH },
 		{ "rx-timestamp", no_argument, NULL, O_RXTS },
@@ -203,6 +204,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 	cfg->nf_flow_quota = UINT_MAX;
 	cfg->tenant_flow_quota = UINT_MAX;
 	cfg->nf_pool_quota = UINT_MAX;
+	cfg->nf_steer_rate = 20000;
 	cfg->sandbox_uid_base = 1515061248u; /* 0x5a4e0000 */
 	cfg->lb_idle_s = 30;
 	zn_strlcpy(cfg->log_level, "notice", sizeof(cfg->log_level));
@@ -364,6 +366,11 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		case O_NFQUOTA:
 			if (parse_u(prog, "--nf-flow-quota", optarg, 0,
 				    1u << 26, &cfg->nf_flow_quota))
+				return -EINVAL;
+			break;
+		case O_STEERRATE:
+			if (parse_u(prog, "--nf-steer-rate", optarg, 0,
+				    10000000, &cfg->nf_steer_rate))
 				return -EINVAL;
 			break;
 		case O_PQUOTA:

@@ -55,6 +55,8 @@ struct zn_mgr_cfg {
 	unsigned int nf_flow_quota; /* exact rules an NF holds; 0: none;
 				     * UINT_MAX: default (fdir.c) */
 	unsigned int tenant_flow_quota; /* a tenant's, as nf_flow_quota */
+	unsigned int nf_steer_rate; /* an NF's flow-rule requests a second;
+				     * 0: none */
 	unsigned int nf_pool_quota; /* shared-pool buffers an NF takes and
 				     * keeps; 0: none; UINT_MAX: default
 				     * (pool_acct.c) */

@@ -418,7 +418,7 @@ handle_msg(struct zn_mgr *m, const struct zn_msg *msg)
 	bool ours;
 
 	if (msg->slot >= ZN_MAX_NFS) {
-		ZN_LOG(WARNING, "bad message: slot %u", msg->slot);
+		zn_registry_bad_msg(m, "slot", msg->slot);
 		return;
 	}
 	s = zn_slot(m, msg->slot);
@@ -447,13 +447,14 @@ handle_msg(struct zn_mgr *m, const struct zn_msg *msg)
 		 * goes to the request's own generation. */
 		if (!ours || !nf_live(zn_nf_state(m, msg->slot)))
 			break;
-		s->steer_reply.rc = zn_fdir_steer(m, msg->slot);
+		s->steer_reply.rc = zn_registry_steer_allowed(m, msg->slot) ?
+				    zn_fdir_steer(m, msg->slot) : -EBUSY;
 		__atomic_store_n(&s->steer_reply.gen, s->steer.gen,
 				 __ATOMIC_RELEASE);
 		zn_db_ring(&s->db);
 		break;
 	default:
-		ZN_LOG(WARNING, "bad message type %u", msg->type);
+		zn_registry_bad_msg(m, "type", msg->type);
 		break;
 	}
 }
@@ -461,13 +462,15 @@ handle_msg(struct zn_mgr *m, const struct zn_msg *msg)
 static void
 handle_msgs(struct zn_mgr *m)
 {
-	struct zn_msg msg;
+	struct zn_msg msg[32];
+	unsigned int n;
 
 	/* The ring is in the EAL's memory: NFs of no group's only (an NF
 	 * of a group sends on its group's kick socket) */
-	while (rte_ring_sc_dequeue_elem(m->msgq, &msg, sizeof(msg)) == 0)
-		if (msg.group == 0)
-			handle_msg(m, &msg);
+	while ((n = zn_registry_ring_msgs(m, msg, RTE_DIM(msg))) > 0)
+		for (unsigned int i = 0; i < n; i++)
+			if (msg[i].group == 0)
+				handle_msg(m, &msg[i]);
 	for (unsigned int i = 0; i <= ZN_MAX_GROUPS; i++) {
 		struct zn_kick_sock *k = &m->registry->kick[i];
 

@@ -33,6 +33,11 @@ void zn_registry_stop_all(struct zn_mgr *m);
 int zn_registry_find(const struct zn_mgr *m, const char *name);
 /** NFs not yet reclaimed. */
 unsigned int zn_registry_active(const struct zn_mgr *m);
+/** Messages refused (no such slot or type), times the message ring's
+ *  header was found written and reset, steer requests refused over
+ *  --nf-steer-rate (registry_kick.c). */
+void zn_registry_msg_stats(const struct zn_mgr *m, uint64_t *bad,
+			   uint64_t *resets, uint64_t *steer_refused);
 /** True while a process of an NF that left still runs. */
 bool zn_registry_exiting(const struct zn_mgr *m);
 const char *zn_nf_state_name(uint32_t state);

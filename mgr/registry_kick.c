@@ -8,7 +8,9 @@
  * group's own. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -133,12 +135,85 @@ kick_open(struct zn_mgr *m, struct zn_kick_sock *ks, const char *file)
 	return rc;
 }
 
+void
+zn_registry_bad_msg(struct zn_mgr *m, const char *what, unsigned int v)
+{
+	uint64_t n = ++m->registry->bad_msgs;
+
+	if ((n & (n - 1)) == 0) /* the 1st, 2nd, 4th, ...: not a flood */
+		ZN_LOG(WARNING, "bad message from an NF: %s %u (%" PRIu64
+		       " so far)", what, v, n);
+}
+
+unsigned int
+zn_registry_ring_msgs(struct zn_mgr *m, struct zn_msg *out, unsigned int n)
+{
+	struct zn_rguard *g = &m->registry->msgq;
+	struct rte_ring *r = g->ring;
+	void *slots[64];
+	uint32_t tail = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+
+	_Static_assert(sizeof(struct zn_msg) == sizeof(void *),
+		       "a message is one ring slot");
+	/* Positions no producer could have left (an NF wrote them), or a
+	 * geometry not as made: everything in it dropped, the header as
+	 * made, so that NFs can post again. */
+	if (tail - g->head > g->made.capacity || r->mask != g->made.mask ||
+	    r->size != g->made.size || r->capacity != g->made.capacity ||
+	    __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED) - tail >
+	    g->made.capacity) {
+		m->registry->msgq_resets++;
+		zn_registry_bad_msg(m, "message ring header reset, at", tail);
+		memcpy(r, &g->made, offsetof(struct rte_ring, prod));
+		r->prod.head = r->prod.tail = g->head;
+		r->cons.head = r->cons.tail = g->head;
+		return 0;
+	}
+	n = zn_rguard_sc_dequeue(g, slots, RTE_MIN(n, RTE_DIM(slots)));
+	memcpy(out, slots, n * sizeof(*out));
+	return n;
+}
+
+void
+zn_registry_msg_stats(const struct zn_mgr *m, uint64_t *bad,
+		      uint64_t *resets, uint64_t *steer_refused)
+{
+	*bad = m->registry->bad_msgs;
+	*resets = m->registry->msgq_resets;
+	*steer_refused = m->registry->steer_refused;
+}
+
+bool
+zn_registry_steer_allowed(struct zn_mgr *m, unsigned int slot)
+{
+	const uint64_t rate = m->cfg.nf_steer_rate, full = rate * 1000000000ULL;
+	uint64_t now = zn_now_ns(), *tokens = &m->registry->steer[slot].tokens;
+	uint64_t *at = &m->registry->steer[slot].at_ns;
+
+	if (rate == 0)
+		return true;
+	/* A slot's first request (or its first in a second): a full bucket */
+	if (now - *at >= 1000000000ULL || *at == 0)
+		*tokens = full;
+	else
+		*tokens = RTE_MIN(full, *tokens + (now - *at) * rate);
+	*at = now;
+	if (*tokens < 1000000000ULL) {
+		m->registry->steer_refused++;
+		return false;
+	}
+	*tokens -= 1000000000ULL;
+	return true;
+}
+
 int
 zn_registry_kick_open(struct zn_mgr *m)
 {
 	struct zn_kick_sock *k = m->registry->kick;
 	int rc = kick_open(m, &k[0], ZN_KICK_SOCK);
 
+	/* made by main.c, before any NF could have written it */
+	zn_rguard_init(&m->registry->msgq, m->msgq);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS && rc == 0; g++) {
 		char file[64];
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ring_guard.h"
 #include "../lib/shm/zn_shm.h"
 
 struct zn_mgr;
@@ -65,11 +66,31 @@ struct zn_registry {
 	 * overwrite, another's registration's */
 	struct zn_nf_cred cred[1 + ZN_MAX_GROUPS][ZN_MAX_NFS];
 	struct zn_kick_sock kick[1 + ZN_MAX_GROUPS]; /* fd -1: none */
+	/* The message ring of NFs of no group (m->msgq), which they write
+	 * whole: read with the geometry it was made with (ring_guard.h) */
+	struct zn_rguard msgq;
+	uint64_t bad_msgs;     /* messages of no known slot or type */
+	/* Each slot's steer requests (--nf-steer-rate): a token bucket */
+	struct {
+		uint64_t at_ns;    /* when tokens was right */
+		uint64_t tokens;   /* requests it may make now, x 1e9 */
+	} steer[ZN_MAX_NFS];
+	uint64_t steer_refused;
+	uint64_t msgq_resets;  /* the ring's header found garbage, reset */
 };
 
 /* registry_kick.c: make the kick sockets and watch them (0 or -errno),
  * close them. */
 int zn_registry_kick_open(struct zn_mgr *m);
+/* registry_kick.c: up to @p n messages from the message ring into @p out
+ * (NFs of no group), however its header was written; a message refused
+ * (@p what: why), counted and logged now and then. */
+unsigned int zn_registry_ring_msgs(struct zn_mgr *m, struct zn_msg *out,
+				   unsigned int n);
+void zn_registry_bad_msg(struct zn_mgr *m, const char *what, unsigned int v);
+/* registry_kick.c: may the NF in @p slot have a steer request served now
+ * (--nf-steer-rate)? Counts it if so, the refusal if not. */
+bool zn_registry_steer_allowed(struct zn_mgr *m, unsigned int slot);
 void zn_registry_kick_close(struct zn_mgr *m);
 /* registry_nf.c: an NF just registered in @p slot (process @p pid): what
  * is set up beside its slot (no links into it yet; a tenant's NF started

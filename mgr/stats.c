@@ -284,11 +284,13 @@ zn_stats_status(struct zn_mgr *m)
 	unsigned int size = m->pool->size;
 	unsigned int avail = rte_mempool_avail_count(m->pool);
 	const struct zn_shm_mgr *g = &m->shm->mgr;
+	uint64_t bad, resets, steer_refused;
 
+	zn_registry_msg_stats(m, &bad, &resets, &steer_refused);
 	return json_pack("{s:s, s:i, s:s, s:s, s:I, s:b, s:b, s:i, s:i, s:i, "
 			 "s:o, s:s, s:s, s:i, s:b, s:b, s:{s:i, s:i, s:i, s:i}, "
-			 "s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, "
-			 "s:{s:I, s:I}}",
+			 "s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+			 "s:I, s:I}, s:{s:I, s:I}}",
 			 "instance", m->cfg.instance, "pid", (int)m->pid,
 			 "build", zn_build_id, "dpdk", rte_version(),
 			 "uptime_ms",
@@ -313,7 +315,10 @@ zn_stats_status(struct zn_mgr *m)
 			 (json_int_t)g->reclaimed, "allocs_returned",
 			 (json_int_t)g->allocs_reclaimed, "objs_freed",
 			 (json_int_t)g->objs_freed, "port_scans_refused",
-			 (json_int_t)zn_ports_scans_refused(), "control",
+			 (json_int_t)zn_ports_scans_refused(), "bad_messages",
+			 (json_int_t)bad, "message_ring_resets",
+			 (json_int_t)resets, "steer_refused",
+			 (json_int_t)steer_refused, "control",
 			 "requests",
 			 (json_int_t)m->ctl_requests, "errors",
 			 (json_int_t)m->ctl_errors);
@@ -492,13 +497,18 @@ static const struct zn_cmd status_cmd = {
 		  "not yet enabled\", \"pool\": \"{size, available, "
 		  "in_use, nf_quota}\", \"registry\": \"{registered, "
 		  "rejected, exited, died, reclaimed, allocs_returned, "
-		  "objs_freed, port_scans_refused}\", "
+		  "objs_freed, port_scans_refused, bad_messages, "
+		  "message_ring_resets, steer_refused}\", "
 		  "\"control\": \"{requests, errors}\"}",
 	.doc = "`pool.nf_quota`: buffers of the shared pool one NF of no "
 	       "group may allocate and keep (--nf-pool-quota; 0: no bound). "
 	       "`registry.reclaimed`: buffers recovered from dead NFs; "
 	       "`allocs_returned`: of those, buffers they had allocated and "
-	       "kept; "
+	       "kept; `bad_messages`: NF messages of no known slot or type "
+	       "(dropped); `message_ring_resets`: times the NFs' message "
+	       "ring's header was found written by an NF and reset; "
+	       "`steer_refused`: NFs' flow-rule requests refused over "
+	       "--nf-steer-rate (EBUSY); "
 	       "`objs_freed`: DPDK objects NFs left behind, freed by the "
 	       "manager; `port_scans_refused`: device scans of secondary "
 	       "processes answered with no device (the ports are the "

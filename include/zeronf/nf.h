@@ -226,17 +226,19 @@ int zn_nf_cmd_register(struct zn_nf *nf, const char *name, zn_nf_cmd_fn fn);
  * manager's --flow-idle-s of no traffic, and go when the NF does unless
  * ZN_STEER_F_KEEP. An NF holds at most --nf-flow-quota rules (a
  * direction counts one), a tenant's NFs and socket together at most
- * --tenant-flow-quota.
+ * --tenant-flow-quota. An NF's requests (steer and unsteer) are served
+ * at most --nf-steer-rate a second on average (a second's worth at once).
  * @return 0, -EINVAL (bad step or count 1..ZN_MAX_CHAIN_HOPS), -ENOSPC
- *   (flow table or chain table full), -EDQUOT (a quota), -ETIMEDOUT,
- *   -ENOTCONN.
+ *   (flow table or chain table full), -EDQUOT (a quota), -EBUSY (over
+ *   its rate: try again later), -ETIMEDOUT, -ENOTCONN.
  */
 int zn_nf_flow_steer(struct zn_nf *nf, const struct zn_flow_key *key,
 		     const struct zn_step *steps, unsigned int n,
 		     unsigned int flags);
 
 /** Remove the rule of @p key (and its reverse with ZN_STEER_F_BOTH).
- *  @return 0, -ENOENT (no rule), -ETIMEDOUT, -ENOTCONN. */
+ *  @return 0, -ENOENT (no rule), -EBUSY (over its rate), -ETIMEDOUT,
+ *  -ENOTCONN. */
 int zn_nf_flow_unsteer(struct zn_nf *nf, const struct zn_flow_key *key,
 		       unsigned int flags);
 

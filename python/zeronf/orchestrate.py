@@ -52,6 +52,7 @@ def manager_argv(d: Deployment, mgr: Path) -> list[str]:
                      ("nf_tx_queues", "--nf-tx-queues"),
                      ("pool_size", "--pool-size"),
                      ("nf_pool_quota", "--nf-pool-quota"),
+                     ("nf_steer_rate", "--nf-steer-rate"),
                      ("sandbox_uid_base", "--sandbox-uid-base"),
                      ("ring_size", "--ring-size"),
                      ("flow_capacity", "--flow-capacity"),

@@ -15,6 +15,8 @@ come after "--" as one JSON object:
   target        a host path the attacker wants root to create
   marker        the name of the files it leaves where it could write
   hold          seconds it stays, holding what it took (the slots' locks)
+  fork          (optional) a name: a child is left behind, a process
+                called so (argv[0]), that would outlive the NF if it could
   exit          its exit status
 
 Everything is tried, nothing is assumed: the test decides what counts."""
@@ -250,6 +252,9 @@ def main() -> int:
             step(a)
         except Exception as e:  # noqa: BLE001 - reported, the test decides
             say(what="error", step=step.__name__, error=repr(e))
+    if a.get("fork") and os.fork() == 0:
+        os.setsid()  # out of the NF's session and process group too
+        os.execv("/usr/bin/sleep", [a["fork"], "600"])
     say(what="done")
     if a.get("hold"):
         import time

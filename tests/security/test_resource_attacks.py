@@ -329,3 +329,23 @@ def test_what_an_nf_sends_is_not_what_it_keeps(managers):
     assert m.pool()["in_use"] == base
     assert registry(m)["allocs_returned"] == 0
     assert m.shutdown() == 0
+
+
+def test_an_nf_cannot_keep_the_control_thread_busy_with_rules(managers):
+    """Messages per second: an NF asking for flow rules as fast as the
+    manager answers keeps its control thread busy (each request a flow
+    table update) for everyone else. Its requests are served at most
+    --nf-steer-rate a second, a second's worth at once: past them it is
+    answered EBUSY, counted (registry.steer_refused). Its rules up to
+    then stand."""
+    m = managers(ports=["net_null0,no-rx=1"], chain="1,drop",
+                 args=["--nf-steer-rate", "50"])
+    hog = m.start_nf("test-hog", 1, nf_args=["--mode", "rules"])
+    wait_for(lambda: counters(hog).get("refused"), scaled(30),
+             "the hog refused")
+    c = counters(hog)
+    assert c["refused"] == errno.EBUSY, c
+    assert c["rules"] >= 2 * 50  # a second's worth, both directions each
+    assert fdir(m)["flows"] == c["rules"]
+    assert registry(m)["steer_refused"] == 1
+    assert m.shutdown() == 0

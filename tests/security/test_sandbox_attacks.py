@@ -14,6 +14,7 @@ import errno
 import json
 import os
 import shutil
+import signal
 import stat
 from pathlib import Path
 
@@ -280,5 +281,48 @@ def test_a_group_nf_cannot_take_every_slot(managers):
     wait_for(lambda: {n["name"] for n in m.call("nf.list")["nfs"]
                       if n["state"] == "running"} >= {"late", "late2"},
              scaled(30), "NFs launched after it running")
+    m.call("nf.remove", name="evil")
+    assert m.shutdown() == 0
+
+
+def processes_named(argv0: str, arg: str | None = None) -> list[int]:
+    """Host processes whose argv[0] is @argv0 (or that have @arg among
+    their arguments, whatever their argv[0])."""
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if d.name.isdigit() and (argv[0] == argv0.encode() if arg is None
+                                 else arg.encode() in argv[1:2]):
+            out.append(int(d.name))
+    return out
+
+
+def test_a_killed_group_nfs_children_go_with_it(managers):
+    """Re-registration after being marked dead: an NF the manager kills
+    (for lies, or by hand) that left a child behind (a new session, out of
+    its process group) would have that child claim its slot again once
+    reclaimed. A launched NF of a trust group is pid 2 of a PID namespace
+    of its own: when it dies, so does the namespace's init (bwrap), and
+    the kernel kills everything left in it."""
+    m = managers(ports=["net_null0,no-rx=1"], args=["--trust-group", "ga"])
+    child = unique_name("zn-orphan")
+    run_attacker(m, "evil", {
+        "victim_file": "/nonexistent", "victim_addr": 0,
+        "victim_kick": "/nonexistent", "shared_kick": "/nonexistent",
+        "deploy": "/nonexistent", "logs": [], "target": "/nonexistent",
+        "marker": unique_name(".zn"), "fork": child, "hold": 600},
+        binary=str(ATTACKER), trust_group="ga", restart="never")
+    kids = wait_for(lambda: processes_named(child), scaled(10),
+                    "the child it left")
+    # The NF's own process (the interpreter running the attacker; bwrap
+    # has the script among its arguments too, further on)
+    nf = processes_named("", arg=str(ATTACKER))
+    assert len(nf) == 1, nf
+    os.kill(nf[0], signal.SIGKILL)
+    wait_for(lambda: not processes_named(child), scaled(10),
+             f"the child {kids} gone with it")
     m.call("nf.remove", name="evil")
     assert m.shutdown() == 0

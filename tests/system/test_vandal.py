@@ -420,3 +420,28 @@ def test_garbage_ring_pointers(managers):
     other.proc.wait(10)
     finish(m, base, honest, vandal)
 
+
+
+def test_garbage_in_the_message_ring(managers):
+    """The NFs' message ring is in the EAL's memory, which every NF of no
+    group writes. The vandal writes forged messages straight into its
+    slots (every type, for every slot, as every trust group, and random
+    bytes), then garbage into its header (a mask of 2^32 - 1: DPDK's
+    dequeue would read 32 GB around the ring), tick after tick. The
+    manager reads the ring with the geometry it made it with, counts and
+    drops what no NF of no group may send (a group's NF speaks on its
+    group's kick socket only: blue's NF runs on, every packet through),
+    resets the header it finds written, and the next NF of no group
+    registers through the ring as usual (finish)."""
+    m, base, honest, vandal = start(
+        managers, "1,port:1", 2, "msgs",
+        args=["--trust-group", "blue:2047"],
+        honest_args=["--trust-group", "blue"])
+    beside_the_vandal(m, honest, vandal, 5000)
+    reg = m.call("status")["registry"]
+    assert reg["bad_messages"] > 0 and reg["message_ring_resets"] > 0, reg
+    assert m.nf_by_pid(honest.proc.pid)["state"] == "running"
+    assert not [e for e in m.call("event.list")["events"]
+                if "honest" in e["message"] and
+                e["type"] in ("nf.exit", "nf.died", "nf.left")]
+    finish(m, base, honest, vandal)

@@ -52,6 +52,13 @@
  * group's heap (the pool's header and free ring, the routing copy, the
  * RCU variable), every tick: the manager frees them at exit from its
  * heap as made (mgr/group.c).
+ * --mode msgs: (no group) writes the NFs' message ring (which it maps
+ * whole) directly: forged messages in its slots (every type, for every
+ * slot, as every trust group, generations 0-3, and random ones) with
+ * the producer's positions moved over them, one tick; the ring's header
+ * (geometry and positions) garbage, the next: the manager reads it with
+ * the geometry it made it with, refuses what is no message of an NF of
+ * no group, and resets a header it finds written (mgr/registry_kick.c).
  * Counter: vandalised. */
 
 #include <errno.h>
@@ -88,6 +95,7 @@ vandal_parse(struct zn_nf *nf, int argc, char **argv)
 	     strcmp(argv[2], "poolring") == 0 ||
 	     strcmp(argv[2], "poolhdr") == 0 ||
 	     strcmp(argv[2], "rcuhdr") == 0 ||
+	     strcmp(argv[2], "msgs") == 0 ||
 	     strcmp(argv[2], "heaphdr") == 0)) {
 		mode = argv[2];
 		return 0;
@@ -162,6 +170,39 @@ garble_free(struct rte_mempool *mp)
 		mb->buf_len = 0xffff;
 		mb->data_off = 0x7fff;
 	}
+}
+
+/* Forged messages straight into the ring, or its header garbled */
+static void
+forge_msgs(void)
+{
+	static unsigned int turn;
+	struct rte_ring *r = rte_ring_lookup(ZN_MSG_RING_NAME);
+	struct zn_msg *slots;
+	uint32_t head;
+
+	if (r == NULL)
+		abort();
+	if (turn++ % 2 == 1) {
+		garble_ring(r, 0);
+		return;
+	}
+	/* as made, to write messages it will read (the manager reset it) */
+	slots = (struct zn_msg *)&r[1];
+	head = r->prod.tail;
+	for (unsigned int i = 0; i < 512; i++) {
+		struct zn_msg *m = &slots[(head + i) & (r->size - 1)];
+
+		if (i < 384) {
+			m->type = (uint8_t)(1 + i % 5);
+			m->slot = (uint16_t)((i / 5) % ZN_MAX_NFS);
+			m->group = (uint8_t)(i % 17);
+			m->gen = i % 4;
+		} else {
+			rnd(m, sizeof(*m));
+		}
+	}
+	r->prod.head = r->prod.tail = head + 512;
 }
 
 static void
@@ -303,6 +344,8 @@ vandalise(struct zn_nf *nf)
 		rnd(mp, sizeof(*mp));
 	} else if (strcmp(mode, "freebufs") == 0) {
 		garble_free(zn_nf_group_pool(nf));
+	} else if (strcmp(mode, "msgs") == 0) {
+		forge_msgs();
 	} else if (strcmp(mode, "reach") == 0) {
 		for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
 			if (i != id && shm->rt.route->nf_svc[i] != 0)
