@@ -9,6 +9,7 @@
  *   peek {"addr": A, "len": N}  read N bytes at A: {"text": S}, or
  *                     {"fault": true} when the address is not mapped here
  *   open {"path": P}  open P for reading: {"ok": true} or {"errno": E}
+ *   tsc  {}           the TSC frequency its EAL found: {"hz": N}
  * Buffers it put are freed when it stops. */
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -138,10 +140,20 @@ cmd_open(struct zn_nf *nf, const char *args, char *reply, size_t len)
 }
 
 static int
+cmd_tsc(struct zn_nf *nf, const char *args, char *reply, size_t len)
+{
+	(void)nf, (void)args;
+	snprintf(reply, len, "{\"hz\": %" PRIu64 "}", rte_get_tsc_hz());
+	return 0;
+}
+
+static int
 group_init(struct zn_nf *nf)
 {
 	int rc = zn_nf_cmd_register(nf, "put", cmd_put);
 
+	if (rc == 0)
+		rc = zn_nf_cmd_register(nf, "tsc", cmd_tsc);
 	if (rc == 0)
 		rc = zn_nf_cmd_register(nf, "peek", cmd_peek);
 	if (rc == 0)
