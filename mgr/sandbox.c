@@ -351,8 +351,9 @@ zn_sandbox_explain(int rc, const char *binary, char *err, size_t errlen)
 	else if (rc == -EACCES)
 		snprintf(err, errlen, "sandbox: an NF of a trust group runs as "
 			 "a user of its group's (--sandbox-uid-base), who may "
-			 "not read and run %.200s: chmod o+rx it and o+x each "
-			 "directory above it", binary);
+			 "not read and run %.200s: chmod o+rx it, and o+x each "
+			 "directory above it within the working directory",
+			 binary);
 	else if (rc == -EUSERS)
 		snprintf(err, errlen, "sandbox: the trust group's user: no "
 			 "free block of ids from --sandbox-uid-base, its files "
@@ -399,7 +400,9 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	rc = zn_sandbox_uid(m, group, &uid);
 	if (rc == -ENOENT)
 		uid = 0, rc = 0;
-	else if (rc == 0 && (rc = zn_sandbox_reachable(binary)) == 0 &&
+	else if (rc == 0 && (rc = zn_sandbox_reachable(binary,
+			(const char *const[]){ cwd, lib_dir(lib, sizeof(lib)) },
+			2)) == 0 &&
 		 (rc = zn_helper_path("zeronf-run", run_as,
 				      sizeof(run_as))) == 0)
 		rc = zn_sandbox_uid_prepare(m, group, uid);

@@ -27,9 +27,13 @@ int zn_sandbox_uid(struct zn_mgr *m, int group, uid_t *uid);
  *  its: 0 or -errno. At each spawn (the files may have been made again). */
 int zn_sandbox_uid_prepare(struct zn_mgr *m, int group, uid_t uid);
 /** May a user with no claim on it (others' permission bits) read and
- *  run the program at @p path, through every directory above it?
- *  0, -EACCES, -errno. */
-int zn_sandbox_reachable(const char *path);
+ *  run the program at @p path in a sandbox where it is bound at that path
+ *  and so are the directories @p binds (whole; n_binds of them, NULL
+ *  entries skipped): the file itself, and the directories from the
+ *  outermost bind that holds it down to it (the others on the way are
+ *  bwrap's own, 0755). 0, -EACCES, -errno. */
+int zn_sandbox_reachable(const char *path, const char *const *binds,
+			 unsigned int n_binds);
 /** Give the claimed block back (the manager stops). */
 void zn_sandbox_uid_fini(void);
 

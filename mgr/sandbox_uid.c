@@ -15,6 +15,7 @@
  */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -89,20 +90,40 @@ zn_sandbox_uid_prepare(struct zn_mgr *m, int group, uid_t uid)
 	return 0;
 }
 
+/* @p path is @p dir or below it */
+static bool
+below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n > 1 && strncmp(path, dir, n) == 0 &&
+	       (path[n] == '/' || path[n] == '\0');
+}
+
 int
-zn_sandbox_reachable(const char *path)
+zn_sandbox_reachable(const char *path, const char *const *binds,
+		     unsigned int n_binds)
 {
 	char p[PATH_MAX], *slash;
+	const char *root = NULL;
 	struct stat st;
 
-	if (realpath(path, p) == NULL)
-		return -errno;
 	/* the program: read (an interpreter reads a script) and run */
-	if (stat(p, &st) < 0)
+	if (stat(path, &st) < 0)
 		return -errno;
 	if ((st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH))
 		return -EACCES;
-	while ((slash = strrchr(p, '/')) != NULL && slash != p) {
+	/* The directories above it in the sandbox are bwrap's (0755),
+	 * but for those of a directory bound whole that holds it */
+	for (unsigned int i = 0; i < n_binds; i++)
+		if (binds[i] != NULL && below(path, binds[i]) &&
+		    (root == NULL || strlen(binds[i]) < strlen(root)))
+			root = binds[i];
+	if (root == NULL)
+		return 0;
+	zn_strlcpy(p, path, sizeof(p));
+	while ((slash = strrchr(p, '/')) != NULL && slash != p &&
+	       below(p, root) && strcmp(p, root) != 0) {
 		*slash = '\0';
 		if (stat(p, &st) < 0)
 			return -errno;

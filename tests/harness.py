@@ -48,19 +48,6 @@ def scaled(seconds: float) -> float:
     return seconds * TIME_SCALE
 
 
-def reachable_by_others(path: Path) -> Path:
-    """A sandboxed NF of a trust group runs as a user of its group's
-    (docs/security.md): its program must be readable and runnable by
-    others, through every directory above it. pytest makes its
-    directories 0700: opened (o+x) on the way to @path."""
-    p = Path(path).resolve()
-    p.chmod(p.stat().st_mode | 0o005)
-    for d in p.parents:
-        if not d.stat().st_mode & 0o001:
-            d.chmod(d.stat().st_mode | 0o001)
-    return p
-
-
 def unique_name(tag: str = "t") -> str:
     return f"zt{os.getpid() % 100000}{tag}{next(_seq)}"
 

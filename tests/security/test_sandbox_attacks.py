@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import (HUGE_DIR, NF_BIN, reachable_by_others, scaled,
-                     unique_name, wait_for)
+from harness import HUGE_DIR, NF_BIN, scaled, unique_name, wait_for
 from zeronf import ZeroNFError
 from zeronf.client import runtime_dir
 
@@ -109,8 +108,7 @@ def test_a_group_nf_cannot_reach_another_group_or_the_host(managers,
     (deploy / "zeronf.yaml").write_text("name: x\n")
     program = deploy / "attacker.py"       # a program beside the file
     shutil.copy(ATTACKER, program)
-    program.chmod(0o755)
-    reachable_by_others(program)  # it runs as ga's user
+    program.chmod(0o755)  # ga's user runs it: others may read and run
     target = tmp_path / "root-was-here"
     m = managers(ports=["net_null0,no-rx=1"], cwd=deploy,
                  args=["--trust-group", "ga", "--trust-group", "gb",
@@ -325,4 +323,39 @@ def test_a_killed_group_nfs_children_go_with_it(managers):
     wait_for(lambda: not processes_named(child), scaled(10),
              f"the child {kids} gone with it")
     m.call("nf.remove", name="evil")
+    assert m.shutdown() == 0
+
+
+def test_a_program_its_groups_user_cannot_run_is_refused(managers, tmp_path):
+    """An NF of a trust group runs as its group's user, not root: a
+    program that user may not read and run (its mode, or a directory of
+    the working directory above it that others may not enter; the
+    directories bwrap makes on the way are its own, 0755) is refused at
+    nf.start, saying why, rather than failing in the sandbox."""
+    deploy = tmp_path / "d"
+    deploy.mkdir()
+    hidden = deploy / "hidden"
+    hidden.mkdir()
+    hidden.chmod(0o700)
+    prog = hidden / "attacker.py"
+    shutil.copy(ATTACKER, prog)
+    prog.chmod(0o755)
+    m = managers(ports=["net_null0,no-rx=1"], cwd=deploy,
+                 args=["--trust-group", "ga"])
+    spec = {"victim_file": "/nonexistent", "victim_addr": 0,
+            "victim_kick": "/nonexistent", "shared_kick": "/nonexistent",
+            "deploy": "/nonexistent", "logs": [], "target": "/nonexistent",
+            "marker": unique_name(".zn")}
+    with pytest.raises(ZeroNFError, match="may not read and run"):
+        m.call("nf.start", name="x", binary=str(prog), service=1,
+               sandbox=True, trust_group="ga", args=[json.dumps(spec)])
+    hidden.chmod(0o711)  # others may pass: it runs, as ga's user
+    _, rep = run_attacker(m, "y", spec, binary=str(prog), trust_group="ga",
+                          restart="never")
+    assert next(r for r in rep if r.get("what") == "self")["uid"] != 0
+    prog.chmod(0o700)  # and not read
+    with pytest.raises(ZeroNFError, match="may not read and run"):
+        m.call("nf.start", name="z", binary=str(prog), service=1,
+               sandbox=True, trust_group="ga", args=[json.dumps(spec)])
+    m.call("nf.remove", name="y")
     assert m.shutdown() == 0
