@@ -305,14 +305,6 @@ zr_free(struct rte_mempool *mp)
 
 /* ---- Who took what (zn_pool_ops_account) */
 
-static inline uint8_t *
-tag_of(const void *obj)
-{
-	uintptr_t i = ((uintptr_t)obj - tagging.lo) >> tagging.shift;
-
-	return likely(i < tagging.n) ? &tagging.tags[i] : NULL;
-}
-
 /* Does a buffer of the pool start at @p p? (Then it may be read.) */
 static inline bool
 is_buf(const void *p)
@@ -321,6 +313,16 @@ is_buf(const void *p)
 
 	return i < tagging.n && tagging.starts[i] ==
 	       (off & ((1u << tagging.shift) - 1));
+}
+
+/* The tag of the buffer that starts at @p obj, or NULL: none does (a
+ * pointer into a buffer names no buffer, not even that one). */
+static inline uint8_t *
+tag_of(const void *obj)
+{
+	return likely(is_buf(obj)) ?
+	       &tagging.tags[((uintptr_t)obj - tagging.lo) >> tagging.shift] :
+	       NULL;
 }
 
 /* Untag @p obj: 1 if it was ours. */
