@@ -48,6 +48,7 @@
 #include "cmd.h"
 #include "desc.h"
 #include "group.h"
+#include "pool_acct.h"
 #include "../lib/common/zn_pool_ops.h"
 #include "../lib/common/zn_util.h"
 
@@ -179,7 +180,7 @@ group_create(struct zn_mgr *m, unsigned int i)
 	struct rte_mempool_objsz sz;
 	struct rte_mempool *mp;
 	struct statfs fs;
-	uint64_t len, used, pg, home, heap;
+	uint64_t len, used, pg, home, heap, acct;
 	char *heap_name = m->gmem[i].heap_name;
 	void *va;
 	int fd, rc;
@@ -201,9 +202,14 @@ group_create(struct zn_mgr *m, unsigned int i)
 	      c->n_mbufs;
 	len += len / pg * (sz.total_size) + 2 * pg;
 	len = RTE_ALIGN_CEIL(len, pg);
-	/* Before the buffers: the homes of the group's NFs (home.c), then
-	 * the pool's own structures */
+	/* Before the buffers: the homes of the group's NFs (home.c), the
+	 * tags of who took which buffer (pool_acct.h), then the pool's own
+	 * structures */
 	home = zn_home_len(rte_ring_get_memsize(m->cfg.ring_size), pg);
+	acct = RTE_ALIGN_CEIL(zn_pool_acct_bytes(len, sz.total_size), pg);
+	m->gmem[i].acct_off = home;
+	m->gmem[i].acct = acct;
+	home += acct;
 	heap = heap_bytes(c->n_mbufs, pg);
 	len += home + heap;
 	/* The file is a power of two long: a VM's ivshmem BAR is the file
@@ -414,14 +420,6 @@ bool
 zn_group_valid(const struct zn_mgr *m, uint32_t g)
 {
 	return g == 0 || (g <= ZN_MAX_GROUPS && m->gpool[g - 1] != NULL);
-}
-
-void
-zn_group_take_nf_caches(struct zn_mgr *m, unsigned int lcore)
-{
-	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->gpool[g] != NULL)
-			zn_twin_take_nf_cache(m, g, lcore);
 }
 
 int

@@ -18,9 +18,7 @@ int zn_group_init(struct zn_mgr *m);
 void zn_group_fini(struct zn_mgr *m);
 /** An NF's registration names group index + 1 @p g (0: none): valid? */
 bool zn_group_valid(const struct zn_mgr *m, uint32_t g);
-/** Take what lcore @p lcore (a gone NF's) cached of group pools back
- *  into their rings (pool_twin.h zn_twin_take_nf_cache). */
-void zn_group_take_nf_caches(struct zn_mgr *m, unsigned int lcore);
+
 /** The index of the group called @p name, or -ENOENT. */
 int zn_group_find(const struct zn_mgr *m, const char *name);
 

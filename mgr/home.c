@@ -26,6 +26,7 @@
 
 #include "mgr.h"
 #include "home.h"
+#include "pool_acct.h"
 #include "ring_guard.h"
 #include "route.h"
 #include "../lib/common/zn_util.h"
@@ -82,6 +83,7 @@ view_init(struct zn_mgr *m, unsigned int g)
 	struct zn_group_home *h = zn_group_home_at(g);
 
 	h->view.hdr = m->shm->hdr;
+	zn_pool_acct_view(m, g + 1, &h->view.hdr); /* its pool's tags */
 	h->view.group = m->shm->groups[g];
 	h->view.stopping = m->shm->mgr.stopping;
 	h->view.lb_epoch = m->shm->rt.lb_epoch;

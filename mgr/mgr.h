@@ -65,6 +65,9 @@ struct zn_mgr {
 		uint64_t len;   /* of which the NFs' homes, then the pool's */
 		uint64_t home;  /* heap, then its buffers */
 		uint64_t heap;
+		/* the end of its homes: its pool's tags from here, as many
+		 * bytes as acct (pool_acct.h), before the heap */
+		uint64_t acct_off, acct;
 		char path[ZN_GROUP_PATH_LEN];
 		char heap_name[ZN_NAME_LEN]; /* its rte_malloc heap, */
 		int socket;                  /* and that heap's socket id */
@@ -78,7 +81,8 @@ struct zn_mgr {
 	} gmem[ZN_MAX_GROUPS];
 	const char *pool_ops; /* their mempool driver (main.c) */
 	struct zn_desc_pool *desc; /* [0]: pool, [g + 1]: gpool[g] (desc.c) */
-	struct zn_acct *acct; /* the shared pool's tags (pool_acct.c) */
+	struct zn_acct *acct; /* the pools' tags: [0] the shared one's,
+			       * [g + 1] group g's (pool_acct.c) */
 	/* Each slot's trust group (index + 1, 0: none), as the registry
 	 * checked it: what the data path and the checks trust. The slot's
 	 * ctl.group says the same to the NF, in memory NFs can write. */

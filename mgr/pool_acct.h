@@ -5,11 +5,13 @@
 #define ZN_POOL_ACCT_H
 
 /*
- * What NFs of no group take from the shared pool themselves
- * (rte_pktmbuf_alloc and kin), bounded and returned when they are gone
- * (pool_acct.c). Each buffer has a tag byte in the EAL's memory: the
- * slot + 1 of the NF whose mempool driver took it out of the pool's ring
- * and that keeps it, 0 otherwise (lib/common/zn_pool_ops.h). The NF's
+ * What NFs take from their packet pool themselves (rte_pktmbuf_alloc and
+ * kin), bounded and returned when they are gone (pool_acct.c): NFs of no
+ * group from the shared pool, an NF of a trust group from its group's.
+ * Each buffer of a pool has a tag byte where the pool's NFs map it (the
+ * EAL's memory; the group's file): the slot + 1 of the NF whose mempool
+ * driver took it out of the pool's ring and that keeps it, 0 otherwise
+ * (lib/common/zn_pool_ops.h). The NF's
  * driver tags what it takes and counts it (slot alloc.held), refusing a
  * take past the NF's quota (ctl.pool_quota, --nf-pool-quota); what goes
  * back to the ring, from any process, is untagged first; so is what the
@@ -20,25 +22,38 @@
  * its cache is flushed (untagged: free), and the buffers still tagged
  * with its slot are the ones it kept: put back.
  *
- * The tags are in memory NFs of no group write (as the pool's ring and
+ * The tags are in memory the pool's NFs write (as the pool's ring and
  * headers are): a count an NF keeps for itself, not a boundary between
- * NFs that trust each other; the manager puts back only buffers its own
- * map says are the pool's (a tag names a buffer, never an address).
+ * NFs that trust each other (those of no group; those of one group); the
+ * manager puts back only buffers its own map says are the pool's (a tag
+ * names a buffer, never an address).
  */
 
 #include <stdint.h>
 
 struct zn_mgr;
 struct rte_mbuf;
+struct zn_shm_hdr;
 
-/** Make the tags for m->pool and publish them (hdr.acct_*). Before NFs
- *  may register.
- *  @return 0, or -errno (then nothing is kept: no quota, no return). */
+/** Make the tags of the shared pool and of each trust group's (in the
+ *  room group.c left in its file: gmem acct) and publish the shared pool's
+ *  (hdr.acct_*; home.c publishes a group's in its view). After the
+ *  groups' pools, before NFs may register. @return 0, or -errno. */
 int zn_pool_acct_init(struct zn_mgr *m);
 void zn_pool_acct_fini(struct zn_mgr *m);
 
-/** The quota an NF registering now gets (ctl.pool_quota). */
-uint32_t zn_pool_acct_quota(const struct zn_mgr *m);
+/** Bytes of tags (and starts) a pool of buffers of @p elt bytes (header
+ *  and trailer included) over @p span bytes of memory needs. */
+uint64_t zn_pool_acct_bytes(uint64_t span, uint32_t elt);
+
+/** Where the NFs of pool @p pool (0: the shared one, g + 1: group g's)
+ *  find its tags, written into @p h's acct_* (zeros: not kept). */
+void zn_pool_acct_view(const struct zn_mgr *m, unsigned int pool,
+		       struct zn_shm_hdr *h);
+
+/** The quota an NF of pool @p pool registering now gets
+ *  (ctl.pool_quota; 0: none). */
+uint32_t zn_pool_acct_quota(const struct zn_mgr *m, unsigned int pool);
 
 /** The NF in @p slot is gone; @p pkts[0, n) are what its ledger named
  *  (freed or left by reclaim.c): not put back twice. */
@@ -46,8 +61,8 @@ void zn_pool_acct_forget(struct zn_mgr *m, unsigned int slot,
 			 struct rte_mbuf *const *pkts, unsigned int n);
 
 /** Put back what the gone NF in @p slot took and kept, its lcore's
- *  cache of the pool flushed first (whether or not tags are kept: the
- *  one place it is). @return how many. Control thread, after
+ *  caches of the pools flushed first (whether or not tags are kept: the
+ *  one place they are). @return how many. Control thread, after
  *  zn_pool_acct_forget and the ledger's reclaim (which reads that
  *  cache). */
 unsigned int zn_pool_acct_sweep(struct zn_mgr *m, unsigned int slot);

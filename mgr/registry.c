@@ -281,7 +281,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	s->ctl.start_time = s->req.start_time;
 	s->ctl.registered_ns = zn_now_ns();
 	s->ctl.group = group;
-	s->ctl.pool_quota = group == 0 ? zn_pool_acct_quota(m) : 0;
+	s->ctl.pool_quota = zn_pool_acct_quota(m, group);
 	s->ctl.stop = 0;
 	zn_strlcpy(s->ctl.name, name, sizeof(s->ctl.name));
 	s->ctl.gen = m->nf_gen[slot] = gen;
@@ -401,7 +401,6 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	s->mstats.blocked_on = 0;
 	set_state(m, slot, ZN_NF_FREE);
 	zn_route_publish(m); /* lb forgets the slot's weight */
-	zn_group_take_nf_caches(m, ZN_NF_LCORE_BASE + slot);
 	if (m->registry->reg[slot].reclaim_lock >= 0)
 		close(m->registry->reg[slot].reclaim_lock);
 	m->registry->reg[slot] = (struct zn_nf_reg){ .m = m, .slot = slot,

@@ -307,7 +307,7 @@ zn_stats_status(struct zn_mgr *m)
 			 "rx_enabled", m->rx_enabled != 0,
 			 "rx_waiting", m->rx_waiting, "pool", "size", (int)size, "available", (int)avail,
 			 "in_use", (int)(size - avail), "nf_quota",
-			 (int)zn_pool_acct_quota(m), "registry",
+			 (int)zn_pool_acct_quota(m, 0), "registry",
 			 "registered", (json_int_t)g->nf_registered,
 			 "rejected", (json_int_t)g->nf_rejected, "exited",
 			 (json_int_t)g->nf_exited, "died",
@@ -501,7 +501,9 @@ static const struct zn_cmd status_cmd = {
 		  "message_ring_resets, steer_refused}\", "
 		  "\"control\": \"{requests, errors}\"}",
 	.doc = "`pool.nf_quota`: buffers of the shared pool one NF of no "
-	       "group may allocate and keep (--nf-pool-quota; 0: no bound). "
+	       "group may allocate and keep (--nf-pool-quota; 0: no bound; "
+	       "an NF of a trust group: a quarter of its group's pool by "
+	       "default). "
 	       "`registry.reclaimed`: buffers recovered from dead NFs; "
 	       "`allocs_returned`: of those, buffers they had allocated and "
 	       "kept; `bad_messages`: NF messages of no known slot or type "
@@ -550,7 +552,7 @@ static const struct zn_cmd nf_list_cmd = {
 	       "kept the core, so the NF waited on its doorbell instead), "
 	       "`created`, `dequeued`, `drops` by reason, `exit_drops`, "
 	       "`staged`, `rx_ring`/`tx_ring` `{count, size}`, `sleeps`, "
-	       "`wakeups`, `pool_held` (buffers of the shared pool the NF "
+	       "`wakeups`, `pool_held` (buffers of its pool the NF "
 	       "allocated and keeps: not freed, not sent), `pool_refused` "
 	       "(allocations refused at --nf-pool-quota), "
 	       "NF-defined `counters`, `commands` the NF serves "

@@ -259,8 +259,8 @@ uint16_t zn_nf_instance_id(const struct zn_nf *nf);
 uint16_t zn_nf_service_id(const struct zn_nf *nf);
 const char *zn_nf_name(const struct zn_nf *nf);
 /** The pool NFs create packets from: the trust group's when the NF is in
- *  one (zn_nf_group_pool), else the shared one. From the shared pool an
- *  NF may allocate and keep at most the manager's --nf-pool-quota
+ *  one (zn_nf_group_pool), else the shared one. From it an NF may
+ *  allocate and keep at most the manager's --nf-pool-quota
  *  buffers (allocations past it fail as on an empty pool; nf.list's
  *  pool_held and pool_refused); what it sends or frees no longer counts,
  *  and what it keeps when it dies or leaves is put back. */

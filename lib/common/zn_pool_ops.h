@@ -72,8 +72,12 @@ uint64_t zn_pool_ops_waits_cut(void);
  * them; 2^shift <= a buffer's size: one buffer per byte at most), the
  * slot + 1 of the NF that took the buffer out of the pool's ring and
  * still keeps it, 0 for any other. */
+#define ZN_POOL_ACCTS 17 /* the shared pool and 16 trust groups' */
 struct zn_pool_acct {
 	const struct rte_mempool *mp;
+	/* this process's own header for it (the manager's of a group's
+	 * pool, mgr/pool_twin.c), or NULL */
+	const struct rte_mempool *twin;
 	uint8_t *tags;
 	const uint16_t *starts; /* where in window i a buffer starts */
 	uintptr_t lo;
@@ -87,20 +91,22 @@ struct zn_pool_acct {
 	const uint32_t *quota;
 };
 
-/** From now on, this process's takes from @p a->mp tag and count what
- *  they take (a->me != 0); its puts, and zn_pool_ops_handed(), untag
- *  (counting off its own). Each pool's lcore cache of this process's
- *  lcore serves gets and puts no driver sees: what is freed into it must
- *  be claimed (zn_pool_ops_claim) before it can be served. NULL: none
- *  again. Before the first take, from one thread. */
-void zn_pool_ops_account(const struct zn_pool_acct *a);
+/** From now on, this process's puts to @p a->mp (or its twin) untag;
+ *  with a->me != 0 (one account at most: the pool an NF allocates
+ *  from), its takes tag and count what they take, and
+ *  zn_pool_ops_handed() and zn_pool_ops_claim() work on it. A pool's
+ *  lcore cache of this process's lcore serves gets and puts no driver
+ *  sees: what is freed into it must be claimed before it can be served.
+ *  NULL: no account any more. Before the first take, from one thread.
+ *  @return 0, -EINVAL, -ENOSPC (ZN_POOL_ACCTS). */
+int zn_pool_ops_account(const struct zn_pool_acct *a);
 
-/** @p objs[0, n), buffers of the accounted pool now in this process's
+/** @p objs[0, n), buffers of the pool this process tags for, now in its
  *  lcore cache (freed there, so served by its next gets without the
  *  driver), tagged as this process's and counted. */
 void zn_pool_ops_claim(void *const *objs, unsigned int n);
 
-/** Has this process taken from the accounted pool (through the driver)
+/** Has this process taken from the pool it tags for (through the driver)
  *  since zn_pool_ops_account()? */
 bool zn_pool_ops_took(void);
 

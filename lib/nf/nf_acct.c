@@ -29,11 +29,12 @@
 void
 zn_nf_acct_attach(struct zn_nf *nf)
 {
-	const struct zn_shm_hdr *h = &nf->shm->hdr;
+	/* the shared pool's, or in its group's file its group's */
+	const struct zn_shm_hdr *h = nf->hdr;
 
 	nf->acache = NULL;
-	if (nf->gva != NULL || h->acct_tags == 0)
-		return; /* a group's pool is the group's own */
+	if (h->acct_tags == 0)
+		return;
 	zn_pool_ops_account(&(struct zn_pool_acct){
 		.mp = nf->pool, .tags = (uint8_t *)(uintptr_t)h->acct_tags,
 		.starts = (const uint16_t *)(uintptr_t)h->acct_starts,

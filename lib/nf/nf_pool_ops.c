@@ -59,8 +59,13 @@ static struct guard {
 } guards[GUARDS];
 static uint64_t waits_cut; /* waits given up (atomic) */
 
-/* zn_pool_ops_account: set before the first take, read-only after */
-static struct zn_pool_acct tagging;
+/* zn_pool_ops_account: set before the first take, read-only after:
+ * this process's accounts (the manager's: the shared pool and each
+ * trust group's, untagging only; an NF's: its pool's), and the one it
+ * tags for (an NF's) */
+static struct zn_pool_acct accts[ZN_POOL_ACCTS];
+static unsigned int n_accts;
+static struct zn_pool_acct *mine;
 static bool took; /* a take tagged since */
 
 int
@@ -305,31 +310,46 @@ zr_free(struct rte_mempool *mp)
 
 /* ---- Who took what (zn_pool_ops_account) */
 
-/* Does a buffer of the pool start at @p p? (Then it may be read.) */
+/* Is @p a the account of @p mp (its header, or the twin this process
+ * uses for it)? */
 static inline bool
-is_buf(const void *p)
+acct_is(const struct zn_pool_acct *a, const struct rte_mempool *mp)
 {
-	uintptr_t off = (uintptr_t)p - tagging.lo, i = off >> tagging.shift;
+	return a->mp == mp || (a->twin != NULL && a->twin == mp);
+}
 
-	return i < tagging.n && tagging.starts[i] ==
-	       (off & ((1u << tagging.shift) - 1));
+static inline struct zn_pool_acct *
+acct_of(const struct rte_mempool *mp)
+{
+	for (unsigned int i = 0; i < n_accts; i++)
+		if (acct_is(&accts[i], mp))
+			return &accts[i];
+	return NULL;
+}
+
+/* Does a buffer of @p a's pool start at @p p? (Then it may be read.) */
+static inline bool
+is_buf(const struct zn_pool_acct *a, const void *p)
+{
+	uintptr_t off = (uintptr_t)p - a->lo, i = off >> a->shift;
+
+	return i < a->n && a->starts[i] == (off & ((1u << a->shift) - 1));
 }
 
 /* The tag of the buffer that starts at @p obj, or NULL: none does (a
  * pointer into a buffer names no buffer, not even that one). */
 static inline uint8_t *
-tag_of(const void *obj)
+tag_of(const struct zn_pool_acct *a, const void *obj)
 {
-	return likely(is_buf(obj)) ?
-	       &tagging.tags[((uintptr_t)obj - tagging.lo) >> tagging.shift] :
-	       NULL;
+	return likely(is_buf(a, obj)) ?
+	       &a->tags[((uintptr_t)obj - a->lo) >> a->shift] : NULL;
 }
 
-/* Untag @p obj: 1 if it was ours. */
+/* Untag @p obj: 1 if it was this process's. */
 static inline unsigned int
-untag(const void *obj)
+untag(const struct zn_pool_acct *a, const void *obj)
 {
-	uint8_t *t = tag_of(obj);
+	uint8_t *t = tag_of(a, obj);
 	uint8_t was;
 
 	if (unlikely(t == NULL))
@@ -337,43 +357,61 @@ untag(const void *obj)
 	was = __atomic_load_n(t, __ATOMIC_RELAXED);
 	if (was != 0)
 		__atomic_store_n(t, 0, __ATOMIC_RELAXED);
-	return was == tagging.me && was != 0;
+	return was == a->me && was != 0;
 }
 
 static void
-untag_all(void *const *objs, unsigned int n)
+untag_all(const struct zn_pool_acct *a, void *const *objs, unsigned int n)
 {
-	unsigned int mine = 0;
+	unsigned int ours = 0;
 
 	for (unsigned int i = 0; i < n; i++)
-		mine += untag(objs[i]);
-	if (mine != 0 && tagging.held != NULL)
-		__atomic_fetch_sub(tagging.held, mine, __ATOMIC_RELAXED);
+		ours += untag(a, objs[i]);
+	if (ours != 0 && a->held != NULL)
+		__atomic_fetch_sub(a->held, ours, __ATOMIC_RELAXED);
 }
 
-/* Room under the quota for @p n more, counted as held: true. */
+/* Room under @p a's quota for @p n more, counted as held: true. */
 static bool
-reserve(unsigned int n)
+reserve(const struct zn_pool_acct *a, unsigned int n)
 {
-	uint32_t q = __atomic_load_n(tagging.quota, __ATOMIC_RELAXED);
-	uint64_t now = __atomic_add_fetch(tagging.held, n, __ATOMIC_RELAXED);
+	uint32_t q = __atomic_load_n(a->quota, __ATOMIC_RELAXED);
+	uint64_t now = __atomic_add_fetch(a->held, n, __ATOMIC_RELAXED);
 
 	if (likely(q == 0 || now <= q))
 		return true;
-	__atomic_fetch_sub(tagging.held, n, __ATOMIC_RELAXED);
-	__atomic_fetch_add(tagging.refused, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(a->held, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(a->refused, 1, __ATOMIC_RELAXED);
 	return false;
 }
 
-ZN_API void
+ZN_API int
 zn_pool_ops_account(const struct zn_pool_acct *a)
 {
-	took = false;
-	if (a == NULL || a->tags == NULL || a->starts == NULL || (a->me != 0 &&
-	    (a->held == NULL || a->refused == NULL || a->quota == NULL)))
-		tagging = (struct zn_pool_acct){ .mp = NULL };
-	else
-		tagging = *a;
+	struct zn_pool_acct *e;
+
+	if (a == NULL) {
+		n_accts = 0;
+		mine = NULL;
+		took = false;
+		return 0;
+	}
+	if (a->mp == NULL || a->tags == NULL || a->starts == NULL ||
+	    (a->me != 0 && (a->held == NULL || a->refused == NULL ||
+			    a->quota == NULL || mine != NULL)))
+		return -EINVAL;
+	e = acct_of(a->mp);
+	if (e == NULL) {
+		if (n_accts == ZN_POOL_ACCTS)
+			return -ENOSPC;
+		e = &accts[n_accts++];
+	}
+	*e = *a;
+	if (a->me != 0) {
+		mine = e;
+		took = false;
+	}
+	return 0;
 }
 
 ZN_API bool
@@ -385,46 +423,47 @@ zn_pool_ops_took(void)
 ZN_API void
 zn_pool_ops_claim(void *const *objs, unsigned int n)
 {
+	const struct zn_pool_acct *a = mine;
 	unsigned int got = 0;
 
-	if (tagging.me == 0)
+	if (a == NULL)
 		return;
 	for (unsigned int i = 0; i < n; i++) {
-		uint8_t *t = tag_of(objs[i]);
+		uint8_t *t = tag_of(a, objs[i]);
 
-		if (t != NULL && __atomic_load_n(t, __ATOMIC_RELAXED) !=
-				 tagging.me) {
-			__atomic_store_n(t, tagging.me, __ATOMIC_RELAXED);
+		if (t != NULL && __atomic_load_n(t, __ATOMIC_RELAXED) != a->me) {
+			__atomic_store_n(t, a->me, __ATOMIC_RELAXED);
 			got++;
 		}
 	}
 	if (got != 0)
-		__atomic_fetch_add(tagging.held, got, __ATOMIC_RELAXED);
+		__atomic_fetch_add(a->held, got, __ATOMIC_RELAXED);
 }
 
 ZN_API void
 zn_pool_ops_handed(struct rte_mbuf *const *pkts, unsigned int n)
 {
-	unsigned int mine = 0;
+	const struct zn_pool_acct *a = mine;
+	unsigned int ours = 0;
 
-	if (tagging.me == 0 || __atomic_load_n(tagging.held, __ATOMIC_RELAXED) == 0)
+	if (a == NULL || __atomic_load_n(a->held, __ATOMIC_RELAXED) == 0)
 		return;
 	for (unsigned int i = 0; i < n; i++) {
 		const struct rte_mbuf *s = pkts[i];
 
 		/* What the NF calls packets may be anything: a buffer of
 		 * the pool is read, nothing else (nor past 64 segments) */
-		if (unlikely(!is_buf(s)))
+		if (unlikely(!is_buf(a, s)))
 			continue;
-		mine += untag(s);
+		ours += untag(a, s);
 		if (likely(s->nb_segs == 1))
 			continue;
 		s = s->next;
-		for (unsigned int k = 1; k < 64 && is_buf(s); k++, s = s->next)
-			mine += untag(s);
+		for (unsigned int k = 1; k < 64 && is_buf(a, s); k++, s = s->next)
+			ours += untag(a, s);
 	}
-	if (mine != 0)
-		__atomic_fetch_sub(tagging.held, mine, __ATOMIC_RELAXED);
+	if (ours != 0)
+		__atomic_fetch_sub(a->held, ours, __ATOMIC_RELAXED);
 }
 
 static int
@@ -432,10 +471,12 @@ zr_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
 {
 	const struct guard *g = guard_of(mp);
 
+	const struct zn_pool_acct *a = acct_of(mp);
+
 	/* What goes back to the pool is nobody's: untagged first (a crash
 	 * in between leaks it, never frees it twice) */
-	if (mp == tagging.mp)
-		untag_all(objs, n);
+	if (a != NULL)
+		untag_all(a, objs, n);
 
 	if (unlikely(g != NULL && g->give != NULL)) {
 		g->give(g->src_arg, objs, n);
@@ -490,25 +531,25 @@ static int
 zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 {
 	const struct guard *g = guard_of(mp);
-
+	const struct zn_pool_acct *a = mine;
 	int rc;
 
 	if (unlikely(g != NULL && g->take != NULL))
 		return g->take(g->src_arg, objs, n) == 0 ? 0 : -ENOBUFS;
-	if (mp != tagging.mp || tagging.me == 0)
+	if (a == NULL || !acct_is(a, mp))
 		return take_checked(mp, g, objs, n);
-	if (!reserve(n))
+	if (!reserve(a, n))
 		return -ENOBUFS;
 	rc = take_checked(mp, g, objs, n);
 	if (rc < 0) {
-		__atomic_fetch_sub(tagging.held, n, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(a->held, n, __ATOMIC_RELAXED);
 		return rc;
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		uint8_t *t = tag_of(objs[i]);
+		uint8_t *t = tag_of(a, objs[i]);
 
 		if (likely(t != NULL))
-			__atomic_store_n(t, tagging.me, __ATOMIC_RELAXED);
+			__atomic_store_n(t, a->me, __ATOMIC_RELAXED);
 	}
 	if (unlikely(!took))
 		__atomic_store_n(&took, true, __ATOMIC_RELAXED);

@@ -349,3 +349,27 @@ def test_an_nf_cannot_keep_the_control_thread_busy_with_rules(managers):
     assert fdir(m)["flows"] == c["rules"]
     assert registry(m)["steer_refused"] == 1
     assert m.shutdown() == 0
+
+
+def test_a_group_nf_cannot_drain_its_groups_pool_nor_keep_it(managers):
+    """The same within a trust group: the group's pool is shared by its
+    NFs, and an NF of it takes a quarter at most (its pool's size / 4)
+    and gives back at its death what it kept (the tags are in the group's
+    file, mgr/pool_acct.h)."""
+    m = managers(ports=["net_null0,no-rx=1"], chain="1,drop",
+                 args=["--trust-group", "a:2047"])
+
+    def in_use():
+        return next(g for g in m.call("group.list")["groups"]
+                    if g["name"] == "a")["pool"]["in_use"]
+    hog = m.start_nf("test-hog", 1, "hog", lib_args=["--trust-group", "a"],
+                     nf_args=["--mode", "alloc", "--free", "10"])
+    wait_for(lambda: counters(hog).get("allocated"), scaled(30),
+             "the hog refused")
+    assert counters(hog) == {"allocated": 511, "refusals": 2}
+    assert hog.stats()["pool_held"] == 511 and in_use() == 511
+    os.kill(hog.proc.pid, signal.SIGKILL)
+    wait_for(lambda: in_use() == 0, scaled(20), "the hog's buffers back")
+    assert registry(m)["allocs_returned"] == 511
+    assert m.pool()["in_use"] == 0  # the shared pool untouched
+    assert m.shutdown() == 0

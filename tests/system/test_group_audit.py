@@ -72,12 +72,23 @@ def _audit(m, **kw):
 
 
 def test_a_dead_nfs_hoard_is_found_and_put_back(managers):
+    """A group NF keeps 50 buffers it allocated: put back when it dies,
+    as its pool's tags say (mgr/pool_acct.h). One that also erases their
+    tags (its group's file is its to write) loses them: the audit finds
+    them, and puts them back with force."""
     m = managers(ports=["net_null0,no-rx=1"], rx_paused=True, args=ARGS)
     hoarder = m.start_nf("test-liar", 1, "hoarder",
                          lib_args=["--trust-group", "a"],
                          nf_args=["--lie", "hoard", "--every", "50"])
     wait_for(lambda: group_a(m)["pool"]["in_use"] >= 50, 10, "the hoard")
     gone(m, hoarder)
+    assert group_a(m)["pool"]["in_use"] == 0
+    assert m.call("status")["registry"]["allocs_returned"] == 50
+    hider = m.start_nf("test-liar", 1, "hider",
+                       lib_args=["--trust-group", "a"],
+                       nf_args=["--lie", "hoard_hidden", "--every", "50"])
+    wait_for(lambda: group_a(m)["pool"]["in_use"] >= 50, 10, "the hoard")
+    gone(m, hider)
     assert group_a(m)["pool"]["in_use"] == 50
     seen = m.call("group.audit", group="a")
     assert (seen["missing"], seen["recovered"], seen["freed_twice"]) == \

@@ -20,7 +20,10 @@
  * Lies the manager cannot see (test_group_audit.py): freed_back (frees
  * the packet in its own process and hands it back too: a double free),
  * hoard (takes --every buffers of its pool at init and keeps them, out
- * of its ledger: lost when it dies); free_garbage (puts a pointer that
+ * of its ledger: put back when it dies, as its pool's tags say them its,
+ * mgr/pool_acct.h); hoard_hidden (the same, then it erases their tags,
+ * which it can write: lost when it dies, until group.audit finds them);
+ * free_garbage (puts a pointer that
  * is no buffer into its pool's free ring: what a buggy NF freeing a bad
  * pointer does; test_descriptors.py). A lie told after the check: flip
  * (a thread of its own rewrites, without pause, the packets it handed
@@ -41,6 +44,7 @@
 
 #include <zeronf/zeronf.h>
 
+#include "../../lib/shm/zn_shm.h"
 #include "xorshift.h"
 
 #define GROUP0_VA 0x500000000000ULL /* ZN_GROUP_VA_BASE (mgr/group.c) */
@@ -138,6 +142,18 @@ liar_parse(struct zn_nf *nf, int argc, char **argv)
 	return argc % 2 == 1 ? 0 : -EINVAL;
 }
 
+/* Erase the tags that name @p bufs[0, n) ours (in its group's file, as
+ * its view of the manager's header says: trust group 0's) */
+static void
+hide(struct rte_mbuf *const *bufs, unsigned int n)
+{
+	const struct zn_shm_hdr *h = &zn_group_home_at(0)->view.hdr;
+	uint8_t *tags = (uint8_t *)(uintptr_t)h->acct_tags;
+
+	for (unsigned int i = 0; tags != NULL && i < n; i++)
+		tags[((uintptr_t)bufs[i] - h->acct_lo) >> h->acct_shift] = 0;
+}
+
 static int
 liar_init(struct zn_nf *nf)
 {
@@ -151,12 +167,14 @@ liar_init(struct zn_nf *nf)
 		if (pthread_create(&flipper, NULL, flip_loop, NULL) != 0)
 			return -EAGAIN;
 	}
-	if (strcmp(mode, "hoard") == 0) {
+	if (strcmp(mode, "hoard") == 0 || strcmp(mode, "hoard_hidden") == 0) {
 		unsigned int n = RTE_MIN(every, (unsigned int)RTE_DIM(hoard));
 
 		if (rte_pktmbuf_alloc_bulk(zn_nf_pktmbuf_pool(nf), hoard, n))
 			return -ENOMEM;
 		zn_nf_counter_add(nf, c_lies, n);
+		if (strcmp(mode, "hoard_hidden") == 0)
+			hide(hoard, n);
 	}
 	return 0;
 }
