@@ -110,10 +110,6 @@ void zn_pool_ops_claim(void *const *objs, unsigned int n);
  *  since zn_pool_ops_account()? */
 bool zn_pool_ops_took(void);
 
-/** How many takes this process tagged so far (each a driver dequeue:
- *  a cache refill or a cacheless get). */
-uint64_t zn_pool_ops_takes(void);
-
 /** @p pkts[0, n) (and their segments) leave this process's hands as
  *  packets (an NF's TX, zn_nf_tx_held: the ledger answers for them from
  *  now on): untagged, no longer counted as kept. */

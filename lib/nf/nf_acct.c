@@ -18,14 +18,8 @@
  * ring), or when the cache is found shorter than libzeronf left it (its
  * code took from it): what it allocated from the cache before that is
  * not counted, at most one cache's worth.
- * What an NF hands on is untagged (zn_pool_ops_handed: a table read a
- * packet) only when it allocated since its last TX (a take through the
- * driver, its cache shorter, or topped by another buffer than libzeronf
- * left there): a source that re-circulates what it made once, and a
- * forwarder, pay nothing per packet; zn_nf_send untags what it sends.
  */
 
-#include <rte_common.h>
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
@@ -55,10 +49,7 @@ zn_nf_acct_attach(struct zn_nf *nf)
 		nf->acache = rte_mempool_default_cache(nf->pool,
 						       rte_lcore_id());
 	nf->acache_seen = nf->acache != NULL ? nf->acache->len : 0;
-	nf->acache_top = NULL;
 	nf->allocates = false;
-	nf->acct_dirty = true;
-	nf->acct_takes = zn_pool_ops_takes();
 }
 
 void
@@ -72,21 +63,12 @@ zn_nf_acct_room(struct zn_nf *nf, struct rte_mempool_cache *c,
 		nf->acache_seen = 0;
 }
 
-/* The cache's length, cut to its array (another NF of the pool may
- * write garbage there: its pool's memory is theirs too) */
-static inline uint32_t
-cache_len(const struct rte_mempool_cache *c)
-{
-	return RTE_MIN(__atomic_load_n(&c->len, __ATOMIC_RELAXED),
-		       (uint32_t)RTE_DIM(c->objs));
-}
-
 /* What lies in the cache from acache_seen up is ours from now on. */
 static void
 claim(struct zn_nf *nf)
 {
 	struct rte_mempool_cache *c = nf->acache;
-	uint32_t len = cache_len(c);
+	uint32_t len = c->len;
 
 	if (nf->allocates && len > nf->acache_seen)
 		zn_pool_ops_claim(&c->objs[nf->acache_seen],
@@ -96,62 +78,33 @@ claim(struct zn_nf *nf)
 
 /* Since libzeronf last looked, only the NF's code ran: its gets took
  * from the top, its frees (of buffers it allocated: tagged) went on top.
- * Below the lowest point, nothing changed. Whether it allocated: a take
- * through the driver, or the cache shorter than left, or its top entry
- * another (an allocation and as many frees of its own): sticky until a
- * TX reports it. */
-static void
-look(struct zn_nf *nf)
-{
-	struct rte_mempool_cache *c = nf->acache;
-	uint64_t t = zn_pool_ops_takes();
-	uint32_t len;
-
-	if (t != nf->acct_takes) {
-		nf->acct_takes = t;
-		nf->acct_dirty = true;
-	}
-	if (c == NULL)
-		return;
-	len = cache_len(c);
-	if (len < nf->acache_seen ||
-	    (len != 0 && c->objs[len - 1] != nf->acache_top))
-		nf->acct_dirty = true;
-	if (!nf->allocates && (len < nf->acache_seen || zn_pool_ops_took())) {
-		nf->allocates = true;
-		nf->acache_seen = 0; /* all of it, once */
-	} else if (len < nf->acache_seen) {
-		nf->acache_seen = len;
-	}
-}
-
-bool
+ * Below the lowest point, nothing changed. */
+void
 zn_nf_acct_begin(struct zn_nf *nf)
 {
-	bool dirty;
+	struct rte_mempool_cache *c = nf->acache;
 
-	look(nf);
-	dirty = nf->acct_dirty;
-	nf->acct_dirty = false;
-	return dirty;
+	if (c == NULL)
+		return;
+	if (!nf->allocates && (c->len < nf->acache_seen ||
+			       zn_pool_ops_took())) {
+		nf->allocates = true;
+		nf->acache_seen = 0; /* all of it, once */
+	} else if (c->len < nf->acache_seen) {
+		nf->acache_seen = c->len;
+	}
 }
 
 void
 zn_nf_acct_end(struct zn_nf *nf)
 {
-	struct rte_mempool_cache *c = nf->acache;
-	uint32_t len;
-
-	if (c == NULL)
-		return;
-	claim(nf);
-	len = cache_len(c);
-	nf->acache_top = len != 0 ? c->objs[len - 1] : NULL;
+	if (nf->acache != NULL)
+		claim(nf);
 }
 
 void
 zn_nf_acct_check(struct zn_nf *nf)
 {
-	look(nf);
+	zn_nf_acct_begin(nf);
 	zn_nf_acct_end(nf);
 }

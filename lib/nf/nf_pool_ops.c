@@ -67,7 +67,6 @@ static struct zn_pool_acct accts[ZN_POOL_ACCTS];
 static unsigned int n_accts;
 static struct zn_pool_acct *mine;
 static bool took; /* a take tagged since */
-static uint64_t takes; /* takes tagged, ever (atomic) */
 
 int
 zn_pool_ops_index(const char *name)
@@ -421,12 +420,6 @@ zn_pool_ops_took(void)
 	return __atomic_load_n(&took, __ATOMIC_RELAXED);
 }
 
-ZN_API uint64_t
-zn_pool_ops_takes(void)
-{
-	return __atomic_load_n(&takes, __ATOMIC_RELAXED);
-}
-
 ZN_API void
 zn_pool_ops_claim(void *const *objs, unsigned int n)
 {
@@ -560,7 +553,6 @@ zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 	}
 	if (unlikely(!took))
 		__atomic_store_n(&took, true, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&takes, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -139,12 +139,6 @@ struct zn_nf {
 	struct rte_mempool_cache *acache;
 	uint32_t acache_seen;
 	bool allocates;
-	/* Has it allocated since its last TX (a take through its driver,
-	 * or its cache shorter or topped otherwise than libzeronf left it)?
-	 * Then what it hands on is untagged one by one (nf_acct.c). */
-	bool acct_dirty;
-	uint64_t acct_takes;
-	void *acache_top;
 
 	/* Trust group (nf_group.c): --trust-group, its pool and mapping. */
 	char group_name[ZN_NAME_LEN];
@@ -199,9 +193,7 @@ void zn_nf_ports_attach(struct zn_nf *nf);
  * mgr/pool_acct.h). attach: once registered (no group: tagged from now
  * on); room: before libzeronf frees up to @p n buffers into cache @p c
  * (flushes it if they would not fit, as the put would, but knowingly);
- * begin/end: around a TX (zn_nf_tx_held; begin: whether the NF allocated
- * since the last, so that what it hands on must be untagged); check:
- * now and then when idle. */
+ * begin/end: around a TX (zn_nf_tx_held); check: now and then when idle. */
 void zn_nf_acct_attach(struct zn_nf *nf);
 
 /* nf_calib.c: while on, the EAL's 100 ms TSC calibration sleep takes
@@ -209,7 +201,7 @@ void zn_nf_acct_attach(struct zn_nf *nf);
 void zn_nf_short_calibration(bool on);
 void zn_nf_acct_room(struct zn_nf *nf, struct rte_mempool_cache *c,
 		     unsigned int n);
-bool zn_nf_acct_begin(struct zn_nf *nf);
+void zn_nf_acct_begin(struct zn_nf *nf);
 void zn_nf_acct_end(struct zn_nf *nf);
 void zn_nf_acct_check(struct zn_nf *nf);
 void zn_nf_ports_thread(struct zn_nf *nf);

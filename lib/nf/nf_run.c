@@ -19,7 +19,6 @@
 #include "nf_pvt.h"
 #include "../common/zn_doorbell.h"
 #include "../common/zn_ledger.h"
-#include "../common/zn_pool_ops.h"
 #include "../common/zn_util.h"
 
 /* Idle policy: ZN_IDLE_SPIN, ZN_IDLE_YIELD (nf_pvt.h), then sleep. */
@@ -216,8 +215,6 @@ zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		for (unsigned int i = 0; i < k; i++)
 			zn_pkt_meta(pkts[done + i])->flags |= ZN_PKT_F_NEW;
 		zn_ledger_own(&nf->s->ledger, pkts + done, k);
-		/* the ledger's now, no longer kept (mgr/pool_acct.h) */
-		zn_pool_ops_handed(nf->s->ledger.held, k);
 		rc = zn_nf_tx_held(nf, k);
 		if (rc < 0)
 			return rc;

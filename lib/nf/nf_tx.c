@@ -532,11 +532,9 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 	unsigned int idle = 0;
 
 	/* In the ledger now (its reclaim answers for them): no longer
-	 * buffers this NF took and keeps, if it allocated any since its
-	 * last TX (a segment chained to a packet it got; zn_nf_send untags
-	 * the packets it made itself) */
-	if (zn_nf_acct_begin(nf))
-		zn_pool_ops_handed(l->held, n);
+	 * buffers this NF took and keeps */
+	zn_pool_ops_handed(l->held, n);
+	zn_nf_acct_begin(nf);
 	nf->tx_head = 0;
 	nf->applied = 0;
 	nf->resolved = false;
