@@ -12,6 +12,7 @@
  */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -292,24 +293,37 @@ put_back(struct zn_mgr *m, const struct zn_acct *a, unsigned int pool,
 	rte_mempool_put(a->put, mb);
 }
 
-unsigned int
-zn_pool_acct_sweep(struct zn_mgr *m, unsigned int slot)
+void
+zn_pool_acct_nf_caches(struct zn_mgr *m, unsigned int slot)
 {
 	const unsigned int lcore = ZN_NF_LCORE_BASE + slot;
-	const struct zn_acct *a = acct_of_slot(m, slot);
-	unsigned int back = 0, pool = m->nf_group[slot];
 
-	/* What sits in its lcore's caches is free (the ledger's reclaim
-	 * has read the shared pool's): back to the rings (untagged on the
-	 * way, not put back twice below); the next NF in the slot has the
-	 * same lcore id. */
 	rte_mempool_cache_flush(rte_mempool_default_cache(m->pool, lcore),
 				m->pool);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
 		if (m->gpool[g] != NULL)
 			zn_twin_take_nf_cache(m, g, lcore);
+}
+
+unsigned int
+zn_pool_acct_sweep(struct zn_mgr *m, unsigned int slot)
+{
+	const struct zn_acct *a = acct_of_slot(m, slot);
+	unsigned int back = 0, pool;
+	bool kept = false;
+
 	if (a == NULL)
 		return 0;
+	pool = (unsigned int)(a - m->acct); /* the slot's group's, or 0 */
+	for (uint32_t i = 0; i < a->n && !kept; i++)
+		kept = __atomic_load_n(&a->tags[i], __ATOMIC_RELAXED) ==
+		       slot + 1;
+	if (!kept)
+		return 0; /* its caches: flushed with its slot (registry.c) */
+	/* What sits in its lcore's caches is free (the ledger's reclaim
+	 * has read the shared pool's): back to the rings now (untagged on
+	 * the way, not put back twice below). */
+	zn_pool_acct_nf_caches(m, slot);
 	for (uint32_t i = 0; i < a->n; i++) {
 		if (__atomic_load_n(&a->tags[i], __ATOMIC_RELAXED) != slot + 1)
 			continue;

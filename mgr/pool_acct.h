@@ -57,12 +57,17 @@ uint32_t zn_pool_acct_quota(const struct zn_mgr *m, unsigned int pool);
 
 /** The NF in @p slot is gone; @p pkts[0, n) are what its ledger named
  *  (freed or left by reclaim.c): not put back twice. */
+/** Flush the lcore caches of the pools of the NF that had slot @p slot
+ *  (it is gone; the next NF in the slot has the same lcore id). */
+void zn_pool_acct_nf_caches(struct zn_mgr *m, unsigned int slot);
+
 void zn_pool_acct_forget(struct zn_mgr *m, unsigned int slot,
 			 struct rte_mbuf *const *pkts, unsigned int n);
 
 /** Put back what the gone NF in @p slot took and kept, its lcore's
- *  caches of the pools flushed first (whether or not tags are kept: the
- *  one place they are). @return how many. Control thread, after
+ *  caches of the pools flushed first if there is any (else registry.c
+ *  flushes them when it frees the slot, as before tags). @return how
+ *  many. Control thread, after
  *  zn_pool_acct_forget and the ledger's reclaim (which reads that
  *  cache). */
 unsigned int zn_pool_acct_sweep(struct zn_mgr *m, unsigned int slot);

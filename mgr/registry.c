@@ -401,6 +401,7 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 	s->mstats.blocked_on = 0;
 	set_state(m, slot, ZN_NF_FREE);
 	zn_route_publish(m); /* lb forgets the slot's weight */
+	zn_pool_acct_nf_caches(m, slot); /* the next NF's lcore id */
 	if (m->registry->reg[slot].reclaim_lock >= 0)
 		close(m->registry->reg[slot].reclaim_lock);
 	m->registry->reg[slot] = (struct zn_nf_reg){ .m = m, .slot = slot,
