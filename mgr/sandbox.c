@@ -250,18 +250,6 @@ hugefile_of(const char *name, const char *instance)
 		argc++;                                                     \
 	} while (0)
 
-/* @p path is @p dir or below it */
-static bool
-under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	return strncmp(path, dir, n) == 0 &&
-	       (path[n] == '/' || path[n] == '\0');
-}
-
 /* @p st may be written by nobody but root and us: owned by either, by
  * its group only if that is root's or ours, by others only if a sticky
  * directory (they cannot replace what is ours there). */
@@ -322,7 +310,7 @@ zn_program_check(const struct zn_mgr *m, const char *path, char *err,
 		zn_strlcpy(run, m->rundir, sizeof(run));
 	if (realpath(m->huge_dir, huge) == NULL)
 		zn_strlcpy(huge, m->huge_dir, sizeof(huge));
-	if (under(real, run) || under(real, huge)) {
+	if (zn_sandbox_under(real, run) || zn_sandbox_under(real, huge)) {
 		snprintf(err, errlen, "binary %.200s: in a directory NFs may "
 			 "write (the runtime or hugepage directory): refused",
 			 path);
@@ -545,7 +533,8 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	}
 	/* Other NFs' logs, where they are in what it sees: out of sight
 	 * (and, in the runtime directory, out of its reach) */
-	if (under(log_dir, cwd) || under(log_dir, m->rundir)) {
+	if (zn_sandbox_under(log_dir, cwd) ||
+	    zn_sandbox_under(log_dir, m->rundir)) {
 		ADD("--tmpfs");
 		ADD("%s", log_dir);
 		ADD("--remount-ro");

@@ -8,6 +8,7 @@
  * sandbox_drivers.c (DPDK's driver directory) and sandbox_uid.c (the
  * users NFs of trust groups run as); no other module. */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -34,6 +35,8 @@ int zn_sandbox_uid_prepare(struct zn_mgr *m, int group, uid_t uid);
  *  bwrap's own, 0755). 0, -EACCES, -errno. */
 int zn_sandbox_reachable(const char *path, const char *const *binds,
 			 unsigned int n_binds);
+/** Is @p path @p dir or below it? */
+bool zn_sandbox_under(const char *path, const char *dir);
 /** Give the claimed block back (the manager stops). */
 void zn_sandbox_uid_fini(void);
 

@@ -90,13 +90,14 @@ zn_sandbox_uid_prepare(struct zn_mgr *m, int group, uid_t uid)
 	return 0;
 }
 
-/* @p path is @p dir or below it */
-static bool
-below(const char *path, const char *dir)
+bool
+zn_sandbox_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
-	return n > 1 && strncmp(path, dir, n) == 0 &&
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 &&
 	       (path[n] == '/' || path[n] == '\0');
 }
 
@@ -116,14 +117,14 @@ zn_sandbox_reachable(const char *path, const char *const *binds,
 	/* The directories above it in the sandbox are bwrap's (0755),
 	 * but for those of a directory bound whole that holds it */
 	for (unsigned int i = 0; i < n_binds; i++)
-		if (binds[i] != NULL && below(path, binds[i]) &&
+		if (binds[i] != NULL && zn_sandbox_under(path, binds[i]) &&
 		    (root == NULL || strlen(binds[i]) < strlen(root)))
 			root = binds[i];
 	if (root == NULL)
 		return 0;
 	zn_strlcpy(p, path, sizeof(p));
 	while ((slash = strrchr(p, '/')) != NULL && slash != p &&
-	       below(p, root) && strcmp(p, root) != 0) {
+	       zn_sandbox_under(p, root) && strcmp(p, root) != 0) {
 		*slash = '\0';
 		if (stat(p, &st) < 0)
 			return -errno;
