@@ -138,7 +138,9 @@ eal_init(struct zn_nf *nf, const char *prog)
 	eal_argv[eal_argc++] = loglvl;
 	eal_argv[eal_argc] = NULL;
 
+	zn_nf_short_calibration(nf->group_name[0] != '\0'); /* nf_calib.c */
 	rc = rte_eal_init(eal_argc, eal_argv);
+	zn_nf_short_calibration(false);
 	if (rc < 0) {
 		rc = rte_errno ? -rte_errno : -EIO;
 		ZN_LOG(ERR, "EAL init (%s of '%s') failed: %s",

@@ -195,6 +195,10 @@ void zn_nf_ports_attach(struct zn_nf *nf);
  * (flushes it if they would not fit, as the put would, but knowingly);
  * begin/end: around a TX (zn_nf_tx_held); check: now and then when idle. */
 void zn_nf_acct_attach(struct zn_nf *nf);
+
+/* nf_calib.c: while on, the EAL's 100 ms TSC calibration sleep takes
+ * 10 ms (an NF of a trust group's rte_eal_init only). */
+void zn_nf_short_calibration(bool on);
 void zn_nf_acct_room(struct zn_nf *nf, struct rte_mempool_cache *c,
 		     unsigned int n);
 void zn_nf_acct_begin(struct zn_nf *nf);

@@ -328,7 +328,8 @@ chain: [fw, mon, drop]
 def test_a_group_nf_finds_the_tsc_frequency_the_manager_found(managers):
     """An NF of a trust group runs a primary EAL of its own, which
     measures the TSC's frequency where the CPU does not tell it: over a
-    100 ms sleep in DPDK (the NF's start: make bench BENCH=nf_start). DPDK rounds
+    100 ms sleep in DPDK, which libzeronf makes 10 ms (lib/nf/
+    nf_calib.c; the NF's start: make bench BENCH=nf_start). DPDK rounds
     the result to 10 MHz: it is the frequency an NF of no group takes
     from the manager's own measurement, each of several starts (within
     1 %: a preemption between DPDK's reads of the two clocks, which a
