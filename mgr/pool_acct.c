@@ -254,6 +254,18 @@ acct_of_slot(const struct zn_mgr *m, unsigned int slot)
 	return a->n != 0 ? a : NULL;
 }
 
+bool
+zn_pool_acct_is_buf(const struct zn_mgr *m, unsigned int slot, const void *obj)
+{
+	const struct zn_acct *a = acct_of_slot(m, slot);
+	uintptr_t p = (uintptr_t)obj, i;
+
+	if (a == NULL)
+		return obj != NULL; /* no map of the pool: its word */
+	i = (p - a->lo) >> a->shift;
+	return p >= a->lo && i < a->n && a->buf[i] == p;
+}
+
 void
 zn_pool_acct_forget(struct zn_mgr *m, unsigned int slot,
 		    struct rte_mbuf *const *pkts, unsigned int n)

@@ -29,6 +29,7 @@
  * names a buffer, never an address).
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct zn_mgr;
@@ -55,12 +56,18 @@ void zn_pool_acct_view(const struct zn_mgr *m, unsigned int pool,
  *  (ctl.pool_quota; 0: none). */
 uint32_t zn_pool_acct_quota(const struct zn_mgr *m, unsigned int pool);
 
-/** The NF in @p slot is gone; @p pkts[0, n) are what its ledger named
- *  (freed or left by reclaim.c): not put back twice. */
 /** Flush the lcore caches of the pools of the NF that had slot @p slot
  *  (it is gone; the next NF in the slot has the same lcore id). */
 void zn_pool_acct_nf_caches(struct zn_mgr *m, unsigned int slot);
 
+/** Is @p obj a buffer of the pool of the NF in @p slot (this process's
+ *  map of it; a pool not mapped: any non-NULL)? */
+bool zn_pool_acct_is_buf(const struct zn_mgr *m, unsigned int slot,
+			 const void *obj);
+
+/** The NF in @p slot is gone; @p pkts[0, n) are what its ledger named
+ *  (freed or left by reclaim.c), or what the manager put back for it
+ *  otherwise: untagged, not put back twice. */
 void zn_pool_acct_forget(struct zn_mgr *m, unsigned int slot,
 			 struct rte_mbuf *const *pkts, unsigned int n);
 

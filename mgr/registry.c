@@ -42,6 +42,7 @@
 #include "loop.h"
 #include "mgr.h"
 #include "pool_acct.h"
+#include "pool_repair.h"
 #include "port.h"
 #include "group.h"
 #include "home.h"
@@ -339,6 +340,7 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 	if (!nf_live(zn_nf_state(m, slot)) &&
 	    zn_nf_state(m, slot) != ZN_NF_STOPPING)
 		return;
+	zn_pool_repair_nf(m, slot); /* first: NFs waiting on it hold up RCU */
 	/* Its packet thread no longer runs: whatever RCU state it left. */
 	zn_route_reader_del(m, slot);
 	set_state(m, slot, ZN_NF_RECLAIMING);
@@ -397,8 +399,7 @@ try_finish(struct zn_mgr *m, unsigned int slot)
 		m->shm->mgr.drops[r] += s->hstats.drops[r];
 	zn_port_nftx_release(m, slot);
 	/* A home not in use waits for no one (in_loop, lib/nf/nf_tx.c) */
-	s->hstats.blocked_on = 0;
-	s->mstats.blocked_on = 0;
+	s->hstats.blocked_on = s->mstats.blocked_on = 0;
 	set_state(m, slot, ZN_NF_FREE);
 	zn_route_publish(m); /* lb forgets the slot's weight */
 	zn_pool_acct_nf_caches(m, slot); /* the next NF's lcore id */

@@ -290,7 +290,7 @@ zn_stats_status(struct zn_mgr *m)
 	return json_pack("{s:s, s:i, s:s, s:s, s:I, s:b, s:b, s:i, s:i, s:i, "
 			 "s:o, s:s, s:s, s:i, s:b, s:b, s:{s:i, s:i, s:i, s:i}, "
 			 "s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			 "s:I, s:I}, s:{s:I, s:I}}",
+			 "s:I, s:I, s:I}, s:{s:I, s:I}}",
 			 "instance", m->cfg.instance, "pid", (int)m->pid,
 			 "build", zn_build_id, "dpdk", rte_version(),
 			 "uptime_ms",
@@ -313,7 +313,8 @@ zn_stats_status(struct zn_mgr *m)
 			 (json_int_t)g->nf_exited, "died",
 			 (json_int_t)g->nf_died, "reclaimed",
 			 (json_int_t)g->reclaimed, "allocs_returned",
-			 (json_int_t)g->allocs_reclaimed, "objs_freed",
+			 (json_int_t)g->allocs_reclaimed, "pool_ops_finished",
+			 (json_int_t)g->pool_ops_finished, "objs_freed",
 			 (json_int_t)g->objs_freed, "port_scans_refused",
 			 (json_int_t)zn_ports_scans_refused(), "bad_messages",
 			 (json_int_t)bad, "message_ring_resets",
@@ -497,6 +498,7 @@ static const struct zn_cmd status_cmd = {
 		  "not yet enabled\", \"pool\": \"{size, available, "
 		  "in_use, nf_quota}\", \"registry\": \"{registered, "
 		  "rejected, exited, died, reclaimed, allocs_returned, "
+		  "pool_ops_finished, "
 		  "objs_freed, port_scans_refused, bad_messages, "
 		  "message_ring_resets, steer_refused}\", "
 		  "\"control\": \"{requests, errors}\"}",
@@ -506,7 +508,10 @@ static const struct zn_cmd status_cmd = {
 	       "default). "
 	       "`registry.reclaimed`: buffers recovered from dead NFs; "
 	       "`allocs_returned`: of those, buffers they had allocated and "
-	       "kept; `bad_messages`: NF messages of no known slot or type "
+	       "kept; `pool_ops_finished`: operations on their pool's free "
+	       "ring NFs died in, finished by the manager (the range they "
+	       "had claimed written and committed, their cache's length "
+	       "set as they would have); `bad_messages`: NF messages of no known slot or type "
 	       "(dropped); `message_ring_resets`: times the NFs' message "
 	       "ring's header was found written by an NF and reset; "
 	       "`steer_refused`: NFs' flow-rule requests refused over "

@@ -217,8 +217,14 @@ class Manager:
             if key2 == key and rings_empty and pool["in_use"] == baseline:
                 return st2
             st, key = st2, key2
-        raise TimeoutError(f"manager {self.name} never went idle: "
-                           f"{json.dumps(st['status'])}")
+        keys = ("name", "pid", "state", "rx", "tx", "dequeued", "staged",
+                "rx_ring", "tx_ring", "drops", "pool_held")
+        nfs = [{k: n.get(k) for k in keys} for n in st["nfs"]]
+        raise TimeoutError(f"manager {self.name} never went idle (pool in "
+                           f"use {baseline} wanted): "
+                           f"{json.dumps(st['status'])}; ports "
+                           f"{json.dumps(st['ports'])}; nfs "
+                           f"{json.dumps(nfs)}")
 
     def shutdown(self, timeout: float = 20.0) -> int:
         if self.proc.alive():

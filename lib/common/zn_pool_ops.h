@@ -20,6 +20,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct zn_pool_op; /* lib/shm/zn_shm.h */
+struct rte_ring;
+
+/** A pool's free ring and its geometry, as the process using it trusts
+ *  it (the manager: as it made it; an NF: its header's). */
+struct zn_ring_geo {
+	struct rte_ring *r;
+	uint32_t mask, capacity;
+};
+
 struct rte_mbuf;
 struct rte_mempool;
 struct rte_mempool_ops;
@@ -89,6 +99,11 @@ struct zn_pool_acct {
 	uint8_t me;
 	uint64_t *held, *refused;
 	const uint32_t *quota;
+	/* An NF: the records of its claims on the pool's free ring (two:
+	 * struct zn_nf_slot pool_op), the first for lcore @p lcore's
+	 * thread; NULL: DPDK's ring code, nothing recorded. */
+	struct zn_pool_op *ops;
+	unsigned int lcore;
 };
 
 /** From now on, this process's puts to @p a->mp (or its twin) untag;
@@ -109,6 +124,14 @@ void zn_pool_ops_claim(void *const *objs, unsigned int n);
 /** Has this process taken from the pool it tags for (through the driver)
  *  since zn_pool_ops_account()? */
 bool zn_pool_ops_took(void);
+
+/** @p mp's free ring as this process made it (the manager), into @p geo:
+ *  0, or -ENOENT (not one it made). */
+int zn_pool_ops_ring_geo(const struct rte_mempool *mp, struct zn_ring_geo *geo);
+
+/** The records of this process's own threads' claims on free rings (the
+ *  manager's: mgr/pool_repair.c reads them), @p n of them. */
+const struct zn_pool_op *zn_pool_ops_claims(unsigned int *n);
 
 /** @p pkts[0, n) (and their segments) leave this process's hands as
  *  packets (an NF's TX, zn_nf_tx_held: the ledger answers for them from

@@ -20,6 +20,8 @@
  * not counted, at most one cache's worth.
  */
 
+#include <string.h>
+
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
@@ -35,13 +37,17 @@ zn_nf_acct_attach(struct zn_nf *nf)
 	nf->acache = NULL;
 	if (h->acct_tags == 0)
 		return;
+	/* what an NF of this slot before us left, the manager finished */
+	memset(nf->s->pool_op, 0, sizeof(nf->s->pool_op));
 	zn_pool_ops_account(&(struct zn_pool_acct){
 		.mp = nf->pool, .tags = (uint8_t *)(uintptr_t)h->acct_tags,
 		.starts = (const uint16_t *)(uintptr_t)h->acct_starts,
 		.lo = (uintptr_t)h->acct_lo, .n = h->acct_n,
 		.shift = (uint8_t)h->acct_shift, .me = (uint8_t)(nf->slot + 1),
 		.held = &nf->s->alloc.held, .refused = &nf->s->alloc.refused,
-		.quota = &nf->s->ctl.pool_quota });
+		.quota = &nf->s->ctl.pool_quota,
+		.ops = nf->s->pool_op,
+		.lcore = ZN_NF_LCORE_BASE + (unsigned int)nf->slot });
 	/* Our lcore's cache, seen from this thread (the packet thread's:
 	 * zn_nf_run runs where zn_nf_init did); another thread of the NF has
 	 * no cache (its frees and gets pass the driver). */

@@ -34,6 +34,10 @@
  * earlier enqueue or dequeue on the ring to finish (DPDK waits for
  * ever): a stuck or hostile NF costs a worker this much, not its life. */
 #define WAIT_POLLS (1u << 22)
+/* An NF waits longer, sleeping (about 1 s): an earlier claim that does
+ * not commit is a dead NF's, which the manager finishes (mgr/
+ * pool_repair.c) within its next loop. */
+#define NF_WAIT_POLLS 14000u
 
 static zn_pool_check_fn check;
 static const struct rte_mempool_ops *ring_ops;
@@ -204,77 +208,75 @@ zn_pool_ops_repair(void)
 	return n;
 }
 
-/* Until the tail says @p old (the ring's earlier callers done), then
- * @p new; or, after WAIT_POLLS, @p new anyway (counted). */
-static void
-update_tail(volatile uint32_t *tail, uint32_t old, uint32_t new)
+ZN_API int
+zn_pool_ops_ring_geo(const struct rte_mempool *mp, struct zn_ring_geo *geo)
 {
-	for (uint32_t i = 0; __atomic_load_n(tail, __ATOMIC_RELAXED) != old;
-	     i++) {
-		if (unlikely(i == WAIT_POLLS)) {
-			__atomic_fetch_add(&waits_cut, 1, __ATOMIC_RELAXED);
-			break;
-		}
-		rte_pause();
-	}
-	__atomic_store_n(tail, new, __ATOMIC_RELEASE);
-}
+	const struct guard *g = NULL;
 
-/* DPDK's move of a ring's head (rte_ring_c11_pvt.h, all or nothing):
- * @p n slots from @p ht's head, of the @p base + @p other_tail - head
- * its side may take (base: the capacity for producers, 0 for
- * consumers), at most @p g's capacity (more: the positions are garbage).
- * The claimed range starts at *@p head. */
-static int
-claim(const struct guard *g, struct rte_ring_headtail *ht,
-      const volatile uint32_t *other_tail, uint32_t base, unsigned int n,
-      uint32_t *head)
-{
-	uint32_t room;
-
-	*head = __atomic_load_n(&ht->head, __ATOMIC_RELAXED);
-	do {
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		room = base + __atomic_load_n(other_tail, __ATOMIC_ACQUIRE) -
-		       *head;
-		if (room > g->capacity || n > room)
-			return -ENOBUFS; /* full / empty, or garbage */
-	} while (!__atomic_compare_exchange_n(&ht->head, head, *head + n, 0,
-					      __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	for (unsigned int i = 0; i < GUARDS && g == NULL; i++)
+		if (mp != NULL && (guards[i].mp == mp || guards[i].twin == mp))
+			g = &guards[i];
+	if (g == NULL)
+		return -ENOENT;
+	*geo = (struct zn_ring_geo){ .r = g->r, .mask = g->mask,
+				     .capacity = g->capacity };
 	return 0;
 }
 
-/* DPDK's multi-producer enqueue with @p g's geometry. */
-static int
-guarded_enqueue(const struct guard *g, void *const *objs, unsigned int n)
+void
+zn_pool_ops_wait_cut(void)
 {
-	struct rte_ring *r = g->r;
-	void **slots = (void **)&r[1];
-	uint32_t head;
-
-	if (claim(g, &r->prod, &r->cons.tail, g->capacity, n, &head) < 0)
-		return -ENOBUFS;
-	for (unsigned int i = 0; i < n; i++)
-		slots[(head + i) & g->mask] = objs[i];
-	update_tail(&r->prod.tail, head, head + n);
-	return 0;
+	__atomic_fetch_add(&waits_cut, 1, __ATOMIC_RELAXED);
 }
 
-/* The same for dequeue. */
-static int
-guarded_dequeue(const struct guard *g, void **objs, unsigned int n)
+/* The geometry of @p mp's ring: the guard's (the manager keeps it in its
+ * own memory), else its header's (an NF trusts the pool it shares). */
+static inline struct zn_ring_geo
+geo_of(const struct rte_mempool *mp, const struct guard *g)
 {
-	struct rte_ring *r = g->r;
-	void *const *slots = (void *const *)&r[1];
-	uint32_t head;
+	struct rte_ring *r = mp->pool_data;
 
-	if (claim(g, &r->cons, &r->prod.tail, 0, n, &head) < 0)
-		return -ENOBUFS;
-	for (unsigned int i = 0; i < n; i++)
-		objs[i] = slots[(head + i) & g->mask];
-	update_tail(&r->cons.tail, head, head + n);
-	return 0;
+	if (g != NULL)
+		return (struct zn_ring_geo){ .r = g->r, .mask = g->mask,
+					     .capacity = g->capacity };
+	return (struct zn_ring_geo){ .r = r, .mask = r->mask,
+				     .capacity = r->capacity };
+}
+
+static int
+recorded_put(struct rte_mempool *mp, const struct guard *g,
+	     const struct zn_pool_acct *a, void *const *objs, unsigned int n)
+{
+	struct zn_ring_geo geo = geo_of(mp, g);
+	bool locked;
+	struct zn_pool_op *op = zn_pool_ring_op(a == mine ? a : NULL, &locked);
+	unsigned int lc = rte_lcore_id();
+	int rc;
+
+	rc = zn_pool_ring_put(&geo, op, objs, n,
+			      lc < RTE_MAX_LCORE && mp->cache_size != 0 ?
+			      &mp->local_cache[lc] : NULL,
+			      g != NULL ? WAIT_POLLS : NF_WAIT_POLLS,
+			      g == NULL);
+	zn_pool_ring_op_end(locked);
+	return rc;
+}
+
+static int
+recorded_get(struct rte_mempool *mp, const struct guard *g,
+	     const struct zn_pool_acct *a, void **objs, unsigned int n,
+	     void (*take)(void *arg, void **objs, unsigned int n))
+{
+	struct zn_ring_geo geo = geo_of(mp, g);
+	bool locked;
+	struct zn_pool_op *op = zn_pool_ring_op(a == mine ? a : NULL, &locked);
+	int rc;
+
+	rc = zn_pool_ring_get(&geo, op, objs, n, take, (void *)(uintptr_t)a,
+			      g != NULL ? WAIT_POLLS : NF_WAIT_POLLS,
+			      g == NULL);
+	zn_pool_ring_op_end(locked);
+	return rc;
 }
 
 /* Through @p mp's guard @p g where this process keeps one and checks
@@ -283,7 +285,7 @@ static inline int
 ring_enqueue(struct rte_mempool *mp, const struct guard *g, void *const *objs,
 	     unsigned int n)
 {
-	return g != NULL ? guarded_enqueue(g, objs, n) :
+	return g != NULL ? recorded_put(mp, g, NULL, objs, n) :
 	       zn_pool_ops_ring()->enqueue(mp, objs, n);
 }
 
@@ -291,7 +293,7 @@ static inline int
 ring_dequeue(struct rte_mempool *mp, const struct guard *g, void **objs,
 	     unsigned int n)
 {
-	return g != NULL ? guarded_dequeue(g, objs, n) :
+	return g != NULL ? recorded_get(mp, g, NULL, objs, n, NULL) :
 	       zn_pool_ops_ring()->dequeue(mp, objs, n);
 }
 
@@ -482,6 +484,8 @@ zr_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
 		g->give(g->src_arg, objs, n);
 		return 0;
 	}
+	if (g == NULL && a != NULL && a == mine && a->ops != NULL)
+		return recorded_put(mp, NULL, a, objs, n);
 	return ring_enqueue(mp, g, objs, n);
 }
 
@@ -527,6 +531,20 @@ take_checked(struct rte_mempool *mp, const struct guard *g, void **objs,
 	return 0;
 }
 
+/* What this process took is its own (the account it tags for) */
+static void
+tag_taken(void *arg, void **objs, unsigned int n)
+{
+	const struct zn_pool_acct *a = arg;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t *t = tag_of(a, objs[i]);
+
+		if (likely(t != NULL))
+			__atomic_store_n(t, a->me, __ATOMIC_RELAXED);
+	}
+}
+
 static int
 zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 {
@@ -540,16 +558,16 @@ zr_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 		return take_checked(mp, g, objs, n);
 	if (!reserve(a, n))
 		return -ENOBUFS;
-	rc = take_checked(mp, g, objs, n);
+	if (g == NULL && a->ops != NULL) {
+		rc = recorded_get(mp, NULL, a, objs, n, tag_taken);
+	} else {
+		rc = take_checked(mp, g, objs, n);
+		if (rc == 0)
+			tag_taken((void *)(uintptr_t)a, objs, n);
+	}
 	if (rc < 0) {
 		__atomic_fetch_sub(a->held, n, __ATOMIC_RELAXED);
 		return rc;
-	}
-	for (unsigned int i = 0; i < n; i++) {
-		uint8_t *t = tag_of(a, objs[i]);
-
-		if (likely(t != NULL))
-			__atomic_store_n(t, a->me, __ATOMIC_RELAXED);
 	}
 	if (unlikely(!took))
 		__atomic_store_n(&took, true, __ATOMIC_RELAXED);

@@ -189,22 +189,48 @@ void zn_nf_tx_init(struct zn_nf *nf);
  * _thread in the packet thread before it starts. */
 void zn_nf_ports_attach(struct zn_nf *nf);
 
-/* What an NF of no group takes from the shared pool (nf_acct.c,
- * mgr/pool_acct.h). attach: once registered (no group: tagged from now
- * on); room: before libzeronf frees up to @p n buffers into cache @p c
- * (flushes it if they would not fit, as the put would, but knowingly);
- * begin/end: around a TX (zn_nf_tx_held); check: now and then when idle. */
+/* What an NF takes from its pool and keeps (nf_acct.c,
+ * mgr/pool_acct.h). attach: once registered (tagged from now on); room:
+ * before libzeronf frees up to @p n buffers into cache @p c (flushes it
+ * if they would not fit, as the put would, but knowingly); begin/end:
+ * around a TX (zn_nf_tx_held); check: now and then when idle. */
 void zn_nf_acct_attach(struct zn_nf *nf);
-
-/* nf_calib.c: while on, the EAL's 100 ms TSC calibration sleep takes
- * 10 ms (an NF of a trust group's rte_eal_init only). */
-void zn_nf_short_calibration(bool on);
 void zn_nf_acct_room(struct zn_nf *nf, struct rte_mempool_cache *c,
 		     unsigned int n);
 void zn_nf_acct_begin(struct zn_nf *nf);
 void zn_nf_acct_end(struct zn_nf *nf);
 void zn_nf_acct_check(struct zn_nf *nf);
+
+/* nf_calib.c: while on, the EAL's 100 ms TSC calibration sleep takes
+ * 10 ms (an NF of a trust group's rte_eal_init only). */
+void zn_nf_short_calibration(bool on);
 void zn_nf_ports_thread(struct zn_nf *nf);
+
+/* nf_pool_ring.c: a pool's free ring, every claim recorded in @p op
+ * (struct zn_pool_op); its geometry as the caller trusts it. put: @p cache
+ * the caller's lcore cache or NULL; get: @p take(arg, objs, n) runs on what
+ * was taken before the range is released. 0 or -ENOBUFS (all or none;
+ * a put of more than ZN_POOL_OP_MAX not from the cache goes in parts, a
+ * failed part leaves the earlier in). A wait for an earlier claim's
+ * commit gives up after @p wait_polls polls, which sleep after a while
+ * with @p may_sleep. */
+struct zn_ring_geo;  /* lib/common/zn_pool_ops.h */
+struct zn_pool_acct; /* the same */
+int zn_pool_ring_put(const struct zn_ring_geo *g, struct zn_pool_op *op,
+		     void *const *objs, unsigned int n,
+		     struct rte_mempool_cache *cache, uint32_t wait_polls,
+		     bool may_sleep);
+int zn_pool_ring_get(const struct zn_ring_geo *g, struct zn_pool_op *op,
+		     void **objs, unsigned int n,
+		     void (*take)(void *arg, void **objs, unsigned int n),
+		     void *arg, uint32_t wait_polls, bool may_sleep);
+/* The record for this thread's next claim (@p a: the NF's own pool's
+ * account, whose records are in its slot; NULL: this process's own);
+ * _end after the operation. */
+struct zn_pool_op *zn_pool_ring_op(const struct zn_pool_acct *a, bool *locked);
+void zn_pool_ring_op_end(bool locked);
+/* nf_pool_ops.c: a wait for a ring's earlier claim given up (counted) */
+void zn_pool_ops_wait_cut(void);
 
 /* nf_group.c: map the trust group's pool (--trust-group); 0 or -errno
  * (0 without a group). _detach at close. */

@@ -201,6 +201,8 @@ struct zn_shm_mgr {
 	uint64_t allocs_reclaimed; /* of those: buffers gone NFs allocated
 				    * from the shared pool and kept */
 	uint64_t objs_freed;     /* DPDK objects freed for gone NFs */
+	uint64_t pool_ops_finished; /* ring operations of dead NFs
+				     * finished (mgr/pool_repair.c) */
 	uint64_t drops[ZN_DROP_MAX]; /* drops counted by the control thread */
 } __rte_cache_aligned;
 
@@ -288,6 +290,40 @@ struct zn_ledger {
 	struct rte_mbuf *held[ZN_BURST];
 } __rte_cache_aligned;
 
+/**
+ * An NF's operation on its pool's free ring, in flight (lib/nf/
+ * nf_pool_ring.c), as the manager needs it to finish it if the NF dies
+ * in it (mgr/pool_repair.c): a ring shared by several processes is
+ * jammed by one that dies between claiming a range of it and committing
+ * that range (the others wait for its tail for ever), and a dead NF's
+ * cache flushed twice puts buffers in the pool twice.
+ *   INTENT: it is about to claim [head, head + n) (a compare-and-swap
+ *           from head), or just did;
+ *   CLAIMED: [head, head + n) is its; committed once the side's tail
+ *           passed head.
+ * A put's objects: the top n of its lcore's cache (cache != 0: the
+ * cache, len its length before; at commit it drops to len - n), else
+ * objs[0, n). A get tags what it takes (as the NF's) before it commits.
+ */
+#define ZN_POOL_OP_MAX 64
+enum zn_pool_op_step {
+	ZN_POOL_OP_IDLE = 0,
+	ZN_POOL_OP_INTENT,
+	ZN_POOL_OP_CLAIMED,
+};
+
+struct zn_pool_op {
+	uint32_t step;  /* enum zn_pool_op_step */
+	uint32_t put;   /* 1: an enqueue, 0: a dequeue */
+	uint32_t head;
+	uint32_t n;
+	uint64_t ring;  /* the pool's free ring (address) */
+	uint64_t cache; /* a put from its cache: the cache (address) */
+	uint32_t len;
+	uint32_t pad;
+	uint64_t objs[ZN_POOL_OP_MAX];
+} __rte_cache_aligned;
+
 /** One NF slot. The slot index is the NF's instance id. */
 struct zn_nf_slot {
 	/* writer: manager control thread (registry) */
@@ -370,6 +406,10 @@ struct zn_nf_slot {
 		uint64_t held;
 		uint64_t refused;
 	} alloc __rte_cache_aligned;
+
+	/* writer: the NF's mempool driver: [0] its lcore's thread, [1] any
+	 * other thread, one at a time (lib/nf/nf_pool_ring.c) */
+	struct zn_pool_op pool_op[2];
 
 	/* writer: the NF packet thread */
 	uint64_t counters[ZN_NF_MAX_COUNTERS] __rte_cache_aligned;
