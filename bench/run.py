@@ -58,7 +58,9 @@ affects both sides alike. Progress goes to stderr.
          "p99_ms":Y}: 20 starts each of an NF the manager launches
          (nf.start), sandboxed or not, from the command to the NF's first
          packet (bench/nf_start.py); and a line with "trust_group":true:
-         sandboxed in a trust group (a PID namespace of its own).
+         sandboxed in a trust group (a PID namespace of its own). Then
+         {"bench":"nf_death","p50_ms":X,"p99_ms":Y,"target_ms":100}: 20
+         NFs killed, from the kill to the manager no longer listing it.
   peers  {"bench":"peers","system":S,"scenario":C,"size":B,"mpps":X}:
          ZeroNF, dpdk-testpmd (io, mac), OVS-DPDK 3.1 and the kernel
          (veth + bridge) on the same vdevs and sizes 64, 512, 1500; p2p
@@ -83,7 +85,10 @@ affects both sides alike. Progress goes to stderr.
          "min_max":R,"cv":C}: N = 1, 2, 4, 8, 10 tenants on one port
          sliced by VLAN (equal shares), each with its own trust group,
          forward NF and chain; X = their sum; R = slowest / fastest tenant,
-         C = coefficient of variation (bench/tenants.py).
+         C = coefficient of variation (bench/tenants.py). Then
+         {"bench":"tenant_fairness",...}: blue's throughput and latency
+         with red flooded against red quiet (target ratio 1.1) and red's
+         CPU share (target 0.25) (tests/fairness.py's tenants).
   group_port {"bench":"group_port","handoff":H,"on_mpps":X,"off_mpps":Y,
          "cost_pct":Z}: a trust group's port (net_pcap, 64-byte frames)
          into a forward NF of the group and out of a port, --validate on

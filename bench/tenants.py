@@ -2,7 +2,16 @@
 virtual routers, its Fig. 6) on one port sliced by VLAN: each tenant has
 its own trust group (packets copied into its pool on the way in), its own
 forward NF and its own chain out of the sink port (sliced too). Per-tenant
-and aggregate Mpps through the tenants' NFs."""
+and aggregate Mpps through the tenants' NFs.
+
+Then fairness under a flood (tests/fairness.py's two tenants): blue's
+generator through its own NF, red quiet and flooded in turn, three runs
+each: blue's throughput and latency flooded against quiet (target: within
+10 %), and the CPU share red's NF got while flooded (target: its 20 %
+bound, 25 % at most). One line:
+  {"bench":"tenant_fairness","blue_quiet":{"mpps","p50_ns","p90_ns"},
+   "blue_flooded":{...},"latency_ratio":R,"target_latency_ratio":1.1,
+   "red_cpu_share":S,"target_red_cpu_share":0.25}"""
 from __future__ import annotations
 
 import statistics
@@ -65,6 +74,60 @@ def tenants_once(n: int, seconds: float = 2.0) -> list[float]:
         m.close()
 
 
+def fairness_once(runs: int) -> dict:
+    """Blue's reports quiet and flooded (runs each, alternating) and red's
+    CPU share in each flooded run."""
+    import fairness
+    cores = fairness.cores()
+    if cores is None:
+        return {}
+    mine, blues = cores
+    m = Manager(TMP, **fairness.manager_kw(TMP, mine))
+    try:
+        red_pid = fairness.start_nfs(m, mine, blues)
+        res: dict[bool, list[dict]] = {False: [], True: []}
+        shares = []
+        for i in range(2 * runs):
+            flood = i % 2 == 1
+            m.call("rx.set", enabled=flood)
+            if flood:
+                time.sleep(0.5)
+            t0, c0 = time.monotonic(), fairness.cpu_seconds(red_pid)
+            res[flood].append(fairness.blue_run(m, i, blues))
+            if flood:
+                shares.append((fairness.cpu_seconds(red_pid) - c0) /
+                              (time.monotonic() - t0))
+        m.call("rx.set", enabled=False)
+        return {"res": res, "shares": shares}
+    finally:
+        m.shutdown()
+        m.close()
+
+
+def bench_fairness(runs: int) -> None:
+    r = fairness_once(max(runs, 3))
+    if not r:
+        log("tenant fairness: needs 2 CPUs")
+        return
+
+    def med(flood: bool) -> dict:
+        rs = r["res"][flood]
+        return {"mpps": median([x["mpps"] for x in rs]),
+                "p50_ns": median([x["latency_ns"]["p50"] for x in rs]),
+                "p90_ns": median([x["latency_ns"]["p90"] for x in rs])}
+    quiet, loud = med(False), med(True)
+    log(f"tenant fairness: blue quiet {quiet}, flooded {loud}; red's CPU "
+        f"share flooded {r['shares']}")
+    emit({"bench": "tenant_fairness", "blue_quiet": quiet,
+          "blue_flooded": loud,
+          "latency_ratio": round(max(loud["p50_ns"] / quiet["p50_ns"],
+                                     loud["p90_ns"] / quiet["p90_ns"]), 3)
+          if quiet["p50_ns"] and quiet["p90_ns"] else None,
+          "target_latency_ratio": 1.1,
+          "red_cpu_share": round(max(r["shares"]), 3),
+          "target_red_cpu_share": 0.25})
+
+
 def bench_tenants(runs: int) -> None:
     for n in COUNTS:
         res = [tenants_once(n) for _ in range(runs)]
@@ -77,3 +140,4 @@ def bench_tenants(runs: int) -> None:
               "cv": round(statistics.pstdev(per) / statistics.mean(per), 3)
               if statistics.mean(per) else None,
               "runs": [round(x, 4) for x in agg]})
+    bench_fairness(runs)

@@ -308,6 +308,8 @@ client_read(struct zn_mgr *m, struct client *c)
 			size_t len = (size_t)(nl - c->in);
 			json_t *reply = NULL;
 
+			if (len > MAX_REQUEST)
+				break; /* refused below, as documented */
 			if (len > 0 && !(len == 1 && c->in[0] == '\r'))
 				reply = handle_request(m, c, c->in, len);
 			memmove(c->in, nl + 1, c->in_len - len - 1);

@@ -51,15 +51,25 @@ zn_ctl_rpc_parse(const char *line, size_t len, struct zn_ctl_call *call,
 				return -EINVAL;
 			}
 		} else if (strcmp(key, "version") == 0) {
-			/* Optional protocol version the client speaks. */
-			if (!json_is_string(val) ||
-			    strtol(json_string_value(val), NULL, 10) !=
-				    ZN_CTL_MAJOR) {
-				snprintf(err, errlen, "protocol version %.32s "
+			/* Optional protocol version the client speaks:
+			 * "MAJOR[.MINOR]" or a number */
+			char v[40];
+
+			if (json_is_string(val))
+				snprintf(v, sizeof(v), "%.32s",
+					 json_string_value(val));
+			else if (json_is_integer(val))
+				snprintf(v, sizeof(v), "%" JSON_INTEGER_FORMAT,
+					 json_integer_value(val));
+			else
+				snprintf(v, sizeof(v), "(a %s)",
+					 json_is_real(val) ? "number with a "
+					 "fraction" : "non-string");
+			if ((!json_is_string(val) && !json_is_integer(val)) ||
+			    strtol(v, NULL, 10) != ZN_CTL_MAJOR) {
+				snprintf(err, errlen, "protocol version %s "
 					 "not supported (server speaks %d.%d)",
-					 json_is_string(val) ?
-						 json_string_value(val) : "?",
-					 ZN_CTL_MAJOR, ZN_CTL_MINOR);
+					 v, ZN_CTL_MAJOR, ZN_CTL_MINOR);
 				return -EPROTONOSUPPORT;
 			}
 		} else if (strcmp(key, "id") != 0 &&

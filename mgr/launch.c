@@ -78,7 +78,7 @@ launch_log_path(const struct launch *l, unsigned int i, char *buf, size_t len)
 struct launch_state L;
 const char *const policy_names[] = { "never", "on-failure", "always" };
 const char *const rstate_names[] = { "down", "running", "stopping",
-				     "backoff" };
+				     "backoff", "failed" };
 
 static void on_exit_fd(void *arg, uint32_t events);
 
@@ -298,10 +298,12 @@ launch_start_replica(struct launch *l, unsigned int i)
 		launch_replica_name(l, i, name, sizeof(name));
 		r->fails++;
 		l->failures++;
-		r->state = R_BACKOFF;
+		r->state = r->fails >= CRASH_LOOP_MAX ? R_FAILED : R_BACKOFF;
 		r->next_ns = zn_now_ns() + BACKOFF_MAX_NS;
-		zn_event("nf.spawn_failed", "%s: %s (again in 10 s)", name,
-			 err[0] ? err : strerror(-rc));
+		zn_event(r->state == R_FAILED ? "nf.gave_up" : "nf.spawn_failed",
+			 "%s: %s (%s)", name, err[0] ? err : strerror(-rc),
+			 r->state == R_FAILED ? "failed 5 times in a row: not "
+			 "started again until nf.restart" : "again in 10 s");
 	}
 }
 
@@ -314,7 +316,7 @@ launch_stop_replica(struct launch *l, unsigned int i)
 	char name[ZN_NAME_LEN];
 	int slot;
 
-	if (r->state == R_BACKOFF) {
+	if (r->state == R_BACKOFF || r->state == R_FAILED) {
 		r->state = R_DOWN;
 		return;
 	}
@@ -340,7 +342,7 @@ bool
 launch_all_down(const struct launch *l)
 {
 	for (unsigned int i = 0; i < ZN_MAX_REPLICAS; i++)
-		if (l->r[i].state != R_DOWN)
+		if (l->r[i].state != R_DOWN && l->r[i].state != R_FAILED)
 			return false;
 	return true;
 }
@@ -403,6 +405,13 @@ on_exit_fd(void *arg, uint32_t events)
 	/* Back-off: a replica that fails soon after each start waits
 	 * longer each time; one that ran a while starts over. */
 	r->fails = now - r->started_ns < STABLE_NS ? r->fails + 1 : 1;
+	if (r->fails >= CRASH_LOOP_MAX) {
+		r->state = R_FAILED;
+		zn_event("nf.gave_up", "%s: %s; failed %u times in a row, each "
+			 "within 10 s of its start: not restarted until "
+			 "nf.restart", name, how, r->fails);
+		return;
+	}
 	delay = BACKOFF_MIN_NS << RTE_MIN(r->fails - 1, 10u);
 	if (delay > BACKOFF_MAX_NS)
 		delay = BACKOFF_MAX_NS;

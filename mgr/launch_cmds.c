@@ -295,6 +295,7 @@ cmd_nf_restart(struct zn_cmd_req *req)
 		} else if (r->state == R_STOPPING) {
 			r->restart_asked = true;
 		} else {
+			r->fails = 0; /* a failed one gets another run */
 			launch_start_replica(l, i);
 		}
 	}

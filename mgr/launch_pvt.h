@@ -25,6 +25,9 @@ struct zn_mgr;
 #define BACKOFF_MIN_NS (100ULL * 1000 * 1000)
 #define BACKOFF_MAX_NS (10ULL * 1000 * 1000 * 1000)
 #define STABLE_NS (10ULL * 1000 * 1000 * 1000)
+/* Failures in a row, each within STABLE_NS of its start, after which a
+ * replica is not restarted (R_FAILED) until nf.restart */
+#define CRASH_LOOP_MAX 5
 #define KILL_AFTER_NS (5ULL * 1000 * 1000 * 1000)
 #define TICK_MS 50
 
@@ -36,6 +39,7 @@ enum rstate {
 	R_RUNNING,
 	R_STOPPING,  /* asked to stop (registry stop, or SIGTERM) */
 	R_BACKOFF,   /* restarts at next_ns */
+	R_FAILED,    /* gave up: CRASH_LOOP_MAX failures in a row */
 };
 extern const char *const rstate_names[];
 

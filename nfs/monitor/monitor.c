@@ -145,23 +145,23 @@ classify(const struct rte_mbuf *m)
 	switch (l.ethertype) {
 	case RTE_ETHER_TYPE_IPV4:
 		local[C_IPV4]++;
-		if (len >= l.off + sizeof(struct rte_ipv4_hdr))
-			count_l4(p[l.off + 9]);
-		if (len >= l.off + sizeof(struct rte_ipv4_hdr) &&
-		    p[l.off + 9] == IPPROTO_TCP)
+		if (len < l.off + sizeof(struct rte_ipv4_hdr)) {
+			local[C_RUNT]++; /* it ends inside its IP header */
+			break;
+		}
+		count_l4(p[l.off + 9]);
+		if (p[l.off + 9] == IPPROTO_TCP)
 			count_syn(p, len, l.off + (p[l.off] & 0xfu) * 4u);
-		else
-			local[C_RUNT]++;
 		break;
 	case RTE_ETHER_TYPE_IPV6:
 		local[C_IPV6]++;
-		if (len >= l.off + sizeof(struct rte_ipv6_hdr))
-			count_l4(p[l.off + 6]);
-		if (len >= l.off + sizeof(struct rte_ipv6_hdr) &&
-		    p[l.off + 6] == IPPROTO_TCP)
-			count_syn(p, len, l.off + 40);
-		else
+		if (len < l.off + sizeof(struct rte_ipv6_hdr)) {
 			local[C_RUNT]++;
+			break;
+		}
+		count_l4(p[l.off + 6]);
+		if (p[l.off + 6] == IPPROTO_TCP)
+			count_syn(p, len, l.off + 40);
 		break;
 	case RTE_ETHER_TYPE_ARP:
 		local[C_ARP]++;

@@ -50,3 +50,42 @@ def test_tcpdump_corpus(managers, tmp_path):
     assert read_frames(out) == read_frames(pcap)
     assert mon["packets"] == n and mon["runt"] > 0
     assert sum(st["drops"].values()) == 0
+
+
+def test_monitor_counts_runts_only(managers, tmp_path):
+    """Issue 29, item 14: the monitor counted every IP packet that was not
+    TCP as a runt (its `else` after the SYN check). A capture with known
+    runts (frames that end inside their Ethernet, VLAN, IPv4 or IPv6
+    header) among whole TCP, UDP, ICMP and other packets: exactly those
+    counted as runts, the others by protocol."""
+    from scapy.layers.inet import ICMP, IP, TCP, UDP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Dot1Q, Ether
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    whole = [bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2") / TCP(flags="S")),
+             bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2") / TCP(flags="A")),
+             bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2") / UDP()),
+             bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2") / ICMP()),
+             bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", proto=47)),
+             bytes(eth / IPv6(src="::1", dst="::2") / UDP()),
+             bytes(eth / IPv6(src="::1", dst="::2") / TCP(flags="S"))]
+    runts = [bytes(eth)[:10],                              # in Ethernet
+             bytes(eth / Dot1Q(vlan=5) / IP())[:16],       # in the tag
+             bytes(eth / IP() / UDP())[:14 + 12],          # in IPv4
+             bytes(eth / IPv6() / UDP())[:14 + 30]]        # in IPv6
+    frames = whole + runts + whole
+    pcap, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    write_pcap(pcap, ((i * 1000, f) for i, f in enumerate(frames)))
+    m = managers(ports=[f"net_pcap0,rx_pcap={pcap},tx_pcap={out}"],
+                 chain="1,port:0", rx_paused=True)
+    m.start_nf("monitor", 1)
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][0]["tx"] >= len(frames),
+             30, "all forwarded")
+    st = m.wait_idle()
+    mon = st["nfs"][0]["counters"]
+    assert m.shutdown() == 0
+    assert mon["packets"] == len(frames)
+    assert mon["runt"] == len(runts), mon
+    assert (mon["tcp"], mon["udp"], mon["icmp"], mon["other_l4"],
+            mon["tcp_syn"]) == (6, 4, 2, 2, 4), mon

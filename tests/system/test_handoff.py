@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness import DATA, conserved, traffic_ports, wait_for
+from harness import DATA, conserved, scaled, traffic_ports, wait_for
 
 TRACE = DATA / "pcap/bittorrent.pcap"
 
@@ -130,7 +130,7 @@ def test_kill9_mid_handoff_no_leak(managers, group):
         time.sleep(rnd.uniform(0.02, 0.3))
         victim.proc.signal(signal.SIGKILL)
         victim.proc.wait(5)
-        wait_for(lambda: m.nf_by_pid(victim.proc.pid) is None, 1.0,
+        wait_for(lambda: m.nf_by_pid(victim.proc.pid) is None, scaled(10),
                  "dead NF removed")
         live[svc].append(m.start_nf("forward", svc, f"n{i}",
                                     lib_args=lib))
@@ -241,7 +241,8 @@ def test_chain_change_under_traffic_direct(managers):
 def test_dead_reader_never_blocks_routing(managers):
     """An NF that dies, or stops, inside its routing-table read (an RCU
     reader online) does not hold routing changes: after its death the
-    chain changes at once; one that stays stopped there is killed after
+    chain changes without waiting for it (it is found dead, not killed as
+    stuck); one that stays stopped there is killed once it held the read
     2 s and reported, and the change goes through."""
     m, base = start(managers, "1,2,port:1")
     m.start_nf("forward", 1)
@@ -250,9 +251,9 @@ def test_dead_reader_never_blocks_routing(managers):
                       nf_args=["--mode", "die", "--after", "2000"])
     m.call("rx.set", enabled=True)
     hold.proc.wait(20)
-    t0 = time.monotonic()
     m.call("chain.set", hops=["svc:1", "svc:2", "port:1"])
-    assert time.monotonic() - t0 < 1.0
+    assert not any(e["type"] == "nf.killed"
+                   for e in m.call("event.list", since=0)["events"])
     flowing(m)
 
     stuck = m.start_nf("test-rcu-hold", 2, "stops",
@@ -262,8 +263,8 @@ def test_dead_reader_never_blocks_routing(managers):
     t0 = time.monotonic()
     m.call("chain.set", hops=["svc:1", "svc:2", "port:1"])
     took = time.monotonic() - t0
-    assert 1.5 < took < 6.0, took
-    assert stuck.proc.wait(5) == -signal.SIGKILL
+    assert took > 1.5, took  # it waited for the reader first
+    assert stuck.proc.wait(scaled(5)) == -signal.SIGKILL
     ev = m.call("event.list", since=0)["events"]
     assert any(e["type"] == "nf.killed" and "stops" in e["message"]
                for e in ev), ev
@@ -296,3 +297,33 @@ def test_port_bound_nf_gets_a_link_when_the_chain_grows(managers):
     assert by[2]["rx"] > 0 and by[1]["rx"] == rx
     acts = by[1]["actions"]
     assert acts["next"] == by[1]["rx"], acts  # each counted once
+
+
+def test_a_dead_nfs_ledger_naming_a_link_gone_is_no_error(managers):
+    """Issue 29, item 7: mon hands packets to fwd over a link; mon leaves
+    (the link is taken back), then fwd is killed: its ledger still names
+    the link it last read from, now free. Reclaim read that ledger's ring
+    ids whatever phase it was in and logged an ERR ("its ledger names
+    link L, not one of its own: nothing of that burst freed") though
+    nothing was lost; it reads the rings of the phase the NF died in
+    only. No ERR, and the pool whole."""
+    for i in range(3):
+        m, base = start(managers, "1,2,port:1")
+        mon = m.start_nf("forward", 1, "mon")
+        fwd = m.start_nf("forward", 2, "fwd")
+        m.call("rx.set", enabled=True)
+        wait_for(lambda: handed(m).get("mon", 0) > 1000, 20, "handed on")
+        m.call("rx.set", enabled=False)
+        mon.proc.signal(signal.SIGTERM)
+        assert mon.proc.wait(scaled(20)) == 0
+        wait_for(lambda: m.call("status")["links"] == 0, scaled(10),
+                 "the link taken back")
+        fwd.proc.signal(signal.SIGKILL)
+        fwd.proc.wait(scaled(10))
+        wait_for(lambda: m.nf_by_pid(fwd.proc.pid) is None, scaled(10),
+                 "fwd reclaimed")
+        m.wait_idle(baseline=base)
+        out = m.proc.output()
+        assert "ledger names link" not in out and " ERR" not in out, \
+            [ln for ln in out.splitlines() if "ERR" in ln]
+        assert m.shutdown() == 0

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from harness import wait_for
+from harness import scaled, wait_for
 from netns import Host, unique_tag
 
 SERVER = textwrap.dedent("""
@@ -119,7 +119,7 @@ def test_tcp_survives_nf_kill(bridge, hosts):
         wait_for(lambda: fwd.stats()["rx"] > 3000, 30, "TCP flowing",
                  interval=0.005)
         fwd.proc.signal(signal.SIGKILL)
-        wait_for(lambda: m.nf_by_pid(fwd.proc.pid) is None, 2, "NF gone")
+        wait_for(lambda: m.nf_by_pid(fwd.proc.pid) is None, scaled(10), "NF gone")
         time.sleep(0.2)
         m.start_nf("forward", 2, "fwd2", nf_args=["--cross-connect"])
 

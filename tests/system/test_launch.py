@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import DATA, NF_BIN, conserved, traffic_ports, wait_for
+from harness import DATA, NF_BIN, conserved, scaled, traffic_ports, wait_for
 from zeronf import ZeroNFError
 
 FWD = str(NF_BIN["forward"])
@@ -181,3 +181,68 @@ def test_bad_starts_are_refused_with_a_reason(managers):
     assert m.call("launch.list")["launched"][0]["running"] == 0
     assert m.shutdown() == 0
     assert not m.leftovers()
+
+
+@pytest.mark.parametrize("order", ["docs", "options_first"])
+def test_nf_start_takes_the_nfs_options_after_dashes_in_either_order(
+        managers, order):
+    """Issue 29, item 5: `nf start x2 zeronf-forward -s 11 -- --cost-ns
+    100` (the order docs/operations.md shows) failed "unrecognized
+    arguments"; only `nf start x1 -s 10 zeronf-forward -- ...` worked.
+    Both pass the NF its options (--json before "--" is the CLI's)."""
+    import json
+    from harness import zeronf_cli
+    m = managers()
+    if order == "docs":
+        argv = ["nf", "start", "x", "zeronf-forward", "-s", "11"]
+    else:
+        argv = ["nf", "start", "x", "-s", "11", "zeronf-forward"]
+    r = zeronf_cli("-i", m.name, *argv, "--json", "--", "--cost-ns", "100")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["args"] == ["--cost-ns", "100"]
+    assert launched(m, "x")["args"] == ["--cost-ns", "100"]
+
+
+def test_an_nf_that_cannot_start_is_the_commands_error(managers):
+    """Issue 29, item 4: `nf start bad3 zeronf-forward -s 2 --cpus 99`
+    answered success while the replica exited 2 ("CPU 99 is not
+    available") and was restarted with back-off for ever, in the live
+    service. The CLI waits for its replicas to register: one that exits
+    first makes the command fail, with its exit and log, and the NF is
+    removed."""
+    from harness import zeronf_cli
+    m = managers()
+    r = zeronf_cli("-i", m.name, "nf", "start", "bad3", "zeronf-forward",
+                   "-s", "2", "--cpus", "99")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "bad3" in r.stderr and "did not start (exit" in r.stderr, \
+        r.stderr
+    wait_for(lambda: not m.call("launch.list")["launched"], scaled(10),
+             "bad3 removed")
+    # A good one: rc 0 once it runs.
+    r = zeronf_cli("-i", m.name, "nf", "start", "good", "zeronf-forward",
+                   "-s", "2")
+    assert r.returncode == 0, r.stderr
+    assert "good" in running_names(m)
+
+
+def test_a_crash_loop_stops_being_restarted(managers):
+    """Issue 29, item 4: a replica failing at start, again and again, was
+    restarted for ever. After 5 failures in a row, each soon after its
+    start, it is left down ("failed", event nf.gave_up) until nf.restart
+    gives it another run."""
+    m = managers()
+    m.call("nf.start", name="loop", binary=FWD, service=2, cpus="99")
+    wait_for(lambda: launched(m, "loop")["instances"][0]["state"] ==
+             "failed", scaled(30), "given up")
+    spec = launched(m, "loop")
+    assert spec["failures"] == 5 and spec["restarts"] == 4, spec
+    assert [e for e in events(m) if e["type"] == "nf.gave_up"]
+    time.sleep(0.5)  # nothing more happens to it
+    assert launched(m, "loop")["restarts"] == 4
+    m.call("nf.restart", name="loop")
+    wait_for(lambda: launched(m, "loop")["failures"] > 5, scaled(10),
+             "tried again")
+    m.call("nf.remove", name="loop")
+    wait_for(lambda: not m.call("launch.list")["launched"], scaled(10),
+             "removed")

@@ -11,7 +11,7 @@ import time
 import pytest
 from scapy.all import IP, TCP, UDP, Ether, wrpcap
 
-from harness import conserved, wait_for
+from harness import conserved, scaled, wait_for
 
 ETH = dict(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
 
@@ -79,7 +79,7 @@ def test_kill9_one_of_four_replicas(managers, many_flows, lb):
     victim = nfs[1]
     victim.proc.signal(signal.SIGKILL)
     victim.proc.wait(5)
-    wait_for(lambda: m.nf_by_pid(victim.proc.pid) is None, 2, "dead NF")
+    wait_for(lambda: m.nf_by_pid(victim.proc.pid) is None, scaled(10), "dead NF")
     survivors = [i for i in ids if i != victim.instance]
     grow(m, survivors)
     svc = m.call("service.list")["services"][0]

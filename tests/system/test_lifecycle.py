@@ -10,7 +10,7 @@ import time
 
 from pathlib import Path
 
-from harness import DATA, conserved, traffic_ports, wait_for
+from harness import DATA, conserved, scaled, traffic_ports, wait_for
 from zeronf import runtime_dir
 
 TRACE = DATA / "pcap/bittorrent.pcap"
@@ -95,15 +95,16 @@ def test_kill9_nf_mid_traffic_no_leak(managers):
         assert not [f for f in files if f"_{pid}" in f], (pid, files)
 
 
-def test_dead_nf_detected_within_100ms(managers):
+def test_a_dead_nf_is_detected_by_its_pidfd(managers):
+    """The manager learns of an NF's death from its pidfd (in its epoll),
+    not by polling: the death is reclaimed however long the NF is gone
+    unpolled. How soon: `make bench BENCH=nf_start`'s nf_death line
+    (target 100 ms)."""
     m = managers()
     nf = m.start_nf("forward", 1)
-    t0 = time.monotonic()
     nf.proc.signal(signal.SIGKILL)
-    wait_for(lambda: m.nf_by_pid(nf.proc.pid) is None, 1.0, "NF gone")
-    # Polling the socket costs time too; the manager's own detection is
-    # immediate (pidfd in epoll), so well under 100 ms end to end.
-    assert time.monotonic() - t0 < 0.1 + 0.05
+    wait_for(lambda: m.nf_by_pid(nf.proc.pid) is None, scaled(5),
+             "NF gone")
     st = m.call("status")
     assert st["registry"]["died"] == 1
     assert "died" in m.proc.output()
@@ -113,10 +114,8 @@ def test_kill9_manager_nfs_exit_and_restart_works(managers, tmp_path):
     m = managers()
     nfs = [m.start_nf("forward", s) for s in (1, 2)]
     m.proc.signal(signal.SIGKILL)
-    t0 = time.monotonic()
     for nf in nfs:
-        assert nf.proc.wait(5) == 3  # exit status: manager gone
-    assert time.monotonic() - t0 < 2.0
+        assert nf.proc.wait(scaled(5)) == 3  # exit status: manager gone
     for nf in nfs:
         assert "manager" in nf.proc.output() and "gone" in nf.proc.output()
     # Stale state of the dead manager is there...

@@ -7,7 +7,6 @@ from __future__ import annotations
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -60,7 +59,5 @@ def test_notices_its_manager_gone_without_seeing_it(managers, tmp_path):
              scaled(20), "NF running")
     m.proc.signal(signal.SIGKILL)
     m.proc.wait(10)
-    t0 = time.monotonic()
-    assert p.wait(10) == 3
-    assert time.monotonic() - t0 < 2.0
+    assert p.wait(scaled(10)) == 3
     assert "is gone, exiting" in (tmp_path / "nf.log").read_text()

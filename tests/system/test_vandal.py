@@ -332,11 +332,11 @@ def test_another_group_cannot_hold_its_readers(managers):
     wait_for(lambda: (vandal.stats() or {}).get("counters", {})
              .get("vandalised", 0) > 3, 30, "garbage written")
     m.call("rx.set", enabled=True)
-    t0 = time.monotonic()
     for _ in range(4):  # each publishes and waits for every reader
         m.call("chain.set", hops=["svc:1", "port:1"])
         time.sleep(0.8)
-    assert time.monotonic() - t0 < 6  # nobody waited 2 s for a reader
+    # nobody was waited for as a reader stuck for 2 s
+    assert "held the routing table" not in m.proc.output()
     wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
              "the honest NF working")
     m.call("rx.set", enabled=False)

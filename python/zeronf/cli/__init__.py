@@ -40,9 +40,19 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    # --json anywhere (zeronf status --json as well as zeronf --json status)
-    as_json = "--json" in argv
-    a = parser().parse_args([x for x in argv if x != "--json"])
+    # What follows "--" is an NF's own options (nf start, vm start), in
+    # whatever order the command's own options came before it.
+    tail = argv[argv.index("--") + 1:] if "--" in argv else None
+    head = argv[:argv.index("--")] if tail is not None else argv
+    # --json anywhere before it (zeronf status --json, zeronf --json status)
+    as_json = "--json" in head
+    head = [x for x in head if x != "--json"]
+    a = parser().parse_args(head)
+    if tail is not None:
+        if isinstance(getattr(a, "args", None), list):
+            a.args += tail
+        else:
+            a = parser().parse_args(head + ["--"] + tail)
     a.json = as_json
     if a.as_tenant:
         os.environ["ZERONF_TENANT"] = a.as_tenant  # client.socket_path

@@ -26,8 +26,10 @@ def _table(rows: list[dict], cols: list[str]) -> str:
 
 def _wait(instance: str, idle: bool, timeout: float) -> dict:
     """Wait until the manager answers and is ready; with idle, also until
-    port RX is on and nothing moves any more (port counters unchanged for
-    half a second, NF rings empty): all that came in went through."""
+    nothing moves any more (port counters unchanged for half a second, NF
+    rings empty): all that came in went through. RX must be on, or off
+    by the operator's choice (rx.set, `zeronf rx off`: then idle is the
+    pipeline drained), not waiting to be turned on (--rx-when-ready)."""
     import time
     deadline = time.monotonic() + timeout
     last_err: ZeroNFError | None = None
@@ -48,8 +50,8 @@ def _wait(instance: str, idle: bool, timeout: float) -> dict:
                      (n["tx_ring"] or {}).get("count", 0) + n["staged"]
                      for n in st["nfs"])
         now = (moving, status["rx_enabled"])
-        if (status["ready"] and status["rx_enabled"] and queued == 0
-                and now == key):
+        if (status["ready"] and queued == 0 and now == key and
+                (status["rx_enabled"] or not status["rx_waiting"])):
             return {"ports": [{k: p[k] for k in ("port", "name", "rx",
                                                  "tx")}
                               for p in st["ports"]],

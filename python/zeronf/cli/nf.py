@@ -36,12 +36,53 @@ def run_nf(a) -> int:
                 p["cpus"] = a.cpus
             if a.args:
                 p["args"] = a.args
-            return show(c.call("nf.start", **p))
+            res = c.call("nf.start", **p)
+            if not a.no_wait:
+                err = wait_started(c, a.name, a.wait_s)
+                if err:
+                    # not left restarting for ever in the live service
+                    c.call("nf.remove", name=a.name)
+                    print(f"zeronf: nf start {a.name}: {err}; removed",
+                          file=sys.stderr)
+                    return 1
+                res = next((s for s in c.call("launch.list")["launched"]
+                            if s["name"] == a.name), res)
+            return show(res)
         if a.action == "stop":
             return show(c.call("nf.remove", name=a.name))
         if a.action == "restart":
             return show(c.call("nf.restart", name=a.name))
         return show(c.call("nf.scale", name=a.name, replicas=a.replicas))
+
+
+def wait_started(c: Client, name: str, timeout: float) -> str | None:
+    """Until every replica of @p name registered (in nf.list) or one of
+    them exited first: None, or what went wrong (its exit and the last
+    lines of its log)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        spec = next((s for s in c.call("launch.list")["launched"]
+                     if s["name"] == name), None)
+        if spec is None:
+            return "gone"
+        up = {n["name"] for n in c.call("nf.list")["nfs"]
+              if n["state"] in ("running", "starting")}
+        bad = [i for i in spec["instances"]
+               if i["name"] not in up and i["last_exit"] is not None]
+        if bad:
+            i = bad[0]
+            code = i["last_exit"]
+            how = f"exit {code}" if code >= 0 else f"signal {-code}"
+            log = Path(c.call("launch.list")["log_dir"]) / f"{i['name']}.log"
+            tail = log.read_text(errors="replace").splitlines()[-3:] \
+                if log.exists() else []
+            return (f"replica {i['name']} did not start ({how})" +
+                    "".join(f"\n  {ln}" for ln in tail))
+        if all(i["name"] in up for i in spec["instances"]):
+            return None
+        if time.monotonic() > deadline:
+            return f"not registered after {timeout:g} s (--wait-s)"
+        time.sleep(0.05)
 
 
 def run_logs(a) -> int:
@@ -78,6 +119,11 @@ def register(sub) -> None:
     s.add_argument("--cpus")
     s.add_argument("--restart", default="on-failure",
                    choices=["never", "on-failure", "always"])
+    s.add_argument("--no-wait", action="store_true",
+                   help="return once launched, not once every replica "
+                   "registered")
+    s.add_argument("--wait-s", type=float, default=30.0,
+                   help="how long to wait for the replicas (default 30)")
     s.add_argument("args", nargs="*", help="the NF's own options")
     for act, what in (("stop", "stop every replica and forget it"),
                       ("restart", "stop and start every replica")):
