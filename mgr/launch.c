@@ -302,8 +302,7 @@ launch_start_replica(struct launch *l, unsigned int i)
 		r->next_ns = zn_now_ns() + BACKOFF_MAX_NS;
 		zn_event(r->state == R_FAILED ? "nf.gave_up" : "nf.spawn_failed",
 			 "%s: %s (%s)", name, err[0] ? err : strerror(-rc),
-			 r->state == R_FAILED ? "failed 5 times in a row: not "
-			 "started again until nf.restart" : "again in 10 s");
+			 r->state == R_FAILED ? "left down" : "again in 10 s");
 	}
 }
 
@@ -407,9 +406,9 @@ on_exit_fd(void *arg, uint32_t events)
 	r->fails = now - r->started_ns < STABLE_NS ? r->fails + 1 : 1;
 	if (r->fails >= CRASH_LOOP_MAX) {
 		r->state = R_FAILED;
-		zn_event("nf.gave_up", "%s: %s; failed %u times in a row, each "
-			 "within 10 s of its start: not restarted until "
-			 "nf.restart", name, how, r->fails);
+		zn_event("nf.gave_up", "%s: %s; %u failures in a row, each "
+			 "soon after its start: left down (nf.restart)", name,
+			 how, r->fails);
 		return;
 	}
 	delay = BACKOFF_MIN_NS << RTE_MIN(r->fails - 1, 10u);

@@ -59,7 +59,7 @@ launch_json(const struct launch *l, unsigned int t)
 						  json_integer(r->last_code)));
 	}
 	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:i, s:s, s:s, s:I, s:I,"
-			 " s:I, s:o, s:b, s:i, s:b, s:o}",
+			 " s:I, s:o, s:b, s:i, s:b, s:b, s:o}",
 			 "name", zn_tenant_shown_name(L.m, t, l->name),
 			 "binary", l->binary, "args", args,
 			 "service", l->service, "replicas", (int)l->replicas,
@@ -69,7 +69,8 @@ launch_json(const struct launch *l, unsigned int t)
 			 (json_int_t)l->restarts, "failures",
 			 (json_int_t)l->failures, "instances", reps, "sandbox",
 			 l->sandbox, "memory_mb", (int)l->memory_mb, "removing",
-			 l->removing, "trust_group", l->group >= 0 ?
+			 l->removing, "rolling", l->roll.phase != 0,
+			 "trust_group", l->group >= 0 ?
 			 json_string(L.m->shm->groups[l->group].name) :
 			 json_null());
 }
@@ -270,6 +271,7 @@ cmd_nf_scale(struct zn_cmd_req *req)
 
 	if (l == NULL)
 		return -ENOENT;
+	launch_roll_cancel(l, "scaled");
 	if (n != l->replicas)
 		zn_event("nf.scale", "%s: %u -> %u replicas", l->name,
 			 l->replicas, n);
@@ -283,22 +285,35 @@ cmd_nf_restart(struct zn_cmd_req *req)
 {
 	struct launch *l = named(req);
 
+	int rc;
+
 	if (l == NULL)
 		return -ENOENT;
 	zn_event("nf.restart", "%s: every replica", l->name);
+	/* Rolling when one runs (launch_roll.c); else each started again */
+	for (unsigned int i = 0; i < l->replicas; i++)
+		if (l->r[i].state == R_RUNNING) {
+			rc = launch_roll_start(l);
+			if (rc < 0) {
+				snprintf(req->err, sizeof(req->err), "%s",
+					 rc == -EBUSY ? "a rolling restart is "
+					 "on" : "no replica index left for a "
+					 "rolling restart");
+				return rc;
+			}
+			goto done;
+		}
 	for (unsigned int i = 0; i < l->replicas; i++) {
 		struct replica *r = &l->r[i];
 
-		if (r->state == R_RUNNING) {
-			launch_stop_replica(l, i);
-			r->restart_asked = true;
-		} else if (r->state == R_STOPPING) {
+		if (r->state == R_STOPPING) {
 			r->restart_asked = true;
 		} else {
 			r->fails = 0; /* a failed one gets another run */
 			launch_start_replica(l, i);
 		}
 	}
+done:
 	req->result = launch_json(l, req->tenant);
 	return req->result ? 0 : -ENOMEM;
 }
@@ -351,7 +366,8 @@ static const char *const policy_choices[] = { "never", "on-failure",
 	"a failure\", \"instances\": \"[{name, state, pid, restarts, "      \
 	"last_exit}]\", \"sandbox\": \"sandboxed\", \"memory_mb\": "     \
 	"\"limit, 0: none\", \"removing\": \"nf.remove'd, replicas "     \
-	"still stopping\", \"trust_group\": \"its group, or null\"}"
+	"still stopping\", \"rolling\": \"a rolling restart is on\", "    \
+	"\"trust_group\": \"its group, or null\"}"
 
 static const struct zn_cmd nf_start_cmd = {
 	.name = "nf.start",
@@ -391,7 +407,8 @@ static const struct zn_cmd nf_start_cmd = {
 	       "ARGS`; its output goes to `<log dir>/<replica>.log`. A replica "
 	       "that fails is restarted after a back-off that doubles from "
 	       "100 ms to 10 s while it keeps failing within 10 s of its "
-	       "start.",
+	       "start; after 5 such failures in a row it is left down "
+	       "(state `failed`, event `nf.gave_up`) until nf.restart.",
 	.fn = cmd_nf_start,
 };
 ZN_CMD_REGISTER(nf_start_cmd)
@@ -415,9 +432,19 @@ ZN_CMD_REGISTER(nf_scale_cmd)
 static const struct zn_cmd nf_restart_cmd = {
 	.name = "nf.restart",
 	.flags = ZN_CMD_F_TENANT, /* its own (tenant_start) */
-	.help = "stop each replica of a launched NF and start it again",
+	.help = "restart each replica of a launched NF, rolling",
 	.params = { NAME_PARAM },
 	.result = LAUNCH_RESULT,
+	.doc = "Rolling while a replica runs (mgr/launch_roll.c): an extra "
+	       "replica (the next index) starts first; once it runs, each "
+	       "replica in turn is stopped (it drains; its flows move to the "
+	       "others) and started again, the next once it runs; then the "
+	       "extra one stops. The service never lacks a replica. "
+	       "`rolling` is true meanwhile (another nf.restart is refused: "
+	       "EBUSY; nf.scale stops the roll where it is); events "
+	       "`nf.roll`, `nf.rolled`, or `nf.roll_stopped` when a replica "
+	       "does not come back (the extra one then goes on serving). "
+	       "With none running, each is started.",
 	.fn = cmd_nf_restart,
 };
 ZN_CMD_REGISTER(nf_restart_cmd)

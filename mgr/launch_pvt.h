@@ -75,6 +75,13 @@ struct launch {
 	enum policy policy;
 	uint64_t starts, restarts, failures;
 	struct replica r[ZN_MAX_REPLICAS];
+	/* A rolling restart (launch_roll.c): phase 0 none; the replica
+	 * restarted now, the surge's index, when this step began */
+	struct {
+		uint8_t phase;
+		unsigned int next, surge;
+		uint64_t step_ns;
+	} roll;
 };
 
 struct launch_state {
@@ -102,5 +109,12 @@ bool launch_all_down(const struct launch *l);
 struct launch *launch_find(const char *name);
 /** Want @p n replicas: start the missing, stop those above. */
 int launch_set_replicas(struct launch *l, unsigned int n);
+
+/* launch_roll.c: start a rolling restart of @p l (0; -EBUSY: one is on;
+ * -ENOSPC: no index left for the surge; its steps run on a timer of
+ * their own); _cancel: stop it where it is (the surge stays a replica if
+ * the count covers it). */
+int launch_roll_start(struct launch *l);
+void launch_roll_cancel(struct launch *l, const char *why);
 
 #endif /* ZN_LAUNCH_PVT_H */

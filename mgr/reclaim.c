@@ -239,9 +239,15 @@ ring_of(uint16_t id, bool tx, void *arg)
 	lk = zn_link_own(a->m, id - 1u);
 	if (lk == NULL || !lk->used || (tx ? lk->from : lk->to) != a->slot ||
 	    a->m->rg_link[id - 1].ring == NULL) {
-		ZN_LOG(ERR, "NF in slot %u: its ledger names link %u, not "
-		       "one of its own: nothing of that burst freed", a->slot,
-		       id - 1u);
+		uint32_t ph = zn_slot(a->m, a->slot)->ledger.phase;
+
+		/* Idle or owning its burst, the ledger names the link it last
+		 * used, which may have been taken back since (its peer left):
+		 * nothing of it is in question. */
+		if (ph == (tx ? ZN_LEDGER_TX : ZN_LEDGER_RX))
+			ZN_LOG(ERR, "NF in slot %u: its ledger names link %u, "
+			       "not one of its own: nothing of that burst "
+			       "freed", a->slot, id - 1u);
 		return NULL;
 	}
 	return a->m->rg_link[id - 1].ring; /* not lk->ring: NFs write it */

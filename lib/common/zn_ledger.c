@@ -30,12 +30,8 @@ zn_ledger_reclaim(struct zn_ledger *l,
 	bool port = tx_id == ZN_LEDGER_PORT || tx_id == ZN_LEDGER_PORT_CACHE;
 	bool cached = tx_id == ZN_LEDGER_PORT_CACHE;
 	uint32_t port_end = 0;
-	/* Only the rings of the phase it was in: the ids of another phase
-	 * may name a link taken back since (its peer left) */
-	struct rte_ring *rx = phase == ZN_LEDGER_RX ?
-			      ring_of(l->rx_ring, false, arg) : NULL;
-	struct rte_ring *tx = phase == ZN_LEDGER_TX && !port ?
-			      ring_of(tx_id, true, arg) : NULL;
+	struct rte_ring *rx = ring_of(l->rx_ring, false, arg);
+	struct rte_ring *tx = port ? NULL : ring_of(tx_id, true, arg);
 
 	if (n > ZN_BURST)
 		n = 0; /* corrupt ledger: trust only the rings */

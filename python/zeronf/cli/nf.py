@@ -51,7 +51,13 @@ def run_nf(a) -> int:
         if a.action == "stop":
             return show(c.call("nf.remove", name=a.name))
         if a.action == "restart":
-            return show(c.call("nf.restart", name=a.name))
+            res = c.call("nf.restart", name=a.name)
+            deadline = time.monotonic() + 120
+            while res.get("rolling") and time.monotonic() < deadline:
+                time.sleep(0.1)
+                res = next((s for s in c.call("launch.list")["launched"]
+                            if s["name"] == a.name), {})
+            return show(res)
         return show(c.call("nf.scale", name=a.name, replicas=a.replicas))
 
 
