@@ -498,10 +498,53 @@ def _wait_gone(c: Client, name: str, timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
+def restart_changes(d: Deployment) -> list[str]:
+    """What the file changes that only a restart of the manager applies:
+    its settings (manager:) and its ports, against what up or apply last
+    made (applied.json; one from before these were kept says nothing)."""
+    applied = d.log_dir / APPLIED
+    if not applied.exists():
+        return []
+    old = json.loads(applied.read_text())
+    out = []
+    if "manager" in old:
+        was, now = old["manager"], d.manager
+        for k in sorted(set(was) | set(now)):
+            if was.get(k) != now.get(k):
+                out.append(f"manager.{k}: {json.dumps(was.get(k))} -> "
+                           f"{json.dumps(now.get(k))}")
+    if "port_specs" in old:
+        was, now = old["port_specs"], d.ports
+        for i in range(max(len(was), len(now))):
+            a = was[i] if i < len(was) else None
+            b = now[i] if i < len(now) else None
+            if a != b:
+                out.append(f"ports[{i}]: {json.dumps(a)} -> "
+                           f"{json.dumps(b)}")
+    return out
+
+
 def apply(d: Deployment, say: Say = print, dry_run: bool = False,
-          timeout: float = 60.0) -> list[Step]:
+          timeout: float = 60.0, restart: bool = False) -> list[Step]:
     if not is_up(d.name):
         raise UpError(f"instance '{d.name}' is not up (zeronf up {d.file})")
+    need = restart_changes(d)
+    if need:
+        say(f"changes to '{d.name}' ({d.file}) that need a restart of "
+            f"its manager:")
+        for n in need:
+            say(f"  {n}")
+        if dry_run:
+            return []
+        if not restart:
+            raise UpError(f"nothing applied: `zeronf apply --restart "
+                          f"{d.file}` restarts '{d.name}' with them (its "
+                          f"traffic stops until it is up again)")
+        t0 = time.monotonic()
+        down(d.name, say=say, timeout=timeout)
+        up(d, say=say, timeout=timeout)
+        say(f"restarted: {time.monotonic() - t0:.1f} s without traffic")
+        return []
     with Client(d.name) as c:
         steps = plan(c, d, say)
         if not steps:

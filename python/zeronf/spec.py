@@ -355,6 +355,7 @@ def as_json(d: Deployment) -> dict[str, Any]:
     """The resolved deployment (zeronf apply --dry-run, tests)."""
     return {
         "name": d.name, "ports": [p["devargs"] for p in d.ports],
+        "manager": d.manager, "port_specs": d.ports,
         "services": [s.__dict__ for s in d.services], "chain": d.chain,
         "port_chains": {str(p): h for p, h in d.port_chains.items()},
         "tenants": d.tenants,

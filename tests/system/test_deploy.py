@@ -160,3 +160,40 @@ def test_the_demo_deployment_runs_from_another_directory(tmp_path):
     finally:
         assert zeronf("down", name).returncode == 0
     assert os.path.exists(REPO / "out/demo-out.pcap")
+
+
+def test_apply_lists_what_needs_a_restart_and_restarts_with_it(
+        instance, tmp_path):
+    """Issue 29, item 2: apply compared services, chains, rules and flows
+    only: a file changing a port's devargs, pool_size and ingress was
+    "already matching" (rc 0). Every key is compared: what cannot change
+    live is listed, nothing is applied (rc 1), and `apply --restart`
+    restarts the instance with the file."""
+    name, f = instance()
+    r = zeronf("up", f)
+    assert r.returncode == 0, r.stderr
+    f2 = tmp_path / f"{name}-v2.yaml"
+    f2.write_text(f.read_text().replace(
+        "  log_dir: logs\n",
+        "  log_dir: logs\n  pool_size: 8191\n  ingress: drop\n").replace(
+        "tx_pcap=out.pcap", "tx_pcap=out2.pcap"))
+    r = zeronf("apply", f2)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    for line in ("manager.pool_size: null -> 8191",
+                 'manager.ingress: null -> "drop"', "ports[1]:"):
+        assert line in r.stdout, r.stdout
+    assert "nothing applied" in r.stderr and "--restart" in r.stderr
+    with Client(name) as c:
+        assert c.status()["pool"]["size"] != 8191
+        pid = c.status()["pid"]
+    r = zeronf("apply", "--restart", f2)
+    assert r.returncode == 0, r.stderr
+    assert "without traffic" in r.stdout
+    with Client(name) as c:
+        st = c.status()
+        assert st["pid"] != pid and st["pool"]["size"] == 8191 and \
+            st["ingress"] == "drop"
+        assert {n["name"] for n in c.nfs()} == {"mon", "fw", "fw.1"}
+    r = zeronf("apply", f2)
+    assert r.returncode == 0 and "already matches" in r.stdout
+    assert zeronf("down", name).returncode == 0

@@ -58,7 +58,8 @@ def run_apply(a) -> int:
     d = _load(a.file, a.name)
     return _done("apply", lambda: orchestrate.apply(d, say=_say,
                                                     dry_run=a.dry_run,
-                                                    timeout=a.timeout))
+                                                    timeout=a.timeout,
+                                                    restart=a.restart))
 
 
 def _file_parser(sub, cmd: str, what: str):
@@ -87,6 +88,10 @@ def register(sub) -> None:
                      "file (the changes are shown first)")
     p.add_argument("--dry-run", action="store_true",
                    help="show the changes only")
+    p.add_argument("--restart", action="store_true",
+                   help="restart the instance when the file changes its "
+                   "manager's settings or ports (which apply cannot "
+                   "change live)")
     p.add_argument("--timeout", type=float, default=60.0)
     p.set_defaults(run=run_apply)
     p = _file_parser(sub, "validate", "check a deployment file")
