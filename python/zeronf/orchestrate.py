@@ -17,7 +17,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from . import paths, vm
 from .client import Client, ZeroNFError
@@ -352,8 +352,32 @@ def _rule_key(match: dict, chain: list[str], prio: int) -> str:
 @dataclass
 class Step:
     text: str            # "+ service fw (svc:3) ..." as shown
-    run: Callable[[Client], None]
+    run: Callable[[Client], Any]
     phase: int           # 0 start/scale, 1 chain, 2 rules/flows, 3 remove
+    # What takes the step back, given what run returned (apply rolls a
+    # failed plan back through the undos of the steps done, last first)
+    undo: Callable[[Client, Any], None] | None = None
+
+
+def _launched_params(cur: dict) -> dict:
+    """nf.start's parameters that launch what launch.list shows."""
+    p = {k: cur[k] for k in ("name", "binary", "args", "service",
+                              "replicas", "restart", "sandbox")}
+    if cur["cpus"]:
+        p["cpus"] = cur["cpus"]
+    if cur["memory_mb"]:
+        p["memory_mb"] = cur["memory_mb"]
+    if cur.get("trust_group"):
+        p["trust_group"] = cur["trust_group"]
+    return p
+
+
+def _restart_as(c: Client, p: dict) -> None:
+    """Launch @p p again in place of what has its name now."""
+    if any(s["name"] == p["name"] for s in c.call("launch.list")["launched"]):
+        c.call("nf.remove", name=p["name"])
+        _wait_gone(c, p["name"])
+    c.call("nf.start", **p)
 
 
 def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
@@ -366,9 +390,13 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
         if name not in live:
             steps.append(Step(f"+ service {name} (svc:{s.id}): "
                               f"{s.replicas} x {Path(s.binary).name}",
-                              lambda c, p=p: c.call("nf.start", **p), 0))
+                              lambda c, p=p: c.call("nf.start", **p), 0,
+                              lambda c, _, n=name: (
+                                  c.call("nf.remove", name=n),
+                                  _wait_gone(c, n))))
             continue
         cur = live[name]
+        old = _launched_params(cur)
         same = (cur["binary"] == p["binary"] and
                 cur["args"] == p.get("args", []) and
                 cur["service"] == s.id and cur["cpus"] == (s.cpus or "") and
@@ -380,32 +408,38 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
             steps.append(Step(f"~ service {name}: replaced (program, "
                               f"arguments, id, CPUs, restart, sandbox, "
                               f"memory or trust group changed)",
-                              lambda c, n=name, p=p: (
-                                  c.call("nf.remove", name=n),
-                                  _wait_gone(c, n),
-                                  c.call("nf.start", **p)), 0))
+                              lambda c, p=p: _restart_as(c, p), 0,
+                              lambda c, _, old=old: _restart_as(c, old)))
         elif cur["replicas"] != s.replicas:
             steps.append(Step(f"~ service {name}: replicas "
                               f"{cur['replicas']} -> {s.replicas}",
                               lambda c, n=name, r=s.replicas: c.call(
-                                  "nf.scale", name=n, replicas=r), 0))
-    for name in live:
+                                  "nf.scale", name=n, replicas=r), 0,
+                              lambda c, _, n=name, r=cur["replicas"]:
+                              c.call("nf.scale", name=n, replicas=r)))
+    for name, cur in live.items():
         if name not in want:
             steps.append(Step(f"- service {name}",
-                              lambda c, n=name: c.call("nf.remove", name=n),
-                              3))
+                              lambda c, n=name: (c.call("nf.remove", name=n),
+                                                 _wait_gone(c, n)), 3,
+                              lambda c, _, old=_launched_params(cur):
+                              c.call("nf.start", **old)))
     lbs = {sv["service"]: sv.get("lb", "hash")
            for sv in c.services()}
     for s in d.services:
         if lbs.get(s.id, "hash") != s.lb:
             steps.append(Step(f"~ service {s.name}: lb {lbs.get(s.id)} -> "
                               f"{s.lb}", lambda c, s=s: c.call(
-                                  "service.set", service=s.id, lb=s.lb), 1))
+                                  "service.set", service=s.id, lb=s.lb), 1,
+                              lambda c, _, s=s, lb=lbs.get(s.id, "hash"):
+                              c.call("service.set", service=s.id, lb=lb)))
     cur_chain = c.chain_get()
     if d.chain and cur_chain != d.chain:
         steps.append(Step(f"~ chain: {','.join(cur_chain) or '(none)'} -> "
                           f"{','.join(d.chain)}",
-                          lambda c: c.chain_set(d.chain), 1))
+                          lambda c: c.chain_set(d.chain), 1,
+                          (lambda c, _, h=cur_chain: c.chain_set(h))
+                          if cur_chain else None))
     for p in range(len(d.ports)):
         cur = c.call("chain.get", port=p)["hops"]
         want = d.port_chains.get(p, [])
@@ -414,7 +448,9 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
                 f"~ chain of port {p}: {','.join(cur) or '(default)'} -> "
                 f"{','.join(want) or '(default)'}",
                 lambda c, p=p, want=want: c.call("chain.set", port=p,
-                                                 hops=want), 1))
+                                                 hops=want), 1,
+                lambda c, _, p=p, cur=cur: c.call("chain.set", port=p,
+                                                  hops=cur)))
     for t in d.tenants:
         cur = c.call("chain.get", tenant=t["name"])["hops"]
         if cur != t["chain"]:
@@ -422,7 +458,10 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
                 f"~ chain of tenant {t['name']}: {','.join(cur) or '(none)'}"
                 f" -> {','.join(t['chain']) or '(none)'}",
                 lambda c, t=t: c.call("chain.set", tenant=t["name"],
-                                      hops=t["chain"]), 1))
+                                      hops=t["chain"]), 1,
+                lambda c, _, t=t, cur=cur: c.call("chain.set",
+                                                  tenant=t["name"],
+                                                  hops=cur)))
     live_rules = {_rule_key(r["match"], r["chain"], r["priority"]): r
                   for r in c.call("rule.list")["rules"]}
     for r in d.rules:
@@ -433,23 +472,37 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
             steps.append(Step(f"+ rule {json.dumps(_canon_match(r['match']))}"
                               f" -> {','.join(r['chain'])} (priority "
                               f"{r.get('priority', 0)})",
-                              lambda c, r=r: c.call("rule.add", **r), 2))
+                              lambda c, r=r: c.call("rule.add", **r), 2,
+                              lambda c, res: c.call("rule.del",
+                                                    id=res["id"])))
     for r in live_rules.values():
         steps.append(Step(f"- rule {r['id']} {json.dumps(r['match'])} -> "
                           f"{','.join(r['chain'])} (priority "
                           f"{r['priority']})",
                           lambda c, rid=r["id"]: c.call("rule.del", id=rid),
-                          2))
+                          2, lambda c, _, r=r: c.call(
+                              "rule.add", match=r["match"], chain=r["chain"],
+                              priority=r["priority"])))
     if d.flows:
         steps.append(Step(f"= flows: {len(d.flows)} added or replaced",
-                          lambda c: c.call("flow.add", flows=d.flows), 2))
+                          lambda c: c.call("flow.add", flows=d.flows), 2,
+                          lambda c, _: c.call("flow.del", flows=[
+                              {"flow": f["flow"]} for f in d.flows])))
     pol = policies(d)
     defaults = _policy_defaults(c)
     if _canon_policies(pol, defaults) != \
             _canon_policies(c.call("policy.list"), defaults):
+        old_pol = c.call("policy.list")
+        keep = ("nf", "name", "watch", "counter", "above", "insert")
+        old_pol = {kind: [{k: v for k, v in x.items()
+                           if k in defaults[i] or k in keep}
+                          for x in old_pol[kind]]
+                   for i, kind in enumerate(("autoscale", "reactions"))}
         steps.append(Step(f"~ policies: {len(pol['autoscale'])} autoscale, "
                           f"{len(pol['reactions'])} reactions",
-                          lambda c: c.call("policy.set", **pol), 2))
+                          lambda c: c.call("policy.set", **pol), 2,
+                          lambda c, _, o=old_pol: c.call("policy.set",
+                                                         **o)))
     applied = d.log_dir / APPLIED
     old_routes = []
     if applied.exists():
@@ -458,11 +511,13 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
     new = [r for r in d.routes if r not in old_routes]
     if new:
         steps.append(Step(f"+ routes: {len(new)}",
-                          lambda c: _routes(c, d, new, say), 2))
+                          lambda c: _routes(c, d, new, say), 2,
+                          lambda c, _: _routes(c, d, new, say,
+                                               "route.del")))
     if gone:
         steps.append(Step(f"- routes: {len(gone)}",
                           lambda c: _routes(c, d, gone, say, "route.del"),
-                          2))
+                          2, lambda c, _: _routes(c, d, gone, say)))
     return sorted(steps, key=lambda s: s.phase)
 
 
@@ -555,14 +610,47 @@ def apply(d: Deployment, say: Say = print, dry_run: bool = False,
             say(f"  {s.text}")
         if dry_run:
             return steps
+        _run_or_roll_back(c, d, steps, say, timeout)
+        _save_applied(d)
+        say(f"applied: {len(steps)} changes")
+    return steps
+
+
+def _run_or_roll_back(c: Client, d: Deployment, steps: list[Step],
+                      say: Say, timeout: float) -> None:
+    """The plan as a transaction: every step, or, when one fails, the
+    steps done taken back, last first (the instance as the old file made
+    it), and the failure raised saying which."""
+    done: list[tuple[Step, Any]] = []
+    fail_at = int(os.environ.get("ZN_TEST_APPLY_FAIL_AT", "0"))
+    try:
         waited = False
-        for s in steps:
+        for k, s in enumerate(steps, 1):
             if s.phase > 0 and not waited:
                 # every NF of the file runs before the chain names it
                 wait_running(c, {x.name: x.replicas for x in d.services},
                              d.log_dir, timeout)
                 waited = True
-            s.run(c)
-        _save_applied(d)
-        say(f"applied: {len(steps)} changes")
-    return steps
+            if k == fail_at:  # tests/system/test_deploy.py
+                raise UpError(f"injected failure (ZN_TEST_APPLY_FAIL_AT="
+                              f"{k})")
+            done.append((s, s.run(c)))
+    except (UpError, ZeroNFError) as e:
+        failed = steps[len(done)]
+        say(f"failed at step {len(done) + 1} of {len(steps)} "
+            f"({failed.text.strip()}): {e}")
+        left = []
+        for s, res in reversed(done):
+            try:
+                if s.undo is not None:
+                    s.undo(c, res)
+                    say(f"  rolled back: {s.text.strip()}")
+            except (UpError, ZeroNFError) as u:
+                left.append(f"{s.text.strip()} ({u})")
+        if left:
+            raise UpError(f"apply failed at \"{failed.text.strip()}\": {e}; "
+                          f"rollback incomplete: {'; '.join(left)}"
+                          ) from None
+        raise UpError(f"apply failed at \"{failed.text.strip()}\": {e}; "
+                      f"the {len(done)} change(s) before it rolled back: "
+                      f"'{d.name}' is as it was") from None

@@ -197,3 +197,37 @@ def test_apply_lists_what_needs_a_restart_and_restarts_with_it(
     r = zeronf("apply", f2)
     assert r.returncode == 0 and "already matches" in r.stdout
     assert zeronf("down", name).returncode == 0
+
+
+@pytest.mark.parametrize("fail", ["1", "2", "3", "4", "bad_rule"])
+def test_apply_is_a_transaction(instance, tmp_path, fail):
+    """Issue 29, item 1: apply of a file that validate accepts scaled fw,
+    started a new service and changed the chain, then failed on a rule
+    the manager refused (dport 99999), leaving the instance half-changed.
+    A plan is a transaction: a failure at any step (injected at each of
+    the four, or the manager's refusal of the rule, the last step) takes
+    the steps done back, last first, and the instance is as the old file
+    made it."""
+    name, f = instance()
+    r = zeronf("up", f)
+    assert r.returncode == 0, r.stderr
+    rule = "99999" if fail == "bad_rule" else "53"
+    f2 = deployment(tmp_path, name, replicas=1, version=2,
+                    chain="[mon, fw2, port:out]",
+                    extra="  - name: fw2\n    nf: {binary: zeronf-forward}"
+                          "\nrules:\n  - match: {proto: udp, dport: "
+                          f"{rule}}}\n    chain: [fw, port:out]\n")
+    env = {} if fail == "bad_rule" else {"ZN_TEST_APPLY_FAIL_AT": fail}
+    r = subprocess.run([sys.executable, "-m", "zeronf", "apply", str(f2)],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, **env})
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "rolled back" in r.stderr and "as it was" in r.stderr, r.stderr
+    r = zeronf("apply", f, "--dry-run")
+    assert r.returncode == 0 and "already matches" in r.stdout, r.stdout
+    with Client(name) as c:
+        wait_for(lambda: {n["name"] for n in c.nfs()} ==
+                 {"mon", "fw", "fw.1"}, 20, "the old NFs only")
+        assert c.chain_get() == ["svc:1", "svc:2", "port:1"]
+        assert c.call("rule.list")["rules"] == []
+    assert zeronf("down", name).returncode == 0
