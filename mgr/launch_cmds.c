@@ -109,10 +109,75 @@ tenant_start(struct zn_cmd_req *req, unsigned int t, const char **bin,
 	return 0;
 }
 
+/* What nf.start and nf.update check of a program, its CPUs and its
+ * options (@p bin: a path by now). 0 or -errno (err set). */
+static int
+check_spec(struct zn_cmd_req *req, const char *bin, const char *cpus,
+	   const json_t *args)
+{
+	const json_t *v;
+	cpu_set_t set;
+	size_t i;
+	int rc;
+
+	if (bin[0] != '/' || strlen(bin) >= PATH_MAX) {
+		snprintf(req->err, sizeof(req->err), "binary: an absolute "
+			 "path, or the name of an NF installed with the "
+			 "manager");
+		return -EINVAL;
+	}
+	if (access(bin, X_OK) < 0) {
+		rc = -errno;
+		snprintf(req->err, sizeof(req->err), "binary %s: %s", bin,
+			 strerror(errno));
+		return rc;
+	}
+	if (cpus != NULL && cpus[0] != '\0' &&
+	    (strlen(cpus) >= sizeof(L.l[0].cpus) ||
+	     zn_parse_cpulist(cpus, &set) < 0)) {
+		snprintf(req->err, sizeof(req->err), "cpus: a CPU list such "
+			 "as 0-3,6");
+		return -EINVAL;
+	}
+	if (json_array_size(args) > LAUNCH_MAX_ARGS) {
+		snprintf(req->err, sizeof(req->err), "args: at most %d",
+			 LAUNCH_MAX_ARGS);
+		return -EINVAL;
+	}
+	json_array_foreach(args, i, v)
+		if (!json_is_string(v) || json_string_length(v) > 4096) {
+			snprintf(req->err, sizeof(req->err), "args[%zu]: a "
+				 "string of at most 4096 bytes", i);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+/* @p l's options, @p args (checked) copied in place of what it had. */
+static int
+set_args(struct launch *l, const json_t *args)
+{
+	char *copy[LAUNCH_MAX_ARGS + 1] = { NULL };
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(args, i, v)
+		if ((copy[i] = strdup(json_string_value(v))) == NULL) {
+			while (i-- > 0)
+				free(copy[i]);
+			return -ENOMEM;
+		}
+	for (unsigned int a = 0; a < l->n_args; a++)
+		free(l->args[a]);
+	memcpy(l->args, copy, sizeof(copy));
+	l->n_args = (unsigned int)json_array_size(args);
+	return 0;
+}
+
 static int
 cmd_nf_start(struct zn_cmd_req *req)
 {
-	json_t *p = req->params, *args = json_object_get(p, "args"), *v;
+	json_t *p = req->params, *args = json_object_get(p, "args");
 	const char *name = json_string_value(json_object_get(p, "name"));
 	const char *bin = json_string_value(json_object_get(p, "binary"));
 	const char *cpus = json_string_value(json_object_get(p, "cpus"));
@@ -123,8 +188,6 @@ cmd_nf_start(struct zn_cmd_req *req)
 	json_t *rep = json_object_get(p, "replicas");
 	struct launch *l = NULL;
 	char path[PATH_MAX], scoped[ZN_NAME_LEN];
-	cpu_set_t set;
-	size_t i;
 	int rc;
 
 	if (req->tenant != 0 &&
@@ -153,24 +216,8 @@ cmd_nf_start(struct zn_cmd_req *req)
 			 "already launched (nf.scale, nf.restart)", name);
 		return -EEXIST;
 	}
-	if (bin[0] != '/' || strlen(bin) >= PATH_MAX) {
-		snprintf(req->err, sizeof(req->err), "binary: an absolute "
-			 "path, or the name of an NF installed with the "
-			 "manager");
-		return -EINVAL;
-	}
-	if (access(bin, X_OK) < 0) {
-		rc = -errno;
-		snprintf(req->err, sizeof(req->err), "binary %s: %s", bin,
-			 strerror(errno));
+	if ((rc = check_spec(req, bin, cpus, args)) < 0)
 		return rc;
-	}
-	if (cpus != NULL && (strlen(cpus) >= sizeof(l->cpus) ||
-			     zn_parse_cpulist(cpus, &set) < 0)) {
-		snprintf(req->err, sizeof(req->err), "cpus: a CPU list such "
-			 "as 0-3,6");
-		return -EINVAL;
-	}
 	if (grp != NULL && (group = zn_group_find(req->mgr, grp)) < 0) {
 		snprintf(req->err, sizeof(req->err), "trust_group: the "
 			 "manager has no trust group '%.64s' (group.list)", grp);
@@ -182,17 +229,6 @@ cmd_nf_start(struct zn_cmd_req *req)
 				      json_object_get(p, "service")),
 			      req->err, sizeof(req->err)))
 		return -EACCES;
-	if (json_array_size(args) > LAUNCH_MAX_ARGS) {
-		snprintf(req->err, sizeof(req->err), "args: at most %d",
-			 LAUNCH_MAX_ARGS);
-		return -EINVAL;
-	}
-	json_array_foreach(args, i, v)
-		if (!json_is_string(v) || json_string_length(v) > 4096) {
-			snprintf(req->err, sizeof(req->err), "args[%zu]: a "
-				 "string of at most 4096 bytes", i);
-			return -EINVAL;
-		}
 	for (unsigned int k = 0; k < LAUNCH_MAX && l == NULL; k++)
 		if (!L.l[k].used)
 			l = &L.l[k];
@@ -217,13 +253,9 @@ cmd_nf_start(struct zn_cmd_req *req)
 		    strcmp(pol, "never") == 0 ? RESTART_NEVER :
 		    strcmp(pol, "always") == 0 ? RESTART_ALWAYS :
 						 RESTART_ON_FAILURE;
-	json_array_foreach(args, i, v) {
-		l->args[i] = strdup(json_string_value(v));
-		if (l->args[i] == NULL) {
-			launch_spec_free(l);
-			return -ENOMEM;
-		}
-		l->n_args = (unsigned int)i + 1;
+	if (set_args(l, args) < 0) {
+		launch_spec_free(l);
+		return -ENOMEM;
 	}
 	for (unsigned int r = 0; r < ZN_MAX_REPLICAS; r++)
 		l->r[r] = (struct replica){ .l = l, .idx = r, .pidfd = -1,
@@ -314,6 +346,70 @@ cmd_nf_restart(struct zn_cmd_req *req)
 		}
 	}
 done:
+	req->result = launch_json(l, req->tenant);
+	return req->result ? 0 : -ENOMEM;
+}
+
+/* nf.update: a launched NF's program, options, CPUs, restart policy,
+ * sandbox or memory limit changed in place, then a rolling restart (what
+ * runs then is the new spec): a replacement without a moment with no
+ * replica (mgr/launch_roll.c). Its service and trust group stay. */
+static int
+cmd_nf_update(struct zn_cmd_req *req)
+{
+	json_t *p = req->params, *args = json_object_get(p, "args");
+	const char *bin = json_string_value(json_object_get(p, "binary"));
+	const char *cpus = json_string_value(json_object_get(p, "cpus"));
+	const char *pol = json_string_value(json_object_get(p, "restart"));
+	json_t *sb = json_object_get(p, "sandbox");
+	json_t *mem = json_object_get(p, "memory_mb");
+	struct launch *l = named(req);
+	char path[PATH_MAX];
+	int rc;
+
+	if (l == NULL)
+		return -ENOENT;
+	if (l->roll.phase != 0) {
+		snprintf(req->err, sizeof(req->err), "a rolling restart is on");
+		return -EBUSY;
+	}
+	if (bin == NULL)
+		bin = l->binary;
+	else if (req->tenant != 0 || strchr(bin, '/') == NULL) {
+		if (zn_nf_program_path(bin, path, PATH_MAX) < 0) {
+			snprintf(req->err, sizeof(req->err), "binary: the name "
+				 "of an NF installed with the manager%s",
+				 req->tenant ? "" : ", or an absolute path");
+			return req->tenant ? -EPERM : -EINVAL;
+		}
+		bin = path;
+	}
+	if ((rc = check_spec(req, bin, cpus, args)) < 0)
+		return rc;
+	if (args != NULL && set_args(l, args) < 0)
+		return -ENOMEM;
+	if (bin != l->binary)
+		zn_strlcpy(l->binary, bin, sizeof(l->binary));
+	if (cpus != NULL)
+		zn_strlcpy(l->cpus, cpus, sizeof(l->cpus));
+	if (pol != NULL)
+		l->policy = strcmp(pol, "never") == 0 ? RESTART_NEVER :
+			    strcmp(pol, "always") == 0 ? RESTART_ALWAYS :
+							 RESTART_ON_FAILURE;
+	if (sb != NULL && req->tenant == 0)
+		l->sandbox = json_is_true(sb);
+	if (mem != NULL)
+		l->memory_mb = (unsigned int)json_integer_value(mem);
+	zn_event("nf.update", "%s: spec changed; rolling restart", l->name);
+	for (unsigned int i = 0; i < l->replicas; i++)
+		if (l->r[i].state == R_RUNNING &&
+		    (rc = launch_roll_start(l)) < 0) {
+			snprintf(req->err, sizeof(req->err), "changed, but no "
+				 "rolling restart (%s): nf.restart", strerror(-rc));
+			return rc;
+		} else if (l->r[i].state == R_RUNNING) {
+			break;
+		}
 	req->result = launch_json(l, req->tenant);
 	return req->result ? 0 : -ENOMEM;
 }
@@ -448,6 +544,36 @@ static const struct zn_cmd nf_restart_cmd = {
 	.fn = cmd_nf_restart,
 };
 ZN_CMD_REGISTER(nf_restart_cmd)
+
+static const struct zn_cmd nf_update_cmd = {
+	.name = "nf.update",
+	.flags = ZN_CMD_F_TENANT, /* its own (tenant_start) */
+	.help = "change a launched NF's program, options, CPUs, restart "
+		"policy, sandbox or memory limit, then restart it, rolling",
+	.params = {
+		NAME_PARAM,
+		{ .name = "binary", .type = ZN_CMD_STR,
+		  .desc = "as nf.start's" },
+		{ .name = "args", .type = ZN_CMD_ARRAY,
+		  .desc = "the NF's own options (after --), all of them",
+		  .schema = "{\"maxItems\": 64, \"items\": {\"type\": "
+			    "\"string\"}}" },
+		{ .name = "cpus", .type = ZN_CMD_STR,
+		  .desc = "a CPU list; \"\": none" },
+		{ .name = "restart", .type = ZN_CMD_STR,
+		  .choices = policy_choices },
+		{ .name = "sandbox", .type = ZN_CMD_BOOL },
+		{ .name = "memory_mb", .type = ZN_CMD_INT, .bounded = true,
+		  .min = 0, .max = 1048576, .desc = "0: no limit" },
+	},
+	.result = LAUNCH_RESULT,
+	.doc = "What is not given stays. The replicas then restart rolling "
+	       "(nf.restart): each runs the new spec, and the service never "
+	       "lacks a replica. Its service and trust group cannot change "
+	       "(nf.remove, then nf.start).",
+	.fn = cmd_nf_update,
+};
+ZN_CMD_REGISTER(nf_update_cmd)
 
 static const struct zn_cmd nf_remove_cmd = {
 	.name = "nf.remove",

@@ -372,6 +372,31 @@ def _launched_params(cur: dict) -> dict:
     return p
 
 
+def _update(c: Client, p: dict, timeout: float = 120.0) -> None:
+    """nf.update with @p p's spec (its service, group and replicas kept),
+    and wait for its rolling restart."""
+    keys = ("binary", "args", "cpus", "restart", "sandbox", "memory_mb")
+    q = {k: p[k] for k in keys if k in p}
+    q.setdefault("args", [])
+    q.setdefault("cpus", "")  # none
+    q.setdefault("sandbox", False)
+    q.setdefault("memory_mb", 0)  # no limit
+    c.call("nf.update", name=p["name"], **q)
+    deadline = time.monotonic() + timeout
+    while True:
+        spec = next(s for s in c.call("launch.list")["launched"]
+                    if s["name"] == p["name"])
+        if not spec["rolling"]:
+            break
+        if time.monotonic() > deadline:
+            raise UpError(f"{p['name']}: rolling restart not done after "
+                          f"{timeout:g} s")
+        time.sleep(0.05)
+    if spec["running"] < spec["replicas"]:
+        raise UpError(f"{p['name']}: a replica did not run again after its "
+                      f"update (nf.roll_stopped: zeronf events)")
+
+
 def _restart_as(c: Client, p: dict) -> None:
     """Launch @p p again in place of what has its name now."""
     if any(s["name"] == p["name"] for s in c.call("launch.list")["launched"]):
@@ -404,10 +429,18 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
                 cur["sandbox"] == s.sandbox and
                 cur["memory_mb"] == (s.memory_mb or 0) and
                 cur.get("trust_group") == s.trust_group)
-        if not same:
-            steps.append(Step(f"~ service {name}: replaced (program, "
-                              f"arguments, id, CPUs, restart, sandbox, "
-                              f"memory or trust group changed)",
+        if not same and cur["service"] == s.id and \
+                cur.get("trust_group") == s.trust_group and \
+                cur["replicas"] == s.replicas and s.vm is None:
+            # in place, rolling: the service never lacks a replica
+            steps.append(Step(f"~ service {name}: updated, rolling "
+                              f"(program, arguments, CPUs, restart, "
+                              f"sandbox or memory changed)",
+                              lambda c, p=p: _update(c, p), 0,
+                              lambda c, _, old=old: _update(c, old)))
+        elif not same:
+            steps.append(Step(f"~ service {name}: replaced (its id, trust "
+                              f"group or replicas changed with it)",
                               lambda c, p=p: _restart_as(c, p), 0,
                               lambda c, _, old=old: _restart_as(c, old)))
         elif cur["replicas"] != s.replicas:

@@ -231,3 +231,37 @@ def test_apply_is_a_transaction(instance, tmp_path, fail):
         assert c.chain_get() == ["svc:1", "svc:2", "port:1"]
         assert c.call("rule.list")["rules"] == []
     assert zeronf("down", name).returncode == 0
+
+
+def test_apply_updates_a_service_rolling_without_a_drop(instance, tmp_path):
+    """Issue 29, item 3: apply's "replaced" step (nf.remove then nf.start)
+    left the service without a replica meanwhile. A service whose
+    program's options changed (its id, group and replicas not) is updated
+    in place and restarted rolling (nf.update): under traffic, no packet
+    finds the service empty, and its replicas run the new options."""
+    name, f = instance()
+    looped = f.read_text().replace(f"rx_pcap={TRACE}\n",
+                                   f"rx_pcap={TRACE},infinite_rx=1\n", 1)
+    f.write_text(looped)
+    r = zeronf("up", f)
+    assert r.returncode == 0, r.stderr
+    f2 = tmp_path / f"{name}-v2.yaml"
+    f2.write_text(looped.replace("nf: {binary: zeronf-forward}",
+                                 "nf: {binary: zeronf-forward, args: "
+                                 "[--cost-ns, '10']}"))
+    with Client(name) as c:
+        wait_for(lambda: c.ports()[1]["tx"] > 10000, 30, "traffic")
+        before = {n["name"]: n["pid"] for n in c.nfs()}
+    r = zeronf("apply", f2)
+    assert r.returncode == 0, r.stderr
+    assert "~ service fw: updated, rolling" in r.stdout, r.stdout
+    with Client(name) as c:
+        spec = next(s for s in c.call("launch.list")["launched"]
+                    if s["name"] == "fw")
+        assert spec["args"] == ["--cost-ns", "10"] and not spec["rolling"]
+        now = {n["name"]: n["pid"] for n in c.nfs()}
+        assert set(now) == set(before)
+        assert now["fw"] != before["fw"] and now["fw.1"] != before["fw.1"]
+        assert now["mon"] == before["mon"]
+        assert c.stats()["drops"]["no_instance"] == 0
+    assert zeronf("down", name).returncode == 0
