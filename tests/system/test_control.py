@@ -86,20 +86,25 @@ def test_malformed_requests_change_nothing(mgr):
 
 
 def test_oversized_request_closes_connection(mgr):
+    reply = send_until_closed(mgr, b'{"id":1,"method":"status","params":'
+                              b'{"x":"' + b"a" * 200000)
+    assert reply["error"]["code"] == -errno.EMSGSIZE
+    assert mgr.call("status")["ready"]
+
+
+def send_until_closed(mgr, data: bytes) -> dict:
+    """@p data on a new connection; the first reply once it closed."""
     s = socket.socket(socket.AF_UNIX)
     s.connect(socket_path(mgr.name))
     s.settimeout(10)
-    s.sendall(b'{"id":1,"method":"status","params":{"x":"' +
-              b"a" * 200000)
-    data = b""
+    s.sendall(data)
+    got = b""
     while True:
         chunk = s.recv(65536)
         if not chunk:
             break
-        data += chunk
-    reply = json.loads(data.splitlines()[0])
-    assert reply["error"]["code"] == -errno.EMSGSIZE
-    assert mgr.call("status")["ready"]
+        got += chunk
+    return json.loads(got.splitlines()[0])
 
 
 @pytest.mark.parametrize("size", [65_628, 70_028])
@@ -107,18 +112,9 @@ def test_a_whole_request_over_64_kib_is_refused(mgr, size):
     """Issue 29, item 8: a request line of 65,628 or 70,028 bytes, sent
     whole with its newline, was answered (only an unterminated remainder
     was measured): refused as documented, the connection closed."""
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(socket_path(mgr.name))
-    s.settimeout(10)
     head = b'{"id":1,"method":"status","params":{"x":"'
-    s.sendall(head + b"a" * (size - len(head) - 3) + b'"}}\n')
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    reply = json.loads(data.splitlines()[0])
+    reply = send_until_closed(mgr, head + b"a" * (size - len(head) - 3) +
+                              b'"}}\n')
     assert reply["error"]["code"] == -errno.EMSGSIZE, reply
     assert mgr.call("status")["ready"]
 
