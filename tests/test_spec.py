@@ -133,6 +133,8 @@ def test_trust_groups_become_options_and_launch_parameters(tmp_path):
      "d.yaml:10: services[1].id: service id 1 is also 'mon's"),
     (("zeronf-forward", "no-such-nf"),
      "d.yaml:11: services[1].nf.binary: no program 'no-such-nf'"),
+    (("zeronf-forward", "./nope"),  # issue 29, item 12: a path, not a name
+     "d.yaml:11: services[1].nf.binary: no program /"),
     (("    priority: 3", "    priority: -3"),
      "d.yaml:18: rules[0].priority: -3 is less than the minimum of 0"),
     (("name: t1", "name: 't 1'"), "d.yaml:1: name: 't 1' does not match"),

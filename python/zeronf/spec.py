@@ -298,9 +298,12 @@ def load(path: str | os.PathLike, text: str | None = None,
                         f"no file {f}")
         binary = paths.find_nf(s["nf"]["binary"], base)
         if binary is None:
+            b = s["nf"]["binary"]
             err(("services", i, "nf", "binary"),
-                f"no program '{s['nf']['binary']}' (a bare name is looked "
-                f"up next to zeronf-mgr, then in PATH)")
+                f"no program {(base / b).resolve()} (a path is relative "
+                f"to the file's directory)" if "/" in b else
+                f"no program '{b}' (a bare name is looked up next to "
+                f"zeronf-mgr, then in PATH)")
         services.append(Service(
             name=s["name"], id=sid, binary=str(binary or ""),
             args=list(s["nf"].get("args", [])),
