@@ -43,6 +43,8 @@ def manager_argv(d: Deployment, mgr: Path) -> list[str]:
     m = d.manager
     argv = [str(mgr), "-i", d.name, "--rx-paused", "--log-dir",
             str(d.log_dir)]
+    if d.chain:  # its default chain from the start (set again later)
+        argv += ["--chain", ",".join(d.chain)]
     for p in d.ports:
         argv += ["-p", p["devargs"]]
     for key, opt in (("cpus", "--cpus"), ("memory_mb", "--mem"),
@@ -98,6 +100,8 @@ def _start_manager(d: Deployment, say: Say, timeout: float) -> int:
         raise UpError("no zeronf-mgr (build it: make build)")
     d.log_dir.mkdir(parents=True, exist_ok=True)
     log = d.log_dir / "manager.log"
+    if log.exists():  # an earlier run's: kept aside, not shown as this one's
+        log.replace(d.log_dir / "manager.log.1")
     t0 = time.monotonic()
     with open(log, "ab") as f:
         p = subprocess.Popen(manager_argv(d, mgr), cwd=d.base, stdout=f,
