@@ -407,8 +407,7 @@ on_exit_fd(void *arg, uint32_t events)
 	if (r->fails >= CRASH_LOOP_MAX) {
 		r->state = R_FAILED;
 		zn_event("nf.gave_up", "%s: %s; %u failures in a row, each "
-			 "soon after its start: left down (nf.restart)", name,
-			 how, r->fails);
+			 "soon after its start: left down", name, how, r->fails);
 		return;
 	}
 	delay = BACKOFF_MIN_NS << RTE_MIN(r->fails - 1, 10u);
@@ -572,6 +571,8 @@ launch_set_replicas(struct launch *l, unsigned int n)
 
 		if (i < n && r->state == R_DOWN && (i >= old || r->pid == 0))
 			launch_start_replica(l, i);
+		else if (i < n && r->state == R_STOPPING)
+			r->restart_asked = true; /* wanted again: on its exit */
 		else if (i >= n)
 			launch_stop_replica(l, i);
 	}

@@ -98,8 +98,9 @@ def test_a_tenant_socket_sees_and_changes_only_its_tenant(tenants):
         assert sorted(k for k, v in methods.items() if v.get("tenant")) == \
             ["chain.get", "chain.set", "flow.add", "flow.del", "flow.list",
              "help", "launch.list", "nf.call", "nf.list", "nf.remove",
-             "nf.restart", "nf.scale", "nf.start", "nf.stop", "rule.add",
-             "rule.del", "rule.list", "schema", "tenant.list", "version"]
+             "nf.restart", "nf.scale", "nf.start", "nf.stop", "nf.update",
+             "rule.add", "rule.del", "rule.list", "schema", "tenant.list",
+             "version"]
     # The operator sees what red did, and everything.
     with m.client() as c:
         assert c.call("chain.get", tenant="red")["hops"] == \

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import orchestrate
+from .. import change, orchestrate
 from ..spec import SpecError, as_json, load
 
 
@@ -56,10 +56,10 @@ def run_down(a) -> int:
 
 def run_apply(a) -> int:
     d = _load(a.file, a.name)
-    return _done("apply", lambda: orchestrate.apply(d, say=_say,
-                                                    dry_run=a.dry_run,
-                                                    timeout=a.timeout,
-                                                    restart=a.restart))
+    return _done("apply", lambda: change.apply(d, say=_say,
+                                               dry_run=a.dry_run,
+                                               timeout=a.timeout,
+                                               restart=a.restart))
 
 
 def _file_parser(sub, cmd: str, what: str):
