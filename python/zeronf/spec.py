@@ -226,7 +226,6 @@ def load(path: str | os.PathLike, text: str | None = None,
     if not isinstance(data, dict):
         raise SpecError([f"{shown}:1: a deployment is a mapping (name, "
                          f"ports, services, ...)"])
-    file_name = data.get("name")
     if name is not None:
         data["name"] = name
     v = jsonschema.Draft202012Validator(schema())
@@ -345,9 +344,6 @@ def load(path: str | os.PathLike, text: str | None = None,
         paths.default_log_dir(data["name"])
     if not log_dir.is_absolute():
         log_dir = (base / log_dir).resolve()
-    if "log_dir" in mgr and data["name"] != file_name:
-        # another instance of the file (--name): logs of its own
-        log_dir = log_dir.with_name(f"{log_dir.name}-{data['name']}")
     return Deployment(
         file=file, name=data["name"], base=base, manager=mgr,
         ports=list(data["ports"]), services=services, chain=chain,
