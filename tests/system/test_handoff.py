@@ -259,7 +259,8 @@ def test_dead_reader_never_blocks_routing(managers):
     stuck = m.start_nf("test-rcu-hold", 2, "stops",
                        nf_args=["--mode", "stop", "--after", "2000"])
     wait_for(lambda: open(f"/proc/{stuck.proc.pid}/stat").read()
-             .split(")")[1].split()[0] == "T", 20, "stopped in its read")
+             .split(")")[1].split()[0] == "T", scaled(60),
+             "stopped in its read")
     t0 = time.monotonic()
     m.call("chain.set", hops=["svc:1", "svc:2", "port:1"])
     took = time.monotonic() - t0
