@@ -142,17 +142,23 @@ zr_alloc(struct rte_mempool *mp)
 	return 0;
 }
 
+/* @p mp's guard, where this process made the pool (the manager), else
+ * NULL. */
+static const struct guard *
+guard_made(const struct rte_mempool *mp)
+{
+	for (unsigned int i = 0; i < GUARDS; i++)
+		if (mp != NULL && (guards[i].mp == mp || guards[i].twin == mp))
+			return &guards[i];
+	return NULL;
+}
+
 /* @p mp's guard, where this process keeps one and checks what it takes
  * out (the manager); else NULL: DPDK's ring driver serves. */
 static const struct guard *
 guard_of(const struct rte_mempool *mp)
 {
-	if (check == NULL)
-		return NULL;
-	for (unsigned int i = 0; i < GUARDS; i++)
-		if (guards[i].mp == mp || guards[i].twin == mp)
-			return &guards[i];
-	return NULL;
+	return check != NULL ? guard_made(mp) : NULL;
 }
 
 ZN_API int
@@ -208,27 +214,6 @@ zn_pool_ops_repair(void)
 	return n;
 }
 
-ZN_API int
-zn_pool_ops_ring_geo(const struct rte_mempool *mp, struct zn_ring_geo *geo)
-{
-	const struct guard *g = NULL;
-
-	for (unsigned int i = 0; i < GUARDS && g == NULL; i++)
-		if (mp != NULL && (guards[i].mp == mp || guards[i].twin == mp))
-			g = &guards[i];
-	if (g == NULL)
-		return -ENOENT;
-	*geo = (struct zn_ring_geo){ .r = g->r, .mask = g->mask,
-				     .capacity = g->capacity };
-	return 0;
-}
-
-void
-zn_pool_ops_wait_cut(void)
-{
-	__atomic_fetch_add(&waits_cut, 1, __ATOMIC_RELAXED);
-}
-
 /* The geometry of @p mp's ring: the guard's (the manager keeps it in its
  * own memory), else its header's (an NF trusts the pool it shares). */
 static inline struct zn_ring_geo
@@ -243,13 +228,30 @@ geo_of(const struct rte_mempool *mp, const struct guard *g)
 				     .capacity = r->capacity };
 }
 
+ZN_API int
+zn_pool_ops_ring_geo(const struct rte_mempool *mp, struct zn_ring_geo *geo)
+{
+	const struct guard *g = guard_made(mp);
+
+	if (g == NULL)
+		return -ENOENT;
+	*geo = geo_of(mp, g);
+	return 0;
+}
+
+void
+zn_pool_ops_wait_cut(void)
+{
+	__atomic_fetch_add(&waits_cut, 1, __ATOMIC_RELAXED);
+}
+
 static int
 recorded_put(struct rte_mempool *mp, const struct guard *g,
 	     const struct zn_pool_acct *a, void *const *objs, unsigned int n)
 {
 	struct zn_ring_geo geo = geo_of(mp, g);
 	bool locked;
-	struct zn_pool_op *op = zn_pool_ring_op(a == mine ? a : NULL, &locked);
+	struct zn_pool_op *op = zn_pool_ring_op(a, &locked);
 	unsigned int lc = rte_lcore_id();
 	int rc;
 
@@ -269,7 +271,7 @@ recorded_get(struct rte_mempool *mp, const struct guard *g,
 {
 	struct zn_ring_geo geo = geo_of(mp, g);
 	bool locked;
-	struct zn_pool_op *op = zn_pool_ring_op(a == mine ? a : NULL, &locked);
+	struct zn_pool_op *op = zn_pool_ring_op(a, &locked);
 	int rc;
 
 	rc = zn_pool_ring_get(&geo, op, objs, n, take, (void *)(uintptr_t)a,

@@ -200,11 +200,11 @@ void zn_nf_acct_room(struct zn_nf *nf, struct rte_mempool_cache *c,
 void zn_nf_acct_begin(struct zn_nf *nf);
 void zn_nf_acct_end(struct zn_nf *nf);
 void zn_nf_acct_check(struct zn_nf *nf);
+void zn_nf_ports_thread(struct zn_nf *nf);
 
 /* nf_calib.c: while on, the EAL's 100 ms TSC calibration sleep takes
  * 10 ms (an NF of a trust group's rte_eal_init only). */
 void zn_nf_short_calibration(bool on);
-void zn_nf_ports_thread(struct zn_nf *nf);
 
 /* nf_pool_ring.c: a pool's free ring, every claim recorded in @p op
  * (struct zn_pool_op); its geometry as the caller trusts it. put: @p cache
