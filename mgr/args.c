@@ -4,6 +4,7 @@
 
 /* The manager command line. Chains use the one step parser (zeronf/step.h). */
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -72,10 +73,12 @@ parse_group(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
 	return 0;
 }
 
-/* --port-group P=NAME; NAME is checked against --trust-group once all
- * options are read (resolve_port_groups). */
+/* --port-group P=NAME and --port-name P=NAME: NAME into @p names[P]
+ * (a group is checked against --trust-group once all options are read,
+ * resolve_ports). */
 static int
-parse_port_group(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+parse_port_name(const char *prog, const char *opt, const char *arg,
+		char (*names)[ZN_NAME_LEN])
 {
 	const char *eq = strchr(arg, '=');
 	char num[16];
@@ -83,23 +86,61 @@ parse_port_group(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
 
 	if (eq == NULL || eq == arg || (size_t)(eq - arg) >= sizeof(num) ||
 	    strlen(eq + 1) == 0 || strlen(eq + 1) >= ZN_NAME_LEN) {
-		fprintf(stderr, "%s: --port-group '%s': PORT=GROUP, such as "
-			"0=red\n", prog, arg);
+		fprintf(stderr, "%s: %s '%s': PORT=NAME, such as 0=%s\n",
+			prog, opt, arg, strcmp(opt, "--port-name") ? "red" :
+			"wan");
 		return -EINVAL;
 	}
 	memcpy(num, arg, (size_t)(eq - arg));
 	num[eq - arg] = '\0';
 	if (zn_parse_uint(num, 0, ZN_MAX_PORT_ARGS - 1, &p)) {
-		fprintf(stderr, "%s: --port-group: bad port '%s'\n", prog,
-			num);
+		fprintf(stderr, "%s: %s: bad port '%s'\n", prog, opt, num);
 		return -EINVAL;
 	}
-	if (cfg->port_group_name[p][0] != '\0') {
-		fprintf(stderr, "%s: --port-group: port %u given twice\n", prog,
+	if (names[p][0] != '\0') {
+		fprintf(stderr, "%s: %s: port %u given twice\n", prog, opt,
 			(unsigned int)p);
 		return -EINVAL;
 	}
-	zn_strlcpy(cfg->port_group_name[p], eq + 1, ZN_NAME_LEN);
+	zn_strlcpy(names[p], eq + 1, ZN_NAME_LEN);
+	return 0;
+}
+
+/* A port's name: what a chain step "port:NAME" says (not a number). */
+static bool
+port_name_ok(const char *s)
+{
+	bool digits = true;
+
+	for (const char *c = s; *c != '\0'; c++) {
+		if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-')
+			return false;
+		digits = digits && isdigit((unsigned char)*c);
+	}
+	return !digits;
+}
+
+static int
+resolve_port_names(const char *prog, struct zn_mgr_cfg *cfg)
+{
+	for (unsigned int p = 0; p < ZN_MAX_PORT_ARGS; p++) {
+		const char *name = cfg->port_name[p];
+
+		if (name[0] == '\0')
+			continue;
+		if (p >= cfg->n_devargs || !port_name_ok(name)) {
+			fprintf(stderr, "%s: --port-name %u=%s: %s\n", prog, p,
+				name, p >= cfg->n_devargs ? "no such port" :
+				"a name of [A-Za-z0-9_-], not a number");
+			return -EINVAL;
+		}
+		for (unsigned int q = 0; q < p; q++)
+			if (strcmp(cfg->port_name[q], name) == 0) {
+				fprintf(stderr, "%s: --port-name: ports %u and "
+					"%u are both '%s'\n", prog, q, p, name);
+				return -EINVAL;
+			}
+	}
 	return 0;
 }
 
@@ -138,7 +179,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
-		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP, O_PGROUP,
+		O_CHECK, O_CLEAN,
+		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP, O_PGROUP, O_PNAME,
 		O_VALIDATE, O_BADDESC, O_TENANT, O_SLICE, O_NFQUOTA,
 		O_TQUOTA, O_PQUOTA, O_UIDBASE, O_STEERRATE,
 	};
@@ -158,6 +200,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "nf-tx-queues", required_argument, NULL, O_NFTXQ },
 		{ "trust-group", required_argument, NULL, O_GROUP },
 		{ "port-group", required_argument, NULL, O_PGROUP },
+		{ "port-name", required_argument, NULL, O_PNAME },
 		{ "validate", required_argument, NULL, O_VALIDATE },
 		{ "bad-desc-limit", required_argument, NULL, O_BADDESC },
 		{ "tenant", required_argument, NULL, O_TENANT },
@@ -178,6 +221,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "fdir-rehash", no_argument, NULL, O_REHASH },
 		{ "rx-timestamp", no_argument, NULL, O_RXTS },
 		{ "schema", no_argument, NULL, O_SCHEMA },
+		{ "check", no_argument, NULL, O_CHECK },
+		{ "clean", no_argument, NULL, O_CLEAN },
 		{ "log-dir", required_argument, NULL, O_LOGDIR },
 		{ "sandbox-uid-base", required_argument, NULL, O_UIDBASE },
 		{ "cgroup-root", required_argument, NULL, O_CGROOT },
@@ -332,7 +377,13 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 				return -EINVAL;
 			break;
 		case O_PGROUP:
-			if (parse_port_group(prog, optarg, cfg) < 0)
+			if (parse_port_name(prog, "--port-group", optarg,
+					    cfg->port_group_name) < 0)
+				return -EINVAL;
+			break;
+		case O_PNAME:
+			if (parse_port_name(prog, "--port-name", optarg,
+					    cfg->port_name) < 0)
 				return -EINVAL;
 			break;
 		case O_TENANT:
@@ -398,6 +449,12 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			break;
 		case O_SCHEMA:
 			cfg->print_schema = true;
+			break;
+		case O_CHECK:
+			cfg->check = true;
+			break;
+		case O_CLEAN:
+			cfg->clean = true;
 			break;
 		case O_UIDBASE:
 			if (parse_u(prog, "--sandbox-uid-base", optarg, 0,
@@ -494,7 +551,8 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 				cfg->n_devargs);
 			return -EINVAL;
 		}
-	if (resolve_port_groups(prog, cfg) < 0)
+	if (resolve_port_groups(prog, cfg) < 0 ||
+	    resolve_port_names(prog, cfg) < 0)
 		return -EINVAL;
 	return zn_tenant_resolve(prog, cfg);
 }

@@ -66,6 +66,12 @@ struct zn_mgr_cfg {
 	bool rx_paused;
 	bool rx_when_ready;         /* RX once --chain's services are up */
 	bool print_schema;          /* --schema: print it and exit */
+	bool check;                 /* --check: these options and the
+				     * requests on stdin checked, nothing
+				     * started (zn_cmd_check_requests) */
+	bool clean;                 /* --clean: a dead manager's files of
+				     * this instance removed (its hugepage
+				     * files, runtime directory), then exit */
 	/* --trust-group NAME[:BUFFERS] (mgr/group.c) */
 	struct zn_group_cfg {
 		char name[ZN_NAME_LEN];
@@ -76,6 +82,9 @@ struct zn_mgr_cfg {
 	 * (index + 1 into groups[]; 0: the shared pool) */
 	unsigned int port_group[ZN_MAX_PORT_ARGS];
 	char port_group_name[ZN_MAX_PORT_ARGS][ZN_NAME_LEN];
+	/* --port-name P=NAME: port P's name (status, "port:NAME" in the
+	 * CLI); "" none */
+	char port_name[ZN_MAX_PORT_ARGS][ZN_NAME_LEN];
 	/* --tenant NAME=GROUP[,services=LO-HI] and --slice (mgr/tenant.c) */
 	struct zn_tenant_cfg {
 		char name[ZN_NAME_LEN];

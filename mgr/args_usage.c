@@ -63,6 +63,8 @@ zn_mgr_usage(const char *prog, FILE *out)
 		"                          8191) in hugepage memory that only "
 		"the group's NFs\n"
 		"                          map (repeat for more, up to %u)\n"
+		"      --port-name P=NAME  port P's name (status; chains "
+		"say port:NAME)\n"
 		"      --port-group P=NAME port P (0, 1, ... in -p order) "
 		"receives into trust\n"
 		"                          group NAME's pool: no copy for the "
@@ -147,6 +149,14 @@ zn_mgr_usage(const char *prog, FILE *out)
 		"                          (default /sys/fs/cgroup)\n"
 		"      --schema            print the control protocol's schema "
 		"(JSON) and exit\n"
+		"      --clean             remove what a manager of this "
+		"instance that died\n"
+		"                          left (hugepage files, runtime "
+		"directory), and exit\n"
+		"      --check             check these options and the requests "
+		"on stdin\n"
+		"                          (a JSON array; zeronf validate uses "
+		"it), start nothing\n"
 		"  -h, --help              this help\n",
 		prog, ZN_MAX_CHAIN_HOPS, ZN_MAX_GROUPS);
 }

@@ -16,6 +16,8 @@
 
 #include <rte_version.h>
 
+#include <zeronf/flow.h>
+
 #include "cmd.h"
 #include "../lib/common/zn_util.h"
 #include "../lib/shm/zn_shm.h"
@@ -168,6 +170,81 @@ zn_cmd_call(const struct zn_cmd *cmd, struct zn_cmd_req *req)
 	int rc = zn_cmd_check(cmd, req->params, req->err, sizeof(req->err));
 
 	return rc < 0 ? rc : cmd->fn(req);
+}
+
+static json_t *
+check_one(json_t *item)
+{
+	json_t *method = json_object_get(item, "method");
+	json_t *prefix = json_object_get(item, "prefix");
+	struct zn_cmd_req req = { .params = json_object_get(item, "params") };
+	const struct zn_cmd *cmd;
+	uint8_t addr[16], len;
+	int rc;
+
+	if (json_is_string(prefix)) {
+		if (zn_ip_prefix_parse(json_string_value(prefix), addr,
+				       &len) >= 0)
+			return json_null();
+		snprintf(req.err, sizeof(req.err), "bad prefix '%s' (want "
+			 "A.B.C.D/LEN, LEN 0..32, or IPV6/LEN, LEN 0..128)",
+			 json_string_value(prefix));
+		rc = -EINVAL;
+		goto bad;
+	}
+	cmd = json_is_string(method) ? zn_cmd_find(json_string_value(method))
+				     : NULL;
+	if (cmd == NULL) {
+		snprintf(req.err, sizeof(req.err), "no method '%s'",
+			 json_is_string(method) ? json_string_value(method) :
+			 "(none)");
+		rc = -ENOENT;
+		goto bad;
+	}
+	if (req.params != NULL && !json_is_object(req.params)) {
+		snprintf(req.err, sizeof(req.err), "params: an object");
+		rc = -EINVAL;
+		goto bad;
+	}
+	rc = zn_cmd_check(cmd, req.params, req.err, sizeof(req.err));
+	if (rc == 0 && cmd->check != NULL)
+		rc = cmd->check(&req);
+	json_decref(req.result);
+	if (rc == 0)
+		return json_null();
+bad:
+	return json_pack("{s:i,s:s}", "errno", -rc, "message",
+			 req.err[0] ? req.err : strerror(-rc));
+}
+
+int
+zn_cmd_check_requests(FILE *in, FILE *out)
+{
+	json_error_t jerr;
+	json_t *a = json_loadf(in, 0, &jerr), *item, *res;
+	size_t i;
+	int bad = 0;
+
+	if (!json_is_array(a)) {
+		fprintf(stderr, "--check: stdin must be a JSON array of "
+			"requests (%s)\n", a == NULL ? jerr.text : "not an array");
+		json_decref(a);
+		return 2;
+	}
+	res = json_array();
+	json_array_foreach(a, i, item) {
+		json_t *r = json_is_object(item) ? check_one(item) :
+			    json_pack("{s:i,s:s}", "errno", EINVAL, "message",
+				      "a request is an object");
+
+		bad |= !json_is_null(r);
+		json_array_append_new(res, r);
+	}
+	json_dumpf(res, out, JSON_COMPACT);
+	fputc('\n', out);
+	json_decref(res);
+	json_decref(a);
+	return bad;
 }
 
 /* ------------------------------------------------------------------ */

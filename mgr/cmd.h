@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -77,6 +78,13 @@ struct zn_cmd {
 	 * set (else strerror). Every command may run while packets flow:
 	 * changes reach the workers as a new snapshot, never in place. */
 	int (*fn)(struct zn_cmd_req *req);
+	/* Optional: the parameters' values checked as fn checks them, by
+	 * the same code, with no manager (req->mgr NULL) and nothing
+	 * changed: `zeronf-mgr --check` runs it so that validate, up and
+	 * apply refuse a file before touching anything. 0 or -EINVAL with
+	 * req->err set. What depends on the running instance (an NF's
+	 * name, a port's count) stays fn's. */
+	int (*check)(struct zn_cmd_req *req);
 };
 
 struct zn_cmd_req {
@@ -123,6 +131,14 @@ int zn_cmd_check(const struct zn_cmd *cmd, json_t *params, char *err,
 /** Check the parameters and run the command (no poll: the caller handles
  *  req->poll). 0 or -errno (req->err set). */
 int zn_cmd_call(const struct zn_cmd *cmd, struct zn_cmd_req *req);
+
+/** `zeronf-mgr --check`: read a JSON array of requests from @p in, each
+ *  {"method": M, "params": P} (checked by zn_cmd_check and M's .check)
+ *  or {"prefix": S} (zn_ip_prefix_parse: routes, which NFs parse), and
+ *  write to @p out an array of the same length: null for a good one,
+ *  else {"errno": E, "message": M}. @return 0 (all good), 1 (some bad)
+ *  or 2 (the input is not such an array: said on stderr). */
+int zn_cmd_check_requests(FILE *in, FILE *out);
 
 /** The control protocol described as data (schema/control.json): the
  *  envelope (@p envelope, a JSON object's text) with every registered

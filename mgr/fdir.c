@@ -193,7 +193,8 @@ zn_fdir_rules(struct zn_mgr *m, unsigned int *n)
 int
 zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		 const struct zn_step *hops, unsigned int n,
-		 unsigned int tenant, uint16_t by, char *err, size_t errlen)
+		 unsigned int tenant, uint16_t by, bool pair, char *err,
+		 size_t errlen)
 {
 	struct zn_fdir *fd = m->fdir;
 	uint32_t hash = zn_flow_key_hash(key);
@@ -238,6 +239,7 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		fd->exact_added++;
 	}
 	d->owner = by;
+	d->pair = pair;
 	/* One byte: a reader sees the old chain or the new one (a new
 	 * entry reads as chain 0, the default, until this store: the rule
 	 * is in force once this function returns); its tenant before it. */
@@ -247,25 +249,44 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	return 0;
 }
 
-int
-zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key,
-		 unsigned int tenant)
+/* One entry of @p tenant's (or any's) gone. 0 or -ENOENT; *@p pair: it
+ * was one of a pair. */
+static int
+flow_del_one(struct zn_fdir *fd, const struct zn_flow_key *key,
+	     unsigned int tenant, bool *pair)
 {
-	struct zn_fdir *fd = m->fdir;
 	struct zn_ft_hit hit;
 	uint32_t h = zn_flow_key_hash(key);
+	struct zn_fdir_exact *d;
 	uint8_t chain;
 
-	if (zn_ft_lookup(fd->exact, key, h, 0, &hit) < 0 ||
-	    (tenant != ZN_FDIR_ANY_OWNER &&
-	     ((struct zn_fdir_exact *)hit.data)->tenant != tenant))
+	if (zn_ft_lookup(fd->exact, key, h, 0, &hit) < 0)
 		return -ENOENT;
-	chain = ((struct zn_fdir_exact *)hit.data)->chain;
-	account(fd, hit.data, -1);
+	d = hit.data;
+	if (tenant != ZN_FDIR_ANY_OWNER && d->tenant != tenant)
+		return -ENOENT;
+	chain = d->chain;
+	*pair = d->pair;
+	account(fd, d, -1);
 	if (zn_ft_del(fd->exact, key, h) < 0)
 		return -ENOENT;
 	fdir_chain_put(fd, chain);
 	return 0;
+}
+
+int
+zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key,
+		 unsigned int tenant)
+{
+	struct zn_flow_key rev;
+	bool pair = false, other;
+
+	if (flow_del_one(m->fdir, key, tenant, &pair) < 0)
+		return -ENOENT;
+	if (!pair)
+		return 1;
+	zn_flow_key_reverse(key, &rev);
+	return flow_del_one(m->fdir, &rev, tenant, &other) == 0 ? 2 : 1;
 }
 
 unsigned int
@@ -289,7 +310,7 @@ zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot, const char *name)
 		if (((struct zn_fdir_exact *)data)->owner == by)
 			keys[n++] = *key;
 	for (unsigned int i = 0; i < n; i++)
-		removed += zn_fdir_flow_del(m, &keys[i], ZN_FDIR_ANY_OWNER) == 0;
+		removed += zn_fdir_flow_del(m, &keys[i], ZN_FDIR_ANY_OWNER) > 0;
 	free(keys);
 	fd->by[by] = 0;
 	fd->gone_removed += removed;

@@ -63,6 +63,8 @@ struct zn_fdir_exact {
 	uint8_t chain;
 	uint8_t tenant; /* as zn_fdir_rule's */
 	uint16_t owner; /* who added it (quotas): ZN_FDIR_BY_* */
+	uint8_t pair;   /* added with its reverse (flow.add "both"): they
+			 * go together (zn_fdir_flow_del) */
 };
 
 /* An exact rule's owner: a control socket's; NF slot s's (s + 1: removed
@@ -104,17 +106,21 @@ const struct zn_fdir_rule *zn_fdir_rules(struct zn_mgr *m, unsigned int *n);
  *  @p tenant's packets (t + 1; 0: every packet), added by @p by
  *  (ZN_FDIR_BY_*). A rule of another tenant for the same key is not
  *  replaced: -EEXIST. A new rule past @p by's quota (an NF's, or that of
- *  the rules NFs keep) or the tenant's: -EDQUOT. 0 or -errno. */
+ *  the rules NFs keep) or the tenant's: -EDQUOT. @p pair: one of a
+ *  flow's two directions added together (deleted together). 0 or
+ *  -errno. */
 int zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		     const struct zn_step *hops, unsigned int n,
-		     unsigned int tenant, uint16_t by, char *err,
+		     unsigned int tenant, uint16_t by, bool pair, char *err,
 		     size_t errlen);
 /** NF slot @p slot (named @p name) is gone: remove the rules it added and
  *  did not ask to keep (a dead NF's rules must not fill the table for
  *  others). @return how many. */
 unsigned int zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot,
 			     const char *name);
-/** Delete it if its tenant is @p tenant (as zn_fdir_rule_del). */
+/** Delete it if its tenant is @p tenant (as zn_fdir_rule_del), and its
+ *  reverse with it when the two were added as a pair. @return how many
+ *  went (1 or 2), or -ENOENT. */
 int zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key,
 		     unsigned int tenant);
 int zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,

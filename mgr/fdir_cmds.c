@@ -77,6 +77,29 @@ bad:
 	return NULL;
 }
 
+/* flow.add and flow.del's .check: every item parses. */
+static int
+check_flows(struct zn_cmd_req *req, bool want_chain)
+{
+	size_t n;
+	struct flow_item *items = parse_flows(req, want_chain, &n);
+
+	free(items);
+	return items != NULL ? 0 : req->err[0] ? -EINVAL : -ENOMEM;
+}
+
+static int
+check_flow_add(struct zn_cmd_req *req)
+{
+	return check_flows(req, true);
+}
+
+static int
+check_flow_del(struct zn_cmd_req *req)
+{
+	return check_flows(req, false);
+}
+
 static int
 cmd_flow_add(struct zn_cmd_req *req)
 {
@@ -98,7 +121,8 @@ cmd_flow_add(struct zn_cmd_req *req)
 			rc = zn_fdir_flow_add(req->mgr, &keys[d],
 					      items[i].hops, items[i].n,
 					      req->tenant, ZN_FDIR_BY_SOCKET,
-					      req->err, sizeof(req->err));
+					      items[i].both, req->err,
+					      sizeof(req->err));
 			if (rc < 0)
 				break;
 			added++;
@@ -135,11 +159,16 @@ cmd_flow_del(struct zn_cmd_req *req)
 
 		zn_flow_key_reverse(&items[i].key, &keys[1]);
 		for (unsigned int d = 0; d < (items[i].both ? 2u : 1u); d++) {
-			if (zn_fdir_flow_del(req->mgr, &keys[d], owner(req)) ==
-			    0)
-				deleted++;
-			else
+			int rc = zn_fdir_flow_del(req->mgr, &keys[d],
+						  owner(req));
+
+			if (rc < 0) {
 				missing++;
+				continue;
+			}
+			deleted += (size_t)rc;
+			if (rc == 2) /* its pair went with it */
+				break;
 		}
 	}
 	free(items);
@@ -196,25 +225,46 @@ cmd_flow_list(struct zn_cmd_req *req)
 	return 0;
 }
 
+/* rule.add's parameters: the match into @p r, the chain into @p hops.
+ * @return the chain's length, or -errno (req->err set). */
+static int
+parse_rule(struct zn_cmd_req *req, struct zn_fdir_rule *r,
+	   struct zn_step *hops)
+{
+	json_t *prio = json_object_get(req->params, "priority");
+	json_int_t p;
+	int n;
+
+	if (zn_fdir_parse_match(json_object_get(req->params, "match"), r,
+				req->err, sizeof(req->err)) < 0)
+		return -EINVAL;
+	n = zn_cmd_parse_steps(json_object_get(req->params, "chain"), "chain",
+			      hops, req->err, sizeof(req->err));
+	p = prio ? json_integer_value(prio) : 0;
+	r->priority = p < 0 || p > ZN_FDIR_MAX_PRIORITY ? -1 : (int32_t)p;
+	r->tenant = (uint8_t)req->tenant;
+	return n;
+}
+
+static int
+check_rule_add(struct zn_cmd_req *req)
+{
+	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_fdir_rule r;
+	int n = parse_rule(req, &r, hops);
+
+	return n < 0 ? n : 0;
+}
+
 static int
 cmd_rule_add(struct zn_cmd_req *req)
 {
 	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
-	json_t *prio = json_object_get(req->params, "priority");
 	struct zn_fdir_rule r;
-	json_int_t p;
-	int n, id;
+	int n = parse_rule(req, &r, hops), id;
 
-	if (zn_fdir_parse_match(json_object_get(req->params, "match"), &r, req->err,
-			sizeof(req->err)) < 0)
-		return -EINVAL;
-	n = zn_cmd_parse_steps(json_object_get(req->params, "chain"), "chain",
-			      hops, req->err, sizeof(req->err));
 	if (n < 0)
 		return n;
-	p = prio ? json_integer_value(prio) : 0;
-	r.priority = p < 0 || p > ZN_FDIR_MAX_PRIORITY ? -1 : (int32_t)p;
-	r.tenant = (uint8_t)req->tenant;
 	id = req->tenant == 0 ? 0 :
 	     zn_tenant_hops_check(req->mgr, (int)req->tenant - 1, hops,
 				  (unsigned int)n, req->err, sizeof(req->err));
@@ -334,20 +384,40 @@ cmd_chain_get(struct zn_cmd_req *req)
 	return req->result ? 0 : -ENOMEM;
 }
 
+/* chain.set's hops: [] only for a port or a tenant (none again).
+ * @return their count, or -EINVAL (req->err set). */
+static int
+parse_hops(struct zn_cmd_req *req, bool tenant, struct zn_step *chain)
+{
+	json_t *hops = json_object_get(req->params, "hops");
+
+	if ((json_object_get(req->params, "port") == NULL && !tenant) ||
+	    json_array_size(hops) != 0)
+		return zn_cmd_parse_steps(hops, "hops", chain, req->err,
+					  sizeof(req->err));
+	return 0;
+}
+
+static int
+check_chain_set(struct zn_cmd_req *req)
+{
+	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
+	int n = parse_hops(req, json_object_get(req->params, "tenant") != NULL,
+			   chain);
+
+	return n < 0 ? n : 0;
+}
+
 static int
 cmd_chain_set(struct zn_cmd_req *req)
 {
 	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
-	json_t *hops = json_object_get(req->params, "hops");
 	json_t *port = json_object_get(req->params, "port");
-	int n = 0, t, rc = tenant_param(req, &t);
+	int n, t, rc = tenant_param(req, &t);
 
 	if (rc < 0)
 		return rc;
-	/* [] only for a port or a tenant: none again */
-	if ((port == NULL && t < 0) || json_array_size(hops) != 0)
-		n = zn_cmd_parse_steps(hops, "hops", chain, req->err,
-				       sizeof(req->err));
+	n = parse_hops(req, t >= 0, chain);
 	if (n < 0)
 		return n;
 	if (t >= 0)
@@ -409,7 +479,7 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 		rc = zn_fdir_flow_add(m, &keys[i], hops, req.n_steps, tenant,
 				      (req.flags & ZN_STEER_F_KEEP) ?
 				      ZN_FDIR_BY_KEPT : ZN_FDIR_BY_NF(slot),
-				      err, sizeof(err));
+				      false, err, sizeof(err));
 		if (rc < 0) {
 			ZN_LOG(INFO, "NF %u: steering refused: %s", slot, err);
 			return rc;
@@ -482,6 +552,7 @@ static const struct zn_cmd chain_set_cmd = {
 		    CHAIN_PORT_PARAM },
 	.result = "{\"hops\": \"[step]: the chain now\"}",
 	.fn = cmd_chain_set,
+	.check = check_chain_set,
 };
 ZN_CMD_REGISTER(chain_set_cmd)
 
@@ -505,6 +576,7 @@ static const struct zn_cmd flow_add_cmd = {
 	       "is validated whole before anything changes; an existing rule "
 	       "of the same key is replaced.",
 	.fn = cmd_flow_add,
+	.check = check_flow_add,
 };
 ZN_CMD_REGISTER(flow_add_cmd)
 
@@ -520,7 +592,10 @@ static const struct zn_cmd flow_del_cmd = {
 				"\"additionalProperties\": false}}" } },
 	.result = "{\"deleted\": \"entries removed\", \"missing\": "
 		  "\"entries that were not there\"}",
+	.doc = "A flow added with `both` goes with its reverse: deleting "
+	       "either direction deletes the pair.",
 	.fn = cmd_flow_del,
+	.check = check_flow_del,
 };
 ZN_CMD_REGISTER(flow_del_cmd)
 
@@ -563,6 +638,7 @@ static const struct zn_cmd rule_add_cmd = {
 	       "to IPv4 and IPv6). Rules are explained in "
 	       "docs/architecture.md (\"Flow director\").",
 	.fn = cmd_rule_add,
+	.check = check_rule_add,
 };
 ZN_CMD_REGISTER(rule_add_cmd)
 

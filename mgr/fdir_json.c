@@ -49,37 +49,6 @@ proto_json(uint8_t proto)
 	return json_integer(proto);
 }
 
-/* "10.0.0.0/8", "2001:db8::/32" or a plain address (full length).
- * @return IP version (4 or 6), or -EINVAL. */
-static int
-parse_prefix(const char *s, uint8_t *addr, uint8_t *len)
-{
-	char buf[INET6_ADDRSTRLEN + 8];
-	const char *slash = strchr(s, '/');
-	uint64_t v;
-	int ver;
-
-	if (strlen(s) >= sizeof(buf))
-		return -EINVAL;
-	zn_strlcpy(buf, s, sizeof(buf));
-	if (slash != NULL)
-		buf[slash - s] = '\0';
-	memset(addr, 0, 16);
-	if (inet_pton(AF_INET, buf, addr) == 1)
-		ver = 4;
-	else if (inet_pton(AF_INET6, buf, addr) == 1)
-		ver = 6;
-	else
-		return -EINVAL;
-	*len = ver == 4 ? 32 : 128;
-	if (slash != NULL) {
-		if (zn_parse_uint(slash + 1, 0, *len, &v) < 0)
-			return -EINVAL;
-		*len = (uint8_t)v;
-	}
-	return ver;
-}
-
 static int
 parse_port(json_t *v, uint16_t *out)
 {
@@ -162,14 +131,32 @@ zn_fdir_parse_flow(json_t *o, struct zn_flow_key *key, char *err,
 		return -EINVAL;
 	memset(key, 0, sizeof(*key));
 	v1 = json_is_string(src) ?
-		     parse_prefix(json_string_value(src), key->src, &l1) : -1;
+		     zn_ip_prefix_parse(json_string_value(src), key->src, &l1) : -1;
 	v2 = json_is_string(dst) ?
-		     parse_prefix(json_string_value(dst), key->dst, &l2) : -1;
-	if (v1 < 0 || v2 < 0 || v1 != v2 || l1 != (v1 == 4 ? 32 : 128) ||
-	    l2 != l1 || strchr(json_string_value(src), '/') != NULL ||
+		     zn_ip_prefix_parse(json_string_value(dst), key->dst, &l2) : -1;
+	/* the first wrong thing, by name */
+	if (v1 < 0 || v2 < 0) {
+		json_t *bad = v1 < 0 ? src : dst;
+		const char *which = v1 < 0 ? "src" : "dst";
+
+		if (json_is_string(bad))
+			snprintf(err, errlen, "flow.%s: '%s' is not an IP "
+				 "address", which, json_string_value(bad));
+		else
+			snprintf(err, errlen, "flow.%s: an IP address (a "
+				 "string) is required", which);
+		return -EINVAL;
+	}
+	if (l1 != (v1 == 4 ? 32 : 128) || l2 != (v2 == 4 ? 32 : 128) ||
+	    strchr(json_string_value(src), '/') != NULL ||
 	    strchr(json_string_value(dst), '/') != NULL) {
-		snprintf(err, errlen, "flow: src and dst must be addresses "
-			 "of one IP version (no prefixes: use rule.add)");
+		snprintf(err, errlen, "flow: src and dst are addresses, not "
+			 "prefixes (a rule matches prefixes: rule.add)");
+		return -EINVAL;
+	}
+	if (v1 != v2) {
+		snprintf(err, errlen, "flow: src is IPv%d and dst IPv%d: one "
+			 "IP version", v1, v2);
 		return -EINVAL;
 	}
 	key->ip_version = (uint8_t)v1;
@@ -229,7 +216,7 @@ zn_fdir_parse_match(json_t *o, struct zn_fdir_rule *r, char *err,
 		if (v == NULL)
 			continue;
 		pv = json_is_string(v) ?
-			     parse_prefix(json_string_value(v),
+			     zn_ip_prefix_parse(json_string_value(v),
 					  s ? r->dst : r->src,
 					  s ? &r->dst_len : &r->src_len) :
 			     -EINVAL;

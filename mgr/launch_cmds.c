@@ -174,6 +174,38 @@ set_args(struct launch *l, const json_t *args)
 	return 0;
 }
 
+/* nf.start's .check, with no manager: the name, the program (a bare
+ * name looked up as fn does), the CPU list (also against the CPUs this
+ * process may use: the replica's own --cpus refuses the others at its
+ * start, by the same function) and the options. */
+static int
+check_nf_start(struct zn_cmd_req *req)
+{
+	json_t *p = req->params;
+	const char *bin = json_string_value(json_object_get(p, "binary"));
+	const char *cpus = json_string_value(json_object_get(p, "cpus"));
+	char path[PATH_MAX];
+	cpu_set_t set;
+	int rc;
+
+	if (!name_ok(json_string_value(json_object_get(p, "name")))) {
+		snprintf(req->err, sizeof(req->err), "name: 1..%d characters "
+			 "of [A-Za-z0-9_-]", LAUNCH_NAME_LEN - 1);
+		return -EINVAL;
+	}
+	if (strchr(bin, '/') == NULL &&
+	    zn_nf_program_path(bin, path, PATH_MAX) == 0)
+		bin = path;
+	rc = check_spec(req, bin, cpus, json_object_get(p, "args"));
+	if (rc == 0 && cpus != NULL && cpus[0] != '\0' &&
+	    zn_parse_cpulist(cpus, &set) == 0 &&
+	    zn_cpulist_allowed(&set, path, sizeof(path)) < 0) {
+		snprintf(req->err, sizeof(req->err), "cpus: %.200s", path);
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
 static int
 cmd_nf_start(struct zn_cmd_req *req)
 {
@@ -506,6 +538,7 @@ static const struct zn_cmd nf_start_cmd = {
 	       "start; after 5 such failures in a row it is left down "
 	       "(state `failed`, event `nf.gave_up`) until nf.restart.",
 	.fn = cmd_nf_start,
+	.check = check_nf_start,
 };
 ZN_CMD_REGISTER(nf_start_cmd)
 

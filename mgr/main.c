@@ -28,6 +28,7 @@
 #include <sys/signalfd.h>
 
 #include "args.h"
+#include "cmd.h"
 #include "ctl.h"
 #include "desc.h"
 #include "privmem.h"
@@ -460,6 +461,8 @@ main(int argc, char **argv)
 		return 2;
 	if (m->cfg.print_schema)
 		return zn_ctl_print_schema(stdout) < 0;
+	if (m->cfg.check)
+		return zn_cmd_check_requests(stdin, stdout);
 	m->pid = getpid();
 	m->start_ns = zn_now_ns();
 	m->lock_fd = -1;
@@ -479,9 +482,13 @@ main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	rc = zn_instance_acquire(m);
+	rc = zn_instance_acquire(m); /* cleans a dead manager's state */
 	if (rc < 0)
 		return 1;
+	if (m->cfg.clean) {
+		zn_instance_release(m);
+		return 0;
+	}
 	zn_ports_private_early();
 	rc = eal_init(m, argv[0]);
 	if (rc < 0)

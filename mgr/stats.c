@@ -224,10 +224,13 @@ port_json(struct zn_mgr *m, unsigned int i)
 	rte_eth_link_get_nowait(p->port_id, &link);
 	rte_eth_macaddr_get(p->port_id, &mac);
 	rte_ether_format_addr(macs, sizeof(macs), &mac);
-	o = json_pack("{s:i, s:o, s:o, s:s, s:s, s:b, s:I, s:i, s:i, s:b, "
+	o = json_pack("{s:i, s:o, s:o, s:o, s:s, s:s, s:b, s:I, s:i, s:i, s:b, "
 			 "s:I, s:I, s:I, s:I, s:o, s:o, s:{s:I, s:I, s:I, s:I, "
 			 "s:I, s:I, s:I, s:I}}",
-			 "port", (int)i, "name", jstr(p->name, sizeof(p->name)),
+			 "port", (int)i, "name", m->cfg.port_name[i][0] ?
+			 json_string(m->cfg.port_name[i]) :
+			 jstr(p->name, sizeof(p->name)),
+			 "device", jstr(p->name, sizeof(p->name)),
 			 "devargs", jstr(p->devargs, sizeof(p->devargs)),
 			 "driver", p->driver, "mac", macs, "link_up",
 			 link.link_status == RTE_ETH_LINK_UP, "speed_mbps",
@@ -527,7 +530,9 @@ ZN_CMD_REGISTER(status_cmd)
 static const struct zn_cmd port_list_cmd = {
 	.name = "port.list", .help = "ports with their counters",
 	.result = "{\"ports\": \"[port]\"}",
-	.doc = "Each port: id, name, devargs, driver, MAC, link, queues, RSS; "
+	.doc = "Each port: id, `name` (`--port-name`, the deployment file's; "
+	       "else the device's), `device` (DPDK's name), devargs, "
+	       "driver, MAC, link, queues, RSS; "
 	       "`rx`, `tx` (by the workers and by NFs), `rx_paused`, "
 	       "`tx_retry`, `drops` by reason (of packets from this port "
 	       "before an NF; `stalled` also for a port that took nothing "

@@ -156,6 +156,81 @@ def test_several_mistakes_are_all_named(tmp_path):
     assert len(errs) == 2, errs
 
 
+def test_schema_and_name_mistakes_are_said_together(tmp_path):
+    """Issue 29, item 8: docs/operations.md's bad.yaml, its three errors
+    in one run (the name check ran only once the schema's were fixed)."""
+    bad = GOOD.replace("name: t1\n", "name: t1\nmanager:\n  memroy_mb: 64\n") \
+        .replace("replicas: 2", "replicas: 40") \
+        .replace("chain: [mon, fw, port:wan]", "chain: [mon, ghost, port:wan]")
+    errs = errors_of(bad, tmp_path)
+    assert [e.split(": ")[1] for e in errs] == [
+        "manager.memroy_mb", "services[1].replicas", "chain[1]"], errs
+
+
+# Issue 29, item 1: what validate passed and the manager refused in the
+# middle of an apply. The manager's own parsers say it now (check.py,
+# zeronf-mgr --check), each at its line and key.
+VALUES = GOOD + """flows:
+  - flow: {proto: udp, src: 10.0.0.1, dst: 10.0.0.256, sport: 1, dport: 2}
+    chain: [fw]
+routes:
+  - {service: fw, prefix: 10.0.0.0/33, next_hop: 1}
+  - {service: fw, prefix: 10.1.0.0/16, next_hop: 1}
+"""
+
+
+def validate(path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "zeronf", "validate",
+                           str(path), *args], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_values_the_manager_refuses_are_refused_by_validate(tmp_path):
+    f = tmp_path / "d.yaml"
+    f.write_text(VALUES.replace("dport: 80}", "dport: 99999}")
+                 .replace("    replicas: 2", "    replicas: 2\n"
+                          "    cpus: '4096'"))
+    r = validate(f)
+    assert r.returncode == 2, r.stdout
+    lines = r.stderr.splitlines()
+    assert lines == [
+        f"{f}:13: services[1].cpus: a CPU list such as 0-3,6",
+        f"{f}:17: rules[0].match: match.sport/dport: a port or \"lo-hi\"",
+        f"{f}:21: flows[0].flow.dst: '10.0.0.256' is not an IP address",
+        f"{f}:24: routes[0].prefix: bad prefix '10.0.0.0/33' (want "
+        f"A.B.C.D/LEN, LEN 0..32, or IPV6/LEN, LEN 0..128)"], r.stderr
+    good = tmp_path / "g.yaml"
+    good.write_text(VALUES.replace("10.0.0.256", "10.0.0.25")
+                    .replace("/33", "/32"))
+    r = validate(good)
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_manager_option_refused_is_named_by_its_file_key(tmp_path):
+    f = tmp_path / "d.yaml"
+    f.write_text(GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
+                              "  ring_size: 1000\n"))
+    r = validate(f)
+    assert r.returncode == 2
+    assert r.stderr == (f"{f}:3: manager.ring_size: ring_size must be a "
+                        f"power of 2\n"), r.stderr
+
+
+def test_up_of_a_file_the_manager_refuses_touches_nothing(tmp_path):
+    out = tmp_path / "out.pcap"
+    f = tmp_path / "d.yaml"
+    f.write_text(GOOD.replace("name: t1", "name: never-up2")
+                 .replace("devargs: net_null1",
+                          f"devargs: 'net_pcap1,tx_pcap={out}'")
+                 .replace("dport: 80}", "dport: 99999}"))
+    r = subprocess.run([sys.executable, "-m", "zeronf", "up", str(f)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "rules[0].match: match.sport/dport" in r.stderr, r.stderr
+    assert not out.exists()
+    assert not Path(runtime_dir("never-up2")).exists()
+
+
 def test_up_refuses_a_bad_file_and_starts_nothing(tmp_path):
     f = tmp_path / "d.yaml"
     f.write_text(GOOD.replace("name: t1", "name: never-up")

@@ -67,6 +67,16 @@ uint32_t zn_flow_key_hash(const struct zn_flow_key *key);
 int zn_flow_key_format(const struct zn_flow_key *key, char *buf,
 		       size_t len);
 
+/**
+ * Parse an address prefix, "10.0.0.0/8" or "2001:db8::/32", or a plain
+ * address (its full length): the one parser of the flow director's
+ * matches, the router NF's routes and `zeronf validate` (through
+ * `zeronf-mgr --check`). @p addr gets 16 bytes (IPv4 in the first 4).
+ * @return the IP version (4 or 6), or -EINVAL (not an address, or a
+ *   length past 32 or 128).
+ */
+int zn_ip_prefix_parse(const char *s, uint8_t addr[16], uint8_t *len);
+
 /* ---------------------------------------------------------------------- */
 
 struct zn_ft;

@@ -12,6 +12,7 @@
 #include <zeronf/flow.h>
 
 #include "../common/zn_flow.h"
+#include "../common/zn_util.h"
 #include "../nf/nf_pvt.h"
 
 int ZN_API
@@ -80,4 +81,33 @@ zn_flow_key_format(const struct zn_flow_key *key, char *buf, size_t len)
 	if (n >= 0 && key->vlan != 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, " vlan %u", key->vlan);
 	return (n < 0 || (size_t)n >= len) ? -ENOSPC : n;
+}
+
+int ZN_API
+zn_ip_prefix_parse(const char *s, uint8_t addr[16], uint8_t *len)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const char *slash = strchr(s, '/');
+	uint64_t v;
+	int ver;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	zn_strlcpy(buf, s, sizeof(buf));
+	if (slash != NULL)
+		buf[slash - s] = '\0';
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, buf, addr) == 1)
+		ver = 4;
+	else if (inet_pton(AF_INET6, buf, addr) == 1)
+		ver = 6;
+	else
+		return -EINVAL;
+	*len = ver == 4 ? 32 : 128;
+	if (slash != NULL) {
+		if (zn_parse_uint(slash + 1, 0, *len, &v) < 0)
+			return -EINVAL;
+		*len = (uint8_t)v;
+	}
+	return ver;
 }

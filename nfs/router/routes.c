@@ -18,6 +18,7 @@
 #include <rte_rib.h>
 #include <rte_rib6.h>
 
+#include <zeronf/flow.h>
 #include <zeronf/nf.h>
 
 #include "routes.h"
@@ -58,22 +59,19 @@ routes_parse_dec(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-/* "PREFIX/LEN" into @p rt (modifies @p pfx). */
+/* "PREFIX/LEN" into @p rt (a route names its length), by libzeronf's
+ * parser, the one the flow director and `zeronf validate` use. */
 static int
-parse_prefix(char *pfx, struct route *rt)
+parse_prefix(const char *pfx, struct route *rt)
 {
-	char *slash = strchr(pfx, '/');
-	uint64_t d;
+	int ver;
 
-	if (slash == NULL)
+	if (strchr(pfx, '/') == NULL)
 		return -EINVAL;
-	*slash = '\0';
-	memset(rt->addr, 0, sizeof(rt->addr));
-	rt->v6 = strchr(pfx, ':') != NULL;
-	if (inet_pton(rt->v6 ? AF_INET6 : AF_INET, pfx, rt->addr) != 1 ||
-	    routes_parse_dec(slash + 1, rt->v6 ? 128 : 32, &d) < 0)
-		return -EINVAL;
-	rt->depth = (uint8_t)d;
+	ver = zn_ip_prefix_parse(pfx, rt->addr, &rt->depth);
+	if (ver < 0)
+		return ver;
+	rt->v6 = ver == 6;
 	return 0;
 }
 
@@ -411,16 +409,10 @@ int
 routes_add(struct routes *r, const char *prefix, uint32_t nh, char *err,
 	   size_t errlen)
 {
-	char buf[INET6_ADDRSTRLEN + 8];
 	struct route rt;
 	int rc;
 
-	if (strlen(prefix) >= sizeof(buf)) {
-		snprintf(err, errlen, "bad prefix");
-		return -EINVAL;
-	}
-	strcpy(buf, prefix);
-	if (parse_prefix(buf, &rt) < 0) {
+	if (parse_prefix(prefix, &rt) < 0) {
 		snprintf(err, errlen, "bad prefix '%s' (want A.B.C.D/LEN or "
 			 "IPV6/LEN)", prefix);
 		return -EINVAL;
@@ -440,12 +432,10 @@ routes_add(struct routes *r, const char *prefix, uint32_t nh, char *err,
 int
 routes_del(struct routes *r, const char *prefix, char *err, size_t errlen)
 {
-	char buf[INET6_ADDRSTRLEN + 8];
 	struct route rt;
 	int rc = -ENOENT;
 
-	if (strlen(prefix) >= sizeof(buf) ||
-	    parse_prefix(strcpy(buf, prefix), &rt) < 0) {
+	if (parse_prefix(prefix, &rt) < 0) {
 		snprintf(err, errlen, "bad prefix '%s'", prefix);
 		return -EINVAL;
 	}

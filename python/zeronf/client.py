@@ -145,6 +145,41 @@ class Client:
     def chain_get(self) -> list:
         return self.call("chain.get")["hops"]
 
+    def steps(self, hops: list[str]) -> list[str]:
+        """A chain as a user writes it, in the manager's words: a
+        service by its NF's name (`fw`), a port by its name (`port:wan`,
+        --port-name / the file's) or number; `svc:ID`, `port:P` and
+        `drop` as they are. ZeroNFError(-ENOENT) names what is not
+        there."""
+        svcs = ports = None
+        out = []
+        for h in hops:
+            if h == "drop" or h.startswith("svc:") or \
+                    (h.startswith("port:") and h[5:].isdigit()):
+                out.append(h)
+            elif h.startswith("port:"):
+                if ports is None:
+                    ports = {p["name"]: p["port"] for p in self.ports()}
+                if h[5:] not in ports:
+                    raise ZeroNFError(-errno.ENOENT, f"no port named "
+                                      f"'{h[5:]}' (ports: "
+                                      f"{', '.join(ports) or 'none'})")
+                out.append(f"port:{ports[h[5:]]}")
+            elif h.isdigit():
+                out.append(f"svc:{h}")
+            else:
+                if svcs is None:
+                    svcs = {s["name"]: s["service"] for s in
+                            self.call("launch.list")["launched"]}
+                if h not in svcs:
+                    raise ZeroNFError(-errno.ENOENT, f"no NF named '{h}' "
+                                      f"(launched: "
+                                      f"{', '.join(svcs) or 'none'}); a "
+                                      f"step is NAME, svc:ID, port:P, "
+                                      f"port:NAME or drop")
+                out.append(f"svc:{svcs[h]}")
+        return out
+
     def chain_set(self, hops: list[str]) -> list:
         return self.call("chain.set", hops=hops)["hops"]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import paths, vm
-from .client import Client, ZeroNFError
+from .client import Client, ZeroNFError, runtime_dir
 from .spec import Deployment, as_json
 
 Say = Callable[[str], None]
@@ -37,6 +38,30 @@ def _tail(path: Path, n: int = 8) -> str:
     return "\n".join("    | " + ln for ln in lines)
 
 
+def _file_terms(text: str) -> str:
+    """The manager's log in the file's words: `--mem` is the user's
+    `manager.memory_mb`."""
+    return re.sub(r"--[a-z][a-z-]*", lambda m: next(
+        (f"manager.{k} ({m.group(0)})" for k, o in MANAGER_OPTIONS.items()
+         if o == m.group(0)), m.group(0)), text)
+
+
+# The file's manager keys and zeronf-mgr's options that carry them (more
+# keys below: trust_groups, tenants); check.py names a refused option by
+# its key.
+MANAGER_OPTIONS = {
+    "cpus": "--cpus", "memory_mb": "--mem", "rx_threads": "--rx-threads",
+    "tx_threads": "--tx-threads", "ingress": "--ingress",
+    "handoff": "--handoff", "nf_tx_queues": "--nf-tx-queues",
+    "pool_size": "--pool-size", "nf_pool_quota": "--nf-pool-quota",
+    "nf_steer_rate": "--nf-steer-rate",
+    "sandbox_uid_base": "--sandbox-uid-base", "ring_size": "--ring-size",
+    "flow_capacity": "--flow-capacity", "flow_idle_s": "--flow-idle-s",
+    "nf_flow_quota": "--nf-flow-quota",
+    "tenant_flow_quota": "--tenant-flow-quota",
+}
+
+
 def manager_argv(d: Deployment, mgr: Path) -> list[str]:
     m = d.manager
     argv = [str(mgr), "-i", d.name, "--rx-paused", "--log-dir",
@@ -45,20 +70,10 @@ def manager_argv(d: Deployment, mgr: Path) -> list[str]:
         argv += ["--chain", ",".join(d.chain)]
     for p in d.ports:
         argv += ["-p", p["devargs"]]
-    for key, opt in (("cpus", "--cpus"), ("memory_mb", "--mem"),
-                     ("rx_threads", "--rx-threads"),
-                     ("tx_threads", "--tx-threads"),
-                     ("ingress", "--ingress"), ("handoff", "--handoff"),
-                     ("nf_tx_queues", "--nf-tx-queues"),
-                     ("pool_size", "--pool-size"),
-                     ("nf_pool_quota", "--nf-pool-quota"),
-                     ("nf_steer_rate", "--nf-steer-rate"),
-                     ("sandbox_uid_base", "--sandbox-uid-base"),
-                     ("ring_size", "--ring-size"),
-                     ("flow_capacity", "--flow-capacity"),
-                     ("flow_idle_s", "--flow-idle-s"),
-                     ("nf_flow_quota", "--nf-flow-quota"),
-                     ("tenant_flow_quota", "--tenant-flow-quota")):
+    for i, p in enumerate(d.ports):
+        if "name" in p:
+            argv += ["--port-name", f"{i}={p['name']}"]
+    for key, opt in MANAGER_OPTIONS.items():
         if key in m:
             argv += [opt, str(m[key])]
     for g in m.get("trust_groups", []):
@@ -110,7 +125,7 @@ def _start_manager(d: Deployment, say: Say, timeout: float) -> int:
     while time.monotonic() < deadline:
         if p.poll() is not None:
             raise UpError(f"zeronf-mgr exited ({p.returncode}):\n"
-                          f"{_tail(log)}")
+                          f"{_file_terms(_tail(log))}")
         if is_up(d.name):
             say(f"manager '{d.name}' up (pid {p.pid}, "
                 f"{len(d.ports)} ports) {time.monotonic() - t0:.1f} s; "
@@ -295,6 +310,8 @@ def down(instance: str, say: Say = print, timeout: float = 30.0,
             c.shutdown()
     except ZeroNFError as e:
         if pid is None:
+            if _clean_dead(instance, say):
+                return
             raise UpError(f"instance '{instance}' is not up ({e.message})"
                           ) from None
     deadline = time.monotonic() + timeout
@@ -305,6 +322,27 @@ def down(instance: str, say: Say = print, timeout: float = 30.0,
                           f"killed")
         time.sleep(0.05)
     say(f"'{instance}' is down")
+
+
+def _clean_dead(instance: str, say: Say) -> bool:
+    """A manager that died (kill -9) leaves its runtime directory and
+    hugepage files: zeronf-mgr --clean removes them, by the code a new
+    manager of the name runs first. True if there was such a one."""
+    if not Path(runtime_dir(instance)).exists():
+        return False
+    mgr = paths.find_program("zeronf-mgr")
+    if mgr is None:
+        raise UpError("no zeronf-mgr (build it: make build)")
+    r = subprocess.run([str(mgr), "-i", instance, "--clean"],
+                       capture_output=True, text=True, timeout=60)
+    out = (r.stdout + r.stderr).strip()
+    if r.returncode != 0:
+        raise UpError(f"instance '{instance}': its manager is gone and "
+                      f"what it left cannot be removed:\n{out}")
+    removed = re.search(r"\((\d+) hugepage files\)", out)
+    say(f"'{instance}' was not running (its manager died): removed what "
+        f"it left ({removed.group(1) if removed else 0} hugepage files)")
+    return True
 
 
 def _alive(pid: int) -> bool:

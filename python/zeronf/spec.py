@@ -107,9 +107,16 @@ class Deployment:
     reactions: list[dict]
     log_dir: Path
     raw: dict = field(repr=False, default_factory=dict)
+    lines: "_Lines | None" = field(repr=False, default=None)
+    shown: str = ""                 # the file as the user named it
 
     def service(self, name: str) -> Service:
         return next(s for s in self.services if s.name == name)
+
+    def at(self, path: tuple) -> str:
+        """`FILE:LINE: KEY` of a key's path, for an error about it."""
+        line = self.lines.line(path) if self.lines else 1
+        return f"{self.shown or self.file}:{line}: {_where(tuple(path))}"
 
 
 def _tenants(data: dict, groups: set[str], svc_ids: dict[str, int],
@@ -240,103 +247,112 @@ def load(path: str | os.PathLike, text: str | None = None,
                     f"{', '.join(e.schema.get('properties', {}))})")
             continue
         err(path, e.message)
-    if errors:
-        raise SpecError([m for _, m in sorted(errors)])
-
-    # What a schema cannot say.
+    # What a schema cannot say, said beside the schema's errors (all at
+    # once): on a file the schema refused, a check that meets a value of
+    # the wrong shape stops there, quietly (its error is already said).
+    schema_bad = bool(errors)
     base = file.resolve().parent
-    port_ids: dict[str, int] = {}
-    for i, p in enumerate(data["ports"]):
-        if "name" in p:
-            if p["name"] in port_ids:
-                err(("ports", i, "name"), f"port name '{p['name']}' "
-                    f"twice")
-            port_ids[p["name"]] = i
-    port_ids.update({str(i): i for i in range(len(data["ports"]))})
-    groups: set[str] = set()
-    for i, g in enumerate(data.get("manager", {}).get("trust_groups", [])):
-        if g["name"] in groups:
-            err(("manager", "trust_groups", i, "name"),
-                f"trust group '{g['name']}' twice")
-        groups.add(g["name"])
-    for i, p in enumerate(data["ports"]):
-        if "trust_group" in p and p["trust_group"] not in groups:
-            err(("ports", i, "trust_group"), f"no trust group "
-                f"'{p['trust_group']}' in manager.trust_groups")
-    services: list[Service] = []
-    svc_ids: dict[str, int] = {}
-    used: dict[int, str] = {}
-    for i, s in enumerate(data["services"]):
-        sid = s.get("id", i + 1)
-        if s["name"] in svc_ids:
-            err(("services", i, "name"), f"service '{s['name']}' twice")
-        if sid in used:
-            err(("services", i, "id" if "id" in s else "name"),
-                f"service id {sid} is also '{used[sid]}'s")
-        used[sid] = s["name"]
-        svc_ids[s["name"]] = sid
-        if "trust_group" in s and s["trust_group"] not in groups:
-            err(("services", i, "trust_group"), f"no trust group "
-                f"'{s['trust_group']}' in manager.trust_groups")
-        if "vm" in s and "trust_group" not in s:
-            err(("services", i, "vm"), "a service in VMs needs a "
-                "trust_group: a VM maps its group's packet memory")
-        if "vm" in s and s.get("sandbox"):
-            err(("services", i, "sandbox"), "a service in VMs is not "
-                "sandboxed (docs/vm-nfs.md, Limits)")
-        vm = None
-        if "vm" in s:  # its paths relative to the deployment file
-            vm = dict(s["vm"])
-            for k in ("kernel", "image"):
-                if k in vm:
-                    vm[k] = str((base / vm[k]).resolve())
-            vm["files"] = [str((base / f).resolve())
-                           for f in vm.get("files", [])]
-            for j, f in enumerate(vm["files"]):
-                if not Path(f).is_file():
-                    err(("services", i, "vm", "files", j),
-                        f"no file {f}")
-        binary = paths.find_nf(s["nf"]["binary"], base)
-        if binary is None:
-            b = s["nf"]["binary"]
-            err(("services", i, "nf", "binary"),
-                f"no program {(base / b).resolve()} (a path is relative "
-                f"to the file's directory)" if "/" in b else
-                f"no program '{b}' (a bare name is looked up next to "
-                f"zeronf-mgr, then in PATH)")
-        services.append(Service(
-            name=s["name"], id=sid, binary=str(binary or ""),
-            args=list(s["nf"].get("args", [])),
-            replicas=s.get("replicas", 1), cpus=s.get("cpus"),
-            memory_mb=s.get("memory_mb"), sandbox=s.get("sandbox", False),
-            restart=s.get("restart", "on-failure"), lb=s.get("lb", "hash"),
-            trust_group=s.get("trust_group"), vm=vm))
-    chain = _steps(data.get("chain", []), svc_ids, port_ids, ("chain",),
-                   err)
-    port_chains = {i: _steps(p["chain"], svc_ids, port_ids,
-                             ("ports", i, "chain"), err)
-                   for i, p in enumerate(data["ports"]) if "chain" in p}
-    tenants = _tenants(data, groups, svc_ids, port_ids, err)
-    flows, rules = [], []
-    for i, f in enumerate(data.get("flows", [])):
-        flows.append({**f, "chain": _steps(f["chain"], svc_ids, port_ids,
-                                           ("flows", i, "chain"), err)})
-    for i, r in enumerate(data.get("rules", [])):
-        rules.append({**r, "chain": _steps(r["chain"], svc_ids, port_ids,
-                                           ("rules", i, "chain"), err)})
-    for key in ("routes", "autoscale"):
-        for i, r in enumerate(data.get(key, [])):
-            if r["service"] not in svc_ids:
-                err((key, i, "service"), f"no service named "
-                    f"'{r['service']}'")
-    for i, a in enumerate(data.get("autoscale", [])):
-        if a.get("min", 1) > a.get("max", 16):
-            err(("autoscale", i, "min"), "min is above max")
-    for i, r in enumerate(data.get("reactions", [])):
-        for k in ("when", "insert"):
-            if r[k]["service"] not in svc_ids:
-                err(("reactions", i, k, "service"), f"no service named "
-                    f"'{r[k]['service']}'")
+
+    def resolve():
+        port_ids: dict[str, int] = {}
+        for i, p in enumerate(data["ports"]):
+            if "name" in p:
+                if p["name"] in port_ids:
+                    err(("ports", i, "name"), f"port name '{p['name']}' "
+                        f"twice")
+                port_ids[p["name"]] = i
+        port_ids.update({str(i): i for i in range(len(data["ports"]))})
+        groups: set[str] = set()
+        for i, g in enumerate(data.get("manager", {}).get("trust_groups", [])):
+            if g["name"] in groups:
+                err(("manager", "trust_groups", i, "name"),
+                    f"trust group '{g['name']}' twice")
+            groups.add(g["name"])
+        for i, p in enumerate(data["ports"]):
+            if "trust_group" in p and p["trust_group"] not in groups:
+                err(("ports", i, "trust_group"), f"no trust group "
+                    f"'{p['trust_group']}' in manager.trust_groups")
+        services: list[Service] = []
+        svc_ids: dict[str, int] = {}
+        used: dict[int, str] = {}
+        for i, s in enumerate(data["services"]):
+            sid = s.get("id", i + 1)
+            if s["name"] in svc_ids:
+                err(("services", i, "name"), f"service '{s['name']}' twice")
+            if sid in used:
+                err(("services", i, "id" if "id" in s else "name"),
+                    f"service id {sid} is also '{used[sid]}'s")
+            used[sid] = s["name"]
+            svc_ids[s["name"]] = sid
+            if "trust_group" in s and s["trust_group"] not in groups:
+                err(("services", i, "trust_group"), f"no trust group "
+                    f"'{s['trust_group']}' in manager.trust_groups")
+            if "vm" in s and "trust_group" not in s:
+                err(("services", i, "vm"), "a service in VMs needs a "
+                    "trust_group: a VM maps its group's packet memory")
+            if "vm" in s and s.get("sandbox"):
+                err(("services", i, "sandbox"), "a service in VMs is not "
+                    "sandboxed (docs/vm-nfs.md, Limits)")
+            vm = None
+            if "vm" in s:  # its paths relative to the deployment file
+                vm = dict(s["vm"])
+                for k in ("kernel", "image"):
+                    if k in vm:
+                        vm[k] = str((base / vm[k]).resolve())
+                vm["files"] = [str((base / f).resolve())
+                               for f in vm.get("files", [])]
+                for j, f in enumerate(vm["files"]):
+                    if not Path(f).is_file():
+                        err(("services", i, "vm", "files", j),
+                            f"no file {f}")
+            binary = paths.find_nf(s["nf"]["binary"], base)
+            if binary is None:
+                b = s["nf"]["binary"]
+                err(("services", i, "nf", "binary"),
+                    f"no program {(base / b).resolve()} (a path is relative "
+                    f"to the file's directory)" if "/" in b else
+                    f"no program '{b}' (a bare name is looked up next to "
+                    f"zeronf-mgr, then in PATH)")
+            services.append(Service(
+                name=s["name"], id=sid, binary=str(binary or ""),
+                args=list(s["nf"].get("args", [])),
+                replicas=s.get("replicas", 1), cpus=s.get("cpus"),
+                memory_mb=s.get("memory_mb"), sandbox=s.get("sandbox", False),
+                restart=s.get("restart", "on-failure"), lb=s.get("lb", "hash"),
+                trust_group=s.get("trust_group"), vm=vm))
+        chain = _steps(data.get("chain", []), svc_ids, port_ids, ("chain",),
+                       err)
+        port_chains = {i: _steps(p["chain"], svc_ids, port_ids,
+                                 ("ports", i, "chain"), err)
+                       for i, p in enumerate(data["ports"]) if "chain" in p}
+        tenants = _tenants(data, groups, svc_ids, port_ids, err)
+        flows, rules = [], []
+        for i, f in enumerate(data.get("flows", [])):
+            flows.append({**f, "chain": _steps(f["chain"], svc_ids, port_ids,
+                                               ("flows", i, "chain"), err)})
+        for i, r in enumerate(data.get("rules", [])):
+            rules.append({**r, "chain": _steps(r["chain"], svc_ids, port_ids,
+                                               ("rules", i, "chain"), err)})
+        for key in ("routes", "autoscale"):
+            for i, r in enumerate(data.get(key, [])):
+                if r["service"] not in svc_ids:
+                    err((key, i, "service"), f"no service named "
+                        f"'{r['service']}'")
+        for i, a in enumerate(data.get("autoscale", [])):
+            if a.get("min", 1) > a.get("max", 16):
+                err(("autoscale", i, "min"), "min is above max")
+        for i, r in enumerate(data.get("reactions", [])):
+            for k in ("when", "insert"):
+                if r[k]["service"] not in svc_ids:
+                    err(("reactions", i, k, "service"), f"no service named "
+                        f"'{r[k]['service']}'")
+        return services, chain, port_chains, tenants, flows, rules
+
+    try:
+        services, chain, port_chains, tenants, flows, rules = resolve()
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError):
+        if not schema_bad:
+            raise
     if errors:
         raise SpecError([m for _, m in sorted(errors)])
     mgr = dict(data.get("manager", {}))
@@ -351,7 +367,7 @@ def load(path: str | os.PathLike, text: str | None = None,
         routes=list(data.get("routes", [])),
         autoscale=list(data.get("autoscale", [])),
         reactions=list(data.get("reactions", [])), log_dir=log_dir,
-        raw=data)
+        raw=data, lines=lines, shown=shown)
 
 
 def as_json(d: Deployment) -> dict[str, Any]:

@@ -207,7 +207,8 @@ def test_apply_is_a_transaction(instance, tmp_path, fail):
     A plan is a transaction: a failure at any step (injected at each of
     the four, or the manager's refusal of the rule, the last step) takes
     the steps done back, last first, and the instance is as the old file
-    made it."""
+    made it. The bad rule itself is now refused before anything changes
+    (check.py: the manager's own parser)."""
     name, f = instance()
     r = zeronf("up", f)
     assert r.returncode == 0, r.stderr
@@ -221,8 +222,13 @@ def test_apply_is_a_transaction(instance, tmp_path, fail):
     r = subprocess.run([sys.executable, "-m", "zeronf", "apply", str(f2)],
                        capture_output=True, text=True, timeout=120,
                        env={**os.environ, **env})
-    assert r.returncode == 1, (r.stdout, r.stderr)
-    assert "rolled back" in r.stderr and "as it was" in r.stderr, r.stderr
+    if fail == "bad_rule":
+        assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+        assert "rules[0].match: match.sport/dport" in r.stderr, r.stderr
+    else:
+        assert r.returncode == 1, (r.stdout, r.stderr)
+        assert "rolled back" in r.stderr and "as it was" in r.stderr, \
+            r.stderr
     r = zeronf("apply", f, "--dry-run")
     assert r.returncode == 0 and "already matches" in r.stdout, r.stdout
     with Client(name) as c:
@@ -283,3 +289,73 @@ def test_up_logs_are_its_own_and_the_chain_is_set_at_start(instance,
     assert r.returncode == 0, r.stderr
     assert (logs / "manager.log.1").exists()
     assert zeronf("down", name).returncode == 0
+
+
+def test_the_files_names_work_in_the_cli(instance):
+    """Issue 29, items 9 and 12: the file's port and service names are
+    the CLI's (`port:out`, `fw`), status shows the ports' names, a flow
+    added with --both goes with one `flow del`, and a bad address is
+    named as such."""
+    name, f = instance()
+    r = zeronf("up", f)
+    assert r.returncode == 0, r.stderr
+    with Client(name) as c:
+        ports = c.ports()
+        assert [p["name"] for p in ports] == ["in", "out"]
+        assert [p["device"] for p in ports] == ["net_pcap0", "net_pcap1"]
+    r = zeronf("-i", name, "chain", "fw,port:out")
+    assert r.returncode == 0, r.stderr
+    with Client(name) as c:
+        assert c.chain_get() == ["svc:2", "port:1"]
+    r = zeronf("-i", name, "chain", "fw,port:lan")
+    assert r.returncode == 1 and "no port named 'lan' (ports: in, out)" \
+        in r.stderr, r.stderr
+    r = zeronf("-i", name, "chain", "ghost")
+    assert r.returncode == 1 and "no NF named 'ghost'" in r.stderr
+    r = zeronf("-i", name, "rule", "add", "proto=udp", "dport=53",
+               "--chain", "mon,port:in")
+    assert r.returncode == 0, r.stderr
+    with Client(name) as c:
+        assert c.call("rule.list")["rules"][-1]["chain"] == \
+            ["svc:1", "port:0"]
+    flow = ["proto=udp", "src=10.0.0.1", "dst=10.0.0.2", "sport=1",
+            "dport=2"]
+    r = zeronf("-i", name, "flow", "add", *flow, "--both", "--chain", "fw")
+    assert r.returncode == 0, r.stderr
+    with Client(name) as c:
+        assert len(c.call("flow.list")["flows"]) == 2
+    r = zeronf("-i", name, "flow", "del", *flow)
+    assert r.returncode == 0 and '"deleted": 2' in r.stdout, r.stdout
+    with Client(name) as c:
+        assert c.call("flow.list")["flows"] == []
+    r = zeronf("-i", name, "flow", "add", *flow[:2], "dst=999.1.1.1",
+               *flow[3:], "--chain", "fw")
+    assert r.returncode == 1
+    assert "flow.dst: '999.1.1.1' is not an IP address" in r.stderr
+    assert zeronf("down", name).returncode == 0
+
+
+def test_down_after_the_manager_was_killed_cleans_up(instance):
+    """Issue 29, item 12: after kill -9 of the manager, `down` said "not
+    up" and left the hugepage files until the next up."""
+    import glob
+    import signal
+    name, f = instance()
+    r = zeronf("up", f)
+    assert r.returncode == 0, r.stderr
+    with Client(name) as c:
+        pid = c.status()["pid"]
+        nfs = [n["pid"] for n in c.nfs()]
+    huge = lambda: glob.glob(f"/mnt/huge/{name}map_*")  # noqa: E731
+    assert huge()
+    os.kill(pid, signal.SIGKILL)
+    for p in nfs:  # they leave on their own when the manager goes
+        wait_for(lambda p=p: not Path(f"/proc/{p}").exists() or
+                 Path(f"/proc/{p}/stat").read_text().split()[2] == "Z",
+                 30, f"NF {p} gone")
+    r = zeronf("down", name)
+    assert r.returncode == 0, r.stderr
+    assert "its manager died" in r.stdout and "hugepage files" in r.stdout
+    assert huge() == [] and not Path(runtime_dir(name)).exists()
+    r = zeronf("down", name)
+    assert r.returncode == 1 and "is not up" in r.stderr

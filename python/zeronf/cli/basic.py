@@ -87,7 +87,14 @@ def show(res) -> int:
 
 
 NF_COLS = ["instance", "service", "name", "pid", "state", "rx", "tx",
-           "exit_drops"]
+           "dropped", "exit_drops"]
+
+
+def _with_dropped(nfs: list[dict]) -> list[dict]:
+    """Each NF with `dropped`: the packets it dropped (its drop verdicts)
+    and those dropped after it (its `drops`, by reason)."""
+    return [{**n, "dropped": n.get("actions", {}).get("drop", 0) +
+             sum(n.get("drops", {}).values())} for n in nfs]
 
 
 def _status_text(st: dict) -> str:
@@ -120,12 +127,12 @@ def run_simple(a) -> int:
             nfs = c.nfs()
             if nfs:
                 print()
-                print(_table(nfs, NF_COLS))
+                print(_table(_with_dropped(nfs), NF_COLS))
             return 0
         if a.cmd == "nfs":
             res = c.nfs()
             if not a.json:
-                print(_table(res, NF_COLS))
+                print(_table(_with_dropped(res), NF_COLS))
                 return 0
             return show(res)
         if a.cmd == "ports":
@@ -164,10 +171,7 @@ def run_chain(a) -> int:
     with Client(a.instance) as c:
         if not words:
             return show(c.call("chain.get", **port)["hops"])
-        hops = words[0].split(",")
-        names = {s["name"]: s["service"]
-                 for s in c.call("launch.list")["launched"]}
-        hops = [f"svc:{names[h]}" if h in names else h for h in hops]
+        hops = c.steps(words[0].split(","))
         return show(c.call("chain.set", hops=hops, **port)["hops"])
 
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import change, orchestrate
+from .. import change, check, orchestrate
 from ..spec import SpecError, as_json, load
 
 
 def _load(path: str, name: str | None = None):
+    """The file, with every value checked by the manager's own code
+    (check.py) before validate says valid, and up or apply touch
+    anything."""
     try:
-        return load(path, name=name)
+        d = load(path, name=name)
+        check.check(d)
+        return d
     except SpecError as e:
         for line in e.errors:
             print(line, file=sys.stderr)

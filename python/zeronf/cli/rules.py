@@ -24,9 +24,7 @@ def fields(words: list[str], cmd: str) -> dict:
 
 
 def _chain(c: Client, text: str) -> list[str]:
-    names = {s["name"]: s["service"]
-             for s in c.call("launch.list")["launched"]}
-    return [f"svc:{names[h]}" if h in names else h for h in text.split(",")]
+    return c.steps(text.split(","))
 
 
 def run_rule(a) -> int:
