@@ -225,6 +225,33 @@ cmd_flow_list(struct zn_cmd_req *req)
 	return 0;
 }
 
+/* Steps to a service that no running NF serves: said with the answer
+ * (their packets drop as no_instance until one registers), not refused:
+ * a chain may be set before its NFs start. */
+static json_t *
+idle_services(const struct zn_mgr *m, const struct zn_step *hops,
+	      unsigned int n)
+{
+	json_t *w = json_array();
+
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int slot;
+
+		if (hops[i].type != ZN_STEP_SERVICE)
+			continue;
+		for (slot = 0; slot < ZN_MAX_NFS; slot++)
+			if (zn_nf_state(m, slot) == ZN_NF_RUNNING &&
+			    zn_slot(m, slot)->ctl.service_id == hops[i].id)
+				break;
+		if (slot < ZN_MAX_NFS)
+			continue;
+		json_array_append_new(w, json_sprintf(
+			"svc:%u: no NF serves it now: its packets drop "
+			"(no_instance) until one does", hops[i].id));
+	}
+	return w;
+}
+
 /* rule.add's parameters: the match into @p r, the chain into @p hops.
  * @return the chain's length, or -errno (req->err set). */
 static int
@@ -274,7 +301,8 @@ cmd_rule_add(struct zn_cmd_req *req)
 			      sizeof(req->err));
 	if (id < 0)
 		return id;
-	req->result = json_pack("{s:i}", "id", id);
+	req->result = json_pack("{s:i, s:o}", "id", id, "warnings",
+				idle_services(req->mgr, hops, (unsigned int)n));
 	return 0;
 }
 
@@ -433,7 +461,12 @@ cmd_chain_set(struct zn_cmd_req *req)
 				  sizeof(req->err));
 	if (rc < 0)
 		return rc;
-	return cmd_chain_get(req);
+	rc = cmd_chain_get(req);
+	if (rc == 0 && req->result != NULL)
+		json_object_set_new_nocheck(req->result, "warnings",
+					    idle_services(req->mgr, chain,
+							  (unsigned int)n));
+	return rc;
 }
 
 /* An NF's steering request (zn_nf_flow_steer), read from its slot. */
@@ -550,7 +583,8 @@ static const struct zn_cmd chain_set_cmd = {
 			      "packets drop (no_tenant)",
 		      .schema = STEPS_SCHEMA_0 },
 		    CHAIN_PORT_PARAM },
-	.result = "{\"hops\": \"[step]: the chain now\"}",
+	.result = "{\"hops\": \"[step]: the chain now\", \"warnings\": "
+		  "\"[text]: its services that no NF serves now\"}",
 	.fn = cmd_chain_set,
 	.check = check_chain_set,
 };
@@ -631,7 +665,8 @@ static const struct zn_cmd rule_add_cmd = {
 		  .min = 0, .max = ZN_FDIR_MAX_PRIORITY,
 		  .desc = "higher wins; equal: the older rule" },
 	},
-	.result = "{\"id\": \"the rule id\"}",
+	.result = "{\"id\": \"the rule id\", \"warnings\": \"[text]: its "
+		  "services that no NF serves now\"}",
 	.doc = "`match`: `{ip?, proto?, src?, dst?, sport?, dport?}` "
 	       "(prefixes `\"10.0.0.0/8\"`, ports `80` or "
 	       "`\"1000-2000\"`; without addresses or `ip` the rule applies "

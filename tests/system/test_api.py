@@ -117,6 +117,14 @@ def test_rest_operations(running, tmp_path):
                  ["running"] == 2, 20, "2 replicas")
         r = c.put("/chain", json={"hops": ["svc:1", "svc:2", "port:0"]})
         assert r.status_code == 200 and r.json()["hops"][1] == "svc:2"
+        assert r.json()["warnings"] == []
+        # Issue 29, item 11: a service no NF serves is said, as the CLI
+        # says it (the chain is set: its NFs may come later).
+        r = c.put("/chain", json={"hops": ["svc:99", "port:0"]})
+        assert r.status_code == 200 and r.json()["warnings"] == [
+            "svc:99: no NF serves it now: its packets drop (no_instance) "
+            "until one does"], r.json()
+        r = c.put("/chain", json={"hops": ["svc:1", "svc:2", "port:0"]})
         r = c.put("/chain", json={"hops": ["svc:1", "port:99"]})
         assert r.status_code == 400
         assert r.json()["error"]["errno"] == "EINVAL"
@@ -130,7 +138,12 @@ def test_rest_operations(running, tmp_path):
         assert c.delete(f"/rules/{rid}").status_code == 404
         assert c.delete("/launched/nope").status_code == 404
         assert c.delete("/launched/f2").status_code == 200
-        assert c.post("/rx", json={"enabled": "maybe"}).status_code == 422
+        # Issue 29, item 11: the documented error, not FastAPI's 422.
+        r = c.post("/rx", json={"enabled": "maybe"})
+        assert r.status_code == 400, r.text
+        err = r.json()["error"]
+        assert err["code"] == -22 and err["errno"] == "EINVAL" and \
+            err["message"].startswith("enabled: "), err
         ev = c.get("/events", params={"since": 0}).json()["events"]
         assert any(e["type"] == "nf.scale" for e in ev)
         spec = httpx.get(api.url + "/openapi.json").json()
@@ -140,6 +153,28 @@ def test_rest_operations(running, tmp_path):
         # No CORS header for an origin nobody named.
         r = c.get("/status", headers={"Origin": "http://evil.example"})
         assert "access-control-allow-origin" not in r.headers
+    finally:
+        api.close()
+
+
+def test_where_it_listens_and_a_port_in_use(running, tmp_path):
+    """Issue 29, item 11: it says where it listens once it does; a port
+    in use is the command's error (exit 1, one line), not uvicorn's."""
+    m = running
+    api = Api(m.name, tmp_path).wait()
+    try:
+        said = Path(api.log.name).read_text()
+        assert f"listening on http://127.0.0.1:{api.port}/" in said, said
+        r = subprocess.run([sys.executable, "-m", "zeronf", "-i", m.name,
+                            "api", "--listen", f"127.0.0.1:{api.port}"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1, (r.stdout, r.stderr)
+        assert r.stderr == (f"zeronf: api: cannot listen on 127.0.0.1:"
+                            f"{api.port}: Address already in use\n")
+        assert r.stdout == ""
+        from zeronf.api import token_path  # the first one's, untouched
+        assert token_path(m.name, api.port).read_text().strip() == \
+            api.token
     finally:
         api.close()
 
@@ -220,7 +255,10 @@ scrape_configs:
             except (httpx.TransportError, KeyError, ValueError):
                 return []  # ValueError: not ready ("Service Unavailable")
         wait_for(scraped, 60, "prometheus scraped a rate")
-        assert query("zeronf_up")[0]["value"][1] == "1"
+        up = query("zeronf_up")[0]  # issue 29, item 11: its own label
+        assert up["value"][1] == "1"
+        assert up["metric"]["zeronf_instance"] == api.instance
+        assert up["metric"]["instance"] == f"127.0.0.1:{api.port}", up
         rx = {r["metric"]["name"]: float(r["value"][1])
               for r in query("zeronf_nf_rx_packets_total")}
         assert rx["forward1"] > 1000, rx

@@ -312,6 +312,14 @@ def test_the_files_names_work_in_the_cli(instance):
         in r.stderr, r.stderr
     r = zeronf("-i", name, "chain", "ghost")
     assert r.returncode == 1 and "no NF named 'ghost'" in r.stderr
+    r = zeronf("-i", name, "chain", "svc:99,port:out")  # item 11, as the API
+    assert r.returncode == 0 and r.stderr == (
+        "zeronf: warning: svc:99: no NF serves it now: its packets drop "
+        "(no_instance) until one does\n"), r.stderr
+    r = zeronf("-i", name, "nfs")
+    assert r.stdout.split()[:9] == ["instance", "service", "name", "pid",
+                                    "state", "rx", "tx", "dropped",
+                                    "exit_drops"], r.stdout
     r = zeronf("-i", name, "rule", "add", "proto=udp", "dport=53",
                "--chain", "mon,port:in")
     assert r.returncode == 0, r.stderr

@@ -8,7 +8,12 @@ from pathlib import Path
 
 
 class ApiError(Exception):
-    pass
+    """What keeps the server from serving; `status` is the command's exit
+    status (2: a bad option, 1: it could not listen)."""
+
+    def __init__(self, message: str, status: int = 2):
+        super().__init__(message)
+        self.status = status
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
@@ -81,16 +86,33 @@ def serve(instance: str, listen: str = "127.0.0.1:8080",
         app = create_app(instance, cors_origins, programs, unsandboxed)
     except ValueError as e:
         raise ApiError(str(e)) from None
+    # Listen first: an address in use is the command's error (exit 1),
+    # where it listens is said only once it does, and a token is made
+    # only then (the token file of a server already on the port is its).
+    import socket
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as e:
+        sock.close()
+        raise ApiError(f"cannot listen on {listen}: {e.strerror}",
+                       status=1) from None
     made = None
     if token is None:
         made = token_path(instance, port)
         try:
             token = write_token(made)
         except OSError as e:
+            sock.close()
             raise ApiError(f"{made}: {e.strerror}") from None
     shown = f"[{host}]" if ":" in host else host
-    print(f"zeronf api: http://{shown}:{port}/#token=<the token> "
-          f"(the token: {made or token_file})", flush=True)
+    print(f"zeronf api: listening on http://{shown}:{port}/ (API /api/v1, "
+          f"metrics /metrics, dashboard /); open "
+          f"http://{shown}:{port}/#token=TOKEN with the token in "
+          f"{made or token_file}", flush=True)
     # uvicorn stops on SIGTERM/SIGINT, then raises the signal again with
     # the handlers it found: these, so that the token it made goes too.
     import signal
@@ -100,8 +122,10 @@ def serve(instance: str, listen: str = "127.0.0.1:8080",
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, stop)
     try:
-        uvicorn.run(wrap(app, token, host, port, hosts, max_body),
-                    host=host, port=port, log_level="warning")
+        config = uvicorn.Config(wrap(app, token, host, port, hosts,
+                                     max_body), log_level="warning")
+        uvicorn.Server(config).run(sockets=[sock])
     finally:
+        sock.close()
         if made is not None:
             made.unlink(missing_ok=True)

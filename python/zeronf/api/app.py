@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -137,6 +138,18 @@ def create_app(instance: str, cors_origins: tuple[str, ...] = (),
             {"message": exc.detail}
         return JSONResponse({"error": detail}, status_code=exc.status_code,
                             headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError):
+        """A body or parameter the API's models refuse: the documented
+        error, as the manager's EINVAL is (not FastAPI's 422 detail)."""
+        said = []
+        for e in exc.errors():
+            where = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
+            said.append(f"{where or '(body)'}: {e.get('msg', 'invalid')}")
+        return JSONResponse({"error": {"code": -E.EINVAL, "errno": "EINVAL",
+                                       "message": "; ".join(said)}},
+                            status_code=400)
 
     # The dashboard: static files holding no data (the API they call
     # is what the token protects).

@@ -22,7 +22,7 @@ class InstanceCollector(Collector):
 
     def collect(self):
         up = GaugeMetricFamily("zeronf_up", "1 if the manager answered "
-                               "this scrape", labels=["instance"])
+                               "this scrape", labels=["zeronf_instance"])
         try:
             with Client(self.instance, timeout=5.0) as c:
                 st = c.stats()

@@ -13,7 +13,7 @@ def run_api(a) -> int:
                   a.allow_unsandboxed)
     except api.ApiError as e:
         print(f"zeronf: api: {e}", file=sys.stderr)
-        return 2
+        return e.status
     return 0
 
 

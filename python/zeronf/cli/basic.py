@@ -86,6 +86,14 @@ def show(res) -> int:
     return 0
 
 
+def warned(res: dict) -> dict:
+    """The manager's warnings of a change (a chain to a service no NF
+    serves) on stderr, as well as in the answer."""
+    for w in res.get("warnings", []):
+        print(f"zeronf: warning: {w}", file=sys.stderr)
+    return res
+
+
 NF_COLS = ["instance", "service", "name", "pid", "state", "rx", "tx",
            "dropped", "exit_drops"]
 
@@ -172,7 +180,7 @@ def run_chain(a) -> int:
         if not words:
             return show(c.call("chain.get", **port)["hops"])
         hops = c.steps(words[0].split(","))
-        return show(c.call("chain.set", hops=hops, **port)["hops"])
+        return show(warned(c.call("chain.set", hops=hops, **port))["hops"])
 
 
 def run_stop_nf(a) -> int:

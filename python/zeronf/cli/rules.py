@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from ..client import Client
-from .basic import show
+from .basic import show, warned
 
 NUMERIC = {"sport", "dport", "vlan", "ip"}
 
@@ -37,7 +37,7 @@ def run_rule(a) -> int:
              "chain": _chain(c, a.chain)}
         if a.priority is not None:
             p["priority"] = a.priority
-        return show(c.call("rule.add", **p))
+        return show(warned(c.call("rule.add", **p)))
 
 
 def run_flow(a) -> int:
