@@ -34,7 +34,8 @@ def browser():
 def test_dashboard_shows_and_drives_the_instance(managers, tmp_path,
                                                  browser):
     from selenium.webdriver.common.by import By
-    m = managers(ports=["net_null0"], chain="1,2,port:0")
+    m = managers(ports=["net_null0"], chain="1,2,port:0",
+                 args=["--port-name", "0=wan"])
     m.call("nf.start", name="mon", binary=str(NF_BIN["monitor"]),
            service=1)
     m.call("nf.start", name="fw", binary=str(NF_BIN["forward"]), service=2,
@@ -76,6 +77,20 @@ def test_dashboard_shows_and_drives_the_instance(managers, tmp_path,
             g.text for g in css('[data-testid="chain-hop"]')
             if g.get_attribute("data-hop") == "svc:2"][0]), 20, "svc:2")
         assert "fw" in hop2 and "fw.1" in hop2
+        # Issue 29, item 13: the ports by name, with their rates.
+        import re
+
+        def rate(box, pattern):
+            text = [g.text for g in css('[data-testid="chain-hop"]')
+                    if g.get_attribute("data-hop") == box][0]
+            got = re.search(pattern, text)
+            return int(got.group(1)) if got else 0
+        wait_for(fresh(lambda: rate("in", r"wan: (\d+)/s") > 0), 20,
+                 "the port's name and RX rate in the in box")
+        wait_for(fresh(lambda: rate("port:0", r"out: (\d+)/s") > 0), 20,
+                 "the port's TX rate in its box")
+        assert "wan" in [g.text for g in css('[data-testid="chain-hop"]')
+                         if g.get_attribute("data-hop") == "port:0"][0]
 
         def rx_of(name):
             return int(css(f'[data-testid="nf"][data-name="{name}"]')[0]
@@ -104,5 +119,42 @@ def test_dashboard_shows_and_drives_the_instance(managers, tmp_path,
             e.get_attribute("data-type")
             for e in css('[data-testid="event"]')}), 20, "events shown")
         assert not css('[data-testid="error"]')[0].is_displayed()
+    finally:
+        api.close()
+
+
+def test_a_page_without_its_token_asks_once(managers, tmp_path, browser):
+    """Issue 29, item 6: off loopback a 401 opened prompt(), and cancel
+    brought it back (25 prompts in 6 s). The page shows a login form
+    once, calls nothing until it is filled in, says when a token was
+    refused, and runs with the right one."""
+    from selenium.webdriver.common.by import By
+    m = managers(ports=["net_null0"])
+    api = Api(m.name, tmp_path).wait()
+    try:
+        browser.get(api.url + "/")
+        css = lambda sel: browser.find_elements(By.CSS_SELECTOR, sel)  # noqa
+        form = wait_for(lambda: [f for f in css('[data-testid="login"]')
+                                 if f.is_displayed()], 20, "login form")
+        assert form
+        browser.execute_script(
+            "window.calls = 0; const f = window.fetch;"
+            "window.fetch = (...a) => { window.calls++; return f(...a); };")
+        import time
+        time.sleep(3)  # three refreshes' time: none may call
+        assert browser.execute_script("return window.calls") == 0
+        css('[data-testid="login-token"]')[0].send_keys("wrong" * 4)
+        css('[data-testid="login-submit"]')[0].click()
+        wait_for(lambda: "refused" in
+                 css('[data-testid="login-error"]')[0].text, 20,
+                 "a refused token said")
+        calls = browser.execute_script("return window.calls")
+        time.sleep(2)
+        assert browser.execute_script("return window.calls") == calls
+        css('[data-testid="login-token"]')[0].send_keys(api.token)
+        css('[data-testid="login-submit"]')[0].click()
+        wait_for(lambda: css('[data-testid="instance"]')[0].text == m.name,
+                 20, "signed in")
+        assert not css('[data-testid="login"]')[0].is_displayed()
     finally:
         api.close()

@@ -16,18 +16,32 @@ if (fromUrl) {
   history.replaceState(null, "", location.pathname + location.search);
 }
 let token = sessionStorage.getItem("zeronf-token");
+let signedOut = !token;      // no calls until the login form gives one
 let prev = null;             // the last stats, for rates
 const series = {};           // name -> {rx: [], drops: []}
 let lastEvent = 0;
+
+// No token, or one the server refused: the login form, once, and no
+// more calls (each would be another 401) until it is filled in.
+function askToken(refused) {
+  signedOut = true;
+  const f = document.getElementById("login");
+  document.getElementById("login-error").textContent =
+    refused ? "The server refused that token." : "";
+  if (f.hidden) {
+    f.hidden = false;
+    f.elements.token.value = "";
+    f.elements.token.focus();
+  }
+}
 
 async function api(path, opts = {}) {
   const headers = { "Content-Type": "application/json" };
   if (token) headers.Authorization = "Bearer " + token;
   const r = await fetch(`${API}${path}`, { ...opts, headers });
   if (r.status === 401) {
-    token = prompt("ZeroNF API token");
-    sessionStorage.setItem("zeronf-token", token || "");
-    throw new Error("a token is needed");
+    askToken(Boolean(token));
+    throw new Error("signed out: the API wants its token");
   }
   const body = await r.json();
   if (!r.ok) throw new Error(body.error ? body.error.message : r.statusText);
@@ -68,16 +82,17 @@ async function act(what, fn) {
 }
 
 const sum = (o) => Object.values(o || {}).reduce((a, b) => a + b, 0);
+const perSec = (v) => `${Math.round(v || 0)}/s`;
 
-// The default chain as boxes: ports in, each hop (a service shows its
-// running NFs and their packets/s), the end.
+// The default chain as boxes: the ports in (each with its name and
+// packets/s received), each hop (a service shows its running NFs and
+// their packets/s; a port its name and packets/s sent), the end.
 function drawChain(st, launched, rates) {
   const svg = document.getElementById("chain");
   svg.replaceChildren();
   const names = {};
   for (const l of launched) names[l.service] = l.name;
-  const hops = ["in: " + st.ports.map((p) => p.name).join(", "),
-                ...st.status.chain];
+  const hops = ["in", ...st.status.chain];
   const w = 150, h = 90, gap = 40;
   hops.forEach((hop, i) => {
     const x = 10 + i * (w + gap);
@@ -85,11 +100,21 @@ function drawChain(st, launched, rates) {
     g.append(svgEl("rect", { x, y: 20, width: w, height: h, rx: 8,
                              fill: "#eef3fb", stroke: "#5577aa" }));
     let label = hop, lines = [];
-    if (hop.startsWith("svc:")) {
+    if (i === 0) {
+      label = "in";
+      lines = st.ports.map((p) =>
+        `${p.name}: ${perSec(rates.ports[p.port]?.rx)}`);
+    } else if (hop.startsWith("port:")) {
+      const p = st.ports[Number(hop.slice(5))];
+      if (p) {
+        label = `${hop} ${p.name}`;
+        lines = [`out: ${perSec(rates.ports[p.port]?.tx)}`];
+      }
+    } else if (hop.startsWith("svc:")) {
       const id = Number(hop.slice(4));
       label = `${hop} ${names[id] || ""}`;
       lines = st.nfs.filter((n) => n.service === id).map(
-        (n) => `${n.name}: ${Math.round(rates[n.instance] || 0)}/s`);
+        (n) => `${n.name}: ${perSec(rates[n.instance])}`);
       if (!lines.length) lines = ["(no NF)"];
     }
     g.append(svgEl("text", { x: x + 8, y: 40, "font-weight": "bold" },
@@ -207,6 +232,7 @@ async function renderEvents() {
 }
 
 async function refresh() {
+  if (signedOut) return;
   try {
     const [st, la, rules, flows] = await Promise.all([
       api("/stats"), api("/launched"), api("/rules"),
@@ -220,10 +246,18 @@ async function refresh() {
       push(n.name, "rx", rates[n.instance]);
       push(n.name, "drops", p && dt > 0 ? (sum(n.drops) - p.drops) / dt : 0);
     }
+    rates.ports = {};
+    for (const p of st.ports) {
+      const q = prev && prev.ports[p.port];
+      rates.ports[p.port] = q && dt > 0 ?
+        { rx: (p.rx - q.rx) / dt, tx: (p.tx - q.tx) / dt } : { rx: 0, tx: 0 };
+    }
     const portDrops = st.ports.reduce((a, p) => a + sum(p.drops), 0);
     if (prev && dt > 0) push("ports", "drops", (portDrops - prev.portDrops) / dt);
     prev = { t: now, portDrops, nfs: Object.fromEntries(st.nfs.map(
-      (n) => [n.instance, { rx: n.rx, drops: sum(n.drops) }])) };
+      (n) => [n.instance, { rx: n.rx, drops: sum(n.drops) }])),
+      ports: Object.fromEntries(st.ports.map(
+        (p) => [p.port, { rx: p.rx, tx: p.tx }])) };
     const s = st.status;
     document.getElementById("instance").textContent = s.instance;
     document.getElementById("summary").textContent =
@@ -251,5 +285,16 @@ document.getElementById("start").addEventListener("submit", (ev) => {
     sandbox: f.get("sandbox") === "on" }) }));
 });
 
+document.getElementById("login").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  token = ev.target.elements.token.value.trim();
+  sessionStorage.setItem("zeronf-token", token);
+  ev.target.hidden = true;
+  signedOut = false;
+  showError("");
+  refresh();
+});
+
+if (signedOut) askToken(false);
 refresh();
 setInterval(refresh, 1000);
