@@ -38,7 +38,9 @@ def main() -> int:
     from zeronf import Client  # noqa: E402
     from zeronf.spec import load  # noqa: E402
 
-    name = f"demo{os.getpid()}"
+    from zeronf.orchestrate import is_up  # noqa: E402
+    # The file's name (its logs in out/demo-logs), unless a demo runs.
+    name = "demo" if not is_up("demo") else f"demo{os.getpid()}"
     d = load(DEPLOY, name=name)
     out_pcap = REPO / "out/demo-out.pcap"
     report = d.log_dir / "dpi-flows.out"

@@ -233,6 +233,7 @@ def load(path: str | os.PathLike, text: str | None = None,
     if not isinstance(data, dict):
         raise SpecError([f"{shown}:1: a deployment is a mapping (name, "
                          f"ports, services, ...)"])
+    file_name = data.get("name")
     if name is not None:
         data["name"] = name
     v = jsonschema.Draft202012Validator(schema())
@@ -356,10 +357,10 @@ def load(path: str | os.PathLike, text: str | None = None,
     if errors:
         raise SpecError([m for _, m in sorted(errors)])
     mgr = dict(data.get("manager", {}))
-    log_dir = Path(mgr["log_dir"]) if "log_dir" in mgr else \
-        paths.default_log_dir(data["name"])
-    if not log_dir.is_absolute():
-        log_dir = (base / log_dir).resolve()
+    log_dir = _log_dir(mgr.get("log_dir"), data["name"], file_name, base)
+    for s in services:  # an NF's files follow its instance's logs
+        s.args = [a.replace("{log_dir}", str(log_dir))
+                  .replace("{name}", data["name"]) for a in s.args]
     return Deployment(
         file=file, name=data["name"], base=base, manager=mgr,
         ports=list(data["ports"]), services=services, chain=chain,
@@ -368,6 +369,22 @@ def load(path: str | os.PathLike, text: str | None = None,
         autoscale=list(data.get("autoscale", [])),
         reactions=list(data.get("reactions", [])), log_dir=log_dir,
         raw=data, lines=lines, shown=shown)
+
+
+def _log_dir(given: str | None, name: str, file_name: str | None,
+             base: Path) -> Path:
+    """The instance's log directory: the file's log_dir ({name} in it is
+    the instance's name; another instance of the file, `--name`, gets
+    `DIR-NAME` when it does not say {name}), else the default per name.
+    Services' arguments say `{log_dir}` for a file of theirs there."""
+    if given is None:
+        return paths.default_log_dir(name)
+    if "{name}" in given:
+        given = given.replace("{name}", name)
+    elif name != file_name:
+        given = given.rstrip("/") + f"-{name}"
+    p = Path(given)
+    return p if p.is_absolute() else (base / p).resolve()
 
 
 def as_json(d: Deployment) -> dict[str, Any]:

@@ -291,6 +291,39 @@ def test_up_logs_are_its_own_and_the_chain_is_set_at_start(instance,
     assert zeronf("down", name).returncode == 0
 
 
+def test_another_instance_of_a_file_logs_apart(instance, tmp_path):
+    """Issue 29, item 10: `up FILE --name lab` wrote into the file's log
+    directory, over the first instance's logs and the DPI NF's report.
+    Another instance of a file logs in DIR-NAME (or where {name} says),
+    and an NF's file named under {log_dir} follows its instance."""
+    from harness import REPO
+    name, f = instance(extra=(
+        "  - name: dpi\n    nf:\n      binary: zeronf-dpi\n"
+        "      args: [--report, '{log_dir}/dpi-flows.out', --proto-dir, "
+        f"'{REPO}/nfs/dpi/ndpi-4.2']\n"),
+        chain="[mon, fw, dpi, port:out]")
+    other = unique_name("o")
+    for n in (name, other):
+        r = zeronf("up", f) if n == name else zeronf("up", f, "--name", n)
+        assert r.returncode == 0, r.stderr
+    for n in (name, other):
+        assert zeronf("down", n).returncode == 0
+    logs, apart = tmp_path / "logs", tmp_path / f"logs-{other}"
+    for d, n in ((logs, name), (apart, other)):
+        assert f"manager '{n}' ready" in (d / "manager.log").read_text()
+        assert (d / "dpi-flows.out").exists(), list(d.iterdir())
+    assert f"'{other}'" not in (logs / "manager.log").read_text()
+    # {name} in the file's log_dir: each instance's own, as it says.
+    g = tmp_path / "g.yaml"
+    g.write_text(f.read_text().replace("log_dir: logs",
+                                       "log_dir: 'by-{name}'"))
+    r = zeronf("validate", g, "--name", "lab", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["log_dir"] == str(tmp_path / "by-lab")
+    dpi = [s for s in json.loads(r.stdout)["services"] if s["name"] == "dpi"]
+    assert dpi[0]["args"][1] == f"{tmp_path}/by-lab/dpi-flows.out"
+
+
 def test_the_files_names_work_in_the_cli(instance):
     """Issue 29, items 9 and 12: the file's port and service names are
     the CLI's (`port:out`, `fw`), status shows the ports' names, a flow
