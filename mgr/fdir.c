@@ -323,7 +323,7 @@ zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot, const char *name)
 int
 zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,
 		     const struct zn_flow_key **key, unsigned int *chain,
-		     unsigned int *tenant)
+		     unsigned int *tenant, unsigned int *by)
 {
 	void *data;
 	int rc = zn_ft_iterate(m->fdir->exact, cursor, key, &data);
@@ -331,6 +331,7 @@ zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,
 	if (rc >= 0) {
 		*chain = ((struct zn_fdir_exact *)data)->chain;
 		*tenant = ((struct zn_fdir_exact *)data)->tenant;
+		*by = ((struct zn_fdir_exact *)data)->owner;
 	}
 	return rc;
 }

@@ -123,9 +123,12 @@ unsigned int zn_fdir_nf_gone(struct zn_mgr *m, unsigned int slot,
  *  went (1 or 2), or -ENOENT. */
 int zn_fdir_flow_del(struct zn_mgr *m, const struct zn_flow_key *key,
 		     unsigned int tenant);
+/** The exact rules one by one (@p cursor from 0): each one's key, chain,
+ *  tenant (as zn_fdir_flow_add's) and who added it (ZN_FDIR_BY_*).
+ *  @return >= 0, or -ENOENT past the last. */
 int zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,
 			 const struct zn_flow_key **key, unsigned int *chain,
-			 unsigned int *tenant);
+			 unsigned int *tenant, unsigned int *by);
 /**
  * The chain of packets entering from port @p port that no flow rule
  * matches, instead of the default chain (packets back from an external

@@ -192,7 +192,7 @@ cmd_flow_list(struct zn_cmd_req *req)
 	json_int_t limit = lim ? json_integer_value(lim) : 1000;
 	const struct zn_flow_key *key;
 	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
-	unsigned int chain, tenant;
+	unsigned int chain, tenant, by;
 	uint32_t cursor = 0;
 	struct zn_fdir_counts c;
 	int own = 0;
@@ -205,18 +205,20 @@ cmd_flow_list(struct zn_cmd_req *req)
 	/* A tenant's socket: its own rules, and how many (not the table's) */
 	while ((req->tenant != 0 || (json_int_t)json_array_size(a) < limit) &&
 	       zn_fdir_flow_iterate(req->mgr, &cursor, &key, &chain,
-				    &tenant) >= 0) {
+				    &tenant, &by) >= 0) {
 		if (req->tenant != 0 && tenant != req->tenant)
 			continue;
 		own++;
 		if ((json_int_t)json_array_size(a) >= limit)
 			continue;
 		json_array_append_new(a, json_pack(
-			"{s:o, s:i, s:o, s:o}", "flow", zn_fdir_flow_json(key),
-			"chain_id", (int)chain, "chain",
+			"{s:o, s:i, s:o, s:o, s:s}", "flow",
+			zn_fdir_flow_json(key), "chain_id", (int)chain, "chain",
 			zn_cmd_steps_json(hops, zn_fdir_chain_hops(req->mgr, chain,
 							      hops)),
-			"tenant", tenant_name(req->mgr, tenant)));
+			"tenant", tenant_name(req->mgr, tenant), "by",
+			by == ZN_FDIR_BY_SOCKET ? "socket" :
+			by == ZN_FDIR_BY_KEPT ? "kept" : "nf"));
 	}
 	zn_fdir_counts(req->mgr, &c);
 	req->result = json_pack("{s:i, s:i, s:o}", "count", req->tenant ? own :
@@ -641,7 +643,10 @@ static const struct zn_cmd flow_list_cmd = {
 		      .min = 0, .max = INT64_MAX } },
 	.result = "{\"count\": \"rules in the table\", \"capacity\": "
 		  "\"--flow-capacity\", \"flows\": \"[{flow, chain_id, "
-		  "chain}]\"}",
+		  "chain, tenant, by}]\"}",
+	.doc = "`by`: who added it: `socket` (flow.add: the CLI, the API, "
+	       "apply), `nf` (an NF steering; gone with it) or `kept` (an "
+	       "NF's, asked to outlive it).",
 	.fn = cmd_flow_list,
 };
 ZN_CMD_REGISTER(flow_list_cmd)

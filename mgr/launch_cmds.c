@@ -34,6 +34,22 @@ name_ok(const char *s)
 
 /* What launch.list says of @p l to tenant @p t + 1 (0: the operator):
  * names as it sees them (zn_tenant_shown_name). */
+/* The pid of the NF registered as @p name (the kernel's, from its
+ * registration's credentials: a sandboxed NF's own, not bubblewrap's),
+ * or 0. */
+static pid_t
+registered_pid(const struct zn_mgr *m, const char *name)
+{
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
+		enum zn_nf_state st = zn_nf_state(m, slot);
+
+		if ((st == ZN_NF_RUNNING || st == ZN_NF_STARTING) &&
+		    strncmp(zn_slot(m, slot)->ctl.name, name, ZN_NAME_LEN) == 0)
+			return (pid_t)zn_slot(m, slot)->ctl.pid;
+	}
+	return 0;
+}
+
 static json_t *
 launch_json(const struct launch *l, unsigned int t)
 {
@@ -45,15 +61,19 @@ launch_json(const struct launch *l, unsigned int t)
 	for (unsigned int i = 0; i < ZN_MAX_REPLICAS; i++) {
 		const struct replica *r = &l->r[i];
 		char name[ZN_NAME_LEN];
+		pid_t own;
 
 		if (i >= l->replicas && r->state == R_DOWN)
 			continue;
 		launch_replica_name(l, i, name, sizeof(name));
 		running += r->state == R_RUNNING;
+		own = r->state == R_DOWN ? 0 : registered_pid(L.m, name);
 		json_array_append_new(reps, json_pack(
-			"{s:s, s:s, s:i, s:I, s:o}", "name",
+			"{s:s, s:s, s:i, s:o, s:I, s:o}", "name",
 			zn_tenant_shown_name(L.m, t, name), "state",
-			rstate_names[r->state], "pid", (int)r->pid, "restarts",
+			rstate_names[r->state], "pid", own > 0 ? (int)own :
+			(int)r->pid, "sandbox_pid", l->sandbox && r->pid > 0 ?
+			json_integer(r->pid) : json_null(), "restarts",
 			(json_int_t)r->restarts, "last_exit",
 			r->last_code == INT_MIN ? json_null() :
 						  json_integer(r->last_code)));
@@ -491,8 +511,10 @@ static const char *const policy_choices[] = { "never", "on-failure",
 	"\"running\": \"running now\", \"cpus\": \"CPU list or empty\", "   \
 	"\"restart\": \"policy\", \"starts\": \"processes started\", "      \
 	"\"restarts\": \"of them, restarts\", \"failures\": \"exits with "  \
-	"a failure\", \"instances\": \"[{name, state, pid, restarts, "      \
-	"last_exit}]\", \"sandbox\": \"sandboxed\", \"memory_mb\": "     \
+	"a failure\", \"instances\": \"[{name, state, pid (the NF's own "  \
+	"once registered), sandbox_pid (bubblewrap's, sandboxed), "       \
+	"restarts, last_exit}]\", \"sandbox\": \"sandboxed\", "            \
+	"\"memory_mb\": "                                                  \
 	"\"limit, 0: none\", \"removing\": \"nf.remove'd, replicas "     \
 	"still stopping\", \"rolling\": \"a rolling restart is on\", "    \
 	"\"trust_group\": \"its group, or null\"}"

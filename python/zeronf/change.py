@@ -47,6 +47,24 @@ def _canon_match(m: dict) -> dict:
     return out
 
 
+def _flow_key(flow: dict) -> str:
+    """An exact flow as the manager lists it (flow.list)."""
+    protos = {1: "icmp", 6: "tcp", 17: "udp", 47: "gre", 50: "esp",
+              58: "icmpv6", 132: "sctp"}
+    p = flow["proto"]
+    return json.dumps({
+        "proto": protos.get(p, p) if isinstance(p, int) else p,
+        "src": str(ipaddress.ip_address(flow["src"])),
+        "dst": str(ipaddress.ip_address(flow["dst"])),
+        "sport": flow["sport"], "dport": flow["dport"],
+        "vlan": flow.get("vlan", 0)}, sort_keys=True)
+
+
+def _reverse(flow: dict) -> dict:
+    return {**flow, "src": flow["dst"], "dst": flow["src"],
+            "sport": flow["dport"], "dport": flow["sport"]}
+
+
 def _rule_key(match: dict, chain: list[str], prio: int) -> str:
     return json.dumps([_canon_match(match), chain, prio], sort_keys=True)
 
@@ -197,8 +215,12 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
                 lambda c, _, t=t, cur=cur: c.call("chain.set",
                                                   tenant=t["name"],
                                                   hops=cur)))
+    # Rules and exact flows: the operator's (added on the control socket,
+    # by the CLI, the API or apply) are the file's; a tenant's and those
+    # NFs add (steering) are not apply's to remove.
     live_rules = {_rule_key(r["match"], r["chain"], r["priority"]): r
-                  for r in c.call("rule.list")["rules"]}
+                  for r in c.call("rule.list")["rules"]
+                  if r.get("tenant") is None}
     for r in d.rules:
         k = _rule_key(r["match"], r["chain"], r.get("priority", 0))
         if k in live_rules:
@@ -218,11 +240,33 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
                           2, lambda c, _, r=r: c.call(
                               "rule.add", match=r["match"], chain=r["chain"],
                               priority=r["priority"])))
-    if d.flows:
-        steps.append(Step(f"= flows: {len(d.flows)} added or replaced",
-                          lambda c: c.call("flow.add", flows=d.flows), 2,
-                          lambda c, _: c.call("flow.del", flows=[
-                              {"flow": f["flow"]} for f in d.flows])))
+    count = c.call("flow.list", limit=0)["count"]
+    live_flows = {_flow_key(f["flow"]): f for f in
+                  c.call("flow.list", limit=count)["flows"]
+                  if f["tenant"] is None and f["by"] == "socket"}
+    want = []
+    for f in d.flows:
+        keys = [_flow_key(f["flow"])] + \
+            ([_flow_key(_reverse(f["flow"]))] if f.get("both") else [])
+        if any(live_flows.get(k, {}).get("chain") != f["chain"]
+               for k in keys):
+            want.append(f)
+        for k in keys:
+            live_flows.pop(k, None)
+    if want:
+        steps.append(Step(f"+ flows: {len(want)} added or replaced",
+                          lambda c, w=want: c.call("flow.add", flows=w), 2,
+                          lambda c, _, w=want: c.call("flow.del", flows=[
+                              {"flow": f["flow"], **({"both": True} if
+                               f.get("both") else {})} for f in w])))
+    gone = list(live_flows.values())
+    if gone:
+        steps.append(Step(f"- flows: {len(gone)} not in the file",
+                          lambda c, g=gone: c.call("flow.del", flows=[
+                              {"flow": f["flow"]} for f in g]), 2,
+                          lambda c, _, g=gone: c.call("flow.add", flows=[
+                              {"flow": f["flow"], "chain": f["chain"]}
+                              for f in g])))
     pol = policies(d)
     defaults = _policy_defaults(c)
     if _canon_policies(pol, defaults) != \

@@ -387,7 +387,8 @@ def test_down_after_the_manager_was_killed_cleans_up(instance):
     with Client(name) as c:
         pid = c.status()["pid"]
         nfs = [n["pid"] for n in c.nfs()]
-    huge = lambda: glob.glob(f"/mnt/huge/{name}map_*")  # noqa: E731
+    from harness import HUGE_DIR
+    huge = lambda: glob.glob(f"{HUGE_DIR}/{name}map_*")  # noqa: E731
     assert huge()
     os.kill(pid, signal.SIGKILL)
     for p in nfs:  # they leave on their own when the manager goes
@@ -400,3 +401,50 @@ def test_down_after_the_manager_was_killed_cleans_up(instance):
     assert huge() == [] and not Path(runtime_dir(name)).exists()
     r = zeronf("down", name)
     assert r.returncode == 1 and "is not up" in r.stderr
+
+
+def test_apply_treats_cli_rules_and_flows_alike(instance, tmp_path):
+    """Issue 29, item 15: apply removed rules added from the CLI but kept
+    flows added from the CLI. The operator's rules and flows are the
+    file's: both go when the file does not have them; the file's own
+    flows are not added again when they are there."""
+    flow = {"proto": "udp", "src": "10.9.0.1", "dst": "10.9.0.2",
+            "sport": 5, "dport": 6}
+    name, f = instance(extra="flows:\n  - flow: {proto: 17, src: 10.9.0.1, "
+                       "dst: 10.9.0.2, sport: 5, dport: 6}\n    chain: "
+                       "[fw, port:out]\n    both: true\n")
+    r = zeronf("up", f)
+    assert r.returncode == 0, r.stderr
+    assert zeronf("-i", name, "rule", "add", "proto=tcp", "dport=22",
+                  "--chain", "drop").returncode == 0
+    assert zeronf("-i", name, "flow", "add", "proto=tcp", "src=10.1.1.1",
+                  "dst=10.1.1.2", "sport=1", "dport=2", "--chain",
+                  "drop").returncode == 0
+    r = zeronf("apply", f, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "- rule" in r.stdout and "- flows: 1 not in the file" in r.stdout
+    assert "+ flows" not in r.stdout, r.stdout
+    r = zeronf("apply", f)
+    assert r.returncode == 0, r.stderr
+    with Client(name) as c:
+        assert c.call("rule.list")["rules"] == []
+        left = c.call("flow.list")["flows"]
+        assert sorted((x["flow"]["src"], x["by"]) for x in left) == [
+            ("10.9.0.1", "socket"), ("10.9.0.2", "socket")], left
+        assert left[0]["flow"]["proto"] == flow["proto"]
+    r = zeronf("apply", f)
+    assert r.returncode == 0 and "already matches" in r.stdout, r.stdout
+    assert zeronf("down", name).returncode == 0
+
+
+def test_a_manager_refusal_at_start_names_the_file_keys(instance, tmp_path):
+    """Issue 29, item 12: the pool error named --mem/--pool-size where the
+    user wrote memory_mb/pool_size."""
+    name, f = instance()
+    f.write_text(f.read_text().replace(
+        "manager:\n", "manager:\n  memory_mb: 64\n  pool_size: 4194303\n"))
+    r = zeronf("up", f)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "manager.memory_mb (--mem)" in r.stderr and \
+        "manager.pool_size (--pool-size)" in r.stderr, r.stderr
+    assert not Path(runtime_dir(name)).exists()

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,16 @@ def test_sandboxed_replicas_carry_traffic_and_come_back(managers):
         assert len(nspid) == 2 and nspid[0] == str(pid)  # a pid of its own
         cg = Path(f"/proc/{pid}/cgroup").read_text()
         assert f"/zeronf/{m.name}/{n}" in cg
+    # Issue 29, item 15: launch.list (zeronf nf list) names the NF's own
+    # pid, which a signal pauses, and bubblewrap's apart.
+    for i in launched(m, "fw")["instances"]:
+        assert i["pid"] == nf_named(m, i["name"])["pid"]
+        assert i["sandbox_pid"] not in (None, i["pid"])
+        assert "bwrap" in Path(f"/proc/{i['sandbox_pid']}/comm").read_text()
+    r = subprocess.run([sys.executable, "-m", "zeronf", "-i", m.name, "nf",
+                        "list"], capture_output=True, text=True, timeout=30)
+    assert r.stdout.split()[:6] == ["nf", "name", "service", "state", "pid",
+                                    "sandbox_pid"], r.stdout
     # Both in the same namespace, with different pids there.
     ns = {os.readlink(f"/proc/{nf_named(m, n)['pid']}/ns/pid")
           for n in ("fw", "fw.1")}

@@ -20,8 +20,10 @@ def run_nf(a) -> int:
             rows = [{**i, "nf": s["name"], "service": s["service"],
                      "policy": s["restart"]}
                     for s in res for i in s["instances"]]
-            print(_table(rows, ["nf", "name", "service", "state", "pid",
-                                "restarts", "last_exit", "policy"]))
+            cols = ["nf", "name", "service", "state", "pid"]
+            if any(i["sandbox_pid"] for i in rows):
+                cols.append("sandbox_pid")  # bubblewrap's: pid is the NF's
+            print(_table(rows, cols + ["restarts", "last_exit", "policy"]))
             return 0
         if a.action == "start":
             binary = paths.find_nf(a.binary, Path.cwd())
