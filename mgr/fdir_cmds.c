@@ -2,8 +2,9 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 
-/* Control commands of the flow director (chain.*, flow.*, rule.*): JSON
- * in, one call of fdir.c, JSON out. A request that fails validation
+/* Control commands of the flow director's rules (flow.*, rule.*; the
+ * chains' are fdir_chain_cmds.c's): JSON in, one call of fdir.c, JSON
+ * out. A request that fails validation
  * changes nothing; a batch (flow.add) is validated whole first. The
  * parameters' schema is declared with each command (cmd.h). */
 
@@ -15,6 +16,7 @@
 
 #include "cmd.h"
 #include "fdir.h"
+#include "fdir_pvt.h"
 #include "mgr.h"
 #include "tenant.h"
 #include "../lib/common/zn_flow.h"
@@ -227,33 +229,6 @@ cmd_flow_list(struct zn_cmd_req *req)
 	return 0;
 }
 
-/* Steps to a service that no running NF serves: said with the answer
- * (their packets drop as no_instance until one registers), not refused:
- * a chain may be set before its NFs start. */
-static json_t *
-idle_services(const struct zn_mgr *m, const struct zn_step *hops,
-	      unsigned int n)
-{
-	json_t *w = json_array();
-
-	for (unsigned int i = 0; i < n; i++) {
-		unsigned int slot;
-
-		if (hops[i].type != ZN_STEP_SERVICE)
-			continue;
-		for (slot = 0; slot < ZN_MAX_NFS; slot++)
-			if (zn_nf_state(m, slot) == ZN_NF_RUNNING &&
-			    zn_slot(m, slot)->ctl.service_id == hops[i].id)
-				break;
-		if (slot < ZN_MAX_NFS)
-			continue;
-		json_array_append_new(w, json_sprintf(
-			"svc:%u: no NF serves it now: its packets drop "
-			"(no_instance) until one does", hops[i].id));
-	}
-	return w;
-}
-
 /* rule.add's parameters: the match into @p r, the chain into @p hops.
  * @return the chain's length, or -errno (req->err set). */
 static int
@@ -304,7 +279,7 @@ cmd_rule_add(struct zn_cmd_req *req)
 	if (id < 0)
 		return id;
 	req->result = json_pack("{s:i, s:o}", "id", id, "warnings",
-				idle_services(req->mgr, hops, (unsigned int)n));
+				fdir_idle_services(req->mgr, hops, (unsigned int)n));
 	return 0;
 }
 
@@ -353,184 +328,11 @@ cmd_rule_list(struct zn_cmd_req *req)
 	return 0;
 }
 
-/* The chain a request names by "tenant": *@p out its index, or -1 when
- * none. 0, or -errno with err set (no such tenant; on a tenant's control
- * socket, anything but its own chain). */
-static int
-tenant_param(struct zn_cmd_req *req, int *out)
-{
-	json_t *t = json_object_get(req->params, "tenant");
-	bool port = json_object_get(req->params, "port") != NULL;
-	unsigned int own = req->tenant;
-
-	*out = t != NULL ? zn_tenant_find(req->mgr, json_string_value(t)) : -1;
-	if (own != 0) { /* a tenant's control socket: its own chain */
-		if (!port && (t == NULL || *out == (int)own - 1)) {
-			*out = (int)own - 1;
-			return 0;
-		}
-		snprintf(req->err, sizeof(req->err), "tenant %s's control "
-			 "socket sets its own chain only",
-			 req->mgr->cfg.tenants[own - 1].name);
-		return -EPERM;
-	}
-	if (t != NULL && port) {
-		snprintf(req->err, sizeof(req->err), "a port's chain or a "
-			 "tenant's, not both");
-		return -EINVAL;
-	}
-	if (t != NULL && *out < 0) {
-		snprintf(req->err, sizeof(req->err), "no tenant '%s'",
-			 json_string_value(t));
-		return -ENOENT;
-	}
-	return 0;
-}
-
-static int
-cmd_chain_get(struct zn_cmd_req *req)
-{
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
-	json_t *port = json_object_get(req->params, "port");
-	int t, rc = tenant_param(req, &t);
-
-	if (rc < 0)
-		return rc;
-	if (t >= 0)
-		req->result = json_pack(
-			"{s:s, s:o}", "tenant", req->mgr->cfg.tenants[t].name,
-			"hops",
-			zn_cmd_steps_json(hops, zn_fdir_tenant_chain(
-				req->mgr, (unsigned int)t, hops)));
-	else if (port != NULL)
-		req->result = json_pack(
-			"{s:O, s:o}", "port", port, "hops",
-			zn_cmd_steps_json(hops, zn_fdir_port_chain(
-				req->mgr, (unsigned int)json_integer_value(port),
-				hops)));
-	else
-		req->result = json_pack("{s:o}", "hops", zn_cmd_steps_json(
-					hops, zn_chain_get(req->mgr, hops)));
-	return req->result ? 0 : -ENOMEM;
-}
-
-/* chain.set's hops: [] only for a port or a tenant (none again).
- * @return their count, or -EINVAL (req->err set). */
-static int
-parse_hops(struct zn_cmd_req *req, bool tenant, struct zn_step *chain)
-{
-	json_t *hops = json_object_get(req->params, "hops");
-
-	if ((json_object_get(req->params, "port") == NULL && !tenant) ||
-	    json_array_size(hops) != 0)
-		return zn_cmd_parse_steps(hops, "hops", chain, req->err,
-					  sizeof(req->err));
-	return 0;
-}
-
-static int
-check_chain_set(struct zn_cmd_req *req)
-{
-	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
-	int n = parse_hops(req, json_object_get(req->params, "tenant") != NULL,
-			   chain);
-
-	return n < 0 ? n : 0;
-}
-
-static int
-cmd_chain_set(struct zn_cmd_req *req)
-{
-	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
-	json_t *port = json_object_get(req->params, "port");
-	int n, t, rc = tenant_param(req, &t);
-
-	if (rc < 0)
-		return rc;
-	n = parse_hops(req, t >= 0, chain);
-	if (n < 0)
-		return n;
-	if (t >= 0)
-		rc = zn_fdir_tenant_chain_set(req->mgr, (unsigned int)t, chain,
-					      (unsigned int)n, req->err,
-					      sizeof(req->err));
-	else if (port != NULL)
-		rc = zn_fdir_port_chain_set(
-			req->mgr, (unsigned int)json_integer_value(port), chain,
-			(unsigned int)n, req->err, sizeof(req->err));
-	else
-		rc = zn_chain_set(req->mgr, chain, (unsigned int)n, req->err,
-				  sizeof(req->err));
-	if (rc < 0)
-		return rc;
-	rc = cmd_chain_get(req);
-	if (rc == 0 && req->result != NULL)
-		json_object_set_new_nocheck(req->result, "warnings",
-					    idle_services(req->mgr, chain,
-							  (unsigned int)n));
-	return rc;
-}
-
-/* An NF's steering request (zn_nf_flow_steer), read from its slot. */
-int
-zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
-{
-	const struct zn_steer_req *rq = &zn_slot(m, slot)->steer;
-	struct zn_steer_req req;
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
-	struct zn_flow_key keys[2];
-	unsigned int nk;
-	char err[128];
-	int rc = 0;
-
-	/* A tenant's NF steers its tenant's packets, along its chains. */
-	unsigned int tenant = zn_tenant_of_nf(m, slot);
-
-	memcpy(&req, rq, sizeof(req)); /* validate one stable copy */
-	if (req.key.ip_version != 4 && req.key.ip_version != 6)
-		return -EINVAL;
-	keys[0] = req.key;
-	zn_flow_key_reverse(&req.key, &keys[1]);
-	nk = (req.flags & ZN_STEER_F_BOTH) ? 2 : 1;
-	if (req.op == ZN_STEER_DEL) {
-		for (unsigned int i = 0; i < nk; i++)
-			if (zn_fdir_flow_del(m, &keys[i], tenant) < 0)
-				rc = -ENOENT;
-		return rc;
-	}
-	if (req.op != ZN_STEER_ADD || req.n_steps == 0 ||
-	    req.n_steps > ZN_MAX_CHAIN_HOPS)
-		return -EINVAL;
-	for (unsigned int i = 0; i < req.n_steps; i++)
-		hops[i] = (struct zn_step){ .type = req.steps[i].type,
-					   .id = req.steps[i].id };
-	if (tenant != 0 &&
-	    (rc = zn_tenant_hops_check(m, (int)tenant - 1, hops, req.n_steps,
-				       err, sizeof(err))) < 0) {
-		ZN_LOG(INFO, "NF %u: steering refused: %s", slot, err);
-		return rc;
-	}
-	for (unsigned int i = 0; i < nk; i++) {
-		rc = zn_fdir_flow_add(m, &keys[i], hops, req.n_steps, tenant,
-				      (req.flags & ZN_STEER_F_KEEP) ?
-				      ZN_FDIR_BY_KEPT : ZN_FDIR_BY_NF(slot),
-				      false, err, sizeof(err));
-		if (rc < 0) {
-			ZN_LOG(INFO, "NF %u: steering refused: %s", slot, err);
-			return rc;
-		}
-	}
-	return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Registration, with the parameters' schema                           */
 
 #define STEPS_SCHEMA                                                         \
 	"{\"minItems\": 1, \"maxItems\": 32, \"items\": {\"type\": "         \
-	"\"string\", \"pattern\": \"^(svc:)?[0-9]+$|^port:[0-9]+$|^drop$\"}}"
-#define STEPS_SCHEMA_0                                                       \
-	"{\"maxItems\": 32, \"items\": {\"type\": "                         \
 	"\"string\", \"pattern\": \"^(svc:)?[0-9]+$|^port:[0-9]+$|^drop$\"}}"
 #define STEPS_SCHEMA_TYPED                                                   \
 	"{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 32, \"items\": " \
@@ -552,45 +354,6 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 #define RANGE_SCHEMA                                                         \
 	"{\"oneOf\": [" PORT_SCHEMA ", {\"type\": \"string\", \"pattern\": "  \
 	"\"^[0-9]+-[0-9]+$\"}]}"
-
-#define CHAIN_PORT_PARAM                                                     \
-	{ .name = "port", .type = ZN_CMD_INT, .bounded = true, .min = 0,      \
-	  .max = ZN_MAX_PORTS - 1,                                            \
-	  .desc = "a port's chain: packets entering from it that no flow "    \
-		  "rule matches take it instead of the default chain" },     \
-	{ .name = "tenant", .type = ZN_CMD_STR,                               \
-	  .desc = "a tenant's chain (tenant.list): its packets that no flow " \
-		  "rule matches take it; only its services and ports" }
-
-static const struct zn_cmd chain_get_cmd = {
-	.name = "chain.get",
-	.help = "the default chain, or a port's or a tenant's",
-	.flags = ZN_CMD_F_TENANT, /* its own */
-	.params = { CHAIN_PORT_PARAM },
-	.result = "{\"hops\": \"[step] ([] for a port or tenant: none)\", "
-		  "\"port\": \"if asked\", \"tenant\": \"if asked\"}",
-	.fn = cmd_chain_get,
-};
-ZN_CMD_REGISTER(chain_get_cmd)
-
-static const struct zn_cmd chain_set_cmd = {
-	.name = "chain.set",
-	.flags = ZN_CMD_F_TENANT, /* its own */
-	.help = "replace the default chain, or a port's or a tenant's "
-		"(while traffic flows)",
-	.params = { { .name = "hops", .type = ZN_CMD_ARRAY, .required = true,
-		      .desc = "\"svc:ID\" (or \"ID\"), \"port:P\", \"drop\"; "
-			      "1..32 hops; [] with a port: its packets take "
-			      "the default chain again; with a tenant: its "
-			      "packets drop (no_tenant)",
-		      .schema = STEPS_SCHEMA_0 },
-		    CHAIN_PORT_PARAM },
-	.result = "{\"hops\": \"[step]: the chain now\", \"warnings\": "
-		  "\"[text]: its services that no NF serves now\"}",
-	.fn = cmd_chain_set,
-	.check = check_chain_set,
-};
-ZN_CMD_REGISTER(chain_set_cmd)
 
 static const struct zn_cmd flow_add_cmd = {
 	.name = "flow.add",

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "../lib/shm/zn_shm.h"
 
 struct zn_mgr;
@@ -64,5 +66,12 @@ int fdir_chain_take(struct zn_fdir *fd, const struct zn_step *hops,
 		    unsigned int n, bool *created, char *err, size_t errlen);
 /** One reference less to chain @p id. */
 void fdir_chain_put(struct zn_fdir *fd, unsigned int id);
+
+/* fdir_chain_cmds.c: a text for each step of @p hops to a service no
+ * running NF serves (its packets drop as no_instance until one does):
+ * chain.set and rule.add answer them as warnings. An array, maybe
+ * empty. */
+json_t *fdir_idle_services(const struct zn_mgr *m, const struct zn_step *hops,
+			   unsigned int n);
 
 #endif /* ZN_FDIR_PVT_H */

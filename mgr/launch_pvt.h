@@ -5,7 +5,8 @@
 #define ZN_LAUNCH_PVT_H
 
 /* The launcher's state, shared by its files (launch.c: supervision,
- * launch_cmds.c: the commands) and no other module. Control thread
+ * launch_cmds.c: the commands, launch_view.c: what they answer,
+ * launch_roll.c: rolling restarts) and no other module. Control thread
  * only. */
 
 #include <limits.h>
@@ -13,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <jansson.h>
 
 #include "../lib/shm/zn_shm.h"
 #include "sandbox.h"
@@ -116,5 +119,11 @@ int launch_set_replicas(struct launch *l, unsigned int n);
  * the count covers it). */
 int launch_roll_start(struct launch *l);
 void launch_roll_cancel(struct launch *l, const char *why);
+
+/* launch_view.c: @p l as tenant @p t + 1 sees it (0: the operator; names
+ * as zn_tenant_shown_name shows them), and the tenant + 1 whose NFs @p l
+ * launches (its trust group's), 0: none. */
+json_t *launch_json(const struct launch *l, unsigned int t);
+unsigned int launch_tenant(const struct launch *l);
 
 #endif /* ZN_LAUNCH_PVT_H */
