@@ -98,7 +98,7 @@ def run_tenants(managers, tmp_path, pcap, slices, red_nf=(), blue_args=(),
     m.start_nf("forward", 20, "blue-fw", nf_args=list(blue_args),
                lib_args=["--trust-group", "blue"])
     assert m.call("chain.set", tenant="red", hops=["10", "port:1"]) == \
-        {"tenant": "red", "hops": ["svc:10", "port:1"]}
+        {"tenant": "red", "hops": ["svc:10", "port:1"], "warnings": []}
     m.call("chain.set", tenant="blue", hops=["svc:20", "port:2"])
     if setup is not None:
         setup(m)

@@ -65,7 +65,9 @@ def test_a_plain_linux_program_is_a_chain_hop(managers, tmp_path, netns):
                         f"net_tap1,iface={tap}"],
                  chain="1,port:1", rx_paused=True)
     r = m.call("chain.set", port=1, hops=["svc:2", "port:0"])
-    assert r == {"port": 1, "hops": ["svc:2", "port:0"]}
+    assert r == {"port": 1, "hops": ["svc:2", "port:0"], "warnings": [
+        "svc:2: no NF serves it now: its packets drop (no_instance) until "
+        "one does"]}
     m.start_nf("forward", 1, "trusted1")
     m.start_nf("forward", 2, "trusted2")
     # The TAP's kernel side, in the program's namespace: no address and
