@@ -86,9 +86,10 @@ parse_port_name(const char *prog, const char *opt, const char *arg,
 
 	if (eq == NULL || eq == arg || (size_t)(eq - arg) >= sizeof(num) ||
 	    strlen(eq + 1) == 0 || strlen(eq + 1) >= ZN_NAME_LEN) {
-		fprintf(stderr, "%s: %s '%s': PORT=NAME, such as 0=%s\n",
-			prog, opt, arg, strcmp(opt, "--port-name") ? "red" :
-			"wan");
+		bool group = strcmp(opt, "--port-group") == 0;
+
+		fprintf(stderr, "%s: %s '%s': PORT=%s, such as 0=%s\n", prog,
+			opt, arg, group ? "GROUP" : "NAME", group ? "red" : "wan");
 		return -EINVAL;
 	}
 	memcpy(num, arg, (size_t)(eq - arg));
