@@ -85,9 +85,9 @@ def _key_of(where: tuple, message: str) -> tuple[tuple, str]:
     return where, message
 
 
-def _option_error(d: Deployment, stderr: str) -> str:
+def _option_error(d: Deployment, mgr: str, stderr: str) -> str:
     line = next((ln for ln in stderr.splitlines() if ln.strip()), stderr)
-    line = re.sub(r"^\S*zeronf-mgr: ", "", line)
+    line = line.removeprefix(f"{mgr}: ")  # its argv[0], spaces and all
     m = re.search(r"(--[a-z][a-z-]*|-[pi]\b)", line)
     where = _OPTION_KEYS.get(m.group(1)) if m else None
     if where is None:
@@ -115,7 +115,7 @@ def check(d: Deployment) -> None:
         raise SpecError([f"{d.shown}: cannot check its values: {e}"]) \
             from None
     if p.returncode == 2:
-        raise SpecError([_option_error(d, p.stderr)])
+        raise SpecError([_option_error(d, str(mgr), p.stderr)])
     if p.returncode not in (0, 1):
         raise SpecError([f"{d.shown}: zeronf-mgr --check failed "
                          f"({p.returncode}): {p.stderr.strip()}"])
