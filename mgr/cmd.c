@@ -62,12 +62,6 @@ zn_cmd_find(const char *name)
 	return NULL;
 }
 
-const struct zn_cmd *
-zn_cmd_at(unsigned int i)
-{
-	return i < n_cmds ? cmds[i] : NULL;
-}
-
 static const char *
 type_name(enum zn_cmd_type type)
 {

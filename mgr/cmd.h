@@ -35,7 +35,6 @@ enum zn_cmd_type {
 	ZN_CMD_BOOL,
 	ZN_CMD_ARRAY,
 	ZN_CMD_OBJECT,
-	ZN_CMD_ANY, /* checked by the handler; described by .schema */
 };
 
 struct zn_cmd_param {
@@ -120,8 +119,6 @@ int zn_cmd_register(const struct zn_cmd *cmd);
 void zn_cmd_register_failed(const char *name);
 
 const struct zn_cmd *zn_cmd_find(const char *name);
-/** Commands in name order: @p i from 0; NULL past the last. */
-const struct zn_cmd *zn_cmd_at(unsigned int i);
 
 /** Reject unknown, missing, mistyped or out-of-range parameters.
  *  0 or -EINVAL (message in @p err). */

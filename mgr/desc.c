@@ -48,7 +48,6 @@
 #include "event.h"
 #include "loop.h"
 #include "registry.h"
-#include "worker.h"
 #include "../lib/common/zn_flow.h"
 #include "../lib/common/zn_pool_ops.h"
 #include "../lib/common/zn_util.h"

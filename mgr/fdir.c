@@ -34,7 +34,6 @@
 #include "tenant.h"
 #include "loop.h"
 #include "mgr.h"
-#include "route.h"
 #include "../lib/common/zn_flow.h"
 #include "../lib/common/zn_util.h"
 

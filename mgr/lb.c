@@ -33,7 +33,6 @@
 #include "lb.h"
 #include "loop.h"
 #include "mgr.h"
-#include "route.h"
 #include "../lib/common/zn_util.h"
 
 struct lb_svc {

@@ -106,10 +106,3 @@ zn_priv_fini(struct zn_mgr *m)
 	munmap(m->priv_raw, m->priv_len + PRIV_PAGE);
 	m->priv_raw = NULL;
 }
-
-bool
-zn_priv_has(const struct zn_mgr *m, const void *p)
-{
-	return m->priv_raw != NULL && (const char *)p >= (char *)m->priv_va &&
-	       (const char *)p < (char *)m->priv_va + m->priv_len;
-}

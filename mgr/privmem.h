@@ -16,7 +16,5 @@ struct zn_mgr;
 int zn_priv_init(struct zn_mgr *m);
 /** Remove it (after everything in it was freed). */
 void zn_priv_fini(struct zn_mgr *m);
-/** Is @p p in it? (tests and checks) */
-bool zn_priv_has(const struct zn_mgr *m, const void *p);
 
 #endif /* ZN_PRIVMEM_H */

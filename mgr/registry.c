@@ -51,7 +51,6 @@
 #include "registry_pvt.h"
 #include "ring_guard.h"
 #include "route.h"
-#include "worker.h"
 #include "../lib/common/zn_doorbell.h"
 #include "../lib/common/zn_util.h"
 

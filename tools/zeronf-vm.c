@@ -4,8 +4,8 @@
 
 /*
  * zeronf-vm: one NF in a QEMU guest, as the manager sees an NF process
- * (docs/vm-nfs.md). Launched like an NF (nf.start / vm.start; its first
- * options are libzeronf's), it
+ * (docs/vm-nfs.md). Launched like an NF (nf.start, with the parameters
+ * python/zeronf/vm.py makes; its first options are libzeronf's), it
  *   - finds the manager and claims an NF slot (the slot's lock is this
  *     process's: the manager sees the VM's NF as this process, and this
  *     process's exit as the NF's, whatever killed the VM);
@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "zeronf_vm.h"
+#include "../lib/common/zn_nf_options.h"
 #include "../lib/common/zn_vm.h"
 
 #define STOP_GRACE_NS (10ULL * 1000 * 1000 * 1000) /* 'T', then 'K' */
@@ -102,12 +103,7 @@ static int
 parse(int argc, char **argv)
 {
 	static const struct option lib[] = {
-		{ "instance", required_argument, NULL, 'i' },
-		{ "service", required_argument, NULL, 's' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "log-level", required_argument, NULL, 'l' },
-		{ "trust-group", required_argument, NULL, 'g' },
+		ZN_NF_LONG_OPTIONS, /* libzeronf's, all of them */
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct option vmo[] = {
@@ -123,7 +119,7 @@ parse(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env = getenv("ZERONF_INSTANCE");
-	int end1 = argc, end2, opt;
+	int end1 = argc, end2, opt, idx;
 
 	zn_strlcpy(V.instance, env != NULL ? env : ZN_INSTANCE_DEFAULT,
 		   sizeof(V.instance));
@@ -141,7 +137,8 @@ parse(int argc, char **argv)
 			break;
 		}
 	optind = 0;
-	while ((opt = getopt_long(end1, argv, "i:s:n:", lib, NULL)) != -1) {
+	while ((idx = -1, opt = getopt_long(end1, argv, ZN_NF_SHORT_OPTIONS,
+					    lib, &idx)) != -1) {
 		switch (opt) {
 		case 'i':
 			if (!zn_instance_name_valid(optarg))
@@ -173,8 +170,12 @@ parse(int argc, char **argv)
 						 optarg);
 			zn_strlcpy(V.group, optarg, sizeof(V.group));
 			break;
-		default:
-			return -EINVAL;
+		case '?':
+			return -EINVAL; /* getopt said which */
+		default: /* libzeronf's, for an NF process, not a VM's */
+			return usage_err("--%s: an option of NF processes, not "
+					 "of zeronf-vm", idx >= 0 ?
+					 lib[idx].name : "help");
 		}
 	}
 	if (optind < end1)

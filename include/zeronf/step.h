@@ -22,7 +22,8 @@ enum zn_step_type {
 	ZN_STEP_DROP = 3,    /**< drop, counted as "chain" (ends the chain) */
 };
 
-/** Steps are compared as bytes: set pad to 0 (zn_step_parse does). */
+/** A step is its type and id: compare those, not bytes (pad may hold
+ *  anything a caller left; zn_step_parse sets it to 0). */
 struct zn_step {
 	uint8_t type; /**< enum zn_step_type */
 	uint8_t pad;

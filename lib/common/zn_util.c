@@ -417,25 +417,6 @@ zn_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 }
 
 int
-zn_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int
 zn_unix_bind(const char *path, int type)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

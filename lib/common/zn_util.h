@@ -173,7 +173,4 @@ int zn_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  *  to @p path (replaced), mode 0600. @return the fd or -errno. */
 int zn_unix_bind(const char *path, int type);
 
-/** Write all of @p buf to a file descriptor. @return 0 or -errno. */
-int zn_write_all(int fd, const void *buf, size_t len);
-
 #endif /* ZN_UTIL_H */

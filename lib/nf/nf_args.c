@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "nf_pvt.h"
+#include "../common/zn_nf_options.h"
 #include "../common/zn_util.h"
 
 static void
@@ -61,15 +62,7 @@ zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 	       char ***nf_argv)
 {
 	static const struct option longopts[] = {
-		{ "instance", required_argument, NULL, 'i' },
-		{ "service", required_argument, NULL, 's' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "log-level", required_argument, NULL, 'l' },
-		{ "wait", required_argument, NULL, 'w' },
-		{ "trust-group", required_argument, NULL, 'g' },
-		{ "guest", required_argument, NULL, 'G' },
-		{ "help", no_argument, NULL, 'h' },
+		ZN_NF_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env = getenv("ZERONF_INSTANCE");
@@ -91,7 +84,7 @@ zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 
 	optind = 0; /* full getopt reset (GNU) */
 	opterr = 1;
-	while ((opt = getopt_long(lib_argc, argv, "i:s:n:h", longopts,
+	while ((opt = getopt_long(lib_argc, argv, ZN_NF_SHORT_OPTIONS, longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'i':

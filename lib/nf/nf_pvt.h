@@ -36,8 +36,6 @@
  * address space, touched as used. */
 #define ZN_NF_OWN_MEM_MB 512
 
-/* How often the packet loop looks at the manager and calls ops->tick. */
-#define ZN_NF_CHECK_NS (100ULL * 1000 * 1000)
 /* How long the NF waits for the manager to answer a leave request. */
 #define ZN_NF_LEAVE_TIMEOUT_NS (3ULL * 1000 * 1000 * 1000)
 /* How long zn_nf_flow_steer() waits for the manager's answer. */

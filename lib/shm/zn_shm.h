@@ -9,7 +9,7 @@
  * The shared-memory contract between the manager and its NFs: the ONLY
  * definition of every structure that more than one process reads.
  *
- * Rules, checked by review and by tests/unit/test_shm.c:
+ * Rules, checked by review and by tests/unit/test_misc.c (shm_layout):
  * - every cache line has one named writer, written next to it ("writer:");
  *   the one exception is the futex word of a doorbell, which any waker
  *   updates with an atomic read-modify-write;
@@ -54,7 +54,7 @@
 #define ZN_MAX_WORKERS 16
 #define ZN_MAX_SERVICES 256 /* service ids 1..255 */
 #define ZN_MAX_REPLICAS 16
-/* ZN_MAX_CHAIN_HOPS (32): public, in zeronf/nf.h */
+/* ZN_MAX_CHAIN_HOPS (32): public, in zeronf/step.h */
 #define ZN_MAX_CHAINS 256 /* chain ids 0..255 (0: the default chain) */
 #define ZN_MAX_PORTS RTE_MAX_ETHPORTS
 #define ZN_NF_MAX_COUNTERS 16

@@ -443,3 +443,19 @@ def read_frames_after(m, out):
     """The output capture, once the manager stopped (net_pcap closes it)."""
     assert m.shutdown() == 0
     return read_frames(out)
+
+
+def test_zeronf_vm_takes_libzeronfs_options_from_its_table():
+    """Issue 30: zeronf-vm retyped libzeronf's option table, so a new
+    libzeronf option shifted its argument split unseen. It parses with the
+    one table (lib/common/zn_nf_options.h): every libzeronf option is
+    known to it, and one it has no use for is refused by name."""
+    import subprocess
+    from zeronf import paths
+    prog = str(paths.find_program("zeronf-vm"))
+    for opt, val in (("--wait", "3"), ("--guest", "x")):
+        r = subprocess.run([prog, opt, val, "--", "--mem", "64"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode != 0
+        assert r.stderr.startswith(f"zeronf-vm: {opt}: an option of NF "
+                                   f"processes, not of zeronf-vm"), r.stderr

@@ -240,6 +240,14 @@ ZN_TEST(shm_layout)
 	ZT_EQ(offsetof(struct zn_nf_slot, exit_drops) % RTE_CACHE_LINE_SIZE,
 	      0);
 	ZT_EQ(offsetof(struct zn_nf_slot, db) % RTE_CACHE_LINE_SIZE, 0);
+	ZT_EQ(offsetof(struct zn_nf_slot, hstats) % RTE_CACHE_LINE_SIZE, 0);
+	ZT_EQ(offsetof(struct zn_nf_slot, steer) % RTE_CACHE_LINE_SIZE, 0);
+	ZT_EQ(offsetof(struct zn_nf_slot, steer_reply) % RTE_CACHE_LINE_SIZE,
+	      0);
+	ZT_EQ(offsetof(struct zn_nf_slot, cmds) % RTE_CACHE_LINE_SIZE, 0);
+	ZT_EQ(offsetof(struct zn_group_home, view) % RTE_CACHE_LINE_SIZE, 0);
+	ZT_EQ(offsetof(struct zn_group_home, hdr) % RTE_CACHE_LINE_SIZE, 0);
+	ZT_EQ(offsetof(struct zn_group_home, nfs) % RTE_CACHE_LINE_SIZE, 0);
 	ZT_EQ(offsetof(struct zn_doorbell, sleeps) % RTE_CACHE_LINE_SIZE, 0);
 	ZT_EQ(offsetof(struct zn_worker_shm, stats) % RTE_CACHE_LINE_SIZE, 0);
 	ZT_EQ(offsetof(struct zn_worker_shm, port) % RTE_CACHE_LINE_SIZE, 0);
