@@ -92,7 +92,7 @@ affects both sides alike. Progress goes to stderr.
   group_port {"bench":"group_port","handoff":H,"on_mpps":X,"off_mpps":Y,
          "cost_pct":Z}: a trust group's port (net_pcap, 64-byte frames)
          into a forward NF of the group and out of a port, --validate on
-         (the port's driver reads the manager's headers: mgr/shadow.h) and
+         (the port's driver reads the manager's headers: mgr/trust/port_headers.h) and
          off, H = direct (the NF sends) and worker (the worker sends,
          from the manager's headers too) (bench/trust.py).
   spinner {"bench":"spinner","alone_mpps":A,"with_spinner_mpps":S,

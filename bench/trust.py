@@ -1,9 +1,9 @@
 """`make bench BENCH=trust`: a chain of 2 (the speed tester and one
 forward NF) within one trust group, and across two (each packet copied
-into the other group's pool by a worker, both ways: mgr/group.c).
+into the other group's pool by a worker, both ways: mgr/trust/group.c).
 `BENCH=validate`: the descriptor checks' cost. `BENCH=group_port`: a
 trust group's port with the manager's headers for its driver and
-without (mgr/shadow.h)."""
+without (mgr/trust/port_headers.h)."""
 from __future__ import annotations
 
 import json
@@ -87,7 +87,7 @@ def on_off(runs: int, once, line: dict) -> None:
 
 
 def bench_validate(runs: int) -> None:
-    """What checking NFs' descriptors costs (mgr/desc.c), chain of 2:
+    """What checking NFs' descriptors costs (mgr/trust/owner_map.c), chain of 2:
     NFs handing packets to each other (the default: the worker sees
     none of them) and every hop through the worker (--handoff worker)."""
     on_off(runs, chain2_once, {"bench": "validate", "nfs": 2})

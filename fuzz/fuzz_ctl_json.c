@@ -2,17 +2,17 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 /* The control protocol on any request line: the JSON-RPC envelope
- * (mgr/ctl_rpc.c), each method's parameter checks (the command registry,
- * mgr/cmd.c, filled by the commands' constructors), and the parsers of
+ * (mgr/core/ctl_rpc.c), each method's parameter checks (the command registry,
+ * mgr/core/cmd.c, filled by the commands' constructors), and the parsers of
  * flow.add's flows, rule.add's match and chains' hops. Handlers that
  * change a manager are run by the system tests against a real one
  * (tests/system/test_control_fuzz.py); this reaches what comes before. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mgr/cmd.h"
-#include "../mgr/ctl.h"
-#include "../mgr/fdir.h"
+#include "../mgr/core/cmd.h"
+#include "../mgr/core/ctl.h"
+#include "../mgr/flow/fdir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,15 +14,19 @@ from harness import BUILD, REPO
 
 
 def module_calls() -> dict[str, set[str]]:
-    """For each manager source file, the other files whose functions or
-    data it uses (nm: defined T/D/B/R against undefined U)."""
+    """For each manager source file ("flow/fdir"), the other files whose
+    functions or data it uses (nm: defined T/D/B/R against undefined U)."""
     objs = sorted((BUILD / "mgr").glob("libzn_mgr_core.a.p/*.o"))
     objs += sorted((BUILD / "mgr").glob("zeronf-mgr.p/*.o"))
     assert len(objs) > 10, f"no manager objects under {BUILD}/mgr"
+    # meson names an object after its source, "/" as "_": back to paths
+    source = {str(p.relative_to(REPO / "mgr"))[:-2].replace("/", "_"):
+              str(p.relative_to(REPO / "mgr"))[:-2]
+              for p in (REPO / "mgr").rglob("*.c")}
     defined: dict[str, str] = {}
     used: dict[str, set[str]] = defaultdict(set)
     for o in objs:
-        name = o.name.split(".c.o")[0]
+        name = source[o.name.split(".c.o")[0]]
         out = subprocess.run(["nm", str(o)], capture_output=True, text=True,
                              check=True).stdout
         for line in out.splitlines():
@@ -72,17 +76,18 @@ def test_manager_modules_have_no_circles():
     assert find_cycle(graph) is None, \
         f"circle among manager modules: {' -> '.join(find_cycle(graph))}"
     # The data path calls nothing of the control side.
-    hot_path = {"worker", "fdir_hot", "desc_hot", "copy_hot", "tenant_hot",
-                "audit_hot", "shadow_hot"}
+    hot_path = {"datapath/worker", "flow/fdir_hot", "trust/owner_map_hot",
+                "trust/copy_hot", "tenant/tenant_hot",
+                "trust/group_audit_hot", "trust/port_headers_hot"}
     for hot in hot_path:
         assert graph.get(hot, set()) <= hot_path, (hot, graph[hot])
     # fdir and lb publish through the hook route.c gives them.
-    for m in ("fdir", "lb"):
-        assert "route" not in graph.get(m, set()), m
+    for m in ("flow/fdir", "flow/lb"):
+        assert "flow/route" not in graph.get(m, set()), m
 
 
 def test_mgr_h_holds_only_the_manager():
-    text = (REPO / "mgr/mgr.h").read_text()
+    text = (REPO / "mgr/core/mgr.h").read_text()
     code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     bodies = re.findall(r"^(?:struct|enum|union)\s+(\w+)\s*\{", code, re.M)
     assert bodies == ["zn_mgr"], bodies
@@ -91,18 +96,29 @@ def test_mgr_h_holds_only_the_manager():
 
 
 def test_every_manager_header_is_a_module():
-    """One header per module: each mgr/X.h has a mgr/X.c (or is mgr.h);
-    X_pvt.h is module X's own, included by X's files only."""
-    for h in (REPO / "mgr").glob("*.h"):
+    """One header per module: each mgr/SUB/X.h has a mgr/SUB/X.c (or is
+    mgr.h); X_pvt.h is module X's own, included by X's files only."""
+    for h in (REPO / "mgr").rglob("*.h"):
         if h.name == "mgr.h":
             continue
         module = h.stem.removesuffix("_pvt")
-        assert (REPO / "mgr" / (module + ".c")).exists(), h.name
+        assert (h.parent / (module + ".c")).exists(), h.name
         if h.stem.endswith("_pvt"):
-            for c in (REPO / "mgr").glob("*.c"):
-                if f'#include "{h.name}"' in c.read_text():
+            for c in (REPO / "mgr").rglob("*.c"):
+                if h.name in re.findall(r'#include "(?:\.\./\w+/)?([^"/]+)"',
+                                        c.read_text()):
                     assert c.stem.startswith(module) or \
                         c.stem in ("reclaim",), (h.name, c.name)
+
+
+def test_each_subsystem_is_a_folder():
+    """mgr/ holds folders (one per subsystem) and its meson.build, no
+    source of its own; docs/architecture.md's map names each folder."""
+    assert not list((REPO / "mgr").glob("*.[ch]"))
+    subs = sorted(p.name for p in (REPO / "mgr").iterdir() if p.is_dir())
+    arch = (REPO / "docs/architecture.md").read_text()
+    for s in subs:
+        assert f"mgr/{s}/" in arch, s
 
 
 def test_generated_schema_and_docs_are_current():
@@ -114,7 +130,7 @@ def test_generated_schema_and_docs_are_current():
 
 # Files allowed past ~600 lines, with the reason.
 LONG_OK = {
-    "mgr/worker.c": "the data path's one loop and its delivery stages, "
+    "mgr/datapath/worker.c": "the data path's one loop and its delivery stages, "
                     "kept together so the hot path reads top to bottom",
     "lib/shm/zn_shm.h": "the whole shared-memory contract between manager "
                         "and NFs, in one header by design",

@@ -259,7 +259,7 @@ find_manager(void)
 }
 
 /* The group's file: mapped here (read only) to wake its sleepers, and
- * given to QEMU; its length is the BAR's, a power of two (mgr/group.c). */
+ * given to QEMU; its length is the BAR's, a power of two (mgr/trust/group.c). */
 static int
 group_open(void)
 {

@@ -42,7 +42,7 @@ typedef const uint8_t *(*zn_flow_reader_fn)(const struct rte_mbuf *m,
 /** zn_pkt_flow_hash() in this process reads a packet through @p fn
  *  (NULL: through its buf_addr, data_off and data_len, zn_flow_hash_sw).
  *  The manager, before its workers start: NFs may rewrite those fields
- *  of a packet the manager holds (mgr/desc.h zn_desc_pkt_data). In
+ *  of a packet the manager holds (mgr/trust/owner_map.h zn_owner_map_pkt_data). In
  *  libzeronf (lib/nf/pkt.c), as the hash it serves. */
 void zn_flow_set_reader(zn_flow_reader_fn fn);
 

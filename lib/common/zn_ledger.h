@@ -31,7 +31,7 @@
  *
  *   A run to a port (the NF transmits on a TX queue of its own) has no
  *   ring: the PMD's tx_burst takes packets and frees them before it
- *   returns (only such PMDs are used, mgr/port_nftx.c), so whether a
+ *   returns (only such PMDs are used, mgr/port/port_nftx.c), so whether a
  *   packet was sent is not visible in the packet. Two ways to know it,
  *   the ledger says which (tx_pos: ring, off = run start, base = run end):
  *   - ZN_LEDGER_PORT_CACHE (plain packets: one segment, of the pool the

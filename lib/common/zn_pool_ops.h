@@ -11,7 +11,7 @@
  * NF refuses a manager whose pool ops differ, lib/nf/nf.c). DPDK's
  * multi-producer/consumer ring, and what is taken out of it checked by
  * the process that takes it, if that process set a check: the manager
- * does (its map of where the pool's buffers start, mgr/desc.h). A pointer
+ * does (its map of where the pool's buffers start, mgr/trust/owner_map.h). A pointer
  * that is no buffer of the pool (an NF freed garbage, or wrote it into
  * the pool's ring, which it maps) is then dropped, never handed to a PMD
  * or a worker, which would write through it.
@@ -54,7 +54,7 @@ void zn_pool_ops_set_check(zn_pool_check_fn fn);
 unsigned int zn_pool_ops_repair(void);
 
 /* A pool of this process's own memory whose gets and puts it serves
- * itself (the manager's port headers, mgr/shadow.h): @p take fills
+ * itself (the manager's port headers, mgr/trust/port_headers.h): @p take fills
  * objs[0, n) (0) or nothing (< 0); @p give takes objs[0, n) back. */
 typedef int (*zn_pool_take_fn)(void *arg, void **objs, unsigned int n);
 typedef void (*zn_pool_give_fn)(void *arg, void *const *objs,
@@ -67,7 +67,7 @@ int zn_pool_ops_set_source(const struct rte_mempool *mp, zn_pool_take_fn take,
 			   zn_pool_give_fn give, void *arg);
 
 /** @p twin, a copy of pool @p mp's header in this process's private
- *  memory (the manager's: mgr/group.c), is served as @p mp: the same
+ *  memory (the manager's: mgr/trust/group.c), is served as @p mp: the same
  *  free ring, with @p mp's guard. @return 0, -ENOENT: not a pool this
  *  process made. */
 int zn_pool_ops_twin(const struct rte_mempool *mp,
@@ -77,7 +77,7 @@ int zn_pool_ops_twin(const struct rte_mempool *mp,
  *  this process gave up so far (it went on after a bound). */
 uint64_t zn_pool_ops_waits_cut(void);
 
-/* Who took which buffer of one pool (the shared pool: mgr/pool_acct.h).
+/* Who took which buffer of one pool (the shared pool: mgr/nf/pool_acct.h).
  * tags: a byte per 2^shift bytes of the pool's memory from lo (n of
  * them; 2^shift <= a buffer's size: one buffer per byte at most), the
  * slot + 1 of the NF that took the buffer out of the pool's ring and
@@ -86,7 +86,7 @@ uint64_t zn_pool_ops_waits_cut(void);
 struct zn_pool_acct {
 	const struct rte_mempool *mp;
 	/* this process's own header for it (the manager's of a group's
-	 * pool, mgr/pool_twin.c), or NULL */
+	 * pool, mgr/trust/pool_header.c), or NULL */
 	const struct rte_mempool *twin;
 	uint8_t *tags;
 	const uint16_t *starts; /* where in window i a buffer starts */
@@ -130,7 +130,7 @@ bool zn_pool_ops_took(void);
 int zn_pool_ops_ring_geo(const struct rte_mempool *mp, struct zn_ring_geo *geo);
 
 /** The records of this process's own threads' claims on free rings (the
- *  manager's: mgr/pool_repair.c reads them), @p n of them. */
+ *  manager's: mgr/nf/pool_repair.c reads them), @p n of them. */
 const struct zn_pool_op *zn_pool_ops_claims(unsigned int *n);
 
 /** @p pkts[0, n) (and their segments) leave this process's hands as

@@ -50,7 +50,7 @@ struct zn_res {
 struct zn_rctx {
 	const uint32_t *lb_epoch; /* zn_shm.rt.lb_epoch, or a group's copy */
 	/* Where each slot, its RX ring and each link's ring are for this
-	 * reader (mgr/home.c; never the pointers in zn_shm, which NFs can
+	 * reader (mgr/trust/home.c; never the pointers in zn_shm, which NFs can
 	 * write), and the only trust group whose slots it may read (group +
 	 * 1, 0: none; -1: all, a worker): an NF does not map another
 	 * group's. */
@@ -219,7 +219,7 @@ zn_pick_instance(struct zn_rctx *c, const struct zn_route *rt, uint16_t svc,
 		else if (e->mode == ZN_LB_LEAST_LOADED && c != NULL &&
 			 c->group > 0)
 			/* An NF of a trust group reads no pins (they are in
-			 * the EAL's memory, mgr/route.c): a worker decides,
+			 * the EAL's memory, mgr/flow/route.c): a worker decides,
 			 * with the pins, as for every other packet of the
 			 * flow. */
 			return (struct zn_res){ .type = ZN_RES_WORKER };
@@ -232,7 +232,7 @@ zn_pick_instance(struct zn_rctx *c, const struct zn_route *rt, uint16_t svc,
 
 /** Decide where a packet goes, @p prev_hops NF hops taken so far (the
  *  loop guard's count: the manager's own, from its owner map, for a
- *  packet an NF hands back; mgr/desc.h). Does not change the packet; may
+ *  packet an NF hands back; mgr/trust/owner_map.h). Does not change the packet; may
  *  pin its flow to a replica (LEAST_LOADED). */
 static inline struct zn_res
 zn_route_resolve_at(struct zn_rctx *c, const struct zn_route *rt,

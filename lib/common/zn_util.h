@@ -44,7 +44,7 @@ extern int zn_logtype;
 #define ZN_KICK_MSG_LEN 9
 /* Trust group index N's own kick socket: its NFs kick and send there
  * (the only one their sandbox has), and the manager takes what comes
- * there as of that group's NFs only (mgr/registry_kick.c) */
+ * there as of that group's NFs only (mgr/nf/registry_kick.c) */
 #define ZN_KICK_GROUP_SOCK_FMT "zeronf-kick-tg%u.sock"
 #define ZN_SLOT_LOCK_FMT "zeronf-nf%u.lock"
 
@@ -109,7 +109,7 @@ int zn_slot_claim(const char *instance, uint16_t *slot);
 /* The slot a launcher claimed for its child: ZN_SLOT_ENV="SLOT:FD", FD
  * the slot's lock file, locked (flock: the lock goes with the open file,
  * the child's too). A sandbox of a trust group has no slot's lock file
- * (mgr/sandbox.c): its NF could lock every free slot, and no NF could
+ * (mgr/nf/sandbox.c): its NF could lock every free slot, and no NF could
  * start. */
 #define ZN_SLOT_ENV "ZERONF_SLOT"
 /** The slot given in the environment (taken out of it): the fd, *slot

@@ -155,7 +155,7 @@ eal_init(struct zn_nf *nf, const char *prog)
 	 * soak bench's heap line). Freed at once. */
 	rte_service_finalize();
 	/* The manager answers our device scan with nothing (its ports are
-	 * its own: mgr/port_private.c); a port here means something opened
+	 * its own: mgr/port/port_private.c); a port here means something opened
 	 * a device it must not touch. */
 	if (rte_eth_dev_count_total() != 0) {
 		ZN_LOG(ERR, "EAL attached %u port(s) of manager '%s' in this "

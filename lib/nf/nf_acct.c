@@ -4,7 +4,7 @@
 
 /*
  * What an NF of no group takes from the shared pool and keeps
- * (mgr/pool_acct.h): its pool driver tags what it takes from the ring
+ * (mgr/nf/pool_acct.h): its pool driver tags what it takes from the ring
  * and untags what goes back (nf_pool_ops.c); this file covers the NF's
  * lcore cache, which serves gets and puts without the driver. A buffer
  * libzeronf frees into that cache (what a port's driver frees after our

@@ -3,7 +3,7 @@
  */
 
 /*
- * libzeronf: joining a trust group (--trust-group NAME; mgr/group.c). An
+ * libzeronf: joining a trust group (--trust-group NAME; mgr/trust/group.c). An
  * NF of a group is no DPDK secondary of the manager (nf.c eal_init): it
  * maps one file of the manager's, its group's, at the address every
  * process maps it at (buffers hold addresses), and reads there all it

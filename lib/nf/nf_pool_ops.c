@@ -100,7 +100,7 @@ zn_pool_ops_ring(void)
 /* The free ring, as DPDK's ring driver makes it (same size and flags:
  * its enqueue and dequeue run on it), in a memzone of the pool's own
  * socket or heap, but not listed among DPDK's rings: a trust group's pool
- * is in the group's file (mgr/group.c), and a process that looks up or
+ * is in the group's file (mgr/trust/group.c), and a process that looks up or
  * makes a ring walks that list reading each ring's name, which an NF of
  * another group does not map. */
 static int

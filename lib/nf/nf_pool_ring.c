@@ -11,7 +11,7 @@
  * manager can read it, so that a process that dies between a claim and
  * its commit does not jam the ring for ever, nor leave half a range of
  * stale entries in it: the manager finishes its operation
- * (mgr/pool_repair.c). Not DPDK's ring code, which waits for an earlier
+ * (mgr/nf/pool_repair.c). Not DPDK's ring code, which waits for an earlier
  * claim's commit for ever and records nothing. Used by the pools'
  * mempool driver (nf_pool_ops.c).
  *

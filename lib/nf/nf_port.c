@@ -4,7 +4,7 @@
 
 /*
  * libzeronf, NF -> port hand-off (control path): attach the ports the
- * manager gave this NF a TX queue of (ctl.txq, mgr/port_nftx.c), and only
+ * manager gave this NF a TX queue of (ctl.txq, mgr/port/port_nftx.c), and only
  * those. The EAL of an NF attaches no port (the manager answers its device
  * scan with nothing); here one vdev is probed in this process alone
  * (rte_vdev_init in a secondary attaches to the primary's device by name:
@@ -53,7 +53,7 @@ zn_nf_ports_attach(struct zn_nf *nf)
 	nf->n_ptxq = 0;
 	nf->cache = NULL;
 	/* An NF of a trust group maps none of the EAL's memory, where the
-	 * ports' queues are: the manager gives it none (mgr/port_nftx.c),
+	 * ports' queues are: the manager gives it none (mgr/port/port_nftx.c),
 	 * and it never makes a device of its own by the name. */
 	if (nf->shm == NULL)
 		return;
@@ -90,7 +90,7 @@ zn_nf_ports_attach(struct zn_nf *nf)
 
 /* In the packet thread, before its first packet: where the PMD frees what
  * this thread sends. The manager looks into the cache of our lcore when
- * we die (mgr/reclaim.c): used only if this thread is that lcore (an
+ * we die (mgr/nf/reclaim.c): used only if this thread is that lcore (an
  * application may run the loop in a thread of its own, whose frees go
  * straight to the pool) and it can take a burst without a flush. */
 void

@@ -188,7 +188,7 @@ void zn_nf_tx_init(struct zn_nf *nf);
 void zn_nf_ports_attach(struct zn_nf *nf);
 
 /* What an NF takes from its pool and keeps (nf_acct.c,
- * mgr/pool_acct.h). attach: once registered (tagged from now on); room:
+ * mgr/nf/pool_acct.h). attach: once registered (tagged from now on); room:
  * before libzeronf frees up to @p n buffers into cache @p c (flushes it
  * if they would not fit, as the put would, but knowingly); begin/end:
  * around a TX (zn_nf_tx_held); check: now and then when idle. */

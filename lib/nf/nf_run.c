@@ -211,7 +211,7 @@ zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		int rc;
 
 		/* New: the manager takes these back without having handed
-		 * them out (mgr/desc_hot.c), once. */
+		 * them out (mgr/trust/owner_map_hot.c), once. */
 		for (unsigned int i = 0; i < k; i++)
 			zn_pkt_meta(pkts[done + i])->flags |= ZN_PKT_F_NEW;
 		zn_ledger_own(&nf->s->ledger, pkts + done, k);

@@ -7,7 +7,7 @@
  * handler set their actions. The NF resolves them itself with the
  * manager's routing snapshot (zn_route_hot.h, the workers' own code) and
  * puts those bound for another NF straight on a link to it (a ring with
- * this NF as its only producer, mgr/link.h), ringing the receiver's
+ * this NF as its only producer, mgr/nf/link.h), ringing the receiver's
  * doorbell; packets for a port, drops and whatever has no link yet go to
  * the NF's TX ring, for a worker. With the manager's --handoff worker, or
  * its --fdir-rehash baseline, everything goes to the TX ring.
@@ -56,7 +56,7 @@ void
 zn_nf_tx_init(struct zn_nf *nf)
 {
 	/* Our group's copy of the NFs' snapshot and its RCU variable, in
-	 * its file (mgr/group.c), or the one of NFs of no group */
+	 * its file (mgr/trust/group.c), or the one of NFs of no group */
 	if (nf->gva != NULL) {
 		struct zn_group_home *h = nf->gva;
 
@@ -110,7 +110,7 @@ link_to(struct zn_nf *nf, const struct zn_route *rt, uint16_t to,
 	struct zn_nf_link *pl = &nf->lk[to];
 	unsigned int l;
 
-	/* Never given (mgr/link.c): to itself, or to another trust group's
+	/* Never given (mgr/nf/link.c): to itself, or to another trust group's
 	 * NF (the worker copies into its pool). */
 	if (to == nf->slot || rt->nf_group[to] != nf->group)
 		return NULL;
@@ -257,7 +257,7 @@ plain_run(struct zn_nf *nf, struct rte_mbuf **pkts, unsigned int run)
 	return true;
 }
 
-/* A run goes out of a port on our own TX queue (mgr/port_nftx.c): the
+/* A run goes out of a port on our own TX queue (mgr/port/port_nftx.c): the
  * worker never sees these packets, so their actions are counted here,
  * once however many tries the run takes. The ledger covers the call
  * (zn_ledger_tx_port). @return packets the port took. */

@@ -71,7 +71,7 @@
 #define ZN_PORT_NAME_LEN 64    /* RTE_ETH_NAME_MAX_LEN */
 #define ZN_WAIT_TX_RING 0xffffffffu /* hstats.blocked_on */
 #define ZN_PORT_SO_LEN 256
-/* Trust groups (mgr/group.c): each group's packet pool lives in a
+/* Trust groups (mgr/trust/group.c): each group's packet pool lives in a
  * hugepage file of its own, mapped at a fixed address by the manager and
  * by the group's NFs only (an NF of another group has nothing there). */
 #define ZN_MAX_GROUPS 16
@@ -80,7 +80,7 @@
 #define ZN_GROUP_FILE_FMT "%stg_%u"       /* instance, group index */
 #define ZN_GROUP_PATH_LEN 256
 #define ZN_GROUP_HEAP_FMT "zn_heap_tg%u"  /* group index */
-/* Tenants (mgr/tenant.c): a trust group each, with its slices of ports */
+/* Tenants (mgr/tenant/tenant.c): a trust group each, with its slices of ports */
 #define ZN_MAX_TENANTS ZN_MAX_GROUPS
 /* Readers of the routing snapshot: workers 0..ZN_MAX_WORKERS-1, then the
  * packet thread of the NF in slot s (per-reader counters are indexed so).
@@ -110,11 +110,11 @@ enum zn_drop_reason {
 	ZN_DROP_NF_EXIT,      /* held by / queued for an NF that died */
 	ZN_DROP_SHUTDOWN,     /* in flight when the manager shut down */
 	ZN_DROP_BAD_DESC,     /* an NF handed back what is not a packet of
-			       * its pool (mgr/desc.c): not freed, counted */
+			       * its pool (mgr/trust/owner_map.c): not freed, counted */
 	ZN_DROP_NO_TENANT,    /* from a sliced port: no tenant's slice
 			       * matches it, or its tenant has no chain */
 	ZN_DROP_CROSS_TENANT, /* an NF of one tenant sent it to another
-			       * tenant's service or port (mgr/tenant.c) */
+			       * tenant's service or port (mgr/tenant/tenant.c) */
 	ZN_DROP_MAX
 };
 
@@ -160,7 +160,7 @@ struct zn_shm_hdr {
 	uint32_t stall_ms;          /* --stall-ms: NFs drop after it too */
 	uint64_t mgr_start_time;    /* /proc/<pid>/stat starttime */
 	uint8_t port_mac[ZN_MAX_PORTS][6]; /* by ZeroNF port index */
-	/* Who took which buffer of the shared pool (mgr/pool_acct.h): one
+	/* Who took which buffer of the shared pool (mgr/nf/pool_acct.h): one
 	 * byte per 2^acct_shift bytes of the pool's memory from acct_lo,
 	 * acct_n of them, at acct_tags (EAL memory, the same address in
 	 * every process; acct_tags 0: not kept), and where in each such
@@ -202,7 +202,7 @@ struct zn_shm_mgr {
 				    * from the shared pool and kept */
 	uint64_t objs_freed;     /* DPDK objects freed for gone NFs */
 	uint64_t pool_ops_finished; /* ring operations of dead NFs
-				     * finished (mgr/pool_repair.c) */
+				     * finished (mgr/nf/pool_repair.c) */
 	uint64_t drops[ZN_DROP_MAX]; /* drops counted by the control thread */
 } __rte_cache_aligned;
 
@@ -232,19 +232,19 @@ struct zn_worker_shm {
 		uint64_t drops[ZN_DROP_MAX];
 		uint32_t online;   /* 1 while the worker runs */
 		uint32_t long_yields; /* lib/common/zn_yield.h */
-		/* Packets copied across a trust boundary (mgr/group.c) into
+		/* Packets copied across a trust boundary (mgr/trust/group.c) into
 		 * group g's pool ([g + 1]) or the shared one ([0]); the tsc
 		 * it took; copies put off, the pool being empty. */
 		uint64_t copied[ZN_MAX_GROUPS + 1];
 		uint64_t copy_cycles;
 		uint64_t copy_waits;
 		/* Trust groups' packets sent to ports, and received by a
-		 * group's port, as the manager's headers (mgr/shadow.h) */
+		 * group's port, as the manager's headers (mgr/trust/port_headers.h) */
 		uint64_t shadowed;
 		uint64_t shadow_rx;
 	} stats __rte_cache_aligned;
 	struct zn_port_wstats port[ZN_MAX_PORTS];
-	/* Per tenant (mgr/tenant.c). writer: the worker. */
+	/* Per tenant (mgr/tenant/tenant.c). writer: the worker. */
 	struct zn_tenant_wstats {
 		uint64_t rx;           /* packets its slices received */
 		uint64_t rx_bytes;
@@ -293,7 +293,7 @@ struct zn_ledger {
 /**
  * An NF's operation on its pool's free ring, in flight (lib/nf/
  * nf_pool_ring.c), as the manager needs it to finish it if the NF dies
- * in it (mgr/pool_repair.c): a ring shared by several processes is
+ * in it (mgr/nf/pool_repair.c): a ring shared by several processes is
  * jammed by one that dies between claiming a range of it and committing
  * that range (the others wait for its tail for ever), and a dead NF's
  * cache flushed twice puts buffers in the pool twice.
@@ -532,12 +532,12 @@ enum zn_steer_op {
 /* ---------------------------------------------------------------------- */
 /* Routing: the snapshot every worker and NF packet thread resolves
  * packets with (lib/common/zn_route_hot.h). Built by the manager's
- * control thread (mgr/route.c) in hugepage memory, published with one
+ * control thread (mgr/flow/route.c) in hugepage memory, published with one
  * store, then read-only until every reader passed an RCU quiescent state
  * (rte_rcu_qsbr, readers ZN_READER_*); LEAST_LOADED pins aside (readers
  * CAS them). */
 
-/* Load balancing across the replicas of a service (mgr/lb.c). */
+/* Load balancing across the replicas of a service (mgr/flow/lb.c). */
 enum zn_lb_mode {
 	ZN_LB_HASH = 0,         /* flow affinity: bucket of the flow hash */
 	ZN_LB_LEAST_LOADED = 1, /* new flows to the shortest backlog, pinned */
@@ -595,7 +595,7 @@ struct zn_route {
 	uint8_t port_chain[ZN_MAX_PORTS];
 	uint16_t n_port_chains;         /* ports with one */
 	/* Chain of a tenant's packets from its slices that no rule matched,
-	 * 0: none, they drop as no_tenant (workers only; mgr/tenant.c) */
+	 * 0: none, they drop as no_tenant (workers only; mgr/tenant/tenant.c) */
 	uint8_t tenant_chain[ZN_MAX_TENANTS];
 	struct zn_svc_entry svc[ZN_MAX_SERVICES];
 	uint16_t nf_svc[ZN_MAX_NFS];    /* service of a running NF, else 0 */
@@ -644,7 +644,7 @@ struct zn_link_mark {
 
 /** The whole shared zone, one per manager instance. */
 /* A port as an NF sees it, for transmitting on it itself (NF -> port
- * hand-off, mgr/port.c). writer: manager control thread, before `ready`. */
+ * hand-off, mgr/port/port.c). writer: manager control thread, before `ready`. */
 struct zn_shm_port {
 	char name[ZN_PORT_NAME_LEN]; /* ethdev name: what the NF attaches */
 	char driver_so[ZN_PORT_SO_LEN]; /* the PMD's shared object, loaded
@@ -669,7 +669,7 @@ struct zn_shm {
 };
 
 /*
- * A trust group's file (mgr/group.c) begins with the homes of its NFs: an
+ * A trust group's file (mgr/trust/group.c) begins with the homes of its NFs: an
  * NF of group g has its slot, its RX and TX rings and the links between
  * it and other NFs of g there, not in the EAL's memory that every NF
  * maps, so an NF of another group has no address for them. Each slot index has a home in every group (and one in
@@ -702,7 +702,7 @@ struct zn_group_home {
 		struct rte_mempool *pool;
 		/* The group's copy of the NFs' routing snapshot and the RCU
 		 * variable its NFs report to (thread id = slot), in the
-		 * pool's heap (mgr/route.c): an NF outside the group can
+		 * pool's heap (mgr/flow/route.c): an NF outside the group can
 		 * neither mislead them nor hold one online (the manager
 		 * kills a reader stuck online for 2 s) */
 		struct zn_route *route;
@@ -740,7 +740,7 @@ zn_home_ring_off(unsigned int idx, uint64_t ring_mem)
 }
 
 /** The name ring @p idx (ZN_HOME_*) of group index @p g's home is made
- *  with (mgr/home.c), and an NF checks it by (lib/nf/nf_msg.c). */
+ *  with (mgr/trust/home.c), and an NF checks it by (lib/nf/nf_msg.c). */
 static inline void
 zn_home_ring_name(char *buf, size_t len, unsigned int g, unsigned int idx)
 {

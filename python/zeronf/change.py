@@ -300,10 +300,10 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
     return sorted(steps, key=lambda s: s.phase)
 
 
-# policy.set's defaults (mgr/policy.c), to compare a file with policy.list
+# policy.set's defaults (mgr/nf/policy.c), to compare a file with policy.list
 def _policy_defaults(c: Client) -> tuple[dict, dict]:
     """The defaults of an autoscale policy's and a reaction's fields, as
-    the manager states them in policy.set's schema (mgr/policy.c holds
+    the manager states them in policy.set's schema (mgr/nf/policy.c holds
     them once)."""
     params = c.call("schema")["methods"]["policy.set"]["params"]
     return tuple({k: v["default"] for k, v in

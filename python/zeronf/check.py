@@ -7,7 +7,7 @@ the values the manager parses (match fields, flow addresses, chains,
 prefixes, CPU lists, its options) have one checker, the manager's:
 `zeronf-mgr --check OPTIONS` parses the options the instance would start
 with and the requests up would send (on stdin), starts nothing, and
-answers each request (mgr/cmd.c, zn_cmd_check_requests). Each error is
+answers each request (mgr/core/cmd.c, zn_cmd_check_requests). Each error is
 mapped back to the file's line and key."""
 from __future__ import annotations
 

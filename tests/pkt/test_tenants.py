@@ -1,4 +1,4 @@
-"""Packet tests of tenants (mgr/tenant.c, tenant_hot.c): real captures in
+"""Packet tests of tenants (mgr/tenant/tenant.c, tenant_hot.c): real captures in
 through net_pcap on a port sliced among two tenants (by VLAN, destination
 MAC or IP prefix), each tenant's packets through its own NF (in its own
 trust group) and out of its own port. Each output is exactly that tenant's

@@ -1,4 +1,4 @@
-"""Packet tests of the trust boundary (mgr/group.c, worker.c to_nf_pool):
+"""Packet tests of the trust boundary (mgr/trust/group.c, worker.c to_nf_pool):
 a real pcap in through net_pcap, through forward NFs in trust groups, out
 through tx_pcap. A packet reaches an NF only in that NF's pool: the
 worker copies it there when it comes from elsewhere (the port's shared
@@ -72,7 +72,7 @@ def test_packets_cross_a_trust_boundary_by_copy(managers, tmp_path, groups,
 def test_chained_packets_cross_by_copy(managers, tmp_path):
     """Frames past one buffer (waze.pcap: 35 of 597 up to 21,942 bytes,
     captured with TSO) arrive as chains of buffers (net_pcap) and are
-    copied across two boundaries segment by segment (mgr/copy_hot.c
+    copied across two boundaries segment by segment (mgr/trust/copy_hot.c
     copy_checked: each segment's address, offset and length checked as
     read, the data taken from where the pool keeps it): the same bytes
     come out."""
@@ -90,7 +90,7 @@ def test_chained_packets_cross_by_copy(managers, tmp_path):
 def test_chained_packets_through_a_groups_port(managers, tmp_path, handoff):
     """The same chains received by group a's own port (--port-group): its
     driver writes each segment through a header of the manager's paired
-    with a buffer of a (mgr/shadow.h), the worker writes the buffers' own
+    with a buffer of a (mgr/trust/port_headers.h), the worker writes the buffers' own
     headers from them, chained; the worker sends each packet out (net_pcap
     takes no NF's TX queue) as its segments' headers. NFs handing packets
     to each other or every hop through the worker: the same bytes come

@@ -355,7 +355,7 @@ def test_a_group_nf_cannot_drain_its_groups_pool_nor_keep_it(managers):
     """The same within a trust group: the group's pool is shared by its
     NFs, and an NF of it takes a quarter at most (its pool's size / 4)
     and gives back at its death what it kept (the tags are in the group's
-    file, mgr/pool_acct.h)."""
+    file, mgr/nf/pool_acct.h)."""
     m = managers(ports=["net_null0,no-rx=1"], chain="1,drop",
                  args=["--trust-group", "a:2047"])
 

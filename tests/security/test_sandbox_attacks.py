@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="no bwrap (bubblewrap)")
 
 ATTACKER = Path(__file__).with_name("attacker.py")
-GROUP_BASE, GROUP_SPAN = 0x500000000000, 64 << 30  # mgr/group.c
+GROUP_BASE, GROUP_SPAN = 0x500000000000, 64 << 30  # mgr/trust/group.c
 
 
 def nf_named(m, name):
@@ -75,7 +75,7 @@ def uid_of(pid: int) -> int:
 
 
 def check_syscalls_refused(rep: list[dict]) -> None:
-    """The seccomp filter (mgr/sandbox_seccomp.c): every call the
+    """The seccomp filter (mgr/nf/sandbox_seccomp.c): every call the
     attacker made to widen the kernel's surface answered EPERM. Without
     it, a user namespace, a key, its own memory read through
     process_vm_readv and PTRACE_TRACEME were its to have."""

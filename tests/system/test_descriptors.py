@@ -1,4 +1,4 @@
-"""Descriptors that cannot lie (mgr/desc.c): a hostile NF (tests/unit/
+"""Descriptors that cannot lie (mgr/trust/owner_map.c): a hostile NF (tests/unit/
 nf_liar.c) hands back, among real packets, pointers that are not packets
 of its pool, or real packets made to lie about themselves. The manager
 keeps running, touches none of them past its checks, counts each as a
@@ -112,7 +112,7 @@ def liar_in_a(managers, liar_args):
 @pytest.mark.parametrize("lie", ["random", "bad_len", "bad_buf", "bad_next"])
 def test_lies_are_caught_before_a_boundary(managers, lie):
     """Packets going on to an NF of the same pool are checked only where
-    they are read (a port, a drop, a copy: desc.h); a liar of group a
+    they are read (a port, a drop, a copy: owner_map.h); a liar of group a
     whose packets go to an NF of group b is caught before the copy, its
     lies its own, the NF of b given nothing but real packets."""
     m, base, liar = liar_in_a(managers, ["--lie", lie, "--every", "7"])
@@ -143,10 +143,10 @@ def test_packets_rewritten_while_checked(managers):
     into group b's pool: a check passed is no promise about the next
     read, so the copy reads nothing twice (its address, offset and
     length loaded once and checked, the data taken where the pool keeps
-    it: mgr/copy_hot.c) and what is dropped goes back by the pool's own
-    values (zn_desc_put); the liar also clears each packet's flow hash,
+    it: mgr/trust/copy_hot.c) and what is dropped goes back by the pool's own
+    values (zn_owner_map_put); the liar also clears each packet's flow hash,
     and the worker choosing between b's two replicas hashes the packet
-    from where its pool keeps it (zn_desc_pkt_data). The manager lives,
+    from where its pool keeps it (zn_owner_map_pkt_data). The manager lives,
     b's NFs get real packets only, the pools end whole. (The manager
     read the header again and died within a second, every run.)"""
     m, base, liar = liar_in_a(managers, ["--lie", "flip"])
@@ -180,7 +180,7 @@ def test_packets_rewritten_while_sent(managers, tmp_path, out):
     real packets and a thread of its own rewrites them without pause
     (buf_addr, offsets, length, next, pool: garbage and back) while the
     worker checks them and the port's driver sends and frees them. The
-    driver reads headers of the manager's (mgr/shadow.h), the group's
+    driver reads headers of the manager's (mgr/trust/port_headers.h), the group's
     buffers attached where the manager's map says they are, and its free
     gives each buffer back through the manager's header of the pool: the
     manager lives, every drop is the liar's, the pools end whole. (The

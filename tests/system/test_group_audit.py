@@ -1,4 +1,4 @@
-"""group.audit (mgr/group_audit.c): what the owner map cannot see, a
+"""group.audit (mgr/trust/group_audit.c): what the owner map cannot see, a
 hostile NF of a trust group that frees packets in its own process and
 hands them back too (each then in the pool twice), or that keeps buffers
 outside its ledger and dies, leaves the group's pool broken; once the
@@ -73,7 +73,7 @@ def _audit(m, **kw):
 
 def test_a_dead_nfs_hoard_is_found_and_put_back(managers):
     """A group NF keeps 50 buffers it allocated: put back when it dies,
-    as its pool's tags say (mgr/pool_acct.h). One that also erases their
+    as its pool's tags say (mgr/nf/pool_acct.h). One that also erases their
     tags (its group's file is its to write) loses them: the audit finds
     them, and puts them back with force."""
     m = managers(ports=["net_null0,no-rx=1"], rx_paused=True, args=ARGS)

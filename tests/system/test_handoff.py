@@ -1,4 +1,4 @@
-"""System tests of the NF -> NF hand-off (lib/nf/nf_tx.c, mgr/link.c): NFs
+"""System tests of the NF -> NF hand-off (lib/nf/nf_tx.c, mgr/nf/link.c): NFs
 put packets for the next NF on a link to it, without a worker. Real
 manager, real NF processes, killed and stopped under load; every packet
 that entered is accounted for and every buffer returns to the pool."""
@@ -45,7 +45,7 @@ def test_chain_hops_go_nf_to_nf(managers, group):
     itself: the worker sees only ingress and the last hop's packets for
     the port. Nothing is lost, links are given back when NFs leave. With
     the three in trust group "a", the links are rings in the group's file
-    (mgr/home.c) and the worker copies ingress into the group's pool."""
+    (mgr/trust/home.c) and the worker copies ingress into the group's pool."""
     args = ["--trust-group", "a:4095"] if group else []
     lib = ["--trust-group", group] if group else []
     m, base = start(managers, "1,2,3,port:1", args=args)

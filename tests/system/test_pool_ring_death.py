@@ -9,7 +9,7 @@ ever (DPDK's ring code); two honest NFs waited there, were killed as
 stuck readers after 2 s, and their caches, already in the ring, were put
 back again with the dead one's: 1,152 buffers twice in the pool. Now each
 claim is recorded where the manager reads it (lib/nf/nf_pool_ring.c) and
-the manager finishes the dead NF's operation (mgr/pool_repair.c).
+the manager finishes the dead NF's operation (mgr/nf/pool_repair.c).
 
 Each case kills an NF at one point of one operation (libzeronf's fault
 injection, ZN_TEST_POOL_OP_DEATH) while another NF of the pool goes on;

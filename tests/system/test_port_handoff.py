@@ -1,5 +1,5 @@
 """System tests of the NF -> port hand-off (lib/nf/nf_tx.c to_port,
-mgr/port_nftx.c): an NF transmits on a TX queue of its own on ports whose
+mgr/port/port_nftx.c): an NF transmits on a TX queue of its own on ports whose
 PMD allows it from a secondary and frees in tx_burst (net_null, net_tap);
 the worker never sees those packets. Real manager, real NFs, kill -9
 under load; every packet accounted for, every buffer back."""

@@ -1,4 +1,4 @@
-"""Tenants' control credentials (mgr/ctl.c): each tenant has a control
+"""Tenants' control credentials (mgr/core/ctl.c): each tenant has a control
 socket of its own, mode 0600 and owned by the user --tenant's uid= names;
 a client on it sees and changes only its tenant (its NFs, its chain, its
 counters) and is refused every other command. Tried by a real other user

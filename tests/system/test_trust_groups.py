@@ -1,4 +1,4 @@
-"""Trust groups (mgr/group.c, lib/nf/nf_group.c): a group's packet pool
+"""Trust groups (mgr/trust/group.c, lib/nf/nf_group.c): a group's packet pool
 is a hugepage file of its own that only the group's NFs map. An NF of
 another group, or of none, that reads a group's packet address faults:
 the memory is not in its address space. The test NF (tests/unit/
@@ -101,7 +101,7 @@ def test_a_groups_packets_are_not_mapped_outside_it(managers):
 
 def test_a_slot_moves_between_homes(managers):
     """An NF's slot and rings live in its group's file, or in the EAL's
-    memory for an NF of no group (mgr/home.c): one slot, used in turn by
+    memory for an NF of no group (mgr/trust/home.c): one slot, used in turn by
     NFs of group a, of no group, of group b and of a again, moves home
     each time, and each NF registers and forwards whole."""
     m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),
@@ -129,7 +129,7 @@ def test_a_slot_moves_between_homes(managers):
 
 def test_a_groups_kicks_cannot_stand_for_anothers(managers):
     """Whatever comes on group a's kick socket is taken as of a's NFs
-    only (mgr/registry_kick.c): a process there flooding registration
+    only (mgr/nf/registry_kick.c): a process there flooding registration
     kicks for every low slot and generation, and REGISTER messages naming
     group b, cannot pass for NFs of b registering meanwhile (their pid is
     their own, the kernel's word on b's socket) nor make a ghost of b."""

@@ -1,12 +1,12 @@
 """NFs that write garbage where they can (tests/unit/nf_vandal.c): into
 the headers of their own rings, and into their own slot in shared memory.
 The manager keeps its side of every ring (geometry and positions) in its
-own memory (mgr/ring_guard.h) and signals NFs through their pidfd, never a
+own memory (mgr/trust/ring_guard.h) and signals NFs through their pidfd, never a
 pid read from shared memory: it keeps running, the honest NF beside the
 vandal loses nothing, and once the vandal is gone its slot and rings serve
 the next NF as new (docs/architecture.md lists what an NF can write).
 The workers resolve packets with their own copy of the routing snapshot,
-in memory no NF maps (mgr/privmem.c): an NF that rewrites the copy NFs
+in memory no NF maps (mgr/trust/private_heap.c): an NF that rewrites the copy NFs
 read changes nothing for them."""
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def faults_and_harms_none(m, honest, mode, rx_more):
 
 def test_another_groups_nf_is_out_of_reach(managers):
     """The honest NF is in trust group "blue": its slot and rings are in
-    blue's file (mgr/home.c), which the vandal (no group) does not map.
+    blue's file (mgr/trust/home.c), which the vandal (no group) does not map.
     The vandal sets "stop" in every slot it can write, every tick: the
     honest NF runs on and loses nothing. A second vandal writes into the
     honest NF's RX ring through the address the manager publishes, a
@@ -218,7 +218,7 @@ def test_another_groups_nf_is_out_of_reach(managers):
              "the vandal reclaimed")
     reach = faults_and_harms_none(m, honest, "reach", 10000)
     # The group's pool: its header, lcore caches and free ring are in
-    # the group's file too (mgr/group.c); a third vandal that finds them
+    # the group's file too (mgr/trust/group.c); a third vandal that finds them
     # by their memzones' names faults writing there.
     pool = faults_and_harms_none(m, honest, "pool", 15000)
     finish(m, base, honest, pool)
@@ -232,10 +232,10 @@ def test_garbage_in_free_buffers_of_its_pool(managers, port):
     honest NF of blue. Port 0 of no group: the manager copies the shared
     pool's packets into blue's, each copy written where the pool keeps
     that buffer's data, its header reset as the pool made it
-    (mgr/copy_hot.c); it wrote where the header said before, and died.
+    (mgr/trust/copy_hot.c); it wrote where the header said before, and died.
     Port 0 of blue (--port-group): its driver receives into headers of
     the manager's, each with a buffer of blue attached where the
-    manager's map says it is (mgr/shadow.h); it wrote where the buffer's
+    manager's map says it is (mgr/trust/port_headers.h); it wrote where the buffer's
     header said before, and the manager died. Now nothing is lost."""
     m, base, honest, vandal = start(
         managers, "1,port:1", 2, "freebufs",
@@ -310,7 +310,7 @@ def test_garbage_in_its_pools_header(managers):
     """blue_pool_vandalised: blue's pool's rte_mempool header (every
     field: the caches' address, the ops index, the free ring's address;
     each lcore cache's length; the data room): the manager gets and puts
-    blue's buffers with its own header of the pool (mgr/pool_twin.c).
+    blue's buffers with its own header of the pool (mgr/trust/pool_header.c).
     Before, the first copy into blue followed the garbage and the
     manager died (an ops index out of range is a DPDK panic)."""
     blue_pool_vandalised(
@@ -323,7 +323,7 @@ def test_another_group_cannot_hold_its_readers(managers):
     of NFs of no group online since long ago, every tick, while routing
     changes: the manager kills a reader stuck online for 2 s, and the
     honest NF, in trust group "blue", reports to its group's variable
-    (mgr/group.c): it is never waited for, nor killed, and loses
+    (mgr/trust/group.c): it is never waited for, nor killed, and loses
     nothing."""
     m, base, honest, vandal = start(
         managers, "1,port:1", 2, "rcu",
@@ -352,7 +352,7 @@ def test_garbage_in_the_rcu_variables_header(managers, group):
     bitmap and its length (max_threads, num_elems, num_threads) in the
     RCU variable it reports to (its group's, or the one of NFs of no
     group) every tick, while routing changes: the manager, which checks
-    each reader's counter where it is (mgr/route.c), lives, and the
+    each reader's counter where it is (mgr/flow/route.c), lives, and the
     honest NF beside it loses nothing. Before, the manager's grace period
     read (and its reader registration wrote) where the garbage said."""
     g = ["--trust-group", group] if group else []
@@ -378,7 +378,7 @@ def test_garbage_in_its_groups_heap(managers):
     the header DPDK's rte_malloc keeps before each structure of blue's
     heap (its pool's header and free ring, its routing copy, its RCU
     variable), every tick: the manager frees them at exit from the heap as it made
-    it (mgr/group.c), and exits cleanly with every pool whole. Before, it
+    it (mgr/trust/group.c), and exits cleanly with every pool whole. Before, it
     followed the garbage at exit and died (SIGSEGV)."""
     m, base, honest, vandal = start(
         managers, "1,port:1", 2, "heaphdr",

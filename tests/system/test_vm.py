@@ -348,7 +348,7 @@ def test_a_guest_writing_garbage_in_its_rings_harms_none(managers):
     """The vandal NF (--mode ring) in a VM writes garbage into its own RX
     and TX rings' headers in the group's file, before its first packet and
     every tick, beside an honest host replica of its service: the manager
-    keeps its own side of every ring (mgr/ring_guard.h), the honest NF
+    keeps its own side of every ring (mgr/trust/ring_guard.h), the honest NF
     loses nothing; the vandal may crash on its own garbage (its VM then
     powers off); once it is gone every buffer is back."""
     m, base, honest = replica_beside(managers, NF_BIN["test-vandal"],

@@ -21,7 +21,7 @@
  * the packet in its own process and hands it back too: a double free),
  * hoard (takes --every buffers of its pool at init and keeps them, out
  * of its ledger: put back when it dies, as its pool's tags say them its,
- * mgr/pool_acct.h); hoard_hidden (the same, then it erases their tags,
+ * mgr/nf/pool_acct.h); hoard_hidden (the same, then it erases their tags,
  * which it can write: lost when it dies, until group.audit finds them);
  * free_garbage (puts a pointer that
  * is no buffer into its pool's free ring: what a buggy NF freeing a bad
@@ -47,7 +47,7 @@
 #include "../../lib/shm/zn_shm.h"
 #include "xorshift.h"
 
-#define GROUP0_VA 0x500000000000ULL /* ZN_GROUP_VA_BASE (mgr/group.c) */
+#define GROUP0_VA 0x500000000000ULL /* ZN_GROUP_VA_BASE (mgr/trust/group.c) */
 
 static const char *mode = "random";
 static unsigned int every = 7, seen;

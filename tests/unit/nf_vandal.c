@@ -13,18 +13,18 @@
  * there does), its state "free", its pid and group pointing elsewhere
  * (pid 1), every tick. --mode route: into the routing snapshot NFs read
  * (no chains, no services, no TX rings to drain, no direct hand-off),
- * every tick: the workers route with their own copy (mgr/privmem.c).
+ * every tick: the workers route with their own copy (mgr/trust/private_heap.c).
  * --mode others: "stop" into every other slot of zn_shm.nfs (the homes
  * of NFs of no trust group), every tick. --mode reach: garbage into the
  * header of every other running NF's RX ring, through the pointer the
- * manager publishes: a ring in another trust group's file (mgr/home.c) is
+ * manager publishes: a ring in another trust group's file (mgr/trust/home.c) is
  * not mapped here, and the vandal dies of SIGSEGV. --mode pool: garbage
  * into the header and free ring of every trust group's pool it finds by
- * their memzones' names: they are in the groups' files (mgr/group.c), and
+ * their memzones' names: they are in the groups' files (mgr/trust/group.c), and
  * the vandal dies of SIGSEGV. --mode pointers: garbage into every NF
  * ring and link ring pointer the manager publishes (zn_shm_route.nf_rx,
  * nf_tx, zn_link.ring), every tick: the workers balance LEAST_LOADED
- * replicas with their own (mgr/home.c, link.c), NFs with theirs.
+ * replicas with their own (mgr/trust/home.c, link.c), NFs with theirs.
  * --mode rcu: every other reader of the NFs' RCU variable of NFs of no
  * group marked online since long ago, every tick (the manager kills a
  * reader stuck online for 2 s): a group's NFs report to their group's.
@@ -41,24 +41,24 @@
  * rte_mempool header, every tick: every field (the caches' address, the
  * ops index, the ring, sizes, lists), every lcore cache's size, flush
  * threshold and length, the mbuf pool's private area (data room): the
- * manager uses the pool with its own header (mgr/pool_twin.c).
+ * manager uses the pool with its own header (mgr/trust/pool_header.c).
  * --mode rcuhdr: garbage into the header of the RCU variable it reports
  * to (its group's, in its file, or the one of NFs of no group): where
  * DPDK's code finds the readers' bitmap and how long it is (max_threads,
  * num_elems, num_threads), every tick; the manager checks each reader's
- * counter where it is (mgr/route.c sync_nfs).
+ * counter where it is (mgr/flow/route.c sync_nfs).
  * --mode heaphdr: (in a trust group) garbage neighbours (prev, next)
  * into the header DPDK's rte_malloc keeps before each structure of its
  * group's heap (the pool's header and free ring, the routing copy, the
  * RCU variable), every tick: the manager frees them at exit from its
- * heap as made (mgr/group.c).
+ * heap as made (mgr/trust/group.c).
  * --mode msgs: (no group) writes the NFs' message ring (which it maps
  * whole) directly: forged messages in its slots (every type, for every
  * slot, as every trust group, generations 0-3, and random ones) with
  * the producer's positions moved over them, one tick; the ring's header
  * (geometry and positions) garbage, the next: the manager reads it with
  * the geometry it made it with, refuses what is no message of an NF of
- * no group, and resets a header it finds written (mgr/registry_kick.c).
+ * no group, and resets a header it finds written (mgr/nf/registry_kick.c).
  * Counter: vandalised. */
 
 #include <errno.h>
@@ -258,7 +258,7 @@ vandalise(struct zn_nf *nf)
 	}
 	if (strcmp(mode, "ring") == 0 && shm == NULL) {
 		/* in a trust group: its rings in its group's file, where
-		 * the manager laid them out (mgr/home.c) */
+		 * the manager laid them out (mgr/trust/home.c) */
 		uintptr_t mp = (uintptr_t)zn_nf_group_pool(nf);
 		unsigned int g = (unsigned int)((mp - ZN_GROUP_VA_BASE) /
 						ZN_GROUP_VA_STRIDE);

@@ -12,8 +12,8 @@
 #include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_flow.h"
 #include "../../lib/common/zn_util.h"
-#include "../../mgr/mgr.h"
-#include "../../mgr/route.h"
+#include "../../mgr/core/mgr.h"
+#include "../../mgr/flow/route.h"
 
 ZN_TEST(util_parse)
 {

@@ -11,10 +11,10 @@
 #include <rte_mbuf_dyn.h>
 
 #include "zn_test.h"
-#include "../../mgr/lb.h"
-#include "../../mgr/mgr.h"
-#include "../../mgr/route.h"
-#include "../../mgr/worker.h"
+#include "../../mgr/flow/lb.h"
+#include "../../mgr/core/mgr.h"
+#include "../../mgr/flow/route.h"
+#include "../../mgr/datapath/worker.h"
 
 ZN_TEST(chain_parse)
 {
@@ -211,7 +211,7 @@ ZN_TEST(route_resolve)
 	r = zn_route_resolve(NULL, &rt, m);
 	ZT_EQ(r.reason, ZN_DROP_HOP_LIMIT);
 	/* The count the caller gives is the one that counts, whatever the
-	 * metadata says (the manager's own, mgr/desc.h), in a burst too:
+	 * metadata says (the manager's own, mgr/trust/owner_map.h), in a burst too:
 	 * packets of equal metadata but different counts are not one run. */
 	zn_pkt_meta(m)->hops = 0;
 	ZT_EQ(zn_route_resolve_at(NULL, &rt, m, 64).reason, ZN_DROP_HOP_LIMIT);

@@ -1,0 +1,617 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* zeronf-mgr: start-up and shutdown of the manager (a DPDK primary). */
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_memzone.h>
+#include <rte_version.h>
+
+#include <jansson.h>
+
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+
+#include "args.h"
+#include "cmd.h"
+#include "ctl.h"
+#include "../trust/owner_map.h"
+#include "../trust/private_heap.h"
+#include "../trust/group.h"
+#include "../trust/home.h"
+#include "../tenant/tenant.h"
+#include "instance.h"
+#include "../nf/link.h"
+#include "../nf/launch.h"
+#include "loop.h"
+#include "mgr.h"
+#include "../nf/policy.h"
+#include "../nf/pool_acct.h"
+#include "../port/port.h"
+#include "../nf/registry.h"
+#include "../trust/ring_guard.h"
+#include "../flow/route.h"
+#include "../trust/port_headers.h"
+#include "../telemetry/stats.h"
+#include "../telemetry/telemetry.h"
+#include "../datapath/worker.h"
+#include "../../lib/common/zn_doorbell.h"
+#include "../../lib/common/zn_pool_ops.h"
+#include "../../lib/common/zn_util.h"
+
+#define MBUF_CACHE 256
+#define MSG_RING_SIZE 1024
+#define NF_STOP_TIMEOUT_NS (3ULL * 1000 * 1000 * 1000)
+
+static struct zn_mgr mgr;
+
+static bool
+is_pci_addr(const char *s)
+{
+	unsigned int a, b, c, d;
+	char rest;
+
+	/* DDDD:BB:DD.F or BB:DD.F, optionally followed by ",args" */
+	return sscanf(s, "%x:%x:%x.%x%c", &a, &b, &c, &d, &rest) >= 4 ||
+	       sscanf(s, "%x:%x.%x%c", &a, &b, &c, &rest) >= 3;
+}
+
+/* 32 TiB: above the heap and below ASan's allocator (0x6000...). */
+#define ZN_BASE_VIRTADDR "0x200000000000"
+
+static bool
+eal_arg_given(const struct zn_mgr *m, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (int i = 0; i < m->cfg.eal_argc; i++)
+		if (strncmp(m->cfg.eal_argv[i], opt, n) == 0)
+			return true;
+	return false;
+}
+
+/* EAL arguments: instance = file prefix, one floating lcore per thread
+ * (the kernel schedules them over --cpus), ports as --vdev / -a. */
+static int
+eal_init(struct zn_mgr *m, const char *prog)
+{
+	static char *argv[ZN_MAX_PORT_ARGS * 2 + 64];
+	static char lcores[4096], cpus[512], prefix[64], hugedir[PATH_MAX + 16];
+	static char mem[64], memres[64], loglvl[96];
+	bool any_pci = false;
+	int argc = 0, rc, off;
+	cpu_set_t set;
+
+	if (m->cfg.cpus_set)
+		set = m->cfg.cpus;
+	else if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -errno;
+	if (zn_format_cpulist(&set, cpus, sizeof(cpus)) < 0)
+		return -EINVAL;
+	off = snprintf(lcores, sizeof(lcores), "--lcores=");
+	for (unsigned int l = 0; l <= m->n_workers; l++)
+		off += snprintf(lcores + off, sizeof(lcores) - (size_t)off,
+				"%s%u@(%s)", l ? "," : "", l, cpus);
+	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", m->cfg.instance);
+	snprintf(hugedir, sizeof(hugedir), "--huge-dir=%s", m->huge_dir);
+	/* --socket-limit caps; --socket-mem reserves, and the EAL never
+	 * returns reserved pages to the system. Reserving all of it means no
+	 * free (an NF's table, the manager freeing what a dead NF left)
+	 * unmaps pages, which would make every process sync its memory map
+	 * over the multi-process channel: measured 5-10 s stalls when NFs
+	 * exit together, one whose channel is closing never answering. */
+	snprintf(mem, sizeof(mem), "--socket-limit=%u", m->cfg.mem_mb);
+	snprintf(memres, sizeof(memres), "--socket-mem=%u", m->cfg.mem_mb);
+	snprintf(loglvl, sizeof(loglvl), "--log-level=%s", m->cfg.log_level);
+
+	argv[argc++] = (char *)(uintptr_t)prog;
+	argv[argc++] = (char *)(uintptr_t)"--proc-type=primary";
+	argv[argc++] = prefix;
+	argv[argc++] = lcores;
+	argv[argc++] = hugedir;
+	argv[argc++] = mem;
+	argv[argc++] = memres;
+	argv[argc++] = loglvl;
+	for (unsigned int i = 0; i < m->cfg.n_devargs; i++) {
+		if (is_pci_addr(m->cfg.devargs[i])) {
+			argv[argc++] = (char *)(uintptr_t)"-a";
+			any_pci = true;
+		} else {
+			argv[argc++] = (char *)(uintptr_t)"--vdev";
+		}
+		argv[argc++] = m->cfg.devargs[i];
+	}
+	if (!any_pci)
+		argv[argc++] = (char *)(uintptr_t)"--no-pci";
+	/* Secondaries map the primary's memory at the primary's addresses.
+	 * Left to the kernel, those lie among every process's own mappings
+	 * (0x7f...), where an NF may already have something: seen with
+	 * AddressSanitizer builds, whose NFs failed to start one time in
+	 * three. A base far from where mmap, the heap, the stacks and ASan's
+	 * allocator place things keeps the range free in every process.
+	 * Given after "--", the operator's --base-virtaddr wins. */
+	if (!eal_arg_given(m, "--base-virtaddr"))
+		argv[argc++] = (char *)(uintptr_t)
+			"--base-virtaddr=" ZN_BASE_VIRTADDR;
+	/* One hugepage file per memory segment list instead of one per page
+	 * (128 at --mem 256): a sandbox binds the instance's files one by
+	 * one, 0.4 ms each (measured: 47 of a sandboxed NF's start). The
+	 * legacy memory model has no such files; the operator may ask for it
+	 * after "--". */
+	if (!eal_arg_given(m, "--legacy-mem") &&
+	    !eal_arg_given(m, "--single-file-segments"))
+		argv[argc++] = (char *)(uintptr_t)"--single-file-segments";
+	for (int i = 0; i < m->cfg.eal_argc && argc < (int)RTE_DIM(argv) - 1;
+	     i++)
+		argv[argc++] = m->cfg.eal_argv[i];
+	argv[argc] = NULL;
+
+	rc = rte_eal_init(argc, argv);
+	if (rc < 0) {
+		ZN_LOG(ERR, "EAL init failed: %s%s", rte_strerror(rte_errno),
+		       rte_errno == ENOMEM ? " (--mem is reserved at start: "
+		       "that much hugepage memory must be free)" : "");
+		return -rte_errno;
+	}
+	return 0;
+}
+
+static int
+shared_init(struct zn_mgr *m)
+{
+	static const struct rte_mbuf_dynfield meta_desc = {
+		.name = ZN_PKT_META_DYNFIELD,
+		.size = sizeof(struct zn_pkt_meta),
+		.align = __alignof__(struct zn_pkt_meta),
+	};
+	const struct rte_memzone *mz;
+	struct zn_shm_hdr *h;
+	const struct rte_mempool_ops *ops;
+	uint64_t start = 0;
+
+	zn_pkt_meta_offset = rte_mbuf_dynfield_register(&meta_desc);
+	if (zn_pkt_meta_offset < 0) {
+		ZN_LOG(ERR, "cannot register the metadata field: %s",
+		       rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	/* The ring driver with the manager's check of what it takes out
+	 * (lib/common/zn_pool_ops.h): every NF writes this pool's ring.
+	 * Unless the operator names a driver (EAL --mbuf-pool-ops-name):
+	 * then that one, for the trust groups' pools too, unchecked. */
+	m->pool_ops = ZN_POOL_OPS;
+	if (eal_arg_given(m, "--mbuf-pool-ops-name")) {
+		m->pool_ops = rte_mbuf_best_mempool_ops();
+		ZN_LOG(NOTICE, "pools use the mempool driver '%s' (EAL "
+		       "--mbuf-pool-ops-name): what NFs free into them is not "
+		       "checked as the manager takes it out", m->pool_ops);
+	}
+	m->pool = rte_pktmbuf_pool_create_by_ops(ZN_POOL_NAME,
+						 m->cfg.pool_size, MBUF_CACHE,
+						 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+						 (int)rte_socket_id(),
+						 m->pool_ops);
+	if (m->pool == NULL) {
+		ZN_LOG(ERR, "cannot create a pool of %u buffers: %s (raise "
+		       "--mem or lower --pool-size)", m->cfg.pool_size,
+		       rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	m->msgq = rte_ring_create_elem(ZN_MSG_RING_NAME, sizeof(struct zn_msg),
+				       MSG_RING_SIZE, (int)rte_socket_id(),
+				       RING_F_SC_DEQ);
+	mz = rte_memzone_reserve_aligned(ZN_SHM_NAME, sizeof(struct zn_shm),
+					 (int)rte_socket_id(), 0,
+					 RTE_CACHE_LINE_SIZE);
+	if (m->msgq == NULL || mz == NULL)
+		return -ENOMEM;
+	m->shm = mz->addr;
+	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
+		m->slot[i] = &m->shm->nfs[i]; /* home.c moves them */
+	memset(m->shm, 0, sizeof(*m->shm));
+
+	ops = rte_mempool_get_ops(m->pool->ops_index);
+	zn_proc_start_time(getpid(), &start);
+	h = &m->shm->hdr;
+	h->magic = ZN_SHM_MAGIC;
+	h->abi_version = ZN_ABI_VERSION;
+	h->shm_size = sizeof(struct zn_shm);
+	h->slot_size = sizeof(struct zn_nf_slot);
+	h->max_nfs = ZN_MAX_NFS;
+	zn_strlcpy(h->build_id, zn_build_id, sizeof(h->build_id));
+	zn_strlcpy(h->dpdk_version, rte_version(), sizeof(h->dpdk_version));
+	zn_strlcpy(h->instance, m->cfg.instance, sizeof(h->instance));
+	zn_strlcpy(h->pool_name, ZN_POOL_NAME, sizeof(h->pool_name));
+	zn_strlcpy(h->pool_ops, ops->name, sizeof(h->pool_ops));
+	h->pool_ops_index = m->pool->ops_index;
+	h->meta_offset = zn_pkt_meta_offset;
+	h->ring_size = m->cfg.ring_size;
+	h->n_workers = m->n_workers;
+	h->mgr_pid = (uint32_t)getpid();
+	h->stall_ms = m->cfg.stall_ms;
+	h->mgr_start_time = start;
+	return 0;
+}
+
+/* Workers: RX threads first (they poll ports and, without TX threads,
+ * also drain NFs), then TX-only threads. Port queues are spread over the
+ * RX threads. */
+static int
+workers_init(struct zn_mgr *m)
+{
+	unsigned int lcore = 0, rr = 0;
+
+	for (unsigned int i = 0; i < m->n_workers; i++) {
+		/* Private: its stages hold the packets it frees. */
+		struct zn_worker *w = rte_zmalloc_socket("zn_worker",
+							 sizeof(*w),
+							 RTE_CACHE_LINE_SIZE,
+							 m->priv_socket);
+
+		if (w == NULL)
+			return -ENOMEM;
+		lcore = rte_get_next_lcore(lcore, 1, 0);
+		*w = (struct zn_worker){
+			.id = i,
+			.lcore = lcore,
+			.rx_role = i < m->cfg.rx_threads,
+			.tx_role = m->cfg.tx_threads == 0 ||
+				   i >= m->cfg.rx_threads,
+			.mgr = m,
+			.shm = &m->shm->workers[i],
+			.stall_cycles = m->cfg.stall_ms * (rte_get_tsc_hz() /
+							   1000),
+		};
+		zn_rctx_init(&w->rc, &m->shm->rt.lb_epoch, m->slot, m->nf_rx,
+			     m->link_ring, -1, i, &w->shm->stats.lb_moved);
+		m->workers[i] = w;
+	}
+	for (uint16_t p = 0; p < m->n_ports; p++) {
+		for (uint16_t q = 0; q < m->ports[p].nb_rxq; q++) {
+			struct zn_worker *w = m->workers[rr++ %
+							 m->cfg.rx_threads];
+
+			if (w->n_rxq >= ZN_MAX_RXQ_PER_WORKER)
+				return -ENOSPC;
+			w->rxq[w->n_rxq++] = (struct zn_rxq){ .port = p,
+				.queue = q, .shadowed = zn_port_headers_port(m, p) };
+		}
+		for (unsigned int i = 0; i < m->n_workers; i++)
+			m->workers[i]->txq[p] =
+				(uint16_t)(i % m->ports[p].nb_txq);
+	}
+	return 0;
+}
+
+/* What NFs wrote into their rings and links: checked first (owner_map.h). */
+static void
+free_left(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
+	  const char *who)
+{
+	if (m->desc != NULL)
+		zn_owner_map_free(m, pkts, n, who);
+	else
+		rte_pktmbuf_free_bulk(pkts, n);
+}
+
+static void
+free_staged(struct zn_mgr *m)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < m->n_workers; i++) {
+		struct zn_worker *w = m->workers[i];
+		struct zn_stage *stages[ZN_MAX_NFS + ZN_MAX_RXQ_PER_WORKER];
+		unsigned int ns = 0;
+
+		if (w == NULL)
+			continue;
+		for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+			stages[ns++] = &w->nf_stage[s];
+		for (unsigned int q = 0; q < w->n_rxq; q++)
+			stages[ns++] = &w->rxq[q].stage;
+		for (unsigned int s = 0; s < ns; s++) {
+			struct zn_stage *st = stages[s];
+
+			/* An NF's packets, seen only by zn_owner_map_filter */
+			if (st->dp != NULL)
+				zn_owner_map_free(m, &st->pkts[st->head],
+					     st->tail - st->head, "an NF");
+			else
+				rte_pktmbuf_free_bulk(&st->pkts[st->head],
+						      st->tail - st->head);
+			n += st->tail - st->head;
+			st->head = st->tail = 0;
+		}
+		for (unsigned int p = 0; p < m->n_ports; p++) {
+			rte_pktmbuf_free_bulk(w->txbuf[p].pkts, w->txbuf[p].n);
+			n += w->txbuf[p].n;
+			w->txbuf[p].n = 0;
+		}
+	}
+	/* Packets still in NF rings (NFs that did not stop in time). */
+	for (unsigned int s = 0; s < ZN_MAX_NFS && m->rg_rx != NULL; s++) {
+		struct rte_mbuf *pkts[ZN_BURST];
+		unsigned int k;
+
+		for (int r = 0; r < 2; r++) {
+			struct zn_rguard *g = r ? &m->rg_tx[s] : &m->rg_rx[s];
+
+			while ((k = zn_rguard_drain(g, r == 1, r == 0,
+						    (void **)pkts,
+						    ZN_BURST)) > 0) {
+				free_left(m, pkts, k, zn_slot(m, s)->ctl.name);
+				n += k;
+			}
+		}
+	}
+	for (unsigned int l = 0; l < ZN_MAX_LINKS && m->rg_link != NULL; l++) {
+		struct zn_rguard *g = &m->rg_link[l];
+		struct rte_mbuf *pkts[ZN_BURST];
+		unsigned int k;
+
+		while ((k = zn_rguard_drain(g, false, false, (void **)pkts,
+					    ZN_BURST)) > 0) {
+			free_left(m, pkts, k, "an NF's link");
+			n += k;
+		}
+	}
+	m->shm->mgr.drops[ZN_DROP_SHUTDOWN] += n;
+	if (n > 0)
+		ZN_LOG(NOTICE, "%" PRIu64 " packets in flight at shutdown "
+		       "were dropped (shutdown)", n);
+}
+
+static void
+shutdown_mgr(struct zn_mgr *m)
+{
+	uint64_t deadline = zn_now_ns() + NF_STOP_TIMEOUT_NS;
+	unsigned int avail;
+
+	zn_home_view_stopping(m); /* zn_shm's and every group's view */
+	m->rx_enabled = 0;
+	/* NFs drain what they have and leave; workers keep moving their
+	 * output so in-flight packets still reach the ports. Launched NFs
+	 * are not restarted any more; the loop reaps them as they exit. */
+	zn_launch_stop_all(m);
+	zn_registry_stop_all(m);
+	while ((zn_registry_active(m) > 0 || zn_launch_running(m) > 0) &&
+	       zn_now_ns() < deadline)
+		zn_loop_run_once(m->loop, 10);
+	if (zn_registry_active(m) > 0)
+		ZN_LOG(WARNING, "%u NFs did not stop in time; they exit on "
+		       "their own when they see the manager gone",
+		       zn_registry_active(m));
+	/* Freeing hugepage memory (ports, below) is synchronised with every
+	 * secondary: let the NFs that left finish exiting first. */
+	while (zn_registry_exiting(m) && zn_now_ns() < deadline)
+		usleep(10000);
+	zn_ctl_flush_all(m);
+
+	m->quit = 1;
+	for (unsigned int i = 0; i < m->n_workers; i++)
+		zn_db_ring(&m->shm->workers[i].db);
+	rte_eal_mp_wait_lcore();
+	free_staged(m);
+	zn_ports_close(m);
+
+	avail = rte_mempool_avail_count(m->pool);
+	if (avail == m->pool->size)
+		ZN_LOG(NOTICE, "all %u packet buffers returned to the pool",
+		       m->pool->size);
+	else
+		ZN_LOG(WARNING, "%u of %u packet buffers not returned (held "
+		       "by NFs that did not stop)", m->pool->size - avail,
+		       m->pool->size);
+}
+
+/* SIGINT/SIGTERM, blocked in every thread, read from a signalfd in the
+ * control loop. */
+static int sigfd = -1;
+
+static void
+on_signal(void *arg, uint32_t events)
+{
+	struct zn_mgr *m = arg;
+	struct signalfd_siginfo si;
+
+	(void)events;
+	while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+		ZN_LOG(NOTICE, "signal %u: shutting down", si.ssi_signo);
+		m->shutdown_requested = true;
+	}
+}
+
+static int
+signals_init(struct zn_mgr *m, const sigset_t *set)
+{
+	sigfd = signalfd(-1, set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sigfd < 0)
+		return -errno;
+	return zn_loop_watch(m->loop, sigfd, EPOLLIN, on_signal, m);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct zn_mgr *m = &mgr;
+	sigset_t set;
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rc = zn_mgr_parse_args(&m->cfg, argc, argv);
+	if (rc == -ECANCELED)
+		return 0;
+	if (rc < 0)
+		return 2;
+	if (m->cfg.print_schema)
+		return zn_ctl_print_schema(stdout) < 0;
+	if (m->cfg.check)
+		return zn_cmd_check_requests(stdin, stdout);
+	m->pid = getpid();
+	m->start_ns = zn_now_ns();
+	m->lock_fd = -1;
+	m->n_workers = m->cfg.rx_threads + m->cfg.tx_threads;
+	m->loop = zn_loop_create();
+	if (m->loop == NULL) {
+		ZN_LOG(ERR, "cannot create the control loop: %s",
+		       strerror(errno));
+		return 1;
+	}
+
+	/* Signals go to the control thread's signalfd; block them before the
+	 * EAL creates threads so every thread inherits the mask. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rc = zn_instance_acquire(m); /* cleans a dead manager's state */
+	if (rc < 0)
+		return 1;
+	if (m->cfg.clean) {
+		zn_instance_release(m);
+		return 0;
+	}
+	zn_ports_private_early();
+	rc = eal_init(m, argv[0]);
+	if (rc < 0)
+		goto fail_instance;
+	if (zn_ports_private_late() < 0)
+		goto fail_eal;
+	if (rte_lcore_count() < m->n_workers + 1) {
+		ZN_LOG(ERR, "EAL gave %u lcores, %u needed", rte_lcore_count(),
+		       m->n_workers + 1);
+		goto fail_eal;
+	}
+	rc = zn_private_heap_init(m);
+	if (rc == 0)
+		rc = shared_init(m);
+	if (rc == 0)
+		rc = zn_group_init(m);
+	if (rc == 0)
+		rc = zn_tenant_init(m);
+	if (rc == 0 && m->cfg.validate)
+		rc = zn_owner_map_init(m);
+	if (rc == 0)
+		rc = zn_pool_acct_init(m);
+	if (rc == 0)
+		rc = zn_ports_init(m);
+	if (rc == 0) {
+		m->shm->hdr.n_ports = m->n_ports;
+		for (uint16_t p = 0; p < m->n_ports; p++) {
+			struct rte_ether_addr mac = { 0 };
+
+			rte_eth_macaddr_get(m->ports[p].port_id, &mac);
+			memcpy(m->shm->hdr.port_mac[p], mac.addr_bytes, 6);
+		}
+		rc = workers_init(m);
+	}
+	if (rc == 0)
+		rc = signals_init(m, &set);
+	if (rc == 0)
+		rc = zn_registry_init(m);
+	if (rc == 0)
+		rc = zn_link_init(m);
+	if (rc == 0)
+		rc = zn_rguard_setup(m);
+	if (rc == 0)
+		rc = zn_home_setup(m);
+	if (rc == 0 && m->cfg.validate)
+		rc = zn_owner_map_start(m);
+	if (rc == 0)
+		rc = zn_route_init(m);
+	if (rc == 0)
+		rc = zn_ctl_init(m);
+	if (rc == 0)
+		rc = zn_launch_init(m);
+	if (rc == 0)
+		rc = zn_policy_init(m);
+	if (rc == 0)
+		rc = zn_stats_init(m);
+	if (rc == 0)
+		rc = zn_telemetry_init(m);
+	if (rc < 0) {
+		ZN_LOG(ERR, "start-up failed: %s", strerror(-rc));
+		goto fail_ports;
+	}
+	if (m->cfg.chain_len == 0)
+		ZN_LOG(NOTICE, "no default chain (--chain): packets entering "
+		       "from ports are dropped as chain_end");
+
+	m->rx_enabled = !m->cfg.rx_paused && !m->cfg.rx_when_ready;
+	m->rx_waiting = m->cfg.rx_when_ready && !m->cfg.rx_paused;
+	for (unsigned int i = 0; i < m->n_workers; i++)
+		rte_eal_remote_launch(zn_worker_main, m->workers[i],
+				      m->workers[i]->lcore);
+	m->shm->mgr.ready = 1;
+	zn_instance_set_ready(m);
+	ZN_LOG(NOTICE, "manager '%s' ready: pid %d, %u ports, %u workers, "
+	       "control socket %s/%s", m->cfg.instance, (int)m->pid,
+	       m->n_ports, m->n_workers, m->rundir, ZN_CTL_SOCK);
+
+	/* The control thread: every module's fds, timers and hooks. The
+	 * longest wait bounds how late a hook runs (registry liveness). */
+	while (!m->shutdown_requested)
+		zn_loop_run_once(m->loop, 100);
+	shutdown_mgr(m);
+	zn_owner_map_fini(m);
+	zn_pool_acct_fini(m);
+	zn_group_fini(m);
+	zn_tenant_fini(m);
+	zn_launch_fini(m);
+	zn_ctl_fini(m);
+	zn_registry_fini(m);
+	zn_route_fini(m);
+	zn_link_fini(m);
+	zn_home_teardown(m);
+	zn_rguard_teardown(m);
+	for (unsigned int i = 0; i < m->n_workers; i++)
+		rte_free(m->workers[i]);
+	zn_private_heap_fini(m);
+	rte_eal_cleanup(); /* the telemetry thread too */
+	zn_telemetry_fini(m);
+	if (sigfd >= 0)
+		close(sigfd);
+	zn_loop_destroy(m->loop);
+	zn_instance_release(m);
+	ZN_LOG(NOTICE, "manager '%s' stopped", m->cfg.instance);
+	return 0;
+
+fail_ports:
+	m->quit = 1;
+	rte_eal_mp_wait_lcore();
+	zn_ports_close(m);
+	zn_owner_map_fini(m);
+	zn_pool_acct_fini(m);
+	if (m->shm != NULL)
+		zn_group_fini(m);
+	zn_ctl_fini(m);
+	zn_registry_fini(m);
+	zn_home_teardown(m);
+	zn_rguard_teardown(m);
+fail_eal:
+	rte_eal_cleanup();
+fail_instance:
+	if (sigfd >= 0)
+		close(sigfd);
+	zn_loop_destroy(m->loop);
+	zn_instance_release(m);
+	return 1;
+}

@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * The data path (hot). A worker loops over:
+ *   - the TX rings of the NFs it drains: packets an NF handed back;
+ *   - the port RX queues it polls: packets entering the system;
+ * decides where each packet goes (zn_route_resolve), and delivers it to an
+ * NF's RX ring, a port TX buffer, or drops it under a named reason.
+ *
+ * Drop policy: a packet inside a chain is never dropped because a ring is
+ * full. Packets that cannot be delivered stay in their source's stage, in
+ * order, and the source is not read again until they are gone; the NF
+ * whose TX ring then fills waits, and so on back to ingress, where the
+ * port is simply not polled (the NIC drops and counts, "imissed"), or,
+ * with --ingress drop, where the excess is dropped as "ingress_full"; a
+ * port sliced among tenants drops so too, per destination (no_wait), so
+ * that no tenant waits for another.
+ * The only exception is a destination that makes no progress for
+ * --stall-ms (a hung NF, a dead link): its packets are dropped as "stalled"
+ * so one stuck hop cannot stop everything forever.
+ *
+ * Idle policy: spin briefly, yield the core a while (NFs may share it),
+ * then sleep on the worker's doorbell (RCU offline). NFs ring it when they hand packets back; ports are polled
+ * again after a timeout that grows to --idle-sleep-us.
+ */
+
+#include <sched.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_pause.h>
+#include <rte_prefetch.h>
+
+#include <rte_rcu_qsbr.h>
+
+#include "../core/mgr.h"
+#include "../trust/owner_map.h"
+#include "../trust/port_headers.h"
+#include "../trust/ring_guard.h"
+#include "worker.h"
+#include "../flow/route.h"
+#include "../tenant/tenant.h"
+#include "../../lib/common/zn_doorbell.h"
+
+#define IDLE_SPIN 8
+#define IDLE_YIELD (IDLE_SPIN + 256)
+#define SLEEP_MIN_US 16
+#define SLEEP_BLOCKED_US 20
+#define SLEEP_NO_PORTS_US 100000
+
+static inline unsigned int
+deliver_drop(struct zn_worker *w, const struct zn_res *r,
+	     struct rte_mbuf **pkts, unsigned int n, uint64_t *src_drops)
+{
+	zn_owner_map_drop(w->mgr->desc, pkts, n);
+	w->shm->stats.drops[r->reason] += n;
+	src_drops[r->reason] += n;
+	return n;
+}
+
+/* @p same_pool: every packet is known to be of the NF's pool already (an
+ * NF's stage of that pool: their pool field is not read, owner_map.h). */
+static inline unsigned int
+deliver_nf(struct zn_worker *w, const struct zn_res *r,
+	   struct rte_mbuf **pkts, unsigned int n, bool same_pool)
+{
+	const struct zn_owner_map *d = NULL;
+	unsigned int k;
+
+	if (unlikely(w->mgr->cfg.n_groups != 0) && !same_pool)
+		n = zn_copy_to_nf_pool(w, r->id, pkts, n);
+	/* Idempotent: a packet not enqueued now gets the same values again. */
+	zn_res_apply(r, pkts, n);
+	/* Handed out before the ring has them: the NF may hand them back
+	 * at once (owner_map.h owner map). */
+	if (likely(w->mgr->desc != NULL)) {
+		d = zn_owner_map_of_nf(w->mgr, r->id);
+		zn_owner_map_hold(d, pkts, n, (uint8_t)(r->id + 1), r->hops);
+	}
+	k = zn_rguard_mp_enqueue(&w->mgr->rg_rx[r->id], (void *const *)pkts, n);
+	if (k > 0)
+		zn_db_ring(&zn_slot(w->mgr, r->id)->db);
+	if (unlikely(k < n) && d != NULL)
+		zn_owner_map_hold(d, pkts + k, n - k, 0, 0); /* still ours */
+	return k;
+}
+
+/* Send what the port takes; keep the rest in order. */
+static unsigned int
+flush_txbuf(struct zn_worker *w, uint16_t port)
+{
+	struct zn_txbuf *tb = &w->txbuf[port];
+	struct zn_port *p = &w->mgr->ports[port];
+	uint16_t q = w->txq[port], sent;
+
+	if (tb->n == 0)
+		return 0;
+	if (p->txq_shared)
+		rte_spinlock_lock(&p->txq_lock[q]);
+	sent = rte_eth_tx_burst(p->port_id, q, tb->pkts, tb->n);
+	if (p->txq_shared)
+		rte_spinlock_unlock(&p->txq_lock[q]);
+	w->shm->port[port].tx += sent;
+	if (sent == tb->n) {
+		tb->n = 0;
+		tb->blocked_since = 0;
+		return sent;
+	}
+	w->shm->port[port].tx_retry++;
+	if (sent > 0 || tb->blocked_since == 0) {
+		tb->blocked_since = w->rc.now;
+	} else if (w->stall_cycles != 0 &&
+		   w->rc.now - tb->blocked_since > w->stall_cycles) {
+		/* The port took nothing for stall_ms: a dead link. */
+		zn_owner_map_drop(w->mgr->desc, tb->pkts, tb->n);
+		w->shm->stats.drops[ZN_DROP_STALLED] += tb->n;
+		w->shm->port[port].drops[ZN_DROP_STALLED] += tb->n;
+		tb->n = 0;
+		tb->blocked_since = 0;
+		return 0;
+	}
+	memmove(tb->pkts, tb->pkts + sent, (tb->n - sent) * sizeof(void *));
+	tb->n = (uint16_t)(tb->n - sent);
+	return sent;
+}
+
+static inline unsigned int
+deliver_port(struct zn_worker *w, uint16_t port, struct rte_mbuf **pkts,
+	     unsigned int n)
+{
+	struct zn_txbuf *tb = &w->txbuf[port];
+	unsigned int k;
+
+	if (ZN_TXBUF_SZ - tb->n < n)
+		flush_txbuf(w, port);
+	k = RTE_MIN(n, (unsigned int)(ZN_TXBUF_SZ - tb->n));
+	/* A trust group's packets go as the manager's headers (port_headers.h) */
+	if (unlikely(w->mgr->shadowed))
+		zn_port_headers_tx(w, pkts, k);
+	memcpy(&tb->pkts[tb->n], pkts, k * sizeof(void *));
+	tb->n = (uint16_t)(tb->n + k);
+	if (tb->n >= ZN_BURST)
+		flush_txbuf(w, port);
+	return k;
+}
+
+/* Of an NF's stage (st->dp), a run about to be read past its metadata:
+ * what is not a whole packet of the NF's pool leaves the run (counted as
+ * bad_descriptor for the NF). @return how many left. */
+static inline unsigned int
+check_run(struct zn_worker *w, struct zn_stage *st, const struct zn_res *r,
+	  unsigned int run, uint64_t *src_drops)
+{
+	/* A run to an NF of another pool may hold our copies already
+	 * (to_nf_pool made them, the NF's ring took only some). */
+	const struct zn_owner_map *made = r->type == ZN_RES_NF ?
+		zn_owner_map_of_nf(w->mgr, r->id) : NULL;
+	unsigned int bad;
+
+	if (made == st->dp)
+		made = NULL; /* a stalled run to an NF of the same pool */
+	bad = zn_owner_map_deep(st->dp, made, &st->pkts[st->head], run);
+
+	if (unlikely(bad != 0)) {
+		src_drops[ZN_DROP_BAD_DESC] += bad;
+		w->shm->stats.drops[ZN_DROP_BAD_DESC] += bad;
+		st->head = (uint16_t)(st->head + bad);
+	}
+	return bad;
+}
+
+/* May a packet of tenant @p t (+ 1) go where @p r says? Its services and
+ * its ports only. */
+static inline bool
+tenant_may(const struct zn_mgr *m, unsigned int t, const struct zn_res *r)
+{
+	if (r->type == ZN_RES_NF)
+		return zn_tenant_of_nf(m, r->id) == t;
+	if (r->type == ZN_RES_PORT)
+		return (m->tn->port_mask[r->id] >> (t - 1)) & 1;
+	return true;
+}
+
+/* A run a tenant's NF sent out of its tenant: checked (it is freed),
+ * dropped as cross_tenant. */
+static unsigned int
+drop_cross(struct zn_worker *w, struct zn_stage *st, const struct zn_res *r,
+	   unsigned int run, uint64_t *src_drops)
+{
+	struct zn_res d = zn_res_drop(ZN_DROP_CROSS_TENANT);
+	unsigned int bad = st->dp != NULL ?
+			   check_run(w, st, r, run, src_drops) : 0;
+
+	w->shm->tenant[st->tenant - 1].cross += run - bad;
+	deliver_drop(w, &d, &st->pkts[st->head], run - bad, src_drops);
+	st->head = (uint16_t)(st->head + run - bad);
+	return run;
+}
+
+/* A sliced port's stage: what the first hop did not take drops now. */
+static unsigned int
+drop_no_wait(struct zn_worker *w, struct zn_stage *st, const struct zn_res *r,
+	     unsigned int left, uint64_t *src_drops)
+{
+	struct zn_res d = zn_res_drop(ZN_DROP_INGRESS_FULL);
+	unsigned int t = r->type == ZN_RES_NF ?
+			 zn_tenant_of_nf(w->mgr, r->id) : 0;
+
+	if (t != 0)
+		w->shm->tenant[t - 1].ingress_full += left;
+	deliver_drop(w, &d, &st->pkts[st->head], left, src_drops);
+	st->head = (uint16_t)(st->head + left);
+	return left;
+}
+
+/*
+ * Deliver a stage's packets in order, runs of the same destination at a
+ * time, stopping at the first destination that is full. Returns packets
+ * moved. @p src_drops: the source's per-reason drop counters.
+ */
+static unsigned int
+flush_stage(struct zn_worker *w, const struct zn_route *rt,
+	    struct zn_stage *st, uint64_t *src_drops)
+{
+	unsigned int moved = 0;
+
+	st->wait_nf = 0;
+	while (st->head < st->tail) {
+		struct zn_res *r = &st->res[st->uniform ? 0 : st->head];
+		struct rte_mbuf **pkts = &st->pkts[st->head];
+		unsigned int run = 1, k, bad;
+		bool same;
+
+		/* The chosen instance may have left since: pick again (per
+		 * packet: the service may have several instances now). */
+		if (r->type == ZN_RES_NF && rt->nf_svc[r->id] != r->svc) {
+			if (st->uniform) {
+				for (unsigned int i = st->head; i < st->tail;
+				     i++)
+					st->res[i] = *r;
+				st->uniform = false;
+				r = &st->res[st->head];
+			}
+			*r = zn_pick_instance(&w->rc, rt, r->svc, pkts[0], r->pos,
+					   r->hops);
+		}
+		if (st->uniform)
+			run = (unsigned int)(st->tail - st->head);
+		else
+			while (st->head + run < st->tail &&
+			       zn_res_same(&st->res[st->head + run], r))
+				run++;
+		if (unlikely(st->tenant != 0) &&
+		    !tenant_may(w->mgr, st->tenant, r)) {
+			moved += drop_cross(w, st, r, run, src_drops);
+			continue;
+		}
+		/* Validated lazily (owner_map.h): a run going to an NF of the
+		 * same pool is not read here (the NF reads it, within its
+		 * trust boundary); any other is checked whole first. */
+		same = st->dp == NULL ||
+		       (r->type == ZN_RES_NF &&
+			zn_pool_of_nf(w->mgr, r->id) == st->dp->mp);
+		if (!same) {
+			bad = check_run(w, st, r, run, src_drops);
+			moved += bad;
+			if (bad == run)
+				continue;
+			run -= bad;
+			pkts += bad;
+		}
+		switch (r->type) {
+		case ZN_RES_NF:
+			k = deliver_nf(w, r, pkts, run, st->dp != NULL && same);
+			break;
+		case ZN_RES_PORT:
+			k = deliver_port(w, r->id, pkts, run);
+			break;
+		default:
+			k = deliver_drop(w, r, pkts, run, src_drops);
+			break;
+		}
+		st->head = (uint16_t)(st->head + k);
+		moved += k;
+		if (r->type == ZN_RES_NF && k > 0)
+			w->nf_stalled[r->id] = false;
+		if (k == run) {
+			st->blocked_since = 0;
+			continue;
+		}
+		if (st->no_wait) {
+			moved += drop_no_wait(w, st, r, run - k, src_drops);
+			continue;
+		}
+		/* Stalled: nothing taken for stall_cycles, or by an NF that
+		 * took nothing since its last stall. */
+		if (k == 0 && w->stall_cycles != 0 &&
+		    ((r->type == ZN_RES_NF && w->nf_stalled[r->id]) ||
+		     (st->blocked_since != 0 &&
+		      w->rc.now - st->blocked_since > w->stall_cycles))) {
+			struct zn_res d = zn_res_drop(ZN_DROP_STALLED);
+
+			if (same && st->dp != NULL) {
+				bad = check_run(w, st, r, run, src_drops);
+				moved += bad;
+				run -= bad;
+			}
+			deliver_drop(w, &d, &st->pkts[st->head], run,
+				     src_drops);
+			st->head = (uint16_t)(st->head + run);
+			moved += run;
+			st->blocked_since = 0;
+			if (r->type == ZN_RES_NF)
+				w->nf_stalled[r->id] = true;
+			continue;
+		}
+		if (k > 0 || st->blocked_since == 0)
+			st->blocked_since = w->rc.now;
+		w->shm->stats.stalls++;
+		if (r->type == ZN_RES_NF)
+			st->wait_nf = (uint16_t)(r->id + 1);
+		break;
+	}
+	if (st->head == st->tail)
+		st->head = st->tail = 0;
+	return moved;
+}
+
+/* Start moving what an NF has committed to its TX ring towards our cache
+ * while we do other work: the slots of the next burst, written on the
+ * NF's core, otherwise arrive one line at a time inside the dequeue
+ * (perf: a quarter of the worker's cycles in p2p). Whole lines of
+ * committed slots only, so that no line the NF still writes moves here.
+ * Reads rte_ring's layout (slots after the header; the ring is created
+ * with 8-byte elements): DPDK has no API for it. */
+static inline void
+prefetch_ring(const struct zn_rguard *g)
+{
+	uint32_t head = g->head;
+	uint32_t n = RTE_MIN(zn_rguard_count(g), ZN_BURST) & ~7u;
+	void *const *slots = zn_rguard_slots(g->ring);
+
+	for (uint32_t i = 0; i < n; i += 8)
+		rte_prefetch0(&slots[(head + i) & g->made.mask]);
+}
+
+/* Packets an NF handed back: route them on. */
+static unsigned int
+drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
+{
+	struct zn_nf_slot *ns = zn_slot(w->mgr, slot);
+	struct zn_stage *st = &w->nf_stage[slot];
+	unsigned int moved = 0, n, staged, done = 0;
+	uint8_t hops[ZN_BURST], *hp = NULL;
+
+	if (st->tail != 0) {
+		done = moved = flush_stage(w, rt, st, ns->mstats.drops);
+		if (st->tail != 0)
+			goto out;
+	}
+	n = zn_rguard_sc_dequeue(&w->mgr->rg_tx[slot], (void **)st->pkts,
+				 ZN_BURST);
+	if (n == 0)
+		goto out;
+	ns->mstats.dequeued += n;
+	zn_db_ring(&ns->db); /* the NF may be waiting for TX ring room */
+	/* What is not a packet of the NF's pool goes no further (owner_map.c);
+	 * it counts as delivered: the NF's ordering rule waits for that. */
+	st->dp = NULL;
+	st->tenant = (uint8_t)zn_tenant_of_nf(w->mgr, slot);
+	if (likely(w->mgr->desc != NULL)) {
+		unsigned int k = zn_owner_map_filter(w, slot, st->pkts, hops, n,
+						rt);
+
+		st->dp = zn_owner_map_of_nf(w->mgr, slot);
+		hp = hops; /* the loop guard counts by the map, not the NF */
+		done += n - k;
+		n = k;
+		if (n == 0)
+			goto out;
+	} else { /* the filter prefetches these itself */
+		for (unsigned int i = 0; i < n; i++)
+			rte_prefetch0(zn_pkt_meta(st->pkts[i]));
+	}
+	if (rt->rehash_every_hop) /* the naive baseline: look up again */
+		zn_fdir_classify(w, rt, st->pkts, n, NULL);
+	/* The NF counts the actions of what it puts on links. */
+	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, hp, st->res, n,
+				       ns->mstats.act);
+	st->head = 0;
+	st->tail = (uint16_t)n;
+	w->shm->stats.routed += n;
+	moved += n;
+	done += flush_stage(w, rt, st, ns->mstats.drops);
+out:
+	staged = (unsigned int)(st->tail - st->head);
+	if (ns->mstats.staged != staged)
+		ns->mstats.staged = staged;
+	/* For the NFs' loop finding (lib/nf/nf_tx.c in_loop): the NF whose
+	 * packets wait here waits, through us, for that NF. */
+	if (ns->mstats.blocked_on != (staged != 0 ? st->wait_nf : 0u))
+		__atomic_store_n(&ns->mstats.blocked_on,
+				 staged != 0 ? st->wait_nf : 0u,
+				 __ATOMIC_RELAXED);
+	/* Release: the NF reads it to know that none of its packets is
+	 * still here (it may then hand packets to NFs directly). */
+	if (done != 0)
+		__atomic_store_n(&ns->mstats.delivered,
+				 ns->mstats.delivered + done, __ATOMIC_RELEASE);
+	return moved;
+}
+
+/* The NIC's RSS hash (symmetric key, port.c) is the flow hash when there
+ * is one; otherwise it is computed in software when first needed. */
+static inline void
+ingress_meta(struct rte_mbuf *m, uint16_t port)
+{
+	struct zn_pkt_meta *meta = zn_pkt_meta(m);
+	bool rss = (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0;
+
+	*meta = (struct zn_pkt_meta){
+		.action = ZN_ACT_NEXT,
+		.chain_pos = ZN_CHAIN_POS_START,
+		.in_port = port,
+		.flow_hash = rss ? m->hash.rss : 0,
+		.flags = rss ? ZN_PKT_F_HASH_VALID | ZN_PKT_F_HASH_RSS : 0,
+	};
+}
+
+static void
+ingress_drop_rest(struct zn_worker *w, struct zn_stage *st, uint64_t *drops)
+{
+	struct zn_res d = zn_res_drop(ZN_DROP_INGRESS_FULL);
+	unsigned int n = (unsigned int)(st->tail - st->head);
+
+	deliver_drop(w, &d, &st->pkts[st->head], n, drops);
+	st->head = st->tail = 0;
+}
+
+/* Packets entering from a port queue. */
+static unsigned int
+poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
+{
+	struct zn_port_wstats *ps = &w->shm->port[rq->port];
+	struct zn_stage *st = &rq->stage;
+	unsigned int moved = 0, n;
+
+	if (st->tail != 0) {
+		moved = flush_stage(w, rt, st, ps->drops);
+		if (st->tail != 0) {
+			if (w->mgr->cfg.ingress == ZN_INGRESS_DROP) {
+				ingress_drop_rest(w, st, ps->drops);
+			} else {
+				ps->rx_paused++; /* backpressure */
+				return moved;
+			}
+		}
+	}
+	if (!w->mgr->rx_enabled)
+		return moved;
+	n = rte_eth_rx_burst(w->mgr->ports[rq->port].port_id, rq->queue,
+			     st->pkts, ZN_BURST);
+	if (n == 0)
+		return moved;
+	ps->rx += n;
+	if (unlikely(rq->shadowed)) /* a group's port: port_headers.h */
+		zn_port_headers_rx(w, w->mgr->cfg.port_group[rq->port] - 1u,
+			     st->pkts, n);
+	for (unsigned int i = 0; i < n; i++)
+		ingress_meta(st->pkts[i], rq->port);
+	/* The manager's, whatever an NF that freed one of these buffers
+	 * itself left in the owner map (owner_map.h). */
+	if (likely(w->mgr->desc != NULL))
+		zn_owner_map_hold(&w->mgr->desc[w->mgr->cfg.port_group[rq->port]],
+			     st->pkts, n, 0, 0);
+	if (likely(w->mgr->tn == NULL) ||
+	    w->mgr->tn->port_mask[rq->port] == 0) {
+		zn_fdir_classify(w, rt, st->pkts, n, NULL);
+	} else {
+		unsigned int kept = zn_tenant_classify(w, rt, rq->port,
+						       st->pkts, n);
+
+		st->no_wait = true;
+		moved += n - kept; /* dropped: work done all the same */
+		if ((n = kept) == 0)
+			return moved;
+	}
+	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, NULL, st->res, n,
+				       NULL);
+	st->head = 0;
+	st->tail = (uint16_t)n;
+	w->shm->stats.routed += n;
+	flush_stage(w, rt, st, ps->drops);
+	if (st->tail != 0 && w->mgr->cfg.ingress == ZN_INGRESS_DROP)
+		ingress_drop_rest(w, st, ps->drops);
+	return moved + n;
+}
+
+/* Flush port TX buffers; @return true if packets remain buffered. */
+static bool
+flush_all_txbufs(struct zn_worker *w, unsigned int *work)
+{
+	bool pending = false;
+
+	for (uint16_t p = 0; p < w->mgr->n_ports; p++) {
+		if (w->txbuf[p].n == 0)
+			continue;
+		*work += flush_txbuf(w, p);
+		pending |= w->txbuf[p].n != 0;
+	}
+	return pending;
+}
+
+static bool
+stages_pending(const struct zn_worker *w)
+{
+	for (unsigned int q = 0; q < w->n_rxq; q++)
+		if (w->rxq[q].stage.tail != 0)
+			return true;
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+		if (w->nf_stage[s].tail != 0)
+			return true;
+	return false;
+}
+
+/* Sleeper's re-check: does an NF drained by this worker have packets?
+ * Reads only shared, never-freed state: the worker is RCU-offline here. */
+static bool
+worker_has_work(void *arg)
+{
+	struct zn_worker *w = arg;
+	struct zn_mgr *m = w->mgr;
+
+	if (m->quit || zn_audit_pending(w))
+		return true;
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+		if (zn_nf_state(m, s) != ZN_NF_FREE && m->nf_worker[s] == w->id &&
+		    m->nf_tx[s] != NULL && zn_nf_tx_count(m, s) > 0)
+			return true;
+	}
+	return false;
+}
+
+int
+zn_worker_main(void *arg)
+{
+	struct zn_worker *w = arg;
+	struct zn_mgr *m = w->mgr;
+	uint64_t sleep_us = SLEEP_MIN_US;
+	unsigned int idle = 0;
+
+	w->db[0] = &w->shm->db;
+	w->n_db = 1;
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
+		if (m->home_rg[g + 1] != NULL)
+			w->db[w->n_db++] = &zn_group_home_at(g)->wdb[w->id];
+	rte_rcu_qsbr_thread_register(m->qsbr, w->id);
+	rte_rcu_qsbr_thread_online(m->qsbr, w->id);
+	w->shm->stats.online = 1;
+	while (!m->quit) {
+		const struct zn_route *rt =
+			__atomic_load_n(&m->route_live, __ATOMIC_ACQUIRE);
+		unsigned int work = 0;
+		uint64_t timeout;
+		bool pending;
+
+		w->rc.now = rte_rdtsc();
+		if (unlikely(zn_audit_pending(w)))
+			zn_audit_answer(w); /* between bursts: group_audit.c */
+		if (w->tx_role) {
+			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
+				work += drain_nf(w, rt, rt->drain[w->id][i]);
+			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
+				prefetch_ring(&m->rg_tx[rt->drain[w->id][i]]);
+		}
+		if (w->rx_role)
+			for (unsigned int q = 0; q < w->n_rxq; q++)
+				work += poll_rxq(w, rt, &w->rxq[q]);
+		pending = flush_all_txbufs(w, &work);
+		w->shm->stats.loops++;
+		rte_rcu_qsbr_quiescent(m->qsbr, w->id);
+		if (work != 0) {
+			w->shm->stats.busy_loops++;
+			idle = 0;
+			sleep_us = SLEEP_MIN_US;
+			continue;
+		}
+		if (++idle < IDLE_SPIN) {
+			rte_pause();
+			continue;
+		}
+		/* NFs sharing our core may run; not a thread that keeps it
+		 * (lib/common/zn_yield.h): then the doorbell wait below. */
+		if (idle < IDLE_YIELD && zn_yield(&w->yld, NULL)) {
+			w->shm->stats.long_yields = (uint32_t)w->yld.n_long;
+			continue;
+		}
+		if (pending || stages_pending(w)) {
+			timeout = SLEEP_BLOCKED_US;
+		} else if (w->n_rxq > 0 && w->rx_role) {
+			timeout = sleep_us;
+			sleep_us = RTE_MIN(sleep_us * 2,
+					   (uint64_t)m->cfg.idle_sleep_us);
+		} else {
+			timeout = SLEEP_NO_PORTS_US;
+		}
+		rte_rcu_qsbr_thread_offline(m->qsbr, w->id);
+		zn_db_wait_all(w->db, w->n_db, worker_has_work, w, timeout);
+		rte_rcu_qsbr_thread_online(m->qsbr, w->id);
+	}
+	/* Last chance for buffered output; the rest is freed at shutdown. */
+	w->rc.now = rte_rdtsc();
+	for (uint16_t p = 0; p < m->n_ports; p++)
+		flush_txbuf(w, p);
+	w->shm->stats.online = 0;
+	rte_rcu_qsbr_thread_offline(m->qsbr, w->id);
+	rte_rcu_qsbr_thread_unregister(m->qsbr, w->id);
+	return 0;
+}

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Flow director, control side: chains (fdir.c has the rules). Chains
+ * have ids 0..255 (the packet metadata's `chain`); 0 is the default
+ * chain. Rules name chains by their hops; equal hop lists share one id
+ * (interned, reference counted). A chain id's hops never change while a
+ * rule uses it, and a freed id is reused last-freed-last, so a packet in
+ * flight keeps following the chain it was classified into. Ports and
+ * tenants have chains of their own (their packets no rule matches).
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fdir.h"
+#include "fdir_pvt.h"
+#include "../core/mgr.h"
+#include "route.h"
+#include "../tenant/tenant.h"
+#include "../../lib/common/zn_util.h"
+
+
+int
+fdir_validate_hops(struct zn_mgr *m, const struct zn_step *hops,
+		   unsigned int n, char *err, size_t errlen)
+{
+	if (n == 0 || n > ZN_MAX_CHAIN_HOPS) {
+		snprintf(err, errlen, "a chain has 1..%d hops",
+			 ZN_MAX_CHAIN_HOPS);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		switch (hops[i].type) {
+		case ZN_STEP_PORT:
+			if (hops[i].id < m->n_ports)
+				break;
+			snprintf(err, errlen, "hop %u: no port %u (%u ports)",
+				 i, hops[i].id, m->n_ports);
+			return -EINVAL;
+		case ZN_STEP_SERVICE:
+			if (hops[i].id != 0 && hops[i].id < ZN_MAX_SERVICES)
+				break;
+			snprintf(err, errlen, "hop %u: bad service %u", i,
+				 hops[i].id);
+			return -EINVAL;
+		case ZN_STEP_DROP:
+			break;
+		default:
+			snprintf(err, errlen, "hop %u: bad type %u", i,
+				 hops[i].type);
+			return -EINVAL;
+		}
+	}
+	/* An operator's chain too keeps each tenant inside its own. */
+	return zn_tenant_hops_check(m, -1, hops, n, err, errlen);
+}
+
+/*
+ * Find or create the chain of @p hops and take a reference.
+ * @return chain id (1..255), or -ENOSPC. *created tells whether the
+ * snapshot must be republished for workers to see it.
+ */
+/* Field by field: a hop has a padding byte, which memcmp would compare
+ * (two "port:0" chains parsed on the stack were two chains). */
+static bool
+hops_equal(const struct zn_step *a, const struct zn_step *b, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (a[i].type != b[i].type || a[i].id != b[i].id)
+			return false;
+	return true;
+}
+
+static int
+chain_get(struct zn_fdir *fd, const struct zn_step *hops, unsigned int n,
+	  bool *created)
+{
+	int free_id = -1;
+
+	*created = false;
+	for (int id = 1; id < ZN_MAX_CHAINS; id++) {
+		struct fdir_chain *c = &fd->chains[id];
+
+		if (c->len == n && hops_equal(c->hops, hops, n)) {
+			if (c->refs++ == 0)
+				c->freed_seq = 0;
+			return id;
+		}
+		if (c->refs == 0 &&
+		    (free_id < 0 || c->len == 0 ||
+		     (fd->chains[free_id].len != 0 &&
+		      c->freed_seq < fd->chains[free_id].freed_seq)))
+			free_id = id;
+	}
+	if (free_id < 0)
+		return -ENOSPC;
+	fd->chains[free_id].len = (uint16_t)n;
+	memset(fd->chains[free_id].hops, 0, sizeof(fd->chains[free_id].hops));
+	memcpy(fd->chains[free_id].hops, hops, n * sizeof(*hops));
+	fd->chains[free_id].refs = 1;
+	*created = true;
+	return free_id;
+}
+
+/* chain_get, its failure said in @p err. */
+int
+fdir_chain_take(struct zn_fdir *fd, const struct zn_step *hops,
+		unsigned int n, bool *created, char *err, size_t errlen)
+{
+	int id = chain_get(fd, hops, n, created);
+
+	if (id < 0)
+		snprintf(err, errlen, "no free chain id (%d chains)",
+			 ZN_MAX_CHAINS - 1);
+	return id;
+}
+
+void
+fdir_chain_put(struct zn_fdir *fd, unsigned int id)
+{
+	if (id == 0 || id >= ZN_MAX_CHAINS || fd->chains[id].refs == 0)
+		return;
+	if (--fd->chains[id].refs == 0)
+		fd->chains[id].freed_seq = ++fd->seq;
+}
+
+int
+zn_chain_set(struct zn_mgr *m, const struct zn_step *hops, unsigned int n,
+	     char *err, size_t errlen)
+{
+	struct fdir_chain *c = &m->fdir->chains[0];
+	int rc = fdir_validate_hops(m, hops, n, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	memset(c->hops, 0, sizeof(c->hops));
+	memcpy(c->hops, hops, n * sizeof(*hops));
+	c->len = (uint16_t)n;
+	m->fdir->publish(m);
+	return 0;
+}
+
+unsigned int
+zn_chain_get(struct zn_mgr *m, struct zn_step *hops)
+{
+	unsigned int n;
+
+	n = m->fdir->chains[0].len;
+	memcpy(hops, m->fdir->chains[0].hops, n * sizeof(*hops));
+	return n;
+}
+
+/* Point *@p at (a port's or a tenant's chain id) at @p hops, interned;
+ * @p n 0: none. Checked by the caller; published. */
+static int
+chain_assign(struct zn_mgr *m, uint8_t *at, const struct zn_step *hops,
+	     unsigned int n, char *err, size_t errlen)
+{
+	struct zn_fdir *fd = m->fdir;
+	bool created;
+	int id = 0;
+
+	if (n > 0) {
+		int rc = fdir_validate_hops(m, hops, n, err, errlen);
+
+		if (rc < 0)
+			return rc;
+		id = fdir_chain_take(fd, hops, n, &created, err, errlen);
+		if (id < 0)
+			return id;
+	}
+	fdir_chain_put(fd, *at);
+	*at = (uint8_t)id;
+	fd->publish(m);
+	return 0;
+}
+
+int
+zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
+		       const struct zn_step *hops, unsigned int n, char *err,
+		       size_t errlen)
+{
+	if (port >= m->n_ports) {
+		snprintf(err, errlen, "port %u: the manager has %u ports", port,
+			 m->n_ports);
+		return -EINVAL;
+	}
+	if (zn_tenant_port_sliced(m, port)) {
+		snprintf(err, errlen, "port %u is sliced among tenants: set "
+			 "their chains (chain.set with tenant)", port);
+		return -EPERM;
+	}
+	return chain_assign(m, &m->fdir->port_chain[port], hops, n, err,
+			    errlen);
+}
+
+int
+zn_fdir_tenant_chain_set(struct zn_mgr *m, unsigned int t,
+			 const struct zn_step *hops, unsigned int n, char *err,
+			 size_t errlen)
+{
+	int rc = zn_tenant_hops_check(m, (int)t, hops, n, err, errlen);
+
+	return rc < 0 ? rc : chain_assign(m, &m->fdir->tenant_chain[t], hops,
+					  n, err, errlen);
+}
+
+unsigned int
+zn_fdir_tenant_chain(struct zn_mgr *m, unsigned int t, struct zn_step *hops)
+{
+	if (t >= ZN_MAX_TENANTS || m->fdir->tenant_chain[t] == 0)
+		return 0;
+	return zn_fdir_chain_hops(m, m->fdir->tenant_chain[t], hops);
+}
+
+unsigned int
+zn_fdir_port_chain(struct zn_mgr *m, unsigned int port, struct zn_step *hops)
+{
+	if (port >= ZN_MAX_PORTS || m->fdir->port_chain[port] == 0)
+		return 0;
+	return zn_fdir_chain_hops(m, m->fdir->port_chain[port], hops);
+}
+
+unsigned int
+zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id, struct zn_step *hops)
+{
+	if (id == 0)
+		return zn_chain_get(m, hops);
+	if (id >= ZN_MAX_CHAINS)
+		return 0;
+	memcpy(hops, m->fdir->chains[id].hops,
+	       m->fdir->chains[id].len * sizeof(*hops));
+	return m->fdir->chains[id].len;
+}
+
+void
+zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt)
+{
+	struct zn_fdir *fd = m->fdir;
+
+	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++) {
+		rt->chains[id].len = fd->chains[id].len;
+		memcpy(rt->chains[id].hops, fd->chains[id].hops,
+		       sizeof(rt->chains[id].hops));
+	}
+	rt->n_port_chains = 0;
+	for (unsigned int p = 0; p < ZN_MAX_PORTS; p++) {
+		rt->port_chain[p] = fd->port_chain[p];
+		rt->n_port_chains += fd->port_chain[p] != 0;
+	}
+	memcpy(rt->tenant_chain, fd->tenant_chain, sizeof(rt->tenant_chain));
+	rt->acl[0] = fd->acl[0];
+	rt->acl[1] = fd->acl[1];
+	rt->exact = fd->exact;
+	rt->rehash_every_hop = m->cfg.fdir_rehash;
+}

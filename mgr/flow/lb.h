@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_LB_H
+#define ZN_LB_H
+
+/* Load balancing across the replicas of a service (lb.c): per-service
+ * mode and weights, filled into each routing snapshot (zn_lb_fill); the
+ * service.set command. Like fdir.h, it republishes through the hook it
+ * was given. Control thread only. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <rte_common.h>
+
+#include "../../lib/shm/zn_shm.h"
+
+struct zn_mgr;
+struct zn_route;
+
+
+int zn_lb_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m));
+void zn_lb_fini(struct zn_mgr *m);
+/** Fill rt->svc[] from the running NFs, keeping flows where they are. */
+void zn_lb_fill(struct zn_mgr *m, struct zn_route *rt);
+/** Set a service's mode and weights (weights[slot], 0: default 1). */
+int zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
+	      const uint16_t *weights, char *err, size_t errlen);
+json_t *zn_lb_json(struct zn_mgr *m, uint16_t svc);
+const char *zn_lb_mode_name(unsigned int mode);
+int zn_lb_mode_parse(const char *s);
+
+#define ZN_LB_NONE 0xffff /* bucket without an owner */
+
+/**
+ * Give the ZN_LB_BUCKETS buckets to the @p n instances @p inst in
+ * proportion to @p weight, keeping every bucket whose owner is still a
+ * member and within its share. Pure (unit-tested).
+ * @return buckets that changed from one owner to another.
+ */
+unsigned int zn_lb_buckets_assign(uint16_t *bucket, const uint16_t *inst,
+				  const uint32_t *weight, unsigned int n);
+
+#endif /* ZN_LB_H */

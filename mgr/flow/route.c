@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Routing state, control side: build an immutable snapshot (services and
+ * their balancing (lb.c), chains and wildcard rules (fdir.c), which NF TX
+ * rings each worker drains), publish it with one atomic store, and free
+ * the old one once every worker has passed a quiescent state
+ * (rte_rcu_qsbr). route.c builds fdir and lb and hands them its publish
+ * function: they change their state, then publish, without knowing this
+ * module. Workers never see a half-written chain or service
+ * table, and nothing they may still read is freed under them.
+ */
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_pause.h>
+#include <rte_rcu_qsbr.h>
+
+#include "../core/event.h"
+#include "fdir.h"
+#include "lb.h"
+#include "../core/mgr.h"
+#include "../nf/registry.h"
+#include "route.h"
+#include "../../lib/common/zn_util.h"
+
+/* Fill @p rt, the snapshot no worker can see, from the control state. */
+static void
+build(struct zn_mgr *m, struct zn_route *rt)
+{
+	memset(rt, 0, sizeof(*rt));
+	rt->version = ++m->route_version;
+	rt->n_ports = m->n_ports;
+	zn_fdir_fill(m, rt);
+	rt->direct = m->cfg.handoff == ZN_HANDOFF_DIRECT &&
+		     !rt->rehash_every_hop;
+
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+		const struct zn_nf_slot *slot = zn_slot(m, s);
+		uint32_t state = zn_nf_state(m, s);
+		uint16_t w = m->nf_worker[s];
+
+		if (state == ZN_NF_FREE)
+			continue;
+		rt->nf_group[s] = m->nf_group[s];
+		/* ctl is the NF's to write too: an index out of range is
+		 * garbage (the registry checked the service it set). */
+		if (state == ZN_NF_RUNNING &&
+		    slot->ctl.service_id < ZN_MAX_SERVICES) {
+			struct zn_svc_entry *e = &rt->svc[slot->ctl.service_id];
+
+			if (e->n < ZN_MAX_REPLICAS) {
+				e->inst[e->n++] = (uint16_t)s;
+				rt->nf_svc[s] = slot->ctl.service_id;
+			}
+		}
+		/* Every NF not yet freed keeps its TX ring drained. */
+		if (w < m->n_workers)
+			rt->drain[w][rt->n_drain[w]++] = (uint16_t)s;
+	}
+	zn_lb_fill(m, rt);
+}
+
+/* A reader of the NFs' RCU variable that holds back the grace period now
+ * begun at @p token: online, since before it. */
+static bool
+nf_reader_blocks(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
+		 uint32_t group, unsigned int slot, uint64_t token)
+{
+	uint64_t c;
+
+	/* Only the NF registered in the slot reports here, if it is of
+	 * this variable's group (what the registry says, not the slot) */
+	if (m->nf_group[slot] != group ||
+	    zn_nf_state(m, slot) == ZN_NF_FREE)
+		return false;
+	c = __atomic_load_n(&q->qsbr_cnt[slot].cnt, __ATOMIC_ACQUIRE);
+	return c != 0 && c < token;
+}
+
+/* Wait until no NF packet thread can still read what was unpublished.
+ * An NF is online only while it resolves and hands over a burst (no
+ * waiting inside), so this is microseconds, unless the NF is off its core
+ * or gone: one that died online is put offline here (its process cannot
+ * read any more); one alive but stuck online for ZN_READER_STUCK_NS
+ * (stopped, traced) is killed, so that no NF can hold routing changes,
+ * and with them the control thread, forever. */
+#define ZN_READER_STUCK_NS (2ULL * 1000 * 1000 * 1000)
+
+/*
+ * The NFs' RCU variables are in memory NFs write (the EAL's, a group's
+ * file), and DPDK's rte_rcu_qsbr_start/check and thread_register follow
+ * their header (the bitmap's place and length: max_threads, num_elems)
+ * wherever garbage there points. So the manager keeps each variable's
+ * token itself (@p tok), stores it where NFs read it (what
+ * rte_rcu_qsbr_quiescent and thread_online copy into their counter), and
+ * checks the counter of each slot the registry says reports there, at
+ * its fixed place (qsbr_cnt[slot], as DPDK lays it out). Readers use
+ * DPDK's functions unchanged.
+ */
+static bool
+nf_readers_passed(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
+		  uint32_t group, uint64_t token)
+{
+	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
+		if (nf_reader_blocks(m, q, group, s, token))
+			return false;
+	return true;
+}
+
+/* @p group: the variable's (index + 1, 0: NFs of no group) */
+static void
+sync_nfs(struct zn_mgr *m, struct rte_rcu_qsbr *q, uint32_t group)
+{
+	uint64_t *tok = &m->nf_qtoken[group], token, t0 = 0;
+	unsigned int spins = 0;
+
+	/* past the variable's initial token (__RTE_QSBR_CNT_INIT) */
+	token = *tok = RTE_MAX(*tok, (uint64_t)__RTE_QSBR_CNT_INIT) + 1;
+	__atomic_store_n(&q->token, token, __ATOMIC_RELEASE);
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	while (!nf_readers_passed(m, q, group, token)) {
+		if (++spins < 64) {
+			rte_pause();
+			continue;
+		}
+		/* On few cores the reader needs ours to finish its burst. */
+		sched_yield();
+		if (spins % 256 != 0)
+			continue;
+		if (t0 == 0)
+			t0 = zn_now_ns();
+		for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
+			struct zn_nf_slot *slot = zn_slot(m, s);
+
+			if (!nf_reader_blocks(m, q, group, s, token))
+				continue;
+			if (!zn_proc_alive(zn_registry_pid(m, s),
+					   slot->ctl.start_time)) {
+				ZN_LOG(WARNING, "NF '%s' (instance %u) died "
+				       "while reading the routing table",
+				       slot->ctl.name, s);
+				rte_rcu_qsbr_thread_offline(q, s);
+			} else if (zn_now_ns() - t0 > ZN_READER_STUCK_NS) {
+				ZN_LOG(ERR, "NF '%s' (pid %u, instance %u) "
+				       "has held the routing table for 2 s "
+				       "(stopped?): killed", slot->ctl.name,
+				       (unsigned int)zn_registry_pid(m, s), s);
+				zn_event("nf.killed", "NF '%s' (instance %u) "
+					 "stuck reading the routing table",
+					 slot->ctl.name, s);
+				zn_registry_kill(m, s, SIGKILL);
+				t0 = zn_now_ns();
+			}
+		}
+	}
+}
+
+void
+zn_route_sync(struct zn_mgr *m)
+{
+	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
+	sync_nfs(m, m->shm->rt.qsbr, 0);
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
+		if (m->gmem[g].qsbr != NULL)
+			sync_nfs(m, m->gmem[g].qsbr, g + 1);
+}
+
+/* The RCU variable the NF in @p slot reports to: its group's (in the
+ * group's file), or the one of NFs of no group. */
+static struct rte_rcu_qsbr *
+nf_qsbr(const struct zn_mgr *m, unsigned int slot)
+{
+	uint32_t g = m->nf_group[slot];
+
+	return g != 0 && g <= ZN_MAX_GROUPS && m->gmem[g - 1].qsbr != NULL ?
+	       m->gmem[g - 1].qsbr : m->shm->rt.qsbr;
+}
+
+/* A reader comes and goes: offline (its counter, at its fixed place).
+ * Not rte_rcu_qsbr_thread_register: it follows the variable's header,
+ * and the check reads the slots the registry names (sync_nfs). */
+void
+zn_route_reader_add(struct zn_mgr *m, unsigned int slot)
+{
+	rte_rcu_qsbr_thread_offline(nf_qsbr(m, slot), slot);
+}
+
+void
+zn_route_reader_del(struct zn_mgr *m, unsigned int slot)
+{
+	/* Its process can no longer run: whatever it left online. */
+	rte_rcu_qsbr_thread_offline(nf_qsbr(m, slot), slot);
+}
+
+/* Each trust group's NFs read a copy in the group's file (mgr/trust/group.c):
+ * another group's NFs cannot write it. Published with the shared one. */
+static void
+publish_groups(struct zn_mgr *m, const struct zn_route *nf)
+{
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+		struct zn_group_mem *gm = &m->gmem[g];
+		struct zn_group_home *h = zn_group_home_at(g);
+		struct zn_route *spare = gm->rt_spare;
+
+		if (m->gpool[g] == NULL || spare == NULL)
+			continue;
+		memcpy(spare, nf, sizeof(*spare));
+		/* The LEAST_LOADED pins are in the EAL's memory, which the
+		 * group's NFs do not map: they hand such packets to a worker
+		 * (zn_pick_instance) */
+		for (unsigned int s = 0; s < ZN_MAX_SERVICES; s++)
+			spare->svc[s].pins = NULL;
+		gm->rt_spare = gm->rt_live;
+		gm->rt_live = spare;
+		__atomic_store_n(&h->hdr.route, spare, __ATOMIC_RELEASE);
+		__atomic_store_n(&h->hdr.version, nf->version,
+				 __ATOMIC_RELEASE);
+	}
+}
+
+/* Two snapshots for the workers, made at start in the manager's private
+ * memory (private_heap.c: no NF can change what a worker resolves with), and
+ * two copies for NFs in hugepage memory (they read them to hand packets
+ * to each other; without the workers-only flow director pointers): the
+ * published ones and the spares, built and published next; once every
+ * reader passed a quiescent state the old ones are the spares.
+ * Publishing allocates nothing, so it cannot fail (a failing ~200 KB
+ * allocation used to leave callers half done). Only the control thread
+ * publishes. */
+void
+zn_route_publish(struct zn_mgr *m)
+{
+	struct zn_route *rt = m->route_spare, *nf = m->nf_route_spare;
+
+	build(m, rt);
+	memcpy(nf, rt, sizeof(*nf));
+	nf->acl[0] = nf->acl[1] = NULL; /* workers only, private memory */
+	nf->exact = NULL;
+	m->route_spare = __atomic_exchange_n(&m->route_live, rt,
+					     __ATOMIC_ACQ_REL);
+	m->nf_route_spare = m->shm->rt.route;
+	__atomic_store_n(&m->shm->rt.route, nf, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->shm->rt.version, rt->version, __ATOMIC_RELEASE);
+	publish_groups(m, nf);
+	/* After this no reader holds a reference to the old snapshot, nor
+	 * sends to an NF the new one no longer accepts. */
+	zn_route_sync(m);
+}
+
+int
+zn_route_init(struct zn_mgr *m)
+{
+	size_t sz = rte_rcu_qsbr_get_memsize(ZN_MAX_WORKERS);
+	size_t nsz = rte_rcu_qsbr_get_memsize(ZN_MAX_NFS);
+	struct rte_rcu_qsbr *nq;
+	int rc;
+
+	m->qsbr = rte_zmalloc_socket("zn_qsbr", sz, RTE_CACHE_LINE_SIZE,
+				     m->priv_socket);
+	nq = rte_zmalloc("zn_qsbr_nf", nsz, RTE_CACHE_LINE_SIZE);
+	if (m->qsbr == NULL || nq == NULL)
+		return -ENOMEM;
+	m->shm->rt.qsbr = nq;
+	if (rte_rcu_qsbr_init(m->qsbr, ZN_MAX_WORKERS) < 0 ||
+	    rte_rcu_qsbr_init(nq, ZN_MAX_NFS) < 0)
+		return -EINVAL;
+	for (int i = 0; i < 2; i++) {
+		struct zn_route *rt = rte_zmalloc_socket("zn_route",
+							 sizeof(*rt),
+							 RTE_CACHE_LINE_SIZE,
+							 m->priv_socket);
+		struct zn_route *nf = rte_zmalloc("zn_route_nf", sizeof(*nf),
+						  RTE_CACHE_LINE_SIZE);
+
+		if (rt == NULL || nf == NULL) {
+			rte_free(rt);
+			rte_free(nf);
+			return -ENOMEM;
+		}
+		if (i == 0) {
+			m->route_spare = rt;
+			m->nf_route_spare = nf;
+		} else {
+			m->route_live = rt;
+			m->shm->rt.route = nf;
+		}
+	}
+	rc = zn_lb_init(m, zn_route_publish);
+	if (rc == 0)
+		rc = zn_fdir_init(m, zn_route_publish);
+	if (rc == 0)
+		zn_route_publish(m);
+	return rc;
+}
+
+void
+zn_route_fini(struct zn_mgr *m)
+{
+	if (m->shm != NULL) {
+		rte_free(m->shm->rt.route);
+		rte_free(m->shm->rt.qsbr);
+		m->shm->rt.route = NULL;
+		m->shm->rt.qsbr = NULL;
+	}
+	rte_free(m->route_live);
+	rte_free(m->route_spare);
+	rte_free(m->nf_route_spare);
+	m->route_live = m->route_spare = m->nf_route_spare = NULL;
+	zn_fdir_fini(m);
+	zn_lb_fini(m);
+	rte_free(m->qsbr);
+	m->qsbr = NULL;
+}

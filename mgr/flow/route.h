@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_ROUTE_H
+#define ZN_ROUTE_H
+
+/*
+ * The routing snapshot (struct zn_route, zn_shm.h; route.c): what workers
+ * and NF packet threads read to decide where a packet goes. Immutable once
+ * published: the control thread builds the next one from the flow
+ * director (fdir.h), load balancing (lb.h) and the NF slots, publishes it
+ * with one store and reuses the old one once every reader passed an RCU
+ * quiescent state (a worker reports one between bursts and goes offline
+ * while it sleeps; an NF is online only while it resolves and hands over a
+ * burst). A reader that died online is found by its process and put
+ * offline, so it never blocks a routing change.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+
+#include <zeronf/step.h>
+
+#include "../../lib/shm/zn_shm.h"
+#include "../../lib/common/zn_route_hot.h" /* struct zn_res */
+
+struct zn_mgr;
+
+/** Make the snapshots and the RCU state; build the flow director and load
+ *  balancing (fdir.h, lb.h) and publish a first snapshot. 0 or -errno. */
+int zn_route_init(struct zn_mgr *m);
+/** Rebuild the snapshot from the NF slots, flow director and balancing,
+ *  publish it and wait until no worker can see the old one. Control thread
+ *  only. Modules that change what a snapshot holds call it after the
+ *  change (fdir and lb through the hook route.c gives them). */
+void zn_route_publish(struct zn_mgr *m);
+void zn_route_fini(struct zn_mgr *m);
+/** Wait until every reader (workers and NF packet threads) passed a
+ *  quiescent state; an NF that died online is put offline, one stuck
+ *  online for 2 s is killed. Control thread only. */
+void zn_route_sync(struct zn_mgr *m);
+/** The NF in @p slot reads snapshots from now on (registration) / no
+ *  more (its process is gone: reclaim). */
+void zn_route_reader_add(struct zn_mgr *m, unsigned int slot);
+void zn_route_reader_del(struct zn_mgr *m, unsigned int slot);
+
+#endif /* ZN_ROUTE_H */

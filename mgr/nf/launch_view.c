@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/* What a launched NF is, as the launcher's commands answer it and
+ * launch.list lists it: its spec, its replicas (each with the NF's own
+ * pid once it registered) and its counts. */
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../core/cmd.h"
+#include "launch_pvt.h"
+#include "../core/mgr.h"
+#include "../tenant/tenant.h"
+
+/* What launch.list says of @p l to tenant @p t + 1 (0: the operator):
+ * names as it sees them (zn_tenant_shown_name). */
+/* The pid of the NF registered as @p name (the kernel's, from its
+ * registration's credentials: a sandboxed NF's own, not bubblewrap's),
+ * or 0. */
+static pid_t
+registered_pid(const struct zn_mgr *m, const char *name)
+{
+	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
+		enum zn_nf_state st = zn_nf_state(m, slot);
+
+		if ((st == ZN_NF_RUNNING || st == ZN_NF_STARTING) &&
+		    strncmp(zn_slot(m, slot)->ctl.name, name, ZN_NAME_LEN) == 0)
+			return (pid_t)zn_slot(m, slot)->ctl.pid;
+	}
+	return 0;
+}
+
+json_t *
+launch_json(const struct launch *l, unsigned int t)
+{
+	json_t *reps = json_array(), *args = json_array();
+	unsigned int running = 0;
+
+	for (unsigned int a = 0; a < l->n_args; a++)
+		json_array_append_new(args, json_string(l->args[a]));
+	for (unsigned int i = 0; i < ZN_MAX_REPLICAS; i++) {
+		const struct replica *r = &l->r[i];
+		char name[ZN_NAME_LEN];
+		pid_t own;
+
+		if (i >= l->replicas && r->state == R_DOWN)
+			continue;
+		launch_replica_name(l, i, name, sizeof(name));
+		running += r->state == R_RUNNING;
+		own = r->state == R_DOWN ? 0 : registered_pid(L.m, name);
+		json_array_append_new(reps, json_pack(
+			"{s:s, s:s, s:i, s:o, s:I, s:o}", "name",
+			zn_tenant_shown_name(L.m, t, name), "state",
+			rstate_names[r->state], "pid", own > 0 ? (int)own :
+			(int)r->pid, "sandbox_pid", l->sandbox && r->pid > 0 ?
+			json_integer(r->pid) : json_null(), "restarts",
+			(json_int_t)r->restarts, "last_exit",
+			r->last_code == INT_MIN ? json_null() :
+						  json_integer(r->last_code)));
+	}
+	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:i, s:s, s:s, s:I, s:I,"
+			 " s:I, s:o, s:b, s:i, s:b, s:b, s:o}",
+			 "name", zn_tenant_shown_name(L.m, t, l->name),
+			 "binary", l->binary, "args", args,
+			 "service", l->service, "replicas", (int)l->replicas,
+			 "running", (int)running, "cpus", l->cpus, "restart",
+			 policy_names[l->policy], "starts",
+			 (json_int_t)l->starts, "restarts",
+			 (json_int_t)l->restarts, "failures",
+			 (json_int_t)l->failures, "instances", reps, "sandbox",
+			 l->sandbox, "memory_mb", (int)l->memory_mb, "removing",
+			 l->removing, "rolling", l->roll.phase != 0,
+			 "trust_group", l->group >= 0 ?
+			 json_string(L.m->shm->groups[l->group].name) :
+			 json_null());
+}
+
+/* The tenant + 1 whose NFs @p l launches (its trust group's), 0: none. */
+unsigned int
+launch_tenant(const struct launch *l)
+{
+	return zn_tenant_of_group(L.m, (unsigned int)(l->group + 1));
+}
+
+/* nf.start on tenant t's socket (@p t = t + 1): the programs installed
+ * with the manager only (a bare name, found beside zeronf-mgr), in its
+ * trust group, sandboxed; in its cgroup (launch.c). @p path receives the
+ * program's path. 0 or -errno (err set). */
+static int
+cmd_launch_list(struct zn_cmd_req *req)
+{
+	json_t *a = json_array();
+
+	for (unsigned int k = 0; k < LAUNCH_MAX; k++)
+		if (L.l[k].used && (req->tenant == 0 ||
+				    launch_tenant(&L.l[k]) == req->tenant))
+			json_array_append_new(a, launch_json(&L.l[k],
+							       req->tenant));
+	req->result = json_pack("{s:o, s:s}", "launched", a, "log_dir",
+				L.log_dir);
+	return req->result ? 0 : -ENOMEM;
+}
+
+static const struct zn_cmd launch_list_cmd = {
+	.name = "launch.list",
+	.flags = ZN_CMD_F_TENANT, /* its own (tenant_start) */
+	.help = "NFs the manager launched, their replicas and restarts",
+	.result = "{\"launched\": \"[launched NF, as nf.start answers]\", "
+		  "\"log_dir\": \"where their output goes\"}",
+	.fn = cmd_launch_list,
+};
+ZN_CMD_REGISTER(launch_list_cmd)

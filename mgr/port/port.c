@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+
+/*
+ * Ports: any DPDK ethdev. The EAL probes them from the command line (vdev
+ * devargs as --vdev, PCI addresses as -a, see main.c); here each --port is
+ * found by name, in --port order (ZeroNF port i = i-th --port), and
+ * configured with what the device supports: as many RX queues as RX
+ * threads (RSS with a symmetric key when there are several), one TX queue
+ * per worker or a shared, locked one.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "../core/cmd.h"
+#include "../core/mgr.h"
+#include "port.h"
+#include "../trust/port_headers.h"
+#include "../../lib/common/zn_util.h"
+
+#define NB_RXD 1024
+
+/* Symmetric Toeplitz key: both directions of a flow hash alike. */
+static uint8_t rss_key_sym[52] = {
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d,
+	0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d,
+	0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+};
+
+static int
+find_port(const char *devargs, uint16_t *port_id)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	uint16_t pid;
+
+	zn_strlcpy(name, devargs, sizeof(name));
+	name[strcspn(name, ",")] = '\0';
+	if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
+		return 0;
+	/* PCI ports may be named differently from their address. */
+	RTE_ETH_FOREACH_DEV(pid) {
+		struct rte_eth_dev_info info;
+
+		if (rte_eth_dev_info_get(pid, &info) == 0 &&
+		    info.device != NULL &&
+		    strcmp(rte_dev_name(info.device), name) == 0) {
+			*port_id = pid;
+			return 0;
+		}
+	}
+	return -ENODEV;
+}
+
+static int
+port_setup(struct zn_mgr *m, struct zn_port *p)
+{
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
+	uint16_t nb_rxd = NB_RXD, nb_txd = ZN_PORT_TXD, nb_nftxq;
+	int socket = rte_eth_dev_socket_id(p->port_id);
+	struct rte_mempool *rxpool;
+	int rc;
+
+	rc = rte_eth_dev_info_get(p->port_id, &info);
+	if (rc < 0)
+		return rc;
+	zn_strlcpy(p->driver, info.driver_name ? info.driver_name : "?",
+		   sizeof(p->driver));
+	rte_eth_dev_get_name_by_port(p->port_id, p->name);
+	if (socket < 0)
+		socket = (int)rte_socket_id();
+
+	p->nb_rxq = (uint16_t)RTE_MIN(m->cfg.rx_threads,
+				      (unsigned int)info.max_rx_queues);
+	p->nb_txq = (uint16_t)RTE_MIN(m->n_workers,
+				      (unsigned int)info.max_tx_queues);
+	/* A port may be TX-only (net_pcap with only tx_pcap), never neither. */
+	if (p->nb_txq == 0)
+		return -ENOTSUP;
+	p->txq_shared = p->nb_txq < m->n_workers;
+	for (unsigned int i = 0; i < ZN_MAX_WORKERS; i++)
+		rte_spinlock_init(&p->txq_lock[i]);
+
+	if (p->nb_rxq > 1 && info.flow_type_rss_offloads != 0) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf =
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
+			info.flow_type_rss_offloads;
+		if (info.hash_key_size > 0 &&
+		    info.hash_key_size <= sizeof(rss_key_sym)) {
+			conf.rx_adv_conf.rss_conf.rss_key = rss_key_sym;
+			conf.rx_adv_conf.rss_conf.rss_key_len =
+				info.hash_key_size;
+		}
+		p->rss = true;
+		if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_RSS_HASH)
+			conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_RSS_HASH;
+	}
+	nb_nftxq = (uint16_t)zn_port_nftx_plan(m, p, &info);
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	/* The driver registers the timestamp dynfield and flag; NFs look
+	 * them up by name (net_pcap: the capture time, for the DPI NF). */
+	if (m->cfg.rx_timestamp &&
+	    (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
+
+	rc = rte_eth_dev_configure(p->port_id, p->nb_rxq,
+				   (uint16_t)(p->nb_txq + nb_nftxq), &conf);
+	if (rc < 0)
+		return rc;
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &nb_rxd, &nb_txd);
+	if (rc < 0)
+		return rc;
+	/* A port of a trust group fills the group's pool: its packets reach
+	 * the group's NFs without a copy (mgr/trust/group.c), its PMD taking
+	 * buffers through the manager's header of it (pool_header.c). */
+	rxpool = m->cfg.port_group[p - m->ports] != 0 ?
+		 m->gpool_mgr[m->cfg.port_group[p - m->ports] - 1] : m->pool;
+	/* with --validate, through headers of the manager's (port_headers.h) */
+	if (zn_port_headers_port(m, (uint16_t)(p - m->ports)))
+		rxpool = m->shadow[m->cfg.port_group[p - m->ports] - 1]->mp;
+	for (uint16_t q = 0; q < p->nb_rxq; q++) {
+		rc = rte_eth_rx_queue_setup(p->port_id, q, nb_rxd,
+					    (unsigned int)socket, NULL, rxpool);
+		if (rc < 0)
+			return rc;
+	}
+	for (uint16_t q = 0; q < p->nb_txq + nb_nftxq; q++) {
+		rc = rte_eth_tx_queue_setup(p->port_id, q, nb_txd,
+					    (unsigned int)socket, NULL);
+		if (rc < 0)
+			return rc;
+	}
+	/* Not every vdev has promiscuous mode; that is fine. */
+	rte_eth_promiscuous_enable(p->port_id);
+	/* The RX queues are deliberately not flushed: a net_pcap port's
+	 * first packets are already there. */
+	rc = rte_eth_dev_start(p->port_id);
+	if (rc < 0)
+		return rc;
+	p->started = true;
+	return 0;
+}
+
+int
+zn_ports_init(struct zn_mgr *m)
+{
+	for (unsigned int i = 0; i < m->cfg.n_devargs; i++) {
+		struct zn_port *p = &m->ports[i];
+		int rc;
+
+		zn_strlcpy(p->devargs, m->cfg.devargs[i], sizeof(p->devargs));
+		rc = find_port(p->devargs, &p->port_id);
+		if (rc < 0) {
+			ZN_LOG(ERR, "port %u (%s): no such device was probed",
+			       i, p->devargs);
+			return rc;
+		}
+		m->n_ports = (uint16_t)(i + 1);
+		rc = port_setup(m, p);
+		if (rc < 0) {
+			ZN_LOG(ERR, "port %u (%s): setup failed: %s", i,
+			       p->devargs, strerror(-rc));
+			return rc;
+		}
+		zn_port_nftx_publish(m, i);
+		ZN_LOG(INFO, "port %u: %s (%s), %u RX / %u TX queues%s%s, "
+		       "%u TX queues for NFs", i, p->name, p->driver,
+		       p->nb_rxq, p->nb_txq, p->rss ? ", RSS" : "",
+		       p->txq_shared ? ", shared TX queue" : "", p->nf_txq_n);
+	}
+	return 0;
+}
+
+void
+zn_ports_close(struct zn_mgr *m)
+{
+	for (unsigned int i = 0; i < m->n_ports; i++) {
+		struct zn_port *p = &m->ports[i];
+
+		if (p->started) {
+			rte_eth_dev_stop(p->port_id);
+			p->started = false;
+		}
+		rte_eth_dev_close(p->port_id);
+	}
+}
+
+/* Port RX for the whole instance: paused (--rx-paused, rx.set false)
+ * ports are not polled; what they receive waits in (or overflows) their
+ * RX rings, counted by the port. */
+static int
+cmd_rx_set(struct zn_cmd_req *req)
+{
+	bool on = json_is_true(json_object_get(req->params, "enabled"));
+
+	req->mgr->rx_enabled = on;
+	req->mgr->rx_waiting = false; /* the operator decides now */
+	ZN_LOG(NOTICE, "port RX %s", on ? "enabled" : "paused");
+	req->result = json_pack("{s:b}", "enabled", on);
+	return 0;
+}
+
+static const struct zn_cmd rx_set_cmd = {
+	.name = "rx.set",
+	.help = "enable or pause reading from all ports",
+	.params = { { .name = "enabled", .type = ZN_CMD_BOOL,
+		      .required = true } },
+	.result = "{\"enabled\": \"true or false\"}",
+	.doc = "Start a manager with `--rx-paused` (or `--rx-when-ready`) to "
+	       "bring NFs up first.",
+	.fn = cmd_rx_set,
+};
+ZN_CMD_REGISTER(rx_set_cmd)

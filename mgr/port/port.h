@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The ZeroNF authors
+ */
+#ifndef ZN_PORT_H
+#define ZN_PORT_H
+
+/* Ports (port.c): the manager's, set up at start; never an NF's
+ * (port_private.c). */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <rte_ethdev.h>
+#include <rte_spinlock.h>
+
+#include "../../lib/shm/zn_shm.h"
+#include "../core/args.h"
+
+struct zn_mgr;
+
+/* Descriptors asked for each worker's TX queue (a driver may round up;
+ * port_headers.c counts on twice this at most) */
+#define ZN_PORT_TXD 1024
+
+struct zn_port {
+	uint16_t port_id;
+	uint16_t nb_rxq;
+	uint16_t nb_txq;
+	bool rss;
+	bool started;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	char devargs[ZN_DEVARGS_LEN];
+	char driver[64];
+	rte_spinlock_t txq_lock[ZN_MAX_WORKERS]; /* used if txq shared */
+	bool txq_shared;
+	/* NF -> port (port_nftx.c): queues [nf_txq_first, + nf_txq_n) */
+	uint16_t nf_txq_first;
+	uint16_t nf_txq_n;
+	const char *nf_tx_why;            /* why none, for port.list */
+	uint16_t txq_owner[ZN_MAX_NFS];   /* by queue - first: slot + 1 */
+	struct {
+		uint64_t tx, tx_retry, stalled;
+		uint64_t tx_at_exit;      /* of tx: taken in the call an
+					   * NF died in (reclaim.c) */
+	} nf_gone;                        /* of NFs whose slot was freed */
+};
+
+int zn_ports_init(struct zn_mgr *m);
+void zn_ports_close(struct zn_mgr *m);
+/* port_private.c: secondaries never probe the manager's ports. _early()
+ * before rte_eal_init(), _late() after it; scans_refused counts the
+ * secondaries' scans answered with no device. */
+void zn_ports_private_early(void);
+int zn_ports_private_late(void);
+uint64_t zn_ports_scans_refused(void);
+/* port_nftx.c: NF -> port hand-off. _plan while setting a port up (the
+ * number of NF queues to add), _publish once it runs, _assign at an NF's
+ * registration, _release when its slot is free, _json for port.list
+ * (adds the NFs' transmissions to @p sum). */
+struct rte_eth_dev_info;
+struct zn_port_wstats;
+unsigned int zn_port_nftx_plan(struct zn_mgr *m, struct zn_port *p,
+			       const struct rte_eth_dev_info *info);
+void zn_port_nftx_publish(struct zn_mgr *m, unsigned int i);
+void zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot);
+void zn_port_nftx_release(struct zn_mgr *m, unsigned int slot);
+json_t *zn_port_nftx_json(struct zn_mgr *m, unsigned int i,
+			  struct zn_port_wstats *sum);
+
+#endif /* ZN_PORT_H */
