@@ -1,7 +1,7 @@
 """The code's shape, checked on the build: the manager's modules call each
 other without circles (from the objects' symbols, so a call hidden behind
 any header counts), mgr.h holds only struct zn_mgr, generated files are
-current, and no source file grows past ~600 lines without a reason."""
+current, and a source file past ~600 lines says why in its first comment."""
 from __future__ import annotations
 
 import re
@@ -128,24 +128,39 @@ def test_generated_schema_and_docs_are_current():
     assert r.returncode == 0, r.stderr
 
 
-# Files allowed past ~600 lines, with the reason.
-LONG_OK = {
-    "mgr/datapath/worker.c": "the data path's one loop and its delivery stages, "
-                    "kept together so the hot path reads top to bottom",
-    "lib/shm/zn_shm.h": "the whole shared-memory contract between manager "
-                        "and NFs, in one header by design",
-}
+def first_comment(text: str) -> str:
+    """The file's first comment after its licence: C's first /* */ block
+    but the SPDX one, Python's module docstring."""
+    blocks = re.findall(r"/\*.*?\*/", text, re.S)
+    blocks = [b for b in blocks if "SPDX-License-Identifier" not in b]
+    if blocks:
+        return blocks[0]
+    doc = re.match(r'\s*(?:#[^\n]*\n\s*)*(?:"""|\'\'\')(.*?)(?:"""|\'\'\')', text,
+                   re.S)
+    return doc.group(1) if doc else ""
 
 
-def test_no_source_file_past_600_lines_without_a_reason():
-    long = []
-    for d in ("mgr", "lib", "nfs", "python/zeronf", "scripts", "bench", "tools",
-              "fuzz", "vm"):
+def test_a_long_file_says_why():
+    """A file's size follows its concern, not a gate: past ~600 lines, its
+    first comment says why it is one file ("Long: ..."). The check names
+    each file that does not."""
+    unsaid = []
+    for d in ("mgr", "lib", "nfs", "python/zeronf", "scripts", "bench",
+              "tools", "fuzz", "vm", "tests"):
         for p in sorted((REPO / d).rglob("*")):
             if p.suffix not in (".c", ".h", ".py") or "ndpi-" in str(p):
                 continue
-            rel = str(p.relative_to(REPO))
-            n = len(p.read_text(errors="replace").splitlines())
-            if n > 620 and rel not in LONG_OK:
-                long.append(f"{rel}: {n} lines")
-    assert not long, long
+            text = p.read_text(errors="replace")
+            n = len(text.splitlines())
+            if n > 600 and "Long:" not in first_comment(text):
+                unsaid.append(f"{p.relative_to(REPO)}: {n} lines, and its "
+                              f"first comment does not say why (Long: ...)")
+    assert not unsaid, "\n".join(unsaid)
+
+
+def test_first_comment_finds_the_reason():
+    assert "Long: x" in first_comment("/* SPDX-License-Identifier: X */\n"
+                                      "/* a\n * Long: x */\nint a;")
+    assert "Long:" not in first_comment("/* a */\n/* Long: later */")
+    assert "Long: y" in first_comment('#!/usr/bin/env python3\n"""a.\n'
+                                      'Long: y"""\n')

@@ -3,7 +3,8 @@
  */
 
 /* libzeronf control path: opening an NF (EAL, the manager's shared
- * memory, its slot), closing it, and the accessors. Options are parsed in
+ * memory, its slot), closing it, and the accessors (Long: attach and
+ * detach read in their order). Options are parsed in
  * nf_args.c, messages to the manager are in nf_msg.c, the packet loop is
  * in nf_run.c. */
 

@@ -3,7 +3,8 @@
  */
 
 /*
- * The packet pools' mempool driver, "zn_ring" (lib/common/zn_pool_ops.h):
+ * The packet pools' mempool driver, "zn_ring" (lib/common/zn_pool_ops.h;
+ * Long: every op of one driver together):
  * DPDK's ring_mp_mc driver, called through its ops (this process's), with
  * a check of what dequeue takes out. Why a driver and not a check where
  * packets are allocated: the PMDs allocate (rte_mbuf_raw_alloc, bulk

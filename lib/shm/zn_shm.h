@@ -7,7 +7,8 @@
 /**
  * @file
  * The shared-memory contract between the manager and its NFs: the ONLY
- * definition of every structure that more than one process reads.
+ * definition of every structure that more than one process reads. Long:
+ * the whole contract in one header, by design.
  *
  * Rules, checked by review and by tests/unit/test_misc.c (shm_layout):
  * - every cache line has one named writer, written next to it ("writer:");

@@ -2,7 +2,9 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 
-/* zeronf-mgr: start-up and shutdown of the manager (a DPDK primary). */
+/* zeronf-mgr: start-up and shutdown of the manager (a DPDK primary).
+ * Long: the EAL's set-up, the shared memory and every subsystem's init
+ * and teardown, in their order, read in one place. */
 
 #include <errno.h>
 #include <signal.h>

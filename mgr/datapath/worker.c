@@ -3,7 +3,10 @@
  */
 
 /*
- * The data path (hot). A worker loops over:
+ * The data path (hot). Long: the one loop and its delivery stages, kept
+ * together so that the hot path reads top to bottom.
+ *
+ * A worker loops over:
  *   - the TX rings of the NFs it drains: packets an NF handed back;
  *   - the port RX queues it polls: packets entering the system;
  * decides where each packet goes (zn_route_resolve), and delivers it to an

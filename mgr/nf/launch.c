@@ -3,7 +3,8 @@
  */
 
 /*
- * NFs launched and supervised by the manager (launch.h).
+ * NFs launched and supervised by the manager (launch.h). Long: a
+ * replica's whole life (spawn, watch, back-off, stop, reap) in one place.
  *
  * A replica is spawned with posix_spawn: default signal dispositions and
  * an empty mask (the manager blocks SIGINT/SIGTERM and ignores SIGPIPE),

@@ -3,7 +3,8 @@
  */
 
 /*
- * NF registry (control thread only).
+ * NF registry (control thread only). Long: a slot's state machine
+ * (register, run, stop, reclaim) kept whole.
  *
  * Life of a slot:  FREE --REGISTER--> RUNNING --stop/LEAVE--> STOPPING
  *                  RUNNING/STOPPING --exit or death--> RECLAIMING --> FREE

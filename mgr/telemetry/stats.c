@@ -3,7 +3,8 @@
  */
 
 /*
- * Stats: one JSON view of the shared counters, served as commands (the
+ * Stats (Long: every view's JSON beside the command that serves it):
+ * one JSON view of the shared counters, served as commands (the
  * control socket, and DPDK telemetry, telemetry.c) and logged every
  * --stats-interval-s. Control thread only: the views read the control thread's own state too (the LB pin
  * tables service.set frees, the flow director's chains); the telemetry
