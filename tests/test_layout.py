@@ -39,6 +39,25 @@ def module_calls() -> dict[str, set[str]]:
             for m, syms in used.items()}
 
 
+def object_calls(objs: list[Path]) -> dict[str, set[str]]:
+    """As module_calls, for any objects: each named by its source (the
+    object's name without .c.o)."""
+    defined: dict[str, str] = {}
+    used: dict[str, set[str]] = defaultdict(set)
+    for o in objs:
+        name = o.name.split(".c.o")[0]
+        out = subprocess.run(["nm", str(o)], capture_output=True, text=True,
+                             check=True).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) == 3 and f[1] in "TDBR":
+                defined[f[2]] = name
+            elif len(f) == 2 and f[0] == "U":
+                used[name].add(f[1])
+    return {m: {defined[s] for s in syms if s in defined} - {m}
+            for m, syms in used.items()}
+
+
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     state: dict[str, int] = {}
     stack: list[str] = []
@@ -84,6 +103,20 @@ def test_manager_modules_have_no_circles():
     # fdir and lb publish through the hook route.c gives them.
     for m in ("flow/fdir", "flow/lb"):
         assert "flow/route" not in graph.get(m, set()), m
+
+
+def test_libzeronf_and_the_vm_helper_have_no_circles():
+    """Issue 30: nf.c <-> nf_msg.c (zn_nf_self), nf_msg.c <-> nf_tx.c and
+    nf_cmd.c (registration set them up), nf_pool_ops.c <-> nf_pool_ring.c,
+    and zeronf-vm.c <-> vm_boot.c <-> vm_accel.c (the globals V, say)."""
+    lib = sorted(BUILD.glob("lib/libzeronf.so*.p/*.o")) + \
+        sorted(BUILD.glob("lib/libzn_common.a.p/*.o"))
+    vm = sorted(BUILD.glob("tools/zeronf-vm.p/*.o"))
+    assert len(lib) > 10 and len(vm) >= 3, (lib, vm)
+    for objs in (lib, vm):
+        graph = object_calls(objs)
+        assert find_cycle(graph) is None, \
+            f"circle: {' -> '.join(find_cycle(graph))}"
 
 
 def test_mgr_h_holds_only_the_manager():

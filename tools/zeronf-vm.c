@@ -59,23 +59,6 @@
 #define STOP_GRACE_NS (10ULL * 1000 * 1000 * 1000) /* 'T', then 'K' */
 #define KILL_GRACE_NS (2ULL * 1000 * 1000 * 1000)  /* 'K', then SIGKILL */
 
-struct vm V = { .slot_fd = -1, .kick_fd = -1, .port = -1, .wake = -1,
-	.sig_fd = -1,
-	.mgr_fd = -1, .mgr_lock_fd = -1, .nf_code = -1, .mem_mb = 1024,
-	.vcpus = 1, .qemu = "qemu-system-x86_64", .accel = "auto" };
-
-void
-say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "zeronf-vm[%s]: ", V.name[0] ? V.name : "?");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 static int
 usage_err(const char *fmt, const char *arg)
 {

@@ -4,8 +4,9 @@
 #ifndef ZERONF_VM_H
 #define ZERONF_VM_H
 
-/* zeronf-vm's state (zeronf-vm.c: options, manager, slot, the relay;
- * vm_boot.c: the VM's initramfs and QEMU). One VM per process. */
+/* zeronf-vm's state (vm_state.c; zeronf-vm.c: options, manager, slot,
+ * the relay; vm_boot.c: the VM's initramfs and QEMU; vm_accel.c: kvm or
+ * tcg). One VM per process. */
 
 #include <limits.h>
 #include <sched.h>
@@ -51,10 +52,8 @@ struct vm {
 	uint64_t bad_bytes, frames;
 };
 
+/* vm_state.c: the VM, and a line on stderr naming it */
 extern struct vm V;
-
-
-/* zeronf-vm.c */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* vm_boot.c: the VM's initramfs (the image, then this VM's files) at

@@ -366,6 +366,7 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 	rc = zn_nf_register(nf);
 	if (rc < 0)
 		goto fail;
+	zn_nf_self = nf;
 	if (nf->ops.init != NULL) {
 		rc = nf->ops.init(nf);
 		if (rc < 0) {

@@ -62,7 +62,6 @@ static struct guard {
 	struct rte_ring *r;
 	uint32_t size, mask, capacity;
 } guards[GUARDS];
-static uint64_t waits_cut; /* waits given up (atomic) */
 
 /* zn_pool_ops_account: set before the first take, read-only after:
  * this process's accounts (the manager's: the shared pool and each
@@ -189,12 +188,6 @@ zn_pool_ops_twin(const struct rte_mempool *mp, const struct rte_mempool *twin)
 	return -ENOENT;
 }
 
-ZN_API uint64_t
-zn_pool_ops_waits_cut(void)
-{
-	return __atomic_load_n(&waits_cut, __ATOMIC_RELAXED);
-}
-
 ZN_API unsigned int
 zn_pool_ops_repair(void)
 {
@@ -238,12 +231,6 @@ zn_pool_ops_ring_geo(const struct rte_mempool *mp, struct zn_ring_geo *geo)
 		return -ENOENT;
 	*geo = geo_of(mp, g);
 	return 0;
-}
-
-void
-zn_pool_ops_wait_cut(void)
-{
-	__atomic_fetch_add(&waits_cut, 1, __ATOMIC_RELAXED);
 }
 
 static int

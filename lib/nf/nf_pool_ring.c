@@ -34,6 +34,14 @@
 #include "nf_pvt.h"
 #include "../common/zn_pool_ops.h"
 
+static uint64_t waits_cut; /* waits for an earlier claim given up (atomic) */
+
+ZN_API uint64_t
+zn_pool_ops_waits_cut(void)
+{
+	return __atomic_load_n(&waits_cut, __ATOMIC_RELAXED);
+}
+
 /* Fault injection, for the tests that kill an NF inside an operation
  * (tests/system/test_pool_ring_death.py): ZN_TEST_POOL_OP_DEATH =
  * "put:STEP" (a put of its whole cache) or "get:STEP" (any get), STEP
@@ -237,7 +245,7 @@ zn_pool_ring_put(const struct zn_ring_geo *g, struct zn_pool_op *op,
 	if (whole)
 		death_point(true, AT_COPIED);
 	if (!commit(&r->prod.tail, head, head + n, wait_polls, may_sleep))
-		zn_pool_ops_wait_cut();
+		__atomic_fetch_add(&waits_cut, 1, __ATOMIC_RELAXED);
 	if (whole)
 		death_point(true, AT_COMMITTED);
 	if (whole)
@@ -273,7 +281,7 @@ zn_pool_ring_get(const struct zn_ring_geo *g, struct zn_pool_op *op,
 		take(arg, objs, n);
 	death_point(false, AT_COPIED);
 	if (!commit(&r->cons.tail, head, head + n, wait_polls, may_sleep))
-		zn_pool_ops_wait_cut();
+		__atomic_fetch_add(&waits_cut, 1, __ATOMIC_RELAXED);
 	death_point(false, AT_COMMITTED);
 	__atomic_store_n(&op->step, ZN_POOL_OP_IDLE, __ATOMIC_RELEASE);
 	return 0;

@@ -171,8 +171,13 @@ struct zn_nf {
 /* nf_args.c */
 int zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv,
 			 int *nf_argc, char ***nf_argv);
-/* nf_msg.c */
+/* nf_register.c: register in our slot and set up what uses it (nf.c,
+ * once). 0 or -errno. */
 int zn_nf_register(struct zn_nf *nf);
+/* How long the manager has to answer REGISTER, and READY. */
+#define ZN_REGISTER_TIMEOUT_NS (5ULL * 1000 * 1000 * 1000)
+/* nf_msg.c */
+void zn_nf_kick_register(struct zn_nf *nf);
 int zn_nf_send_leave(struct zn_nf *nf);
 bool zn_nf_mgr_alive(struct zn_nf *nf);
 int zn_nf_join(struct zn_nf *nf);
@@ -227,8 +232,6 @@ int zn_pool_ring_get(const struct zn_ring_geo *g, struct zn_pool_op *op,
  * _end after the operation. */
 struct zn_pool_op *zn_pool_ring_op(const struct zn_pool_acct *a, bool *locked);
 void zn_pool_ring_op_end(bool locked);
-/* nf_pool_ops.c: a wait for a ring's earlier claim given up (counted) */
-void zn_pool_ops_wait_cut(void);
 
 /* nf_group.c: map the trust group's pool (--trust-group); 0 or -errno
  * (0 without a group). _detach at close. */
