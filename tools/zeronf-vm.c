@@ -53,6 +53,8 @@
 #include <unistd.h>
 
 #include "zeronf_vm.h"
+#include "../lib/common/zn_cpus.h"
+#include "../lib/shm/zn_kick.h"
 #include "../lib/common/zn_nf_options.h"
 #include "../lib/common/zn_vm.h"
 

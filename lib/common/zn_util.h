@@ -7,7 +7,9 @@
 /**
  * @file
  * Helpers shared by the manager and libzeronf (not part of the public API):
- * logging, instance paths and locks, process liveness, CPU lists.
+ * logging, an instance's names, paths and locks, process liveness,
+ * strings and numbers. CPU lists are zn_cpus.h's; the kick socket's
+ * protocol is lib/shm/zn_kick.h's.
  * All functions return 0 / a count on success and -errno on failure.
  */
 
@@ -30,22 +32,6 @@ extern int zn_logtype;
  * an NF of a group finds its file here (lib/nf/nf_group.c) */
 #define ZN_GROUPS_FILE "zeronf-groups"
 #define ZN_CTL_SOCK "zeronf.sock"
-#define ZN_KICK_SOCK "zeronf-kick.sock"
-/* A kick datagram: 'k' (look at the message ring), or ZN_KICK_REGISTER
- * followed by the slot (u16) and generation (u32), native order: the
- * manager takes the registering NF's pid from the datagram's credentials
- * (the kernel's, in the manager's PID namespace), not from the NF. */
-#define ZN_KICK_REGISTER 'R'
-#define ZN_KICK_REGISTER_LEN 7
-/* ZN_KICK_MSG followed by a struct zn_msg: the message itself, from an NF
- * of a trust group (it does not map the message ring, which is in the
- * EAL's memory; a REGISTER's credentials are taken as for the kick). */
-#define ZN_KICK_MSG 'M'
-#define ZN_KICK_MSG_LEN 9
-/* Trust group index N's own kick socket: its NFs kick and send there
- * (the only one their sandbox has), and the manager takes what comes
- * there as of that group's NFs only (mgr/nf/registry_kick.c) */
-#define ZN_KICK_GROUP_SOCK_FMT "zeronf-kick-tg%u.sock"
 #define ZN_SLOT_LOCK_FMT "zeronf-nf%u.lock"
 
 /** Build id compiled into this binary (git describe + date). */
@@ -141,26 +127,6 @@ int zn_mgr_watch(const char *name, const struct zn_mgr_lock_info *info,
 
 /** The manager zn_mgr_watch watches lives. */
 bool zn_mgr_alive(int pidfd, int lock_fd);
-
-/** Parse a CPU list such as "0-3,6". @return 0 or -EINVAL. */
-int zn_parse_cpulist(const char *s, cpu_set_t *set);
-
-/** Every CPU of @p set is one this process may run on; else -EINVAL with
- *  a message naming the first that is not in @p bad. */
-int zn_cpulist_allowed(const cpu_set_t *set, char *bad, size_t len);
-
-/** A log level EAL's --log-level takes: a name (err, info, ...) or 1..8,
- *  optionally after "PATTERN:" or "REGEX,". */
-bool zn_log_level_valid(const char *s);
-
-/** The --cpus and --log-level options of the manager and of NFs: parsed
- *  and checked, or one line on stderr saying why not. 0 or -EINVAL. */
-int zn_cpus_option(const char *prog, const char *arg, cpu_set_t *set);
-int zn_log_level_option(const char *prog, const char *arg, char *out,
-			size_t len);
-
-/** Format @p set as "0-3,6" for EAL --lcores. @return 0 or -ENOSPC. */
-int zn_format_cpulist(const cpu_set_t *set, char *buf, size_t len);
 
 /** Copy with truncation, always NUL-terminated. */
 void zn_strlcpy(char *dst, const char *src, size_t size);

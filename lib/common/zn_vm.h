@@ -20,7 +20,7 @@
  * frames, each its first byte's fixed length:
  *   guest -> host
  *     'k', 'R' + 6, 'M' + 8  a kick or message as the kick socket takes
- *                            it (zn_util.h), sent on as one datagram
+ *                            it (lib/shm/zn_kick.h), sent on as one datagram
  *     'W' + u32              a doorbell rung (the offset of its seq in
  *                            the group's file) whose sleeper slept
  *     'H'                    the guest's init is up

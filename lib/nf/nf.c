@@ -33,6 +33,7 @@
 #include "../common/zn_doorbell.h"
 #include "../common/zn_pool_ops.h"
 #include "../common/zn_util.h"
+#include "../common/zn_cpus.h"
 
 /* zn_nf_main's NF for SIGINT/SIGTERM: set just before it tells the
  * manager it is ready (zn_nf_open), so that a stop asked as soon as the

@@ -14,6 +14,7 @@
 #include "nf_pvt.h"
 #include "../common/zn_nf_options.h"
 #include "../common/zn_util.h"
+#include "../common/zn_cpus.h"
 
 static void
 lib_usage(const struct zn_nf *nf, const char *prog, FILE *out)

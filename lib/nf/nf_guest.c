@@ -31,6 +31,7 @@
 
 #include "nf_pvt.h"
 #include "../common/zn_util.h"
+#include "../shm/zn_kick.h"
 #include "../common/zn_vm.h"
 
 _Static_assert(ZN_KICK_REGISTER_LEN == 7 && ZN_KICK_MSG_LEN == 9,

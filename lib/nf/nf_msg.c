@@ -18,6 +18,7 @@
 #include "nf_pvt.h"
 #include "../common/zn_doorbell.h"
 #include "../common/zn_util.h"
+#include "../shm/zn_kick.h"
 
 /* The manager's kick socket for us: our trust group's own (the only one
  * a group's sandbox has; the manager takes what comes there as of that

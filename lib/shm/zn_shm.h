@@ -119,8 +119,28 @@ enum zn_drop_reason {
 	ZN_DROP_MAX
 };
 
-/** Counter names, index by enum zn_drop_reason (defined in zn_util.c). */
-extern const char *const zn_drop_reason_names[ZN_DROP_MAX];
+/** The counter name of drop reason @p r (NULL past ZN_DROP_MAX). */
+static inline const char *
+zn_drop_reason_name(unsigned int r)
+{
+	static const char *const names[ZN_DROP_MAX] = {
+		[ZN_DROP_NF] = "nf",
+		[ZN_DROP_CHAIN] = "chain",
+		[ZN_DROP_CHAIN_END] = "chain_end",
+		[ZN_DROP_NO_INSTANCE] = "no_instance",
+		[ZN_DROP_BAD_ACTION] = "bad_action",
+		[ZN_DROP_HOP_LIMIT] = "hop_limit",
+		[ZN_DROP_INGRESS_FULL] = "ingress_full",
+		[ZN_DROP_STALLED] = "stalled",
+		[ZN_DROP_NF_EXIT] = "nf_exit",
+		[ZN_DROP_SHUTDOWN] = "shutdown",
+		[ZN_DROP_BAD_DESC] = "bad_descriptor",
+		[ZN_DROP_NO_TENANT] = "no_tenant",
+		[ZN_DROP_CROSS_TENANT] = "cross_tenant",
+	};
+
+	return r < ZN_DROP_MAX ? names[r] : NULL;
+}
 
 /**
  * A doorbell: how a sleeping thread is woken by another process.

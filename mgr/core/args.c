@@ -15,6 +15,7 @@
 #include "args.h"
 #include "../tenant/tenant.h"
 #include "../../lib/common/zn_util.h"
+#include "../../lib/common/zn_cpus.h"
 
 static int
 parse_u(const char *prog, const char *opt, const char *arg, uint64_t min,

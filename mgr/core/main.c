@@ -55,6 +55,7 @@
 #include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_pool_ops.h"
 #include "../../lib/common/zn_util.h"
+#include "../../lib/common/zn_cpus.h"
 
 #define MBUF_CACHE 256
 #define MSG_RING_SIZE 1024

@@ -22,6 +22,7 @@
 #include "sandbox.h"
 #include "../tenant/tenant.h"
 #include "../../lib/common/zn_util.h"
+#include "../../lib/common/zn_cpus.h"
 
 static bool
 name_ok(const char *s)

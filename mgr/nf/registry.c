@@ -54,6 +54,7 @@
 #include "../flow/route.h"
 #include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_util.h"
+#include "../../lib/shm/zn_kick.h"
 
 #define STOP_WARN_NS (5ULL * 1000 * 1000 * 1000)
 #define CRED_WAIT_NS (2ULL * 1000 * 1000 * 1000)

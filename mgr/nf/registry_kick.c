@@ -23,6 +23,7 @@
 #include "registry.h"
 #include "registry_pvt.h"
 #include "../../lib/common/zn_util.h"
+#include "../../lib/shm/zn_kick.h"
 
 /* For the wake hook (registry.c), after the ring's messages. */
 static void

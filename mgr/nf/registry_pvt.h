@@ -13,6 +13,7 @@
 
 #include "../trust/ring_guard.h"
 #include "../../lib/shm/zn_shm.h"
+#include "../../lib/shm/zn_kick.h"
 
 struct zn_mgr;
 

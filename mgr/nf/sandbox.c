@@ -35,6 +35,7 @@
 #include "sandbox_pvt.h"
 #include "arena.h"
 #include "../../lib/common/zn_util.h"
+#include "../../lib/shm/zn_kick.h"
 
 extern char **environ;
 

@@ -27,6 +27,7 @@
 #include "../core/mgr.h"
 #include "sandbox_pvt.h"
 #include "../../lib/common/zn_util.h"
+#include "../../lib/shm/zn_kick.h"
 
 #define UID_DIR "/var/run/zeronf/.uids"
 #define UID_BLOCKS 4096

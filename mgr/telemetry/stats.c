@@ -56,7 +56,7 @@ drops_json(const uint64_t *drops)
 	json_t *o = json_object();
 
 	for (int r = 0; r < ZN_DROP_MAX; r++)
-		json_object_set_new(o, zn_drop_reason_names[r],
+		json_object_set_new(o, zn_drop_reason_name(r),
 				    json_integer((json_int_t)drops[r]));
 	return o;
 }

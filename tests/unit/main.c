@@ -15,6 +15,7 @@
 
 #include "zn_test.h"
 #include "../../lib/common/zn_util.h"
+#include "../../lib/common/zn_cpus.h"
 
 static struct zn_test *tests;
 int zn_test_failures;

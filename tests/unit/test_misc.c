@@ -12,6 +12,7 @@
 #include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_flow.h"
 #include "../../lib/common/zn_util.h"
+#include "../../lib/common/zn_cpus.h"
 #include "../../mgr/core/mgr.h"
 #include "../../mgr/flow/route.h"
 
@@ -255,5 +256,5 @@ ZN_TEST(shm_layout)
 	ZT_EQ(offsetof(struct zn_shm, mgr) % RTE_CACHE_LINE_SIZE, 0);
 	ZT_EQ(offsetof(struct zn_shm, nfs) % RTE_CACHE_LINE_SIZE, 0);
 	for (int r = 0; r < ZN_DROP_MAX; r++)
-		ZT_CHECK(zn_drop_reason_names[r] != NULL);
+		ZT_CHECK(zn_drop_reason_name(r) != NULL);
 }
