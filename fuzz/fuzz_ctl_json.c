@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The ZeroNF authors
  */
 /* The control protocol on any request line: the JSON-RPC envelope
- * (mgr/core/ctl_rpc.c), each method's parameter checks (the command registry,
+ * (mgr/core/ctl_rpc.c), each method's parameter checks (the command table,
  * mgr/core/cmd.c, filled by the commands' constructors), and the parsers of
  * flow.add's flows, rule.add's match and chains' hops. Handlers that
  * change a manager are run by the system tests against a real one

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write what is generated from the manager's command registry:
+"""Write what is generated from the manager's command table:
 schema/control.json (`zeronf-mgr --schema`) and the method reference of
 docs/control-protocol.md (between its "methods:begin/end" markers).
 

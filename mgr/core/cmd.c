@@ -3,9 +3,9 @@
  */
 
 /*
- * The command registry (cmd.h): commands registered by the modules that
+ * The command table (cmd.h): commands registered by the modules that
  * implement them, parameter checks, the generated protocol schema, and
- * the registry's own commands (version, help, schema).
+ * the table's own commands (version, help, schema).
  */
 
 #include <errno.h>
@@ -419,7 +419,7 @@ zn_cmd_steps_json(const struct zn_step *steps, unsigned int n)
 }
 
 /* ------------------------------------------------------------------ */
-/* The registry's own commands                                         */
+/* The table's own commands                                            */
 
 static int
 cmd_version(struct zn_cmd_req *req)

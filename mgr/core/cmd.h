@@ -7,7 +7,7 @@
 /*
  * Control commands (cmd.c), OVS unixctl style: each module registers its
  * commands next to the code they drive (ZN_CMD_REGISTER), with typed
- * parameters. The registry checks parameters before a handler runs, and
+ * parameters. The table checks parameters before a handler runs, and
  * the control protocol's schema (schema/control.json, `zeronf-mgr
  * --schema`, the "schema" method) is generated from it. Transports (the
  * control socket, ctl.c; DPDK telemetry, telemetry.c) find commands here

@@ -3,7 +3,7 @@
  */
 
 /*
- * The control socket: a transport for the command registry (cmd.h),
+ * The control socket: a transport for the command table (cmd.h),
  * served from the manager's event loop (loop.h): the listening socket and
  * each client are watched fds; deferred replies are polled after every
  * wake-up.

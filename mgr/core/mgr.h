@@ -6,10 +6,10 @@
 
 /*
  * The manager: process-local state (shared state is in zn_shm.h). Each
- * module declares its functions and types in its own header (args.h,
- * port.h, worker.h, route.h, fdir.h, lb.h, registry.h, instance.h,
- * loop.h, cmd.h, ctl.h, stats.h, telemetry.h); this header holds only
- * the struct they all hang off, each member with its one writer.
+ * module declares its functions and types in its own header, in its
+ * subsystem's folder (mgr/<subsystem>/<module>.h; docs/architecture.md,
+ * "The manager's tree"); this header holds only the struct they all hang
+ * off, each member with its one writer.
  *
  * Threads:
  * - the control thread (EAL main lcore): runs the event loop (loop.h)
