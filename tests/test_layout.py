@@ -23,29 +23,17 @@ def module_calls() -> dict[str, set[str]]:
     source = {str(p.relative_to(REPO / "mgr"))[:-2].replace("/", "_"):
               str(p.relative_to(REPO / "mgr"))[:-2]
               for p in (REPO / "mgr").rglob("*.c")}
+    return object_calls(objs, lambda o: source[o.name.split(".c.o")[0]])
+
+
+def object_calls(objs: list[Path], name_of=lambda o: o.name.split(".c.o")[0]
+                 ) -> dict[str, set[str]]:
+    """For each object (named by @p name_of, its source's name by
+    default), the others whose functions or data it uses."""
     defined: dict[str, str] = {}
     used: dict[str, set[str]] = defaultdict(set)
     for o in objs:
-        name = source[o.name.split(".c.o")[0]]
-        out = subprocess.run(["nm", str(o)], capture_output=True, text=True,
-                             check=True).stdout
-        for line in out.splitlines():
-            f = line.split()
-            if len(f) == 3 and f[1] in "TDBR":
-                defined[f[2]] = name
-            elif len(f) == 2 and f[0] == "U":
-                used[name].add(f[1])
-    return {m: {defined[s] for s in syms if s in defined} - {m}
-            for m, syms in used.items()}
-
-
-def object_calls(objs: list[Path]) -> dict[str, set[str]]:
-    """As module_calls, for any objects: each named by its source (the
-    object's name without .c.o)."""
-    defined: dict[str, str] = {}
-    used: dict[str, set[str]] = defaultdict(set)
-    for o in objs:
-        name = o.name.split(".c.o")[0]
+        name = name_of(o)
         out = subprocess.run(["nm", str(o)], capture_output=True, text=True,
                              check=True).stdout
         for line in out.splitlines():
