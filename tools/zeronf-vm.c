@@ -54,6 +54,7 @@
 
 #include "zeronf_vm.h"
 #include "../lib/common/zn_cpus.h"
+#include "../lib/common/zn_instance.h"
 #include "../lib/shm/zn_kick.h"
 #include "../lib/common/zn_nf_options.h"
 #include "../lib/common/zn_vm.h"

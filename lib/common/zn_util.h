@@ -7,9 +7,10 @@
 /**
  * @file
  * Helpers shared by the manager and libzeronf (not part of the public API):
- * logging, an instance's names, paths and locks, process liveness,
- * strings and numbers. CPU lists are zn_cpus.h's; the kick socket's
- * protocol is lib/shm/zn_kick.h's.
+ * logging, the clock, process liveness, files another process may have
+ * touched, strings and numbers. An instance's names, files and locks are
+ * zn_instance.h's, CPU lists zn_cpus.h's, the kick socket's protocol
+ * lib/shm/zn_kick.h's.
  * All functions return 0 / a count on success and -errno on failure.
  */
 
@@ -26,33 +27,11 @@ extern int zn_logtype;
 #define ZN_LOG(level, fmt, ...)                                               \
 	rte_log(RTE_LOG_##level, zn_logtype, "zeronf: " fmt "\n", ##__VA_ARGS__)
 
-#define ZN_INSTANCE_DEFAULT "zeronf"
-#define ZN_LOCK_FILE "zeronf.lock"
-/* The instance's trust groups, a line each: "<index> <name> <file>\n";
- * an NF of a group finds its file here (lib/nf/nf_group.c) */
-#define ZN_GROUPS_FILE "zeronf-groups"
-#define ZN_CTL_SOCK "zeronf.sock"
-#define ZN_SLOT_LOCK_FMT "zeronf-nf%u.lock"
-
 /** Build id compiled into this binary (git describe + date). */
 extern const char zn_build_id[];
 
-/** Instance names are also EAL file prefixes: [A-Za-z0-9_-]{1,31}. */
-bool zn_instance_name_valid(const char *name);
-
-/** DPDK's runtime directory of instance @p name (as EAL computes it). */
-int zn_runtime_dir(const char *name, char *buf, size_t len);
-
-/** Where instance @p name's tenants' control sockets are: beside DPDK's
- *  runtime directory, <base>/zeronf/<name> (that one is 0700). */
-int zn_tenant_dir(const char *name, char *buf, size_t len);
-
 /** mkdir -p with @p mode for each directory made. 0 or -errno. */
 int zn_mkdir_p(const char *dir, mode_t mode);
-
-/** Path of @p file inside the runtime directory of @p name. */
-int zn_runtime_path(const char *name, const char *file, char *buf,
-		    size_t len);
 
 /** Monotonic clock in ns. */
 uint64_t zn_now_ns(void);
@@ -85,48 +64,6 @@ int zn_lock_file(const char *path, int op);
  *  with one link (no hard link to a file elsewhere). @return the fd, or
  *  -errno (-ELOOP: a link on the way; -EPERM: not a plain file). */
 int zn_open_beneath(int dirfd, const char *name, int flags, mode_t mode);
-
-/** Claim the first free NF slot of instance @p instance: its lock file
- *  (ZN_SLOT_LOCK_FMT), held while the returned fd is open, so the kernel
- *  releases it however its holder dies. @return the fd (*slot set),
- *  -EBUSY if every slot is taken, or -errno. */
-int zn_slot_claim(const char *instance, uint16_t *slot);
-
-/* The slot a launcher claimed for its child: ZN_SLOT_ENV="SLOT:FD", FD
- * the slot's lock file, locked (flock: the lock goes with the open file,
- * the child's too). A sandbox of a trust group has no slot's lock file
- * (mgr/nf/sandbox.c): its NF could lock every free slot, and no NF could
- * start. */
-#define ZN_SLOT_ENV "ZERONF_SLOT"
-/** The slot given in the environment (taken out of it): the fd, *slot
- *  set; -ENOENT: none given; -EBADF: a bad one. */
-int zn_slot_given(uint16_t *slot);
-
-/** Trust group @p group's index and file, from instance @p instance's
- *  list (ZN_GROUPS_FILE). 0, -ENOENT (no such group), or -errno. */
-int zn_group_file(const char *instance, const char *group, unsigned int *idx,
-		  char *path, size_t len);
-
-/** Content of a manager lock file. */
-struct zn_mgr_lock_info {
-	pid_t pid;
-	uint64_t start_time;
-	bool ready;
-};
-
-/** State of manager instance @p name, from its lock file. @return 1 if a
- *  live manager holds the lock (info filled), 0 if none does, -errno. */
-int zn_mgr_probe(const char *name, struct zn_mgr_lock_info *info);
-
-/** Watch the live manager @p info describes (zn_mgr_probe): its pidfd
- *  where its process is seen here, else (in a PID namespace of one's
- *  own) its instance lock, opened. 0 (one of *pidfd, *lock_fd set, the
- *  other -1) or -ENOTCONN (it is gone; both -1). */
-int zn_mgr_watch(const char *name, const struct zn_mgr_lock_info *info,
-		 int *pidfd, int *lock_fd);
-
-/** The manager zn_mgr_watch watches lives. */
-bool zn_mgr_alive(int pidfd, int lock_fd);
 
 /** Copy with truncation, always NUL-terminated. */
 void zn_strlcpy(char *dst, const char *src, size_t size);

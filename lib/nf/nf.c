@@ -32,6 +32,7 @@
 #include "nf_pvt.h"
 #include "../common/zn_doorbell.h"
 #include "../common/zn_pool_ops.h"
+#include "../common/zn_instance.h"
 #include "../common/zn_util.h"
 #include "../common/zn_cpus.h"
 

@@ -13,6 +13,7 @@
 
 #include "nf_pvt.h"
 #include "../common/zn_nf_options.h"
+#include "../common/zn_instance.h"
 #include "../common/zn_util.h"
 #include "../common/zn_cpus.h"
 

@@ -28,6 +28,7 @@
 #include <rte_mempool.h>
 
 #include "nf_pvt.h"
+#include "../common/zn_instance.h"
 #include "../common/zn_util.h"
 
 /* What we read of the manager's state, all in the file: the checks of

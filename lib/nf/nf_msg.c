@@ -17,6 +17,7 @@
 
 #include "nf_pvt.h"
 #include "../common/zn_doorbell.h"
+#include "../common/zn_instance.h"
 #include "../common/zn_util.h"
 #include "../shm/zn_kick.h"
 

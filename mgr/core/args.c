@@ -14,6 +14,7 @@
 
 #include "args.h"
 #include "../tenant/tenant.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 #include "../../lib/common/zn_cpus.h"
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "args.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 
 void

@@ -35,6 +35,7 @@
 #include "ctl.h"
 #include "loop.h"
 #include "mgr.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 
 #define MAX_CLIENTS 64

@@ -29,6 +29,7 @@
 #include "cmd.h"
 #include "instance.h"
 #include "mgr.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 
 #define HUGETLBFS_MAGIC 0x958458f6

@@ -54,6 +54,7 @@
 #include "../datapath/worker.h"
 #include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_pool_ops.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 #include "../../lib/common/zn_cpus.h"
 

@@ -53,6 +53,7 @@
 #include "../trust/ring_guard.h"
 #include "../flow/route.h"
 #include "../../lib/common/zn_doorbell.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 #include "../../lib/shm/zn_kick.h"
 

@@ -34,6 +34,7 @@
 #include "sandbox.h"
 #include "sandbox_pvt.h"
 #include "arena.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 #include "../../lib/shm/zn_kick.h"
 

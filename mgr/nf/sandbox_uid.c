@@ -26,6 +26,7 @@
 
 #include "../core/mgr.h"
 #include "sandbox_pvt.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 #include "../../lib/shm/zn_kick.h"
 

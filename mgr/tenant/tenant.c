@@ -28,6 +28,7 @@
 
 #include "../core/mgr.h"
 #include "tenant.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 
 /* One OPTION=VALUE after --tenant's group: services=LO-HI, uid=N,

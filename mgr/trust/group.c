@@ -50,6 +50,7 @@
 #include "group.h"
 #include "../nf/pool_acct.h"
 #include "../../lib/common/zn_pool_ops.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 
 #define GROUP_CACHE 256

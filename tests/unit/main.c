@@ -14,6 +14,7 @@
 #include <rte_eal.h>
 
 #include "zn_test.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 #include "../../lib/common/zn_cpus.h"
 

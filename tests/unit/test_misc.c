@@ -11,6 +11,7 @@
 #include "zn_test.h"
 #include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_flow.h"
+#include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 #include "../../lib/common/zn_cpus.h"
 #include "../../mgr/core/mgr.h"
