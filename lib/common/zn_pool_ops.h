@@ -17,11 +17,58 @@
  * or a worker, which would write through it.
  */
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <unistd.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_pause.h>
 
 struct zn_pool_op; /* lib/shm/zn_shm.h */
 struct rte_ring;
+
+/** Has a ring side's @p tail passed @p pos (positions wrap at 2^32)? */
+static inline bool
+zn_pool_ring_passed(uint32_t tail, uint32_t pos)
+{
+	return (int32_t)(tail - pos) > 0;
+}
+
+/**
+ * Commit a claim of a pool's free ring: the side's tail from @p old to
+ * @p new, once the earlier claims moved it to @p old (the NFs' driver,
+ * lib/nf/nf_pool_ring.c, and the manager finishing a dead NF's claim,
+ * mgr/nf/pool_repair.c). Waits @p wait_polls polls at most (pauses, then,
+ * with @p may_sleep, yields and 100 us sleeps), then commits over the
+ * earlier claim. @return false if the wait was cut.
+ */
+static inline bool
+zn_pool_ring_commit(volatile uint32_t *tail, uint32_t old, uint32_t new,
+		    uint32_t wait_polls, bool may_sleep)
+{
+	uint32_t t;
+
+	for (uint32_t i = 0;; i++) {
+		t = __atomic_load_n(tail, __ATOMIC_ACQUIRE);
+		if (t == old)
+			break;
+		if (zn_pool_ring_passed(t, old))
+			return true; /* committed over us */
+		if (unlikely(i >= wait_polls)) {
+			__atomic_store_n(tail, new, __ATOMIC_RELEASE);
+			return false;
+		}
+		if (i < 256 || !may_sleep)
+			rte_pause();
+		else if (i < 4096)
+			sched_yield();
+		else
+			usleep(100);
+	}
+	__atomic_store_n(tail, new, __ATOMIC_RELEASE);
+	return true;
+}
 
 /** A pool's free ring and its geometry, as the process using it trusts
  *  it (the manager: as it made it; an NF: its header's). */

@@ -123,42 +123,6 @@ zn_pool_ops_claims(unsigned int *n)
 	return own_ops;
 }
 
-/* Has @p tail passed @p pos (positions wrap at 2^32)? */
-static inline bool
-passed(uint32_t tail, uint32_t pos)
-{
-	return (int32_t)(tail - pos) > 0;
-}
-
-/* The side's tail from @p old to @p new, once it is at @p old. @return
- * false if the wait was cut. */
-static bool
-commit(volatile uint32_t *tail, uint32_t old, uint32_t new,
-       uint32_t wait_polls, bool may_sleep)
-{
-	uint32_t t;
-
-	for (uint32_t i = 0;; i++) {
-		t = __atomic_load_n(tail, __ATOMIC_ACQUIRE);
-		if (t == old)
-			break;
-		if (passed(t, old))
-			return true; /* committed over us */
-		if (unlikely(i >= wait_polls)) {
-			__atomic_store_n(tail, new, __ATOMIC_RELEASE);
-			return false;
-		}
-		if (i < 256 || !may_sleep)
-			rte_pause();
-		else if (i < 4096)
-			sched_yield();
-		else
-			usleep(100);
-	}
-	__atomic_store_n(tail, new, __ATOMIC_RELEASE);
-	return true;
-}
-
 /* Claim [*head, *head + n) of side @p ht, recording each try in @p op:
  * the head it tries from is written before the try. */
 static int
@@ -244,7 +208,8 @@ zn_pool_ring_put(const struct zn_ring_geo *g, struct zn_pool_op *op,
 		slots[(head + i) & g->mask] = objs[i];
 	if (whole)
 		death_point(true, AT_COPIED);
-	if (!commit(&r->prod.tail, head, head + n, wait_polls, may_sleep))
+	if (!zn_pool_ring_commit(&r->prod.tail, head, head + n, wait_polls,
+				 may_sleep))
 		__atomic_fetch_add(&waits_cut, 1, __ATOMIC_RELAXED);
 	if (whole)
 		death_point(true, AT_COMMITTED);
@@ -280,7 +245,8 @@ zn_pool_ring_get(const struct zn_ring_geo *g, struct zn_pool_op *op,
 	if (take != NULL)
 		take(arg, objs, n);
 	death_point(false, AT_COPIED);
-	if (!commit(&r->cons.tail, head, head + n, wait_polls, may_sleep))
+	if (!zn_pool_ring_commit(&r->cons.tail, head, head + n, wait_polls,
+				 may_sleep))
 		__atomic_fetch_add(&waits_cut, 1, __ATOMIC_RELAXED);
 	death_point(false, AT_COMMITTED);
 	__atomic_store_n(&op->step, ZN_POOL_OP_IDLE, __ATOMIC_RELEASE);

@@ -52,12 +52,6 @@
 #define WAIT_NS (1000ULL * 1000 * 1000)
 
 static inline bool
-passed(uint32_t tail, uint32_t pos)
-{
-	return (int32_t)(tail - pos) > 0;
-}
-
-static inline bool
 same_claim(const struct zn_pool_op *o, const struct zn_pool_op *d,
 	   uint32_t step)
 {
@@ -112,25 +106,17 @@ intent_claimed(struct zn_mgr *m, unsigned int slot, const struct zn_pool_op *d,
 	return rc == 0;
 }
 
-/* The side's tail from @p h to @p h + @p n, after the earlier claims. */
+/* The side's tail from @p h to @p h + @p n, after the earlier claims:
+ * waited for about WAIT_NS (4096 short waits, then 100 us sleeps), then
+ * committed over. */
+#define COMMIT_WAIT_POLLS (4096 + (uint32_t)(WAIT_NS / 100000))
+
 static void
 commit(struct rte_ring_headtail *ht, uint32_t h, uint32_t n)
 {
-	uint64_t t0 = zn_now_ns();
-	uint32_t t;
-
-	while ((t = __atomic_load_n(&ht->tail, __ATOMIC_ACQUIRE)) != h) {
-		if (passed(t, h))
-			return;
-		if (zn_now_ns() - t0 > WAIT_NS) {
-			ZN_LOG(WARNING, "pool ring: a claim before a dead NF's "
-			       "is not committed after 1 s: committing over "
-			       "it");
-			break;
-		}
-		sched_yield();
-	}
-	__atomic_store_n(&ht->tail, h + n, __ATOMIC_RELEASE);
+	if (!zn_pool_ring_commit(&ht->tail, h, h + n, COMMIT_WAIT_POLLS, true))
+		ZN_LOG(WARNING, "pool ring: a claim before a dead NF's is not "
+		       "committed after 1 s: committing over it");
 }
 
 /* Its lcore's cache of @p mp, as the pool was made (right after the
@@ -243,8 +229,8 @@ zn_pool_repair_nf(struct zn_mgr *m, unsigned int slot)
 		     (d.step != ZN_POOL_OP_INTENT ||
 		      !intent_claimed(m, slot, &d, ht))))
 			continue;
-		committed = passed(__atomic_load_n(&ht->tail, __ATOMIC_ACQUIRE),
-				   d.head);
+		committed = zn_pool_ring_passed(
+			__atomic_load_n(&ht->tail, __ATOMIC_ACQUIRE), d.head);
 		if (d.put)
 			finish_put(m, slot, &g, &d, c, committed);
 		else
