@@ -21,15 +21,23 @@ from .orchestrate import (APPLIED, Say, UpError, _routes, _save_applied,
 from .spec import Deployment
 
 
+# IP protocols the manager lists by name (mgr/flow/fdir_json.c)
+_PROTO_NAMES = {1: "icmp", 6: "tcp", 17: "udp", 47: "gre", 50: "esp",
+                58: "icmpv6", 132: "sctp"}
+# A policy's fields that name it rather than tune it (no default)
+_POLICY_IDS = ("nf", "name", "watch", "counter", "above", "insert")
+
+
+def _proto_name(p: int | str) -> int | str:
+    return _PROTO_NAMES.get(p, p) if isinstance(p, int) else p
+
+
 def _canon_match(m: dict) -> dict:
     """A rule's match as the manager lists it (rule.list)."""
     out = {}
-    protos = {1: "icmp", 6: "tcp", 17: "udp", 47: "gre", 50: "esp",
-              58: "icmpv6", 132: "sctp"}
     ver = m.get("ip")
     if "proto" in m:
-        p = m["proto"]
-        out["proto"] = protos.get(p, p) if isinstance(p, int) else p
+        out["proto"] = _proto_name(m["proto"])
     for side in ("src", "dst"):
         if side in m:
             net = ipaddress.ip_network(m[side], strict=False)
@@ -49,11 +57,8 @@ def _canon_match(m: dict) -> dict:
 
 def _flow_key(flow: dict) -> str:
     """An exact flow as the manager lists it (flow.list)."""
-    protos = {1: "icmp", 6: "tcp", 17: "udp", 47: "gre", 50: "esp",
-              58: "icmpv6", 132: "sctp"}
-    p = flow["proto"]
     return json.dumps({
-        "proto": protos.get(p, p) if isinstance(p, int) else p,
+        "proto": _proto_name(flow["proto"]),
         "src": str(ipaddress.ip_address(flow["src"])),
         "dst": str(ipaddress.ip_address(flow["dst"])),
         "sport": flow["sport"], "dport": flow["dport"],
@@ -272,9 +277,8 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
     if _canon_policies(pol, defaults) != \
             _canon_policies(c.call("policy.list"), defaults):
         old_pol = c.call("policy.list")
-        keep = ("nf", "name", "watch", "counter", "above", "insert")
         old_pol = {kind: [{k: v for k, v in x.items()
-                           if k in defaults[i] or k in keep}
+                           if k in defaults[i] or k in _POLICY_IDS}
                           for x in old_pol[kind]]
                    for i, kind in enumerate(("autoscale", "reactions"))}
         steps.append(Step(f"~ policies: {len(pol['autoscale'])} autoscale, "
@@ -318,8 +322,7 @@ def _canon_policies(p: dict, defaults: tuple[dict, dict]) -> list:
                     not isinstance(v, bool) and k not in ("min", "max")
                     else v)
                 for k, v in {**dflt, **x}.items()
-                if k in dflt or k in ("nf", "name", "watch", "counter",
-                                      "above", "insert")}
+                if k in dflt or k in _POLICY_IDS}
     return [[canon(x, defaults[0]) for x in p["autoscale"]],
             [canon(x, defaults[1]) for x in p["reactions"]]]
 

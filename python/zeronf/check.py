@@ -16,7 +16,7 @@ import re
 import subprocess
 
 from . import paths
-from .orchestrate import MANAGER_OPTIONS, manager_argv, policies, start_params
+from .orchestrate import MANAGER_KEY_OF, manager_argv, policies, start_params
 from .spec import Deployment, SpecError
 
 # zeronf-mgr options that are not a manager key: where in the file they
@@ -26,7 +26,7 @@ _OPTION_KEYS = {
     "--port-group": ("ports",), "--tenant": ("manager", "tenants"),
     "--slice": ("manager", "tenants"), "--port": ("ports",),
     "-p": ("ports",), "--chain": ("chain",), "-i": ("name",),
-    **{opt: ("manager", key) for key, opt in MANAGER_OPTIONS.items()},
+    **{opt: ("manager", key) for opt, key in MANAGER_KEY_OF.items()},
 }
 
 
@@ -93,9 +93,8 @@ def _option_error(d: Deployment, mgr: str, stderr: str) -> str:
     if where is None:
         where = ("manager", "args") if d.manager.get("args") else \
             ("manager",)
-    elif where[0] == "manager" and len(where) == 2 and \
-            where[1] in MANAGER_OPTIONS:
-        line = line.replace(m.group(1), where[1])
+    elif m.group(1) in MANAGER_KEY_OF:
+        line = line.replace(m.group(1), MANAGER_KEY_OF[m.group(1)])
     return f"{d.at(where)}: {line}"
 
 
@@ -124,7 +123,6 @@ def check(d: Deployment) -> None:
     for (where, _), a in zip(reqs, answers):
         if a is not None:
             key, msg = _key_of(where, a["message"])
-            line = d.lines.line(key) if d.lines else 1
-            errors.append((line, f"{d.at(key)}: {msg}"))
+            errors.append((d.line(key), f"{d.at(key)}: {msg}"))
     if errors:
         raise SpecError([m for _, m in sorted(errors)])

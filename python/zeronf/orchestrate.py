@@ -41,9 +41,9 @@ def _tail(path: Path, n: int = 8) -> str:
 def _file_terms(text: str) -> str:
     """The manager's log in the file's words: `--mem` is the user's
     `manager.memory_mb`."""
-    return re.sub(r"--[a-z][a-z-]*", lambda m: next(
-        (f"manager.{k} ({m.group(0)})" for k, o in MANAGER_OPTIONS.items()
-         if o == m.group(0)), m.group(0)), text)
+    return re.sub(r"--[a-z][a-z-]*", lambda m: (
+        f"manager.{MANAGER_KEY_OF[m.group(0)]} ({m.group(0)})"
+        if m.group(0) in MANAGER_KEY_OF else m.group(0)), text)
 
 
 # The file's manager keys and zeronf-mgr's options that carry them (more
@@ -60,6 +60,10 @@ MANAGER_OPTIONS = {
     "nf_flow_quota": "--nf-flow-quota",
     "tenant_flow_quota": "--tenant-flow-quota",
 }
+
+
+# ... and back: the key an option carries
+MANAGER_KEY_OF = {opt: key for key, opt in MANAGER_OPTIONS.items()}
 
 
 def manager_argv(d: Deployment, mgr: Path) -> list[str]:

@@ -113,10 +113,14 @@ class Deployment:
     def service(self, name: str) -> Service:
         return next(s for s in self.services if s.name == name)
 
+    def line(self, path: tuple) -> int:
+        """The line of a key's path in the file."""
+        return self.lines.line(path) if self.lines else 1
+
     def at(self, path: tuple) -> str:
         """`FILE:LINE: KEY` of a key's path, for an error about it."""
-        line = self.lines.line(path) if self.lines else 1
-        return f"{self.shown or self.file}:{line}: {_where(tuple(path))}"
+        return f"{self.shown or self.file}:{self.line(path)}: " \
+            f"{_where(tuple(path))}"
 
 
 def _tenants(data: dict, groups: set[str], svc_ids: dict[str, int],
