@@ -22,7 +22,7 @@
  * a chain may be set before its NFs start. */
 json_t *
 fdir_idle_services(const struct zn_mgr *m, const struct zn_step *hops,
-	      unsigned int n)
+		   unsigned int n)
 {
 	json_t *w = json_array();
 

@@ -14,27 +14,14 @@
 
 #include "../core/cmd.h"
 #include "launch_pvt.h"
+#include "registry.h"
 #include "../core/mgr.h"
 #include "../tenant/tenant.h"
 
 /* What launch.list says of @p l to tenant @p t + 1 (0: the operator):
- * names as it sees them (zn_tenant_shown_name). */
-/* The pid of the NF registered as @p name (the kernel's, from its
- * registration's credentials: a sandboxed NF's own, not bubblewrap's),
- * or 0. */
-static pid_t
-registered_pid(const struct zn_mgr *m, const char *name)
-{
-	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
-		enum zn_nf_state st = zn_nf_state(m, slot);
-
-		if ((st == ZN_NF_RUNNING || st == ZN_NF_STARTING) &&
-		    strncmp(zn_slot(m, slot)->ctl.name, name, ZN_NAME_LEN) == 0)
-			return (pid_t)zn_slot(m, slot)->ctl.pid;
-	}
-	return 0;
-}
-
+ * names as it sees them (zn_tenant_shown_name); a replica's pid is the
+ * registered NF's as the kernel named it at registration (a sandboxed
+ * NF's own, not bubblewrap's), else the process the launcher spawned. */
 json_t *
 launch_json(const struct launch *l, unsigned int t)
 {
@@ -46,13 +33,15 @@ launch_json(const struct launch *l, unsigned int t)
 	for (unsigned int i = 0; i < ZN_MAX_REPLICAS; i++) {
 		const struct replica *r = &l->r[i];
 		char name[ZN_NAME_LEN];
+		int slot;
 		pid_t own;
 
 		if (i >= l->replicas && r->state == R_DOWN)
 			continue;
 		launch_replica_name(l, i, name, sizeof(name));
 		running += r->state == R_RUNNING;
-		own = r->state == R_DOWN ? 0 : registered_pid(L.m, name);
+		slot = r->state == R_DOWN ? -1 : zn_registry_find(L.m, name);
+		own = slot >= 0 ? zn_registry_pid(L.m, (unsigned int)slot) : 0;
 		json_array_append_new(reps, json_pack(
 			"{s:s, s:s, s:i, s:o, s:I, s:o}", "name",
 			zn_tenant_shown_name(L.m, t, name), "state",
