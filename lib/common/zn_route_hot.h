@@ -46,6 +46,13 @@ struct zn_res {
 	uint16_t id;   /* NF: instance; PORT: port */
 };
 
+/* Where one NF slot is for a reader and its RX ring there
+ * (mgr/trust/home.c; never the pointers in zn_shm, which NFs can write). */
+struct zn_peer {
+	struct zn_nf_slot *slot;
+	struct rte_ring *rx;
+};
+
 /* A reader's private balancing state (process-private). */
 struct zn_rctx {
 	const uint32_t *lb_epoch; /* zn_shm.rt.lb_epoch, or a group's copy */
@@ -54,8 +61,8 @@ struct zn_rctx {
 	 * write), and the only trust group whose slots it may read (group +
 	 * 1, 0: none; -1: all, a worker): an NF does not map another
 	 * group's. */
-	struct zn_nf_slot *const *slot;
-	struct rte_ring *const *rx;
+	const struct zn_peer *peer; /* slot s's: at peer + s * peer_stride */
+	size_t peer_stride;         /* bytes: its reader's record of a slot */
 	struct rte_ring *const *link;
 	int32_t group;
 	uint64_t now;            /* tsc, set by the reader once per loop */
@@ -71,14 +78,14 @@ struct zn_rctx {
 
 static inline void
 zn_rctx_init(struct zn_rctx *c, const uint32_t *lb_epoch,
-	     struct zn_nf_slot *const *slot, struct rte_ring *const *rx,
+	     const struct zn_peer *peer, size_t peer_stride,
 	     struct rte_ring *const *link, int32_t group,
 	     unsigned int reader, uint64_t *lb_moved)
 {
 	memset(c, 0, sizeof(*c));
 	c->lb_epoch = lb_epoch;
-	c->slot = slot;
-	c->rx = rx;
+	c->peer = peer;
+	c->peer_stride = peer_stride;
 	c->link = link;
 	c->group = group;
 	c->reader = reader;
@@ -124,9 +131,12 @@ static inline unsigned int
 zn_nf_backlog(const struct zn_rctx *c, const struct zn_route *rt,
 	      unsigned int slot)
 {
+	const struct zn_peer *p = (const void *)((const char *)c->peer +
+						 slot * c->peer_stride);
+
 	if (c->group >= 0 && rt->nf_group[slot] != c->group)
 		return ZN_BACKLOG_UNSEEN;
-	return zn_slot_backlog(c->slot[slot], c->rx[slot], c->link);
+	return zn_slot_backlog(p->slot, p->rx, c->link);
 }
 
 /* Halve the recent-pin counts once per lb_decay_cycles (1 ms). */

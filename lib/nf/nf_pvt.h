@@ -75,14 +75,14 @@ struct zn_nf {
 	size_t w_db_stride;          /* in doorbells */
 	struct zn_nf_slot *s;
 	/* Every slot's home in our group (zn_shm.h struct zn_group_home),
-	 * or zn_shm.nfs for an NF of no group: what we read of NFs we hand
-	 * packets to over links (always of our group). s == peer[slot]. */
-	struct zn_nf_slot *peer[ZN_MAX_NFS];
-	/* Their RX rings, the rings of links (by id), and where a link's
-	 * first readable position is (struct zn_link_mark): our group's, as
-	 * its file lays them out, or the EAL's found by name; never the
-	 * pointers in zn_shm, which any NF can write (nf_msg.c). */
-	struct rte_ring *peer_rx[ZN_MAX_NFS];
+	 * or zn_shm.nfs for an NF of no group, and its RX ring there: what
+	 * we read of NFs we hand packets to over links (always of our
+	 * group). s == peer[slot].slot. Then the rings of links (by id),
+	 * and where a link's first readable position is (struct
+	 * zn_link_mark): our group's, as its file lays them out, or the
+	 * EAL's found by name; never the pointers in zn_shm, which any NF
+	 * can write (nf_msg.c). */
+	struct zn_peer peer[ZN_MAX_NFS];
 	struct rte_ring *link_ring[ZN_MAX_LINKS];
 	struct zn_link_mark *link_mark;
 	struct zn_doorbell *wdb;   /* our worker's, where we ring it */

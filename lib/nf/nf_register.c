@@ -64,12 +64,12 @@ find_rings(struct zn_nf *nf)
 
 	if (nf->gva == NULL) {
 		for (unsigned int i = 0; i < ZN_MAX_NFS && rc == 0; i++)
-			rc = by_name(&nf->peer_rx[i], ZN_NF_RX_RING_FMT, i);
+			rc = by_name(&nf->peer[i].rx, ZN_NF_RX_RING_FMT, i);
 		for (unsigned int l = 0; l < ZN_MAX_LINKS && rc == 0; l++)
 			rc = by_name(&nf->link_ring[l], ZN_LINK_RING_FMT, l);
 		if (rc == 0)
 			rc = by_name(&nf->tx, ZN_NF_TX_RING_FMT, nf->slot);
-		nf->rx = nf->peer_rx[nf->slot];
+		nf->rx = nf->peer[nf->slot].rx;
 		nf->link_mark = nf->shm->link_mark;
 		return rc;
 	}
@@ -77,7 +77,7 @@ find_rings(struct zn_nf *nf)
 	if ((int64_t)mem < 0 || zn_home_len(mem, 1) > nf->glen)
 		return -EPROTO;
 	for (unsigned int i = 0; i < ZN_MAX_NFS && rc == 0; i++)
-		rc = in_home(nf, &nf->peer_rx[i], ZN_HOME_RX(i), mem);
+		rc = in_home(nf, &nf->peer[i].rx, ZN_HOME_RX(i), mem);
 	for (unsigned int l = 0; l < ZN_MAX_LINKS && rc == 0; l++)
 		rc = in_home(nf, &nf->link_ring[l], ZN_HOME_LINK(l), mem);
 	if (rc == 0)
@@ -85,7 +85,7 @@ find_rings(struct zn_nf *nf)
 	if (rc < 0)
 		ZN_LOG(ERR, "trust group's rings are not where this library "
 		       "looks for them (another build of the manager?)");
-	nf->rx = nf->peer_rx[nf->slot];
+	nf->rx = nf->peer[nf->slot].rx;
 	nf->link_mark = ((struct zn_group_home *)nf->gva)->link_mark;
 	return rc;
 }
@@ -101,7 +101,7 @@ zn_nf_register(struct zn_nf *nf)
 	int rc, reply;
 
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
-		nf->peer[i] = &home[i];
+		nf->peer[i].slot = &home[i];
 	nf->s = s;
 	/* A previous NF in this slot may have died a moment ago: its lock is
 	 * released at once, but the manager must recover what its ledger says

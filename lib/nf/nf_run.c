@@ -102,7 +102,7 @@ rx_burst(struct zn_nf *nf)
 			s->hstats.link_rx += n;
 			/* The sender may wait for room. */
 			if (lk->from < ZN_MAX_NFS)
-				zn_nf_ring(nf, &nf->peer[lk->from]->db);
+				zn_nf_ring(nf, &nf->peer[lk->from].slot->db);
 			break;
 		}
 	}

@@ -68,8 +68,8 @@ zn_nf_tx_init(struct zn_nf *nf)
 		nf->rt_route = &nf->shm->rt.route;
 		nf->rt_version = &nf->shm->rt.version;
 	}
-	zn_rctx_init(&nf->rc, nf->lb_epoch, nf->peer, nf->peer_rx, nf->link_ring,
-		     (int32_t)nf->group, ZN_READER_NF(nf->slot),
+	zn_rctx_init(&nf->rc, nf->lb_epoch, nf->peer, sizeof(nf->peer[0]),
+		     nf->link_ring, (int32_t)nf->group, ZN_READER_NF(nf->slot),
 		     &nf->s->hstats.lb_moved);
 	nf->stall_cycles = (uint64_t)nf->hdr->stall_ms *
 			   (rte_get_tsc_hz() / 1000);
@@ -140,7 +140,7 @@ link_to(struct zn_nf *nf, const struct zn_route *rt, uint16_t to,
 		 * ring's tail store (release) publishes the mark with our
 		 * first packet. */
 		nf->link_mark[l].rx_mark = __atomic_load_n(
-			&nf->peer_rx[to]->prod.tail, __ATOMIC_ACQUIRE);
+			&nf->peer[to].rx->prod.tail, __ATOMIC_ACQUIRE);
 		pl->in_use = true;
 		nf->links_in_use++;
 	}
@@ -350,7 +350,7 @@ in_loop(struct zn_nf *nf, uint16_t to)
 		 * group (we wait for it through the worker) is not there,
 		 * and a home not in use says FREE, waiting for no one
 		 * (registry.c clears it). */
-		c = nf->peer[cur];
+		c = nf->peer[cur].slot;
 		if (__atomic_load_n(&c->ctl.state, __ATOMIC_RELAXED) ==
 		    ZN_NF_FREE)
 			return false;
@@ -469,7 +469,7 @@ flush(struct zn_nf *nf, unsigned int n)
 		if (id != 0) {
 			s->hstats.link_tx += k;
 			if (k > 0)
-				zn_nf_ring(nf, &nf->peer[r->id]->db);
+				zn_nf_ring(nf, &nf->peer[r->id].slot->db);
 		} else {
 			s->hstats.tx_ring_in += k;
 			to_worker |= k > 0;

@@ -47,6 +47,8 @@
 #include "../port/port.h"
 #include "../nf/registry.h"
 #include "../trust/ring_guard.h"
+#include "../flow/fdir.h"
+#include "../flow/lb.h"
 #include "../flow/route.h"
 #include "../trust/port_headers.h"
 #include "../telemetry/stats.h"
@@ -57,6 +59,8 @@
 #include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 #include "../../lib/common/zn_cpus.h"
+#include "../nf/nf_rec.h"
+#include "../trust/police.h"
 
 #define MBUF_CACHE 256
 #define MSG_RING_SIZE 1024
@@ -226,7 +230,7 @@ shared_init(struct zn_mgr *m)
 		return -ENOMEM;
 	m->shm = mz->addr;
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
-		m->slot[i] = &m->shm->nfs[i]; /* home.c moves them */
+		m->nf[i].where.slot = &m->shm->nfs[i]; /* home.c moves them */
 	memset(m->shm, 0, sizeof(*m->shm));
 
 	ops = rte_mempool_get_ops(m->pool->ops_index);
@@ -281,8 +285,9 @@ workers_init(struct zn_mgr *m)
 			.stall_cycles = m->cfg.stall_ms * (rte_get_tsc_hz() /
 							   1000),
 		};
-		zn_rctx_init(&w->rc, &m->shm->rt.lb_epoch, m->slot, m->nf_rx,
-			     m->link_ring, -1, i, &w->shm->stats.lb_moved);
+		zn_rctx_init(&w->rc, &m->shm->rt.lb_epoch, &m->nf[0].where,
+			     sizeof(m->nf[0]), m->link_ring, -1, i,
+			     &w->shm->stats.lb_moved);
 		m->workers[i] = w;
 	}
 	for (uint16_t p = 0; p < m->n_ports; p++) {
@@ -293,7 +298,13 @@ workers_init(struct zn_mgr *m)
 			if (w->n_rxq >= ZN_MAX_RXQ_PER_WORKER)
 				return -ENOSPC;
 			w->rxq[w->n_rxq++] = (struct zn_rxq){ .port = p,
-				.queue = q, .shadowed = zn_port_headers_port(m, p) };
+				.queue = q,
+				.headers = zn_port_headers_port(m, p) ?
+					   m->ports[p].group->port_headers :
+					   NULL,
+				.owners = m->ports[p].group != NULL ?
+					  m->ports[p].group->owners :
+					  m->owner_maps };
 		}
 		for (unsigned int i = 0; i < m->n_workers; i++)
 			m->workers[i]->txq[p] =
@@ -307,7 +318,7 @@ static void
 free_left(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 	  const char *who)
 {
-	if (m->desc != NULL)
+	if (m->owner_maps != NULL)
 		zn_owner_map_free(m, pkts, n, who);
 	else
 		rte_pktmbuf_free_bulk(pkts, n);
@@ -349,12 +360,13 @@ free_staged(struct zn_mgr *m)
 		}
 	}
 	/* Packets still in NF rings (NFs that did not stop in time). */
-	for (unsigned int s = 0; s < ZN_MAX_NFS && m->rg_rx != NULL; s++) {
+	for (unsigned int s = 0; s < ZN_MAX_NFS && m->nf != NULL; s++) {
 		struct rte_mbuf *pkts[ZN_BURST];
 		unsigned int k;
 
 		for (int r = 0; r < 2; r++) {
-			struct zn_rguard *g = r ? &m->rg_tx[s] : &m->rg_rx[s];
+			struct zn_rguard *g = r ? &m->nf[s].tx_guard :
+					      &m->nf[s].rx_guard;
 
 			while ((k = zn_rguard_drain(g, r == 1, r == 0,
 						    (void **)pkts,
@@ -506,6 +518,8 @@ main(int argc, char **argv)
 	}
 	rc = zn_private_heap_init(m);
 	if (rc == 0)
+		rc = zn_nf_recs_make(m);
+	if (rc == 0)
 		rc = shared_init(m);
 	if (rc == 0)
 		rc = zn_group_init(m);
@@ -538,9 +552,13 @@ main(int argc, char **argv)
 	if (rc == 0)
 		rc = zn_home_setup(m);
 	if (rc == 0 && m->cfg.validate)
-		rc = zn_owner_map_start(m);
+		rc = zn_police_start(m);
 	if (rc == 0)
 		rc = zn_route_init(m);
+	if (rc == 0)
+		rc = zn_fdir_init(m);
+	if (rc == 0)
+		rc = zn_lb_init(m);
 	if (rc == 0)
 		rc = zn_ctl_init(m);
 	if (rc == 0)
@@ -582,10 +600,13 @@ main(int argc, char **argv)
 	zn_launch_fini(m);
 	zn_ctl_fini(m);
 	zn_registry_fini(m);
+	zn_lb_fini(m);
+	zn_fdir_fini(m);
 	zn_route_fini(m);
 	zn_link_fini(m);
 	zn_home_teardown(m);
 	zn_rguard_teardown(m);
+	zn_nf_recs_free(m);
 	for (unsigned int i = 0; i < m->n_workers; i++)
 		rte_free(m->workers[i]);
 	zn_private_heap_fini(m);
@@ -610,6 +631,7 @@ fail_ports:
 	zn_registry_fini(m);
 	zn_home_teardown(m);
 	zn_rguard_teardown(m);
+	zn_nf_recs_free(m);
 fail_eal:
 	rte_eal_cleanup();
 fail_instance:

@@ -47,6 +47,7 @@
 #include "../flow/route.h"
 #include "../tenant/tenant.h"
 #include "../../lib/common/zn_doorbell.h"
+#include "../nf/nf_rec.h"
 
 #define IDLE_SPIN 8
 #define IDLE_YIELD (IDLE_SPIN + 256)
@@ -58,7 +59,7 @@ static inline unsigned int
 deliver_drop(struct zn_worker *w, const struct zn_res *r,
 	     struct rte_mbuf **pkts, unsigned int n, uint64_t *src_drops)
 {
-	zn_owner_map_drop(w->mgr->desc, pkts, n);
+	zn_owner_map_drop(w->mgr->owner_maps, pkts, n);
 	w->shm->stats.drops[r->reason] += n;
 	src_drops[r->reason] += n;
 	return n;
@@ -79,11 +80,11 @@ deliver_nf(struct zn_worker *w, const struct zn_res *r,
 	zn_res_apply(r, pkts, n);
 	/* Handed out before the ring has them: the NF may hand them back
 	 * at once (owner_map.h owner map). */
-	if (likely(w->mgr->desc != NULL)) {
+	if (likely(w->mgr->owner_maps != NULL)) {
 		d = zn_owner_map_of_nf(w->mgr, r->id);
 		zn_owner_map_hold(d, pkts, n, (uint8_t)(r->id + 1), r->hops);
 	}
-	k = zn_rguard_mp_enqueue(&w->mgr->rg_rx[r->id], (void *const *)pkts, n);
+	k = zn_rguard_mp_enqueue(&w->mgr->nf[r->id].rx_guard, (void *const *)pkts, n);
 	if (k > 0)
 		zn_db_ring(&zn_slot(w->mgr, r->id)->db);
 	if (unlikely(k < n) && d != NULL)
@@ -118,7 +119,7 @@ flush_txbuf(struct zn_worker *w, uint16_t port)
 	} else if (w->stall_cycles != 0 &&
 		   w->rc.now - tb->blocked_since > w->stall_cycles) {
 		/* The port took nothing for stall_ms: a dead link. */
-		zn_owner_map_drop(w->mgr->desc, tb->pkts, tb->n);
+		zn_owner_map_drop(w->mgr->owner_maps, tb->pkts, tb->n);
 		w->shm->stats.drops[ZN_DROP_STALLED] += tb->n;
 		w->shm->port[port].drops[ZN_DROP_STALLED] += tb->n;
 		tb->n = 0;
@@ -364,7 +365,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 		if (st->tail != 0)
 			goto out;
 	}
-	n = zn_rguard_sc_dequeue(&w->mgr->rg_tx[slot], (void **)st->pkts,
+	n = zn_rguard_sc_dequeue(&w->mgr->nf[slot].tx_guard, (void **)st->pkts,
 				 ZN_BURST);
 	if (n == 0)
 		goto out;
@@ -374,7 +375,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	 * it counts as delivered: the NF's ordering rule waits for that. */
 	st->dp = NULL;
 	st->tenant = (uint8_t)zn_tenant_of_nf(w->mgr, slot);
-	if (likely(w->mgr->desc != NULL)) {
+	if (likely(w->mgr->owner_maps != NULL)) {
 		unsigned int k = zn_owner_map_filter(w, slot, st->pkts, hops, n,
 						rt);
 
@@ -469,16 +470,14 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	if (n == 0)
 		return moved;
 	ps->rx += n;
-	if (unlikely(rq->shadowed)) /* a group's port: port_headers.h */
-		zn_port_headers_rx(w, w->mgr->cfg.port_group[rq->port] - 1u,
-			     st->pkts, n);
+	if (unlikely(rq->headers != NULL)) /* a group's port: port_headers.h */
+		zn_port_headers_rx(w, rq->headers, st->pkts, n);
 	for (unsigned int i = 0; i < n; i++)
 		ingress_meta(st->pkts[i], rq->port);
 	/* The manager's, whatever an NF that freed one of these buffers
 	 * itself left in the owner map (owner_map.h). */
-	if (likely(w->mgr->desc != NULL))
-		zn_owner_map_hold(&w->mgr->desc[w->mgr->cfg.port_group[rq->port]],
-			     st->pkts, n, 0, 0);
+	if (likely(rq->owners != NULL))
+		zn_owner_map_hold(rq->owners, st->pkts, n, 0, 0);
 	if (likely(w->mgr->tn == NULL) ||
 	    w->mgr->tn->port_mask[rq->port] == 0) {
 		zn_fdir_classify(w, rt, st->pkts, n, NULL);
@@ -540,8 +539,8 @@ worker_has_work(void *arg)
 	if (m->quit || zn_audit_pending(w))
 		return true;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		if (zn_nf_state(m, s) != ZN_NF_FREE && m->nf_worker[s] == w->id &&
-		    m->nf_tx[s] != NULL && zn_nf_tx_count(m, s) > 0)
+		if (zn_nf_state(m, s) != ZN_NF_FREE && m->nf[s].worker == w->id &&
+		    m->nf[s].tx != NULL && zn_nf_tx_count(m, s) > 0)
 			return true;
 	}
 	return false;
@@ -558,7 +557,7 @@ zn_worker_main(void *arg)
 	w->db[0] = &w->shm->db;
 	w->n_db = 1;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->home_rg[g + 1] != NULL)
+		if (m->group[g].home_rg != NULL)
 			w->db[w->n_db++] = &zn_group_home_at(g)->wdb[w->id];
 	rte_rcu_qsbr_thread_register(m->qsbr, w->id);
 	rte_rcu_qsbr_thread_online(m->qsbr, w->id);
@@ -577,7 +576,7 @@ zn_worker_main(void *arg)
 			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
 				work += drain_nf(w, rt, rt->drain[w->id][i]);
 			for (unsigned int i = 0; i < rt->n_drain[w->id]; i++)
-				prefetch_ring(&m->rg_tx[rt->drain[w->id][i]]);
+				prefetch_ring(&m->nf[rt->drain[w->id][i]].tx_guard);
 		}
 		if (w->rx_role)
 			for (unsigned int q = 0; q < w->n_rxq; q++)

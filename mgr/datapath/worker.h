@@ -55,7 +55,11 @@ struct zn_txbuf {
 struct zn_rxq {
 	uint16_t port;
 	uint16_t queue;
-	bool shadowed; /* it receives into the manager's headers (port_headers.h) */
+	/* its port's trust group's port headers, where it receives into
+	 * them (port_headers.h), else NULL; the owner map of the pool it
+	 * receives into (NULL: no --validate) */
+	const struct zn_port_headers *headers;
+	const struct zn_owner_map *owners;
 	struct zn_stage stage;
 };
 

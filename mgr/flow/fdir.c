@@ -36,6 +36,7 @@
 #include "../core/mgr.h"
 #include "../../lib/common/zn_flow.h"
 #include "../../lib/common/zn_util.h"
+#include "route.h"
 
 
 /* Count rule @p d in (+1) or out (-1). */
@@ -95,7 +96,7 @@ acl_republish(struct zn_mgr *m)
 	}
 	fd->acl[0] = ctx[0];
 	fd->acl[1] = ctx[1];
-	m->fdir->publish(m); /* waits until no worker sees the old ones */
+	zn_route_publish(m); /* waits until no worker sees the old ones */
 	rte_acl_free(old[0]);
 	rte_acl_free(old[1]);
 	return 0;
@@ -216,7 +217,7 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		return chain;
 	/* Workers must know the chain before any entry names it. */
 	if (created)
-		m->fdir->publish(m);
+		zn_route_publish(m);
 	rc = zn_ft_add(fd->exact, key, hash, zn_now_ns(), &hit);
 	if (rc < 0) {
 		fdir_chain_put(fd, (unsigned int)chain);
@@ -403,14 +404,14 @@ fdir_tick(void *arg)
 /* ------------------------------------------------------------------ */
 
 int
-zn_fdir_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m))
+zn_fdir_init(struct zn_mgr *m)
 {
 	struct zn_fdir *fd = calloc(1, sizeof(*fd));
+	int rc;
 
 	if (fd == NULL)
 		return -ENOMEM;
 	m->fdir = fd;
-	fd->publish = publish;
 	fd->chains[0].len = (uint16_t)m->cfg.chain_len;
 	memcpy(fd->chains[0].hops, m->cfg.chain,
 	       m->cfg.chain_len * sizeof(struct zn_step));
@@ -434,7 +435,12 @@ zn_fdir_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m))
 		return -ENOMEM;
 	}
 	fd->expire_tick_ns = zn_now_ns();
-	return m->loop ? zn_loop_on_wake(m->loop, fdir_tick, m) : 0;
+	rc = zn_route_add_source(m, fdir_fill);
+	if (rc == 0 && m->loop != NULL)
+		rc = zn_loop_on_wake(m->loop, fdir_tick, m);
+	if (rc == 0)
+		zn_route_publish(m);
+	return rc;
 }
 
 void

@@ -6,10 +6,9 @@
 
 /* The flow director, control side (fdir.c, fdir_acl.c; commands in
  * fdir_cmds.c): the default chain, chains by id, wildcard rules (rte_acl)
- * and exact flow rules. It fills its part of each routing snapshot
- * (zn_fdir_fill) and, after a change, has the snapshot republished
- * through the hook it was given: it never calls the module that
- * publishes it. Control thread only. The classifier workers run is in
+ * and exact flow rules. A source of the routing snapshot (route.h): it
+ * fills its part of each, and republishes after a change. Control thread
+ * only. The classifier workers run is in
  * fdir_hot.c (worker.h). */
 
 #include <stdbool.h>
@@ -25,10 +24,11 @@ struct zn_mgr;
 struct zn_route;
 
 
-int zn_fdir_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m));
+/** Make the flow director (after the routing snapshot, route.h, whose
+ *  RCU state its exact table uses) and register as a source. 0 or
+ *  -errno. */
+int zn_fdir_init(struct zn_mgr *m);
 void zn_fdir_fini(struct zn_mgr *m);
-/** Fill the snapshot's flow-director part (chains, ACL, exact table). */
-void zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt);
 /** Default chain (chain 0): set (validated, published) or read. */
 int zn_chain_set(struct zn_mgr *m, const struct zn_step *hops,
 		 unsigned int n, char *err, size_t errlen);

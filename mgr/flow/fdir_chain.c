@@ -141,7 +141,7 @@ zn_chain_set(struct zn_mgr *m, const struct zn_step *hops, unsigned int n,
 	memset(c->hops, 0, sizeof(c->hops));
 	memcpy(c->hops, hops, n * sizeof(*hops));
 	c->len = (uint16_t)n;
-	m->fdir->publish(m);
+	zn_route_publish(m);
 	return 0;
 }
 
@@ -176,7 +176,7 @@ chain_assign(struct zn_mgr *m, uint8_t *at, const struct zn_step *hops,
 	}
 	fdir_chain_put(fd, *at);
 	*at = (uint8_t)id;
-	fd->publish(m);
+	zn_route_publish(m);
 	return 0;
 }
 
@@ -239,7 +239,7 @@ zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id, struct zn_step *hops)
 }
 
 void
-zn_fdir_fill(struct zn_mgr *m, struct zn_route *rt)
+fdir_fill(struct zn_mgr *m, struct zn_route *rt)
 {
 	struct zn_fdir *fd = m->fdir;
 

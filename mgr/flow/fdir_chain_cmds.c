@@ -16,6 +16,7 @@
 #include "../core/mgr.h"
 #include "../tenant/tenant.h"
 #include "../../lib/shm/zn_shm.h"
+#include "../nf/nf_rec.h"
 
 /* Steps to a service that no running NF serves: said with the answer
  * (their packets drop as no_instance until one registers), not refused:

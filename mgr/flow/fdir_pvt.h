@@ -28,9 +28,6 @@ struct fdir_chain {
 };
 
 struct zn_fdir {
-	/* route.c's zn_route_publish: makes the state visible to every
-	 * worker and waits until none sees the previous one */
-	void (*publish)(struct zn_mgr *m);
 	struct fdir_chain chains[ZN_MAX_CHAINS];
 	uint8_t port_chain[ZN_MAX_PORTS]; /* chain id of a port, 0: none */
 	uint8_t tenant_chain[ZN_MAX_TENANTS]; /* of a tenant (tenant.h) */
@@ -66,6 +63,9 @@ int fdir_chain_take(struct zn_fdir *fd, const struct zn_step *hops,
 		    unsigned int n, bool *created, char *err, size_t errlen);
 /** One reference less to chain @p id. */
 void fdir_chain_put(struct zn_fdir *fd, unsigned int id);
+/** The snapshot's flow-director part (route.h source): chains, ACL
+ *  contexts, exact table. */
+void fdir_fill(struct zn_mgr *m, struct zn_route *rt);
 
 /* fdir_chain_cmds.c: a text for each step of @p hops to a service no
  * running NF serves (its packets drop as no_instance until one does):

@@ -13,6 +13,7 @@
 #include "../tenant/tenant.h"
 #include "../../lib/common/zn_util.h"
 #include "../../lib/shm/zn_shm.h"
+#include "../nf/nf_rec.h"
 
 /* An NF's steering request (zn_nf_flow_steer), read from its slot. */
 int

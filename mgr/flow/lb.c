@@ -34,6 +34,8 @@
 #include "../core/loop.h"
 #include "../core/mgr.h"
 #include "../../lib/common/zn_util.h"
+#include "../nf/nf_rec.h"
+#include "route.h"
 
 struct lb_svc {
 	uint8_t mode;
@@ -43,7 +45,6 @@ struct lb_svc {
 };
 
 struct zn_lb {
-	void (*publish)(struct zn_mgr *m); /* route.c's, after a change */
 	uint16_t weight[ZN_MAX_NFS]; /* per instance; 0: default (1) */
 	struct lb_svc svc[ZN_MAX_SERVICES];
 };
@@ -136,8 +137,10 @@ weight_of(const struct zn_lb *lb, unsigned int mode, uint16_t slot)
 		       lb->weight[slot] : 1;
 }
 
-void
-zn_lb_fill(struct zn_mgr *m, struct zn_route *rt)
+/* The snapshot's services (route.h source): rt->svc[] from the running
+ * NFs, keeping flows where they are. */
+static void
+lb_fill(struct zn_mgr *m, struct zn_route *rt)
 {
 	struct zn_lb *lb = m->lb;
 
@@ -190,7 +193,7 @@ zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
 			if (weights[i] != 0)
 				m->lb->weight[i] = weights[i];
 	ls->mode = (uint8_t)mode;
-	m->lb->publish(m); /* no reader sees the old pins after it */
+	zn_route_publish(m); /* no reader sees the old pins after it */
 	rte_free(old);
 	ZN_LOG(NOTICE, "service %u: load balancing %s", svc,
 	       zn_lb_mode_name(mode));
@@ -207,7 +210,7 @@ lb_tick(void *arg)
 
 	/* and the copy each trust group's NFs read (zn_group_home view) */
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->gpool[g] != NULL)
+		if (m->group[g].pool != NULL)
 			__atomic_store_n(&zn_group_home_at(g)->view.lb_epoch, e,
 					 __ATOMIC_RELAXED);
 }
@@ -246,16 +249,22 @@ zn_lb_json(struct zn_mgr *m, uint16_t svc)
 }
 
 int
-zn_lb_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m))
+zn_lb_init(struct zn_mgr *m)
 {
+	int rc;
+
 	m->lb = calloc(1, sizeof(*m->lb));
 	if (m->lb == NULL)
 		return -ENOMEM;
-	m->lb->publish = publish;
 	for (unsigned int s = 0; s < ZN_MAX_SERVICES; s++)
 		for (unsigned int b = 0; b < ZN_LB_BUCKETS; b++)
 			m->lb->svc[s].bucket[b] = ZN_LB_NONE;
-	return m->loop ? zn_loop_every(m->loop, 1000, lb_tick, m) : 0;
+	rc = zn_route_add_source(m, lb_fill);
+	if (rc == 0 && m->loop != NULL)
+		rc = zn_loop_every(m->loop, 1000, lb_tick, m);
+	if (rc == 0)
+		zn_route_publish(m);
+	return rc;
 }
 
 void

@@ -5,9 +5,9 @@
 #define ZN_LB_H
 
 /* Load balancing across the replicas of a service (lb.c): per-service
- * mode and weights, filled into each routing snapshot (zn_lb_fill); the
- * service.set command. Like fdir.h, it republishes through the hook it
- * was given. Control thread only. */
+ * mode and weights; the service.set command. A source of the routing
+ * snapshot (route.h) after the flow director: it fills each snapshot's
+ * services, and republishes after a change. Control thread only. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,10 +21,10 @@ struct zn_mgr;
 struct zn_route;
 
 
-int zn_lb_init(struct zn_mgr *m, void (*publish)(struct zn_mgr *m));
+/** Make the balancing state and register as a source (after the flow
+ *  director). 0 or -errno. */
+int zn_lb_init(struct zn_mgr *m);
 void zn_lb_fini(struct zn_mgr *m);
-/** Fill rt->svc[] from the running NFs, keeping flows where they are. */
-void zn_lb_fill(struct zn_mgr *m, struct zn_route *rt);
 /** Set a service's mode and weights (weights[slot], 0: default 1). */
 int zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
 	      const uint16_t *weights, char *err, size_t errlen);

@@ -7,10 +7,11 @@
  * their balancing (lb.c), chains and wildcard rules (fdir.c), which NF TX
  * rings each worker drains), publish it with one atomic store, and free
  * the old one once every worker has passed a quiescent state
- * (rte_rcu_qsbr). route.c builds fdir and lb and hands them its publish
- * function: they change their state, then publish, without knowing this
- * module. Workers never see a half-written chain or service
- * table, and nothing they may still read is freed under them.
+ * (rte_rcu_qsbr). The flow director and load balancing register as
+ * sources (zn_route_add_source): each fills its part of every snapshot,
+ * and changes its state, then publishes; this module calls neither but
+ * through the fill it was given. Workers never see a half-written chain
+ * or service table, and nothing they may still read is freed under them.
  */
 
 #include <errno.h>
@@ -25,12 +26,27 @@
 #include <rte_rcu_qsbr.h>
 
 #include "../core/event.h"
-#include "fdir.h"
-#include "lb.h"
 #include "../core/mgr.h"
 #include "../nf/registry.h"
 #include "route.h"
 #include "../../lib/common/zn_util.h"
+#include "../nf/nf_rec.h"
+
+#define MAX_SOURCES 4
+
+/* The snapshot's sources, in registration order (control thread). */
+static zn_route_fill_fn *sources[MAX_SOURCES];
+static unsigned int n_sources;
+
+int
+zn_route_add_source(struct zn_mgr *m, zn_route_fill_fn *fill)
+{
+	RTE_SET_USED(m);
+	if (n_sources == MAX_SOURCES)
+		return -ENOSPC;
+	sources[n_sources++] = fill;
+	return 0;
+}
 
 /* Fill @p rt, the snapshot no worker can see, from the control state. */
 static void
@@ -39,18 +55,15 @@ build(struct zn_mgr *m, struct zn_route *rt)
 	memset(rt, 0, sizeof(*rt));
 	rt->version = ++m->route_version;
 	rt->n_ports = m->n_ports;
-	zn_fdir_fill(m, rt);
-	rt->direct = m->cfg.handoff == ZN_HANDOFF_DIRECT &&
-		     !rt->rehash_every_hop;
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 		const struct zn_nf_slot *slot = zn_slot(m, s);
 		uint32_t state = zn_nf_state(m, s);
-		uint16_t w = m->nf_worker[s];
+		uint16_t w = m->nf[s].worker;
 
 		if (state == ZN_NF_FREE)
 			continue;
-		rt->nf_group[s] = m->nf_group[s];
+		rt->nf_group[s] = zn_group_id(m->nf[s].group);
 		/* ctl is the NF's to write too: an index out of range is
 		 * garbage (the registry checked the service it set). */
 		if (state == ZN_NF_RUNNING &&
@@ -66,20 +79,24 @@ build(struct zn_mgr *m, struct zn_route *rt)
 		if (w < m->n_workers)
 			rt->drain[w][rt->n_drain[w]++] = (uint16_t)s;
 	}
-	zn_lb_fill(m, rt);
+	for (unsigned int i = 0; i < n_sources; i++)
+		sources[i](m, rt);
+	rt->direct = m->cfg.handoff == ZN_HANDOFF_DIRECT &&
+		     !rt->rehash_every_hop;
 }
 
 /* A reader of the NFs' RCU variable that holds back the grace period now
  * begun at @p token: online, since before it. */
 static bool
 nf_reader_blocks(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
-		 uint32_t group, unsigned int slot, uint64_t token)
+		 const struct zn_group *group, unsigned int slot,
+		 uint64_t token)
 {
 	uint64_t c;
 
 	/* Only the NF registered in the slot reports here, if it is of
 	 * this variable's group (what the registry says, not the slot) */
-	if (m->nf_group[slot] != group ||
+	if (m->nf[slot].group != group ||
 	    zn_nf_state(m, slot) == ZN_NF_FREE)
 		return false;
 	c = __atomic_load_n(&q->qsbr_cnt[slot].cnt, __ATOMIC_ACQUIRE);
@@ -108,7 +125,7 @@ nf_reader_blocks(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
  */
 static bool
 nf_readers_passed(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
-		  uint32_t group, uint64_t token)
+		  const struct zn_group *group, uint64_t token)
 {
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
 		if (nf_reader_blocks(m, q, group, s, token))
@@ -116,11 +133,12 @@ nf_readers_passed(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
 	return true;
 }
 
-/* @p group: the variable's (index + 1, 0: NFs of no group) */
+/* @p group: the variable's (NULL: NFs of no group) */
 static void
-sync_nfs(struct zn_mgr *m, struct rte_rcu_qsbr *q, uint32_t group)
+sync_nfs(struct zn_mgr *m, struct rte_rcu_qsbr *q, struct zn_group *group)
 {
-	uint64_t *tok = &m->nf_qtoken[group], token, t0 = 0;
+	uint64_t *tok = group != NULL ? &group->qtoken : &m->nf_qtoken;
+	uint64_t token, t0 = 0;
 	unsigned int spins = 0;
 
 	/* past the variable's initial token (__RTE_QSBR_CNT_INIT) */
@@ -168,10 +186,10 @@ void
 zn_route_sync(struct zn_mgr *m)
 {
 	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
-	sync_nfs(m, m->shm->rt.qsbr, 0);
+	sync_nfs(m, m->shm->rt.qsbr, NULL);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->gmem[g].qsbr != NULL)
-			sync_nfs(m, m->gmem[g].qsbr, g + 1);
+		if (m->group[g].file.qsbr != NULL)
+			sync_nfs(m, m->group[g].file.qsbr, &m->group[g]);
 }
 
 /* The RCU variable the NF in @p slot reports to: its group's (in the
@@ -179,10 +197,10 @@ zn_route_sync(struct zn_mgr *m)
 static struct rte_rcu_qsbr *
 nf_qsbr(const struct zn_mgr *m, unsigned int slot)
 {
-	uint32_t g = m->nf_group[slot];
+	const struct zn_group *g = m->nf[slot].group;
 
-	return g != 0 && g <= ZN_MAX_GROUPS && m->gmem[g - 1].qsbr != NULL ?
-	       m->gmem[g - 1].qsbr : m->shm->rt.qsbr;
+	return g != NULL && g->file.qsbr != NULL ? g->file.qsbr :
+	       m->shm->rt.qsbr;
 }
 
 /* A reader comes and goes: offline (its counter, at its fixed place).
@@ -207,11 +225,11 @@ static void
 publish_groups(struct zn_mgr *m, const struct zn_route *nf)
 {
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
-		struct zn_group_mem *gm = &m->gmem[g];
+		struct zn_group_file *gm = &m->group[g].file;
 		struct zn_group_home *h = zn_group_home_at(g);
 		struct zn_route *spare = gm->rt_spare;
 
-		if (m->gpool[g] == NULL || spare == NULL)
+		if (m->group[g].pool == NULL || spare == NULL)
 			continue;
 		memcpy(spare, nf, sizeof(*spare));
 		/* The LEAST_LOADED pins are in the EAL's memory, which the
@@ -262,7 +280,6 @@ zn_route_init(struct zn_mgr *m)
 	size_t sz = rte_rcu_qsbr_get_memsize(ZN_MAX_WORKERS);
 	size_t nsz = rte_rcu_qsbr_get_memsize(ZN_MAX_NFS);
 	struct rte_rcu_qsbr *nq;
-	int rc;
 
 	m->qsbr = rte_zmalloc_socket("zn_qsbr", sz, RTE_CACHE_LINE_SIZE,
 				     m->priv_socket);
@@ -294,12 +311,8 @@ zn_route_init(struct zn_mgr *m)
 			m->shm->rt.route = nf;
 		}
 	}
-	rc = zn_lb_init(m, zn_route_publish);
-	if (rc == 0)
-		rc = zn_fdir_init(m, zn_route_publish);
-	if (rc == 0)
-		zn_route_publish(m);
-	return rc;
+	zn_route_publish(m);
+	return 0;
 }
 
 void
@@ -315,8 +328,7 @@ zn_route_fini(struct zn_mgr *m)
 	rte_free(m->route_spare);
 	rte_free(m->nf_route_spare);
 	m->route_live = m->route_spare = m->nf_route_spare = NULL;
-	zn_fdir_fini(m);
-	zn_lb_fini(m);
+	n_sources = 0;
 	rte_free(m->qsbr);
 	m->qsbr = NULL;
 }

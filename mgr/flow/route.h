@@ -7,9 +7,11 @@
 /*
  * The routing snapshot (struct zn_route, zn_shm.h; route.c): what workers
  * and NF packet threads read to decide where a packet goes. Immutable once
- * published: the control thread builds the next one from the flow
- * director (fdir.h), load balancing (lb.h) and the NF slots, publishes it
- * with one store and reuses the old one once every reader passed an RCU
+ * published: the control thread builds the next one from the NF slots
+ * and the sources registered with it (the flow director, fdir.h; load
+ * balancing, lb.h: each fills its own part, and publishes after a change
+ * by calling this module, which knows none of them), publishes it with
+ * one store and reuses the old one once every reader passed an RCU
  * quiescent state (a worker reports one between bursts and goes offline
  * while it sleeps; an NF is online only while it resolves and hands over a
  * burst). A reader that died online is found by its process and put
@@ -28,15 +30,22 @@
 
 struct zn_mgr;
 
-/** Make the snapshots and the RCU state; build the flow director and load
- *  balancing (fdir.h, lb.h) and publish a first snapshot. 0 or -errno. */
+/** Make the snapshots (an empty one published) and the RCU state. 0 or
+ *  -errno. */
 int zn_route_init(struct zn_mgr *m);
-/** Rebuild the snapshot from the NF slots, flow director and balancing,
- *  publish it and wait until no worker can see the old one. Control thread
- *  only. Modules that change what a snapshot holds call it after the
- *  change (fdir and lb through the hook route.c gives them). */
-void zn_route_publish(struct zn_mgr *m);
 void zn_route_fini(struct zn_mgr *m);
+
+/** A source's part of snapshot @p rt, filled after the NF slots' part
+ *  (services' instances, what each worker drains) and the sources
+ *  registered before it. */
+typedef void zn_route_fill_fn(struct zn_mgr *m, struct zn_route *rt);
+/** Have @p fill called for every snapshot from now on, in registration
+ *  order (at start, each source's init). 0 or -ENOSPC. */
+int zn_route_add_source(struct zn_mgr *m, zn_route_fill_fn *fill);
+/** Rebuild the snapshot from the NF slots and the sources, publish it and
+ *  wait until no worker can see the old one. Control thread only. Modules
+ *  that change what a snapshot holds call it after the change. */
+void zn_route_publish(struct zn_mgr *m);
 /** Wait until every reader (workers and NF packet threads) passed a
  *  quiescent state; an NF that died online is put offline, one stuck
  *  online for 2 s is killed. Control thread only. */

@@ -26,6 +26,7 @@
 #include "../core/mgr.h"
 #include "registry.h"
 #include "../../lib/common/zn_util.h"
+#include "nf_rec.h"
 
 #define ROLL_STEP_NS (60ULL * 1000 * 1000 * 1000) /* one replica's turn */
 

@@ -33,6 +33,7 @@
 #include "../trust/ring_guard.h"
 #include "../flow/route.h"
 #include "../../lib/common/zn_util.h"
+#include "nf_rec.h"
 
 struct zn_links {
 	/* The link table as given (from, to, gen, used): the shared one
@@ -85,8 +86,8 @@ zn_link_fini(struct zn_mgr *m)
 			struct rte_ring *r = m->links != NULL ?
 					     m->links->made[l] : NULL;
 
-			if (r != NULL && m->home_rg[0] != NULL)
-				zn_rguard_reset(&m->home_rg[0][ZN_HOME_LINK(l)]);
+			if (r != NULL && m->home_rg != NULL)
+				zn_rguard_reset(&m->home_rg[ZN_HOME_LINK(l)]);
 			else if (r != NULL && m->rg_link != NULL)
 				zn_rguard_reset(&m->rg_link[l]);
 			rte_ring_free(r);
@@ -131,7 +132,7 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 	lk = &m->links->own[l];
 	/* Nobody uses a free link; what NFs wrote into it is gone. Its
 	 * ring is in the home of the pair's trust group (home.c). */
-	zn_home_link(m, l, m->nf_group[from]);
+	zn_home_link(m, l, m->nf[from].group);
 	zn_rguard_reset(&m->rg_link[l]);
 	lk->ring = m->rg_link[l].ring;
 	lk->from = (uint16_t)from;
@@ -139,11 +140,11 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 	lk->gen++;
 	lk->used = 1;
 	m->shm->links[l] = *lk;
-	zn_home_view_link(m, l, m->nf_group[from], lk);
+	zn_home_view_link(m, l, m->nf[from].group, lk);
 	/* Before the release below: a worker reading what the receiver
 	 * hands back sees it (owner_map_hot.c take_back). */
-	__atomic_store_n(&m->nf_linked_in[to], true, __ATOMIC_RELAXED);
-	__atomic_store_n(&m->nf_linked_out[from], true, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->nf[to].linked_in, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->nf[from].linked_out, true, __ATOMIC_RELAXED);
 	/* The receiver lists it before the sender can fill it. */
 	r->links.in[n_in] = l;
 	__atomic_store_n(&r->links.n_in, (uint16_t)(n_in + 1),
@@ -180,7 +181,7 @@ zn_link_request(struct zn_mgr *m, unsigned int slot)
 			if (to >= ZN_MAX_NFS || to == slot ||
 			    s->links.out[to] != 0 ||
 			    zn_nf_state(m, to) != ZN_NF_RUNNING ||
-			    m->nf_group[to] != m->nf_group[slot])
+			    m->nf[to].group != m->nf[slot].group)
 				continue;
 			if (!give(m, slot, to))
 				return;

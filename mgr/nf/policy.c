@@ -19,6 +19,7 @@
 #include "../core/mgr.h"
 #include "policy.h"
 #include "../../lib/common/zn_util.h"
+#include "nf_rec.h"
 
 #define MAX_POLICIES 16
 #define NAME_LEN 32
@@ -89,8 +90,8 @@ occupancy(struct zn_mgr *m, uint16_t svc)
 		if (zn_nf_state(m, s) != ZN_NF_RUNNING ||
 		    sl->ctl.service_id != svc)
 			continue;
-		sum += (double)rte_ring_count(m->nf_rx[s]) /
-		       rte_ring_get_capacity(m->nf_rx[s]);
+		sum += (double)rte_ring_count(m->nf[s].where.rx) /
+		       rte_ring_get_capacity(m->nf[s].where.rx);
 		n++;
 	}
 	return n ? sum / n : 0;

@@ -27,6 +27,7 @@
 #include "../trust/pool_header.h"
 #include "../../lib/common/zn_pool_ops.h"
 #include "../../lib/common/zn_util.h"
+#include "nf_rec.h"
 
 #define TAGS_NAME "zn_acct_tags"
 #define MAX_TAGS (1u << 24) /* 16 MB of tags: a pool spread wider is not
@@ -134,16 +135,16 @@ shared_init(struct zn_mgr *m, struct zn_acct *a)
 	return tags_at(a, a->mz->addr);
 }
 
-/* Group @p g's: in its file, where group.c left room (gmem acct). */
+/* Group @p g's: in its file, where group.c left room (its file's acct). */
 static int
 group_init(struct zn_mgr *m, unsigned int g, struct zn_acct *a)
 {
-	uint64_t room = m->gmem[g].acct;
+	uint64_t room = m->group[g].file.acct;
 	void *mem = room != 0 ? RTE_PTR_ADD(zn_group_home_at(g),
-					    m->gmem[g].acct_off) : NULL;
+					    m->group[g].file.acct_off) : NULL;
 
-	a->mp = m->gpool[g];
-	a->put = m->gpool_mgr[g] != NULL ? m->gpool_mgr[g] : m->gpool[g];
+	a->mp = m->group[g].pool;
+	a->put = m->group[g].pool_mgr != NULL ? m->group[g].pool_mgr : m->group[g].pool;
 	a->n_mbufs = a->mp->size;
 	if (geometry(a) < 0 || mem == NULL || a->n * 3 + 64 > room) {
 		ZN_LOG(NOTICE, "trust group %u: its pool's buffers cannot be "
@@ -173,8 +174,10 @@ zn_pool_acct_init(struct zn_mgr *m)
 	m->acct = acct;
 	rc = shared_init(m, &acct[0]);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS && rc == 0; g++)
-		if (m->gpool[g] != NULL)
+		if (m->group[g].pool != NULL) {
+			m->group[g].acct = &acct[g + 1];
 			rc = group_init(m, g, &acct[g + 1]);
+		}
 	if (rc < 0) {
 		zn_pool_acct_fini(m);
 		return rc;
@@ -216,6 +219,8 @@ zn_pool_acct_fini(struct zn_mgr *m)
 	}
 	free(acct);
 	m->acct = NULL;
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
+		m->group[g].acct = NULL;
 }
 
 uint32_t
@@ -247,10 +252,9 @@ acct_of_slot(const struct zn_mgr *m, unsigned int slot)
 {
 	const struct zn_acct *a;
 
-	if (m->acct == NULL || slot >= ZN_MAX_NFS ||
-	    m->nf_group[slot] > ZN_MAX_GROUPS)
+	if (m->acct == NULL || slot >= ZN_MAX_NFS)
 		return NULL;
-	a = &m->acct[m->nf_group[slot]];
+	a = m->nf[slot].group != NULL ? m->nf[slot].group->acct : &m->acct[0];
 	return a->n != 0 ? a : NULL;
 }
 
@@ -293,8 +297,8 @@ static void
 put_back(struct zn_mgr *m, const struct zn_acct *a, unsigned int pool,
 	 struct rte_mbuf *mb)
 {
-	if (m->desc != NULL) {
-		const struct zn_owner_map *d = &m->desc[pool];
+	if (m->owner_maps != NULL) {
+		const struct zn_owner_map *d = &m->owner_maps[pool];
 
 		zn_owner_map_own(d, (uintptr_t)mb)->owner = 0;
 		rte_mempool_put(d->mine, zn_owner_map_restore(d, mb));
@@ -313,7 +317,7 @@ zn_pool_acct_nf_caches(struct zn_mgr *m, unsigned int slot)
 	rte_mempool_cache_flush(rte_mempool_default_cache(m->pool, lcore),
 				m->pool);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->gpool[g] != NULL)
+		if (m->group[g].pool != NULL)
 			zn_pool_header_take_nf_cache(m, g, lcore);
 }
 

@@ -46,6 +46,7 @@
 #include "registry.h"
 #include "../../lib/common/zn_pool_ops.h"
 #include "../../lib/common/zn_util.h"
+#include "nf_rec.h"
 
 /* How long a live NF trying to claim from the same head, or an earlier
  * claim's commit, is waited for. */

@@ -40,6 +40,8 @@
 #include "../trust/ring_guard.h"
 #include "../../lib/common/zn_ledger.h"
 #include "../../lib/common/zn_util.h"
+#include "nf_rec.h"
+#include "../trust/police.h"
 
 static bool
 pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb)
@@ -61,7 +63,7 @@ pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb)
 
 		if (sg->used && p >= sg->va &&
 		    p + sizeof(*mb) <= sg->va + sg->len)
-			return mb->pool == m->gpool[g];
+			return mb->pool == m->group[g].pool;
 	}
 	return false;
 }
@@ -72,7 +74,7 @@ free_counted(struct zn_mgr *m, struct zn_nf_slot *s, struct rte_mbuf **pkts,
 {
 	unsigned int ok = 0;
 
-	if (m->desc != NULL) { /* --validate: every check (owner_map.h) */
+	if (m->owner_maps != NULL) { /* --validate: every check (owner_map.h) */
 		ok = zn_owner_map_free(m, pkts, n, s->ctl.name);
 		goto counted;
 	}
@@ -233,7 +235,7 @@ ring_of(uint16_t id, bool tx, void *arg)
 	const struct zn_link *lk;
 
 	if (id == 0)
-		return tx ? a->m->nf_tx[a->slot] : a->m->nf_rx[a->slot];
+		return tx ? a->m->nf[a->slot].tx : a->m->nf[a->slot].where.rx;
 	if (id > ZN_MAX_LINKS)
 		return NULL;
 	lk = zn_link_own(a->m, id - 1u);
@@ -288,7 +290,7 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 	 * is: a leak at most (bounded by its ledger, counted; a group's
 	 * audit finds it), never a buffer freed under the NF that holds it,
 	 * which would be charged for it when it hands it back. */
-	if (m->desc != NULL && n > 0 && zn_owner_map_lied(m, slot)) {
+	if (m->owner_maps != NULL && n > 0 && zn_police_lied(m, slot)) {
 		zn_event("nf.ledger_ignored", "NF '%s' (instance %u) handed "
 			 "back bad descriptors: the %u buffers its ledger "
 			 "names are not freed", s->ctl.name, slot, n);
@@ -296,12 +298,12 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 	}
 	/* Sent: freed, not counted; with --validate through the pools'
 	 * maps, not the packets' headers the NF wrote (owner_map.c) */
-	if (m->desc != NULL)
+	if (m->owner_maps != NULL)
 		zn_owner_map_free(m, pkts, sent_out, s->ctl.name);
 	else
 		rte_pktmbuf_free_bulk(pkts, sent_out);
 	free_counted(m, s, pkts + sent_out, n - sent_out);
-	while ((n = zn_rguard_drain(&m->rg_rx[slot], false, true,
+	while ((n = zn_rguard_drain(&m->nf[slot].rx_guard, false, true,
 				    (void **)pkts, ZN_BURST)) > 0)
 		free_counted(m, s, pkts, n);
 	zn_link_nf_gone(m, slot, free_counted);
@@ -312,7 +314,7 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 	 * group maps none of the EAL's memory (lib/nf/nf_group.c): what it
 	 * made is its process's own, gone with it, and what its slot names
 	 * can only be something else's. */
-	if (!m->shm->mgr.stopping && m->nf_group[slot] == 0)
+	if (!m->shm->mgr.stopping && m->nf[slot].group == NULL)
 		free_objs(m, s);
 	return s->exit_drops - before;
 }

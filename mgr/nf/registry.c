@@ -56,6 +56,7 @@
 #include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 #include "../../lib/shm/zn_kick.h"
+#include "nf_rec.h"
 
 #define STOP_WARN_NS (5ULL * 1000 * 1000 * 1000)
 #define CRED_WAIT_NS (2ULL * 1000 * 1000 * 1000)
@@ -67,7 +68,7 @@ static void on_pidfd(void *arg, uint32_t events);
 static void
 set_state(struct zn_mgr *m, unsigned int slot, uint32_t st)
 {
-	__atomic_store_n(&m->nf_state[slot], st, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->nf[slot].state, st, __ATOMIC_RELEASE);
 	__atomic_store_n(&zn_slot(m, slot)->ctl.state, st, __ATOMIC_RELEASE);
 }
 
@@ -93,15 +94,15 @@ zn_registry_init(struct zn_mgr *m)
 		snprintf(name, sizeof(name), ZN_NF_RX_RING_FMT, slot);
 		/* Workers enqueue (MP); the NF alone dequeues, with the peek
 		 * API, which needs a single-consumer ring. */
-		m->nf_rx[slot] = rte_ring_create(name, m->cfg.ring_size,
-						 socket, RING_F_SC_DEQ);
+		m->nf[slot].where.rx = rte_ring_create(name, m->cfg.ring_size,
+						       socket, RING_F_SC_DEQ);
 		snprintf(name, sizeof(name), ZN_NF_TX_RING_FMT, slot);
-		m->nf_tx[slot] = rte_ring_create(name, m->cfg.ring_size,
+		m->nf[slot].tx = rte_ring_create(name, m->cfg.ring_size,
 						 socket,
 						 RING_F_SP_ENQ | RING_F_SC_DEQ);
-		m->shm->rt.nf_rx[slot] = m->nf_rx[slot];
-		m->shm->rt.nf_tx[slot] = m->nf_tx[slot];
-		if (m->nf_rx[slot] == NULL || m->nf_tx[slot] == NULL) {
+		m->shm->rt.nf_rx[slot] = m->nf[slot].where.rx;
+		m->shm->rt.nf_tx[slot] = m->nf[slot].tx;
+		if (m->nf[slot].where.rx == NULL || m->nf[slot].tx == NULL) {
 			ZN_LOG(ERR, "cannot create NF rings of %u entries "
 			       "(raise --mem or lower --ring-size)",
 			       m->cfg.ring_size);
@@ -168,7 +169,10 @@ service_instances(const struct zn_mgr *m, uint16_t svc)
 static void
 do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 {
-	struct zn_nf_slot *s = zn_home_slot(m, grp, slot);
+	struct zn_group *g = zn_group_by_id(m, grp);
+	/* in the home of the group the request says (none: no such group) */
+	struct zn_nf_slot *s = grp == 0 || g != NULL ?
+			       zn_home_slot(m, g, slot) : NULL;
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
 	struct zn_nf_cred *cred;
 	char name[ZN_NAME_LEN], name_err[128];
@@ -254,9 +258,9 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	}
 	/* Nobody uses a FREE slot's rings; they are empty after a reclaim.
 	 * The slot and its rings are now those of its group's home. */
-	zn_home_move(m, slot, group);
-	zn_rguard_reset(&m->rg_rx[slot]);
-	zn_rguard_reset(&m->rg_tx[slot]);
+	zn_home_move(m, slot, zn_group_by_id(m, group));
+	zn_rguard_reset(&m->nf[slot].rx_guard);
+	zn_rguard_reset(&m->nf[slot].tx_guard);
 	rc = zn_loop_watch(m->loop, pidfd, EPOLLIN, on_pidfd,
 			   &m->registry->reg[slot]);
 	if (rc < 0) {
@@ -269,7 +273,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	memset(&s->mstats, 0, sizeof(s->mstats));
 	memset(&s->links, 0, sizeof(s->links));
 	s->exit_drops = 0;
-	m->nf_group[slot] = (uint8_t)group; /* zn_group_valid: <= MAX */
+	m->nf[slot].group = zn_group_by_id(m, group); /* zn_group_valid */
 	zn_registry_nf_joined(m, slot, pid); /* links, tenant cgroup */
 	zn_port_nftx_assign(m, slot);
 	zn_route_reader_add(m, slot);
@@ -277,7 +281,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 				   .reclaim_lock = -1 };
 
 	s->ctl.service_id = svc;
-	s->ctl.worker = m->nf_worker[slot] = zn_registry_pick_worker(m);
+	s->ctl.worker = m->nf[slot].worker = zn_registry_pick_worker(m);
 	s->ctl.pid = (uint32_t)pid;
 	m->registry->reg[slot].pid = pid; /* what signals go to */
 	s->ctl.ns_pid = s->req.pid;
@@ -287,7 +291,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	s->ctl.pool_quota = zn_pool_acct_quota(m, group);
 	s->ctl.stop = 0;
 	zn_strlcpy(s->ctl.name, name, sizeof(s->ctl.name));
-	s->ctl.gen = m->nf_gen[slot] = gen;
+	s->ctl.gen = m->nf[slot].gen = gen;
 	/* Not a member of its service until its init is done (READY): a
 	 * replica that is slow to start must not hold packets (and, with
 	 * backpressure, stall the port), one whose init fails must not drop
@@ -297,7 +301,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	m->shm->mgr.nf_registered++;
 	reply(m, s, gen, 0);
 	zn_event("nf.registered", "NF '%s' (pid %d): service %u, instance %u, "
-		 "worker %u", name, (int)pid, svc, slot, m->nf_worker[slot]);
+		 "worker %u", name, (int)pid, svc, slot, m->nf[slot].worker);
 }
 
 static void
@@ -427,8 +431,8 @@ handle_msg(struct zn_mgr *m, const struct zn_msg *msg)
 	s = zn_slot(m, msg->slot);
 	/* From the NF registered there: generations count per home, so the
 	 * group tells an earlier NF of another group apart */
-	ours = m->nf_gen[msg->slot] == msg->gen &&
-	       m->nf_group[msg->slot] == msg->group;
+	ours = m->nf[msg->slot].gen == msg->gen &&
+	       zn_group_id(m->nf[msg->slot].group) == msg->group;
 	switch (msg->type) {
 	case ZN_MSG_REGISTER:
 		do_register(m, msg->slot, msg->gen, msg->group);

@@ -8,7 +8,8 @@
  * The NF registry (registry.c, reclaim.c, registry_cmds.c): NF slots from
  * REGISTER to the reclaim of what a stopped or dead NF left, NF messages
  * (the msgq, woken by the kick socket), NF pidfds, and the commands about
- * NFs (nf.stop, nf.call). Control thread only.
+ * NFs (nf.stop, nf.call). Control thread only. Its record of each slot,
+ * which workers read, is nf_rec.h.
  */
 
 #include <stdbool.h>

@@ -19,6 +19,7 @@
 #include "../tenant/tenant.h"
 #include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_util.h"
+#include "nf_rec.h"
 
 #define NF_CALL_TIMEOUT_NS (5ULL * 1000 * 1000 * 1000) /* < the CLI's 10 s */
 
@@ -41,7 +42,7 @@ nf_call_poll(struct zn_cmd_req *req)
 
 	if (__atomic_load_n(&s->cmd_reply.gen, __ATOMIC_ACQUIRE) !=
 	    nc->cmd_gen) {
-		if (req->mgr->nf_gen[nc->slot] != nc->reg_gen ||
+		if (req->mgr->nf[nc->slot].gen != nc->reg_gen ||
 		    (state != ZN_NF_RUNNING && state != ZN_NF_STARTING &&
 		     state != ZN_NF_STOPPING)) {
 			snprintf(req->err, sizeof(req->err), "NF %u exited "
@@ -143,7 +144,7 @@ cmd_nf_call(struct zn_cmd_req *req)
 	s->cmd.len = (uint32_t)len;
 	free(text);
 	*nc = (struct nf_call){ .slot = (unsigned int)id,
-				.reg_gen = m->nf_gen[id],
+				.reg_gen = m->nf[id].gen,
 				.cmd_gen = s->cmd.gen + 1 };
 	__atomic_store_n(&s->cmd.gen, nc->cmd_gen, __ATOMIC_RELEASE);
 	zn_db_ring(&s->db);

@@ -218,7 +218,7 @@ zn_registry_kick_open(struct zn_mgr *m)
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS && rc == 0; g++) {
 		char file[64];
 
-		if (m->gpool[g] == NULL)
+		if (m->group[g].pool == NULL)
 			continue;
 		snprintf(file, sizeof(file), ZN_KICK_GROUP_SOCK_FMT, g);
 		k[g + 1].group = (uint8_t)(g + 1);

@@ -19,6 +19,7 @@
 #include "sandbox.h"
 #include "../tenant/tenant.h"
 #include "../datapath/worker.h"
+#include "nf_rec.h"
 
 const char *
 zn_nf_state_name(uint32_t state)
@@ -77,8 +78,8 @@ zn_registry_nf_joined(struct zn_mgr *m, unsigned int slot, pid_t pid)
 	if (slot >= ZN_MAX_NFS)
 		return; /* never: the registry's own slot number */
 	t = zn_tenant_of_nf(m, slot);
-	m->nf_linked_in[slot] = false; /* no link into it yet */
-	m->nf_linked_out[slot] = false; /* nor out of it */
+	m->nf[slot].linked_in = false; /* no link into it yet */
+	m->nf[slot].linked_out = false; /* nor out of it */
 	if (t == 0 || zn_cgroup_adopt(m, (int)t - 1, pid, err,
 				      sizeof(err)) == 0)
 		return;
@@ -97,7 +98,7 @@ zn_registry_pick_worker(const struct zn_mgr *m)
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
 		if (zn_nf_state(m, s) != ZN_NF_FREE)
-			load[m->nf_worker[s]]++;
+			load[m->nf[s].worker]++;
 	for (unsigned int w = 0; w < m->n_workers; w++)
 		if (m->workers[w]->tx_role && load[w] < best) {
 			best = load[w];

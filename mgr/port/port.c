@@ -121,11 +121,10 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 	/* A port of a trust group fills the group's pool: its packets reach
 	 * the group's NFs without a copy (mgr/trust/group.c), its PMD taking
 	 * buffers through the manager's header of it (pool_header.c). */
-	rxpool = m->cfg.port_group[p - m->ports] != 0 ?
-		 m->gpool_mgr[m->cfg.port_group[p - m->ports] - 1] : m->pool;
+	rxpool = p->group != NULL ? p->group->pool_mgr : m->pool;
 	/* with --validate, through headers of the manager's (port_headers.h) */
 	if (zn_port_headers_port(m, (uint16_t)(p - m->ports)))
-		rxpool = m->shadow[m->cfg.port_group[p - m->ports] - 1]->mp;
+		rxpool = p->group->port_headers->mp;
 	for (uint16_t q = 0; q < p->nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(p->port_id, q, nb_rxd,
 					    (unsigned int)socket, NULL, rxpool);
@@ -157,6 +156,7 @@ zn_ports_init(struct zn_mgr *m)
 		int rc;
 
 		zn_strlcpy(p->devargs, m->cfg.devargs[i], sizeof(p->devargs));
+		p->group = zn_group_by_id(m, m->cfg.port_group[i]);
 		rc = find_port(p->devargs, &p->port_id);
 		if (rc < 0) {
 			ZN_LOG(ERR, "port %u (%s): no such device was probed",

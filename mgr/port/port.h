@@ -18,6 +18,7 @@
 #include "../core/args.h"
 
 struct zn_mgr;
+struct zn_group;
 
 /* Descriptors asked for each worker's TX queue (a driver may round up;
  * port_headers.c counts on twice this at most) */
@@ -29,6 +30,8 @@ struct zn_port {
 	uint16_t nb_txq;
 	bool rss;
 	bool started;
+	struct zn_group *group;           /* its trust group (port.c, at
+					   * start; --port-group), NULL: none */
 	char name[RTE_ETH_NAME_MAX_LEN];
 	char devargs[ZN_DEVARGS_LEN];
 	char driver[64];

@@ -41,6 +41,7 @@
 #include "port.h"
 #include "../tenant/tenant.h"
 #include "../../lib/common/zn_util.h"
+#include "../nf/nf_rec.h"
 
 /* The drivers above that qualify, and their own limit on queues. */
 static const struct {
@@ -145,7 +146,7 @@ zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot)
 	/* Not to an NF of a trust group: it maps none of the EAL's memory,
 	 * where a port's queues are (lib/nf/nf_group.c); the workers send
 	 * its packets, as the manager's headers (port_headers.h). */
-	if (m->nf_group[slot] != 0)
+	if (m->nf[slot].group != NULL)
 		return;
 	for (unsigned int i = 0; i < m->n_ports; i++) {
 		struct zn_port *p = &m->ports[i];

@@ -34,6 +34,7 @@
 #include "../tenant/tenant.h"
 #include "../datapath/worker.h"
 #include "../../lib/common/zn_util.h"
+#include "../nf/nf_rec.h"
 
 static const char *const action_names[ZN_ACT_MAX] = {
 	[ZN_ACT_NEXT] = "next",
@@ -120,7 +121,7 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      "name", jstr(s->ctl.name, ZN_NAME_LEN), "pid",
 		      (json_int_t)zn_registry_pid(m, slot), "state",
 		      zn_nf_state_name(zn_nf_state(m, slot)), "worker",
-		      m->nf_worker[slot],
+		      m->nf[slot].worker,
 		      "rx", (json_int_t)s->stats.rx, "tx",
 		      (json_int_t)s->stats.tx, "bursts",
 		      (json_int_t)s->stats.bursts, "actions", acts,
@@ -131,8 +132,8 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 		      drops_json(drops), "exit_drops",
 		      (json_int_t)s->exit_drops, "staged",
 		      (json_int_t)s->mstats.staged, "rx_ring",
-		      ring_json(m->nf_rx[slot]), "tx_ring",
-		      ring_json(m->nf_tx[slot]), "sleeps",
+		      ring_json(m->nf[slot].where.rx), "tx_ring",
+		      ring_json(m->nf[slot].tx), "sleeps",
 		      (json_int_t)s->db.sleeps, "wakeups",
 		      (json_int_t)s->db.wakeups, "counters", ctrs, "commands",
 		      cmds, "pool_held", (json_int_t)s->alloc.held,
@@ -142,10 +143,9 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 			port_tx += s->ptx[p].tx;
 			json_array_append_new(ports, json_integer((int)p));
 		}
-	json_object_set_new(o, "trust_group", m->nf_group[slot] != 0 ?
-			    json_string(m->cfg.groups[m->nf_group[slot] -
-						      1].name) :
-			    json_null());
+	json_object_set_new(o, "trust_group", m->nf[slot].group != NULL ?
+			    json_string(m->cfg.groups[m->nf[slot].group->idx]
+					.name) : json_null());
 	json_object_set_new(o, "handoff", json_pack(
 		"{s:I, s:I, s:I, s:o, s:I, s:i, s:i, s:I, s:I}",
 		"link_tx", (json_int_t)s->hstats.link_tx,
@@ -208,7 +208,7 @@ port_json(struct zn_mgr *m, unsigned int i)
 	struct rte_ether_addr mac = { 0 };
 	char macs[RTE_ETHER_ADDR_FMT_SIZE];
 	json_t *nftx, *o;
-	unsigned int g = m->cfg.port_group[i];
+	const struct zn_group *g = p->group;
 
 	for (unsigned int w = 0; w < m->n_workers; w++) {
 		const struct zn_port_wstats *ws = &m->shm->workers[w].port[i];
@@ -255,8 +255,8 @@ port_json(struct zn_mgr *m, unsigned int i)
 		struct zn_step hops[ZN_MAX_CHAIN_HOPS];
 		unsigned int n = zn_fdir_port_chain(m, i, hops);
 
-		json_object_set_new(o, "trust_group", g != 0 ?
-				    json_string(m->cfg.groups[g - 1].name) :
+		json_object_set_new(o, "trust_group", g != NULL ?
+				    json_string(m->cfg.groups[g->idx].name) :
 				    json_null());
 		json_object_set_new(o, "chain", n != 0 ?
 				    zn_cmd_steps_json(hops, n) : json_null());

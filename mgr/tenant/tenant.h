@@ -20,6 +20,7 @@
 
 #include "../core/args.h"
 #include "../core/mgr.h"
+#include "../nf/nf_rec.h"
 
 struct zn_mgr;
 struct zn_worker;
@@ -91,7 +92,8 @@ zn_tenant_of_group(const struct zn_mgr *m, unsigned int group)
 static inline unsigned int
 zn_tenant_of_nf(const struct zn_mgr *m, unsigned int slot)
 {
-	return slot < ZN_MAX_NFS ? zn_tenant_of_group(m, m->nf_group[slot]) : 0;
+	return slot < ZN_MAX_NFS ?
+	       zn_tenant_of_group(m, zn_group_id(m->nf[slot].group)) : 0;
 }
 /** Is port @p port divided among tenants? */
 bool zn_tenant_port_sliced(const struct zn_mgr *m, unsigned int port);

@@ -12,6 +12,7 @@
 #include "../core/cmd.h"
 #include "../flow/fdir.h"
 #include "tenant.h"
+#include "../nf/nf_rec.h"
 
 /* ------------------------------------------------------------------ */
 /* tenant.list                                                         */
@@ -50,7 +51,7 @@ nf_sums(const struct zn_mgr *m, unsigned int t, unsigned int *n)
 		const struct zn_nf_slot *ns = zn_slot(m, s);
 
 		if (zn_nf_state(m, s) == ZN_NF_FREE ||
-		    m->tn->grp_tenant[m->nf_group[s]] != t + 1)
+		    zn_tenant_of_nf(m, s) != t + 1)
 			continue;
 		(*n)++;
 		rx += ns->stats.rx; /* as the NFs say (nf.list) */

@@ -17,6 +17,7 @@
 #include "../core/mgr.h"
 #include "owner_map.h"
 #include "../datapath/worker.h"
+#include "../nf/nf_rec.h"
 
 /* The common case, one-segment packets: the copies allocated at once,
  * the originals freed at once (rte_pktmbuf_copy, one at a time, took 38
@@ -145,7 +146,7 @@ copy_one_seg(const struct zn_owner_map *sd, const struct zn_owner_map *dd,
  * (not through their pointers either). Returns how many of @p pkts are in
  * @p dd's pool now (a prefix). */
 static unsigned int
-copy_all_checked(const struct zn_owner_map *desc,
+copy_all_checked(const struct zn_owner_map *maps,
 		 const struct zn_owner_map *dd, struct rte_mbuf **pkts,
 		 unsigned int n, unsigned int *copied)
 {
@@ -170,7 +171,7 @@ copy_all_checked(const struct zn_owner_map *desc,
 
 		if (likely((uintptr_t)s - dd->lo < dd->hi - dd->lo))
 			continue; /* in the NF's pool already */
-		sd = zn_owner_map_pool_at(desc, (uintptr_t)s);
+		sd = zn_owner_map_pool_at(maps, (uintptr_t)s);
 		if (likely(sd != NULL) && j < need) {
 			off = __atomic_load_n(&s->data_off, __ATOMIC_RELAXED);
 			len = __atomic_load_n(&s->data_len, __ATOMIC_RELAXED);
@@ -216,18 +217,19 @@ zn_copy_to_nf_pool(struct zn_worker *w, uint16_t slot, struct rte_mbuf **pkts,
 	   unsigned int n)
 {
 	struct zn_mgr *m = w->mgr;
-	uint32_t g = m->nf_group[slot];
+	/* the pool's index among the maps and counters, 0: the shared one */
+	unsigned int g = zn_group_id(m->nf[slot].group);
 	const struct rte_mempool *want = zn_pool_of_nf(m, slot);
 	struct rte_mempool *mine = zn_pool_mgr_of_nf(m, slot);
 	unsigned int i = n, copied = 0;
 	uint64_t t0 = rte_rdtsc();
 
-	if (m->desc != NULL) {
+	if (m->owner_maps != NULL) {
 		for (i = 0; i < n;) {
 			unsigned int run = RTE_MIN(n - i, (unsigned int)ZN_BURST);
-			unsigned int k = copy_all_checked(m->desc, &m->desc[g],
-							  pkts + i, run,
-							  &copied);
+			unsigned int k = copy_all_checked(
+				m->owner_maps, zn_owner_map_of_nf(m, slot),
+				pkts + i, run, &copied);
 
 			i += k;
 			if (k < run) {
@@ -255,7 +257,7 @@ zn_copy_to_nf_pool(struct zn_worker *w, uint16_t slot, struct rte_mbuf **pkts,
 	}
 done:
 	if (copied != 0) {
-		w->shm->stats.copied[g <= ZN_MAX_GROUPS ? g : 0] += copied;
+		w->shm->stats.copied[g] += copied;
 		w->shm->stats.copy_cycles += rte_rdtsc() - t0;
 	}
 	return i;

@@ -52,6 +52,8 @@
 #include "../../lib/common/zn_pool_ops.h"
 #include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
+#include "../nf/nf_rec.h"
+#include "police.h"
 
 #define GROUP_CACHE 256
 
@@ -78,7 +80,7 @@ static struct rte_mempool *
 pool_create(struct zn_mgr *m, unsigned int i, void *va)
 {
 	const struct zn_group_cfg *c = &m->cfg.groups[i];
-	const struct zn_group_mem *gm = &m->gmem[i];
+	const struct zn_group_file *gm = &m->group[i].file;
 	struct zn_shm_group *g = &m->shm->groups[i];
 	struct rte_pktmbuf_pool_private priv = {
 		.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -119,7 +121,7 @@ pool_create(struct zn_mgr *m, unsigned int i, void *va)
 }
 
 static void
-group_routing_free(struct zn_group_mem *gm)
+group_routing_free(struct zn_group_file *gm)
 {
 	rte_free(gm->rt_spare);
 	rte_free(gm->rt_live);
@@ -133,7 +135,7 @@ group_routing_free(struct zn_group_mem *gm)
 static int
 group_routing(struct zn_mgr *m, unsigned int i, void *va)
 {
-	struct zn_group_mem *gm = &m->gmem[i];
+	struct zn_group_file *gm = &m->group[i].file;
 	struct zn_group_home *h = va;
 	size_t qsz = rte_rcu_qsbr_get_memsize(ZN_MAX_NFS);
 	int socket = gm->socket;
@@ -182,7 +184,7 @@ group_create(struct zn_mgr *m, unsigned int i)
 	struct rte_mempool *mp;
 	struct statfs fs;
 	uint64_t len, used, pg, home, heap, acct;
-	char *heap_name = m->gmem[i].heap_name;
+	char *heap_name = m->group[i].file.heap_name;
 	void *va;
 	int fd, rc;
 
@@ -191,7 +193,7 @@ group_create(struct zn_mgr *m, unsigned int i)
 	    sizeof(g->path))
 		return -ENAMETOOLONG;
 	snprintf(g->pool, sizeof(g->pool), "zn_tg%u", i);
-	snprintf(heap_name, sizeof(m->gmem[i].heap_name), ZN_GROUP_HEAP_FMT,
+	snprintf(heap_name, sizeof(m->group[i].file.heap_name), ZN_GROUP_HEAP_FMT,
 		 i);
 	zn_strlcpy(g->name, c->name, sizeof(g->name));
 	if (statfs(m->huge_dir, &fs) < 0)
@@ -208,8 +210,8 @@ group_create(struct zn_mgr *m, unsigned int i)
 	 * structures */
 	home = zn_home_len(rte_ring_get_memsize(m->cfg.ring_size), pg);
 	acct = RTE_ALIGN_CEIL(zn_pool_acct_bytes(len, sz.total_size), pg);
-	m->gmem[i].acct_off = home;
-	m->gmem[i].acct = acct;
+	m->group[i].file.acct_off = home;
+	m->group[i].file.acct = acct;
 	home += acct;
 	heap = heap_bytes(c->n_mbufs, pg);
 	len += home + heap;
@@ -249,11 +251,11 @@ group_create(struct zn_mgr *m, unsigned int i)
 	rc = populate(va, used, pg);
 	if (rc < 0)
 		goto fail_map;
-	g->len = m->gmem[i].len = len;
-	g->home_len = m->gmem[i].home = home;
-	g->heap_len = m->gmem[i].heap = heap;
+	g->len = m->group[i].file.len = len;
+	g->home_len = m->group[i].file.home = home;
+	g->heap_len = m->group[i].file.heap = heap;
 	g->page_sz = pg;
-	zn_strlcpy(m->gmem[i].path, g->path, sizeof(m->gmem[i].path));
+	zn_strlcpy(m->group[i].file.path, g->path, sizeof(m->group[i].file.path));
 	if (rte_malloc_heap_create(heap_name) < 0) {
 		rc = -rte_errno;
 		goto fail_map;
@@ -263,8 +265,8 @@ group_create(struct zn_mgr *m, unsigned int i)
 		rc = -rte_errno;
 		goto fail_heap;
 	}
-	m->gmem[i].socket = rte_malloc_heap_get_socket(heap_name);
-	if (m->gmem[i].socket < 0) {
+	m->group[i].file.socket = rte_malloc_heap_get_socket(heap_name);
+	if (m->group[i].file.socket < 0) {
 		rc = -ENOENT;
 		goto fail_heap_mem;
 	}
@@ -278,10 +280,10 @@ group_create(struct zn_mgr *m, unsigned int i)
 		rc = -rte_errno;
 		goto fail_reg;
 	}
-	m->gpool[i] = mp;
+	m->group[i].pool = mp;
 	rc = zn_pool_header_make(m, i);
 	if (rc < 0) {
-		m->gpool[i] = NULL;
+		m->group[i].pool = NULL;
 		rte_mempool_free(mp);
 		goto fail_reg;
 	}
@@ -294,14 +296,14 @@ group_create(struct zn_mgr *m, unsigned int i)
 	/* Nothing more is allocated in the heap: what rte_free follows at
 	 * exit (each element's header, between the structures) is as
 	 * now, whatever the group's NFs write there meanwhile. */
-	m->gmem[i].heap_as_made = malloc(heap);
-	if (m->gmem[i].heap_as_made == NULL) {
+	m->group[i].file.heap_as_made = malloc(heap);
+	if (m->group[i].file.heap_as_made == NULL) {
 		rc = -ENOMEM;
-		group_routing_free(&m->gmem[i]);
+		group_routing_free(&m->group[i].file);
 		zn_pool_header_free(m, i);
 		goto fail_reg;
 	}
-	memcpy(m->gmem[i].heap_as_made, RTE_PTR_ADD(va, home), heap);
+	memcpy(m->group[i].file.heap_as_made, RTE_PTR_ADD(va, home), heap);
 	g->va = (uint64_t)(uintptr_t)va;
 	g->n_mbufs = c->n_mbufs;
 	__atomic_store_n(&g->used, 1, __ATOMIC_RELEASE);
@@ -342,7 +344,7 @@ groups_file(struct zn_mgr *m)
 	if (f == NULL)
 		return -errno;
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++)
-		if (m->gpool[i] != NULL)
+		if (m->group[i].pool != NULL)
 			fprintf(f, "%u %s %s\n", i, m->shm->groups[i].name,
 				m->shm->groups[i].path);
 	if (ferror(f))
@@ -361,6 +363,8 @@ zn_group_init(struct zn_mgr *m)
 {
 	int rc;
 
+	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++)
+		m->group[i].idx = i;
 	for (unsigned int i = 0; i < m->cfg.n_groups; i++) {
 		rc = group_create(m, i);
 		if (rc < 0) {
@@ -385,17 +389,17 @@ zn_group_fini(struct zn_mgr *m)
 			"%s/%s", m->rundir, ZN_GROUPS_FILE) < sizeof(path))
 		unlink(path);
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
-		struct zn_group_mem *gm = &m->gmem[i];
+		struct zn_group_file *gm = &m->group[i].file;
 		void *va = (void *)zn_group_home_at(i);
 
-		if (m->gpool[i] == NULL)
+		if (m->group[i].pool == NULL)
 			continue;
 		zn_pool_header_flush_lcore(m, i, rte_lcore_id());
-		if (zn_pool_header_avail(m, i) != m->gpool_mgr[i]->size)
+		if (zn_pool_header_avail(m, i) != m->group[i].pool_mgr->size)
 			ZN_LOG(WARNING, "trust group '%s': %u of %u buffers "
 			       "not returned", m->cfg.groups[i].name,
-			       m->gpool_mgr[i]->size - zn_pool_header_avail(m, i),
-			       m->gpool_mgr[i]->size);
+			       m->group[i].pool_mgr->size - zn_pool_header_avail(m, i),
+			       m->group[i].pool_mgr->size);
 		__atomic_store_n(&m->shm->groups[i].used, 0, __ATOMIC_RELEASE);
 		/* The heap's element headers are in the file, which the
 		 * group's NFs write; DPDK's rte_free follows them (and the
@@ -405,7 +409,7 @@ zn_group_fini(struct zn_mgr *m)
 		free(gm->heap_as_made);
 		gm->heap_as_made = NULL;
 		zn_pool_header_free(m, i);
-		group_routing_free(&m->gmem[i]);
+		group_routing_free(&m->group[i].file);
 		rte_extmem_unregister(RTE_PTR_ADD(va, gm->home + gm->heap),
 				      gm->len - gm->home - gm->heap);
 		rte_malloc_heap_memory_remove(gm->heap_name,
@@ -417,17 +421,24 @@ zn_group_fini(struct zn_mgr *m)
 	}
 }
 
+struct zn_group *
+zn_group_by_id(const struct zn_mgr *m, uint32_t id)
+{
+	return id != 0 && id <= ZN_MAX_GROUPS && m->group[id - 1].pool != NULL ?
+	       (struct zn_group *)(uintptr_t)&m->group[id - 1] : NULL;
+}
+
 bool
 zn_group_valid(const struct zn_mgr *m, uint32_t g)
 {
-	return g == 0 || (g <= ZN_MAX_GROUPS && m->gpool[g - 1] != NULL);
+	return g == 0 || zn_group_by_id(m, g) != NULL;
 }
 
 int
 zn_group_find(const struct zn_mgr *m, const char *name)
 {
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++)
-		if (m->gpool[i] != NULL &&
+		if (m->group[i].pool != NULL &&
 		    strcmp(m->cfg.groups[i].name, name) == 0)
 			return (int)i;
 	return -ENOENT;
@@ -449,12 +460,12 @@ copied_into(const struct zn_mgr *m, int g, uint64_t *cycles)
 }
 
 /* Pointers the pool's driver took out of its ring that were no buffer
- * of it, dropped (owner_map.c): pool @p d of m->desc ([0]: the shared one). */
+ * of it, dropped (owner_map.c): pool @p d of m->owner_maps ([0]: the shared one). */
 static uint64_t
 foreign(const struct zn_mgr *m, unsigned int d)
 {
-	return m->desc != NULL ?
-	       __atomic_load_n(&m->desc[d].foreign, __ATOMIC_RELAXED) : 0;
+	return m->owner_maps != NULL ?
+	       __atomic_load_n(&m->owner_maps[d].foreign, __ATOMIC_RELAXED) : 0;
 }
 
 static int
@@ -474,7 +485,7 @@ cmd_group_list(struct zn_cmd_req *req)
 		nfs = json_array();
 		for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
 			if (zn_nf_state(m, s) != ZN_NF_FREE &&
-			    m->nf_group[s] == i + 1)
+			    m->nf[s].group == &m->group[i])
 				json_array_append_new(nfs, json_integer(s));
 		n = copied_into(m, (int)i, &cycles);
 		total += n;
@@ -482,16 +493,16 @@ cmd_group_list(struct zn_cmd_req *req)
 			"{s:s, s:i, s:s, s:I, s:{s:i, s:i, s:I, s:I}, s:o, s:I}",
 			"name", g->name, "id", (int)i, "file", g->path,
 			"bytes", (json_int_t)g->len, "pool", "size",
-			(int)m->gpool_mgr[i]->size, "in_use",
-			(int)(m->gpool_mgr[i]->size - zn_pool_header_avail(m, i)),
+			(int)m->group[i].pool_mgr->size, "in_use",
+			(int)(m->group[i].pool_mgr->size - zn_pool_header_avail(m, i)),
 			"foreign",
 			(json_int_t)foreign(m, i + 1), "header_repairs",
-			(json_int_t)m->twin[i].repairs, "nfs", nfs,
+			(json_int_t)m->group[i].header.repairs, "nfs", nfs,
 			"copied_in", (json_int_t)n));
 	}
 	n = copied_into(m, -1, &cycles);
 	total += n;
-	zn_owner_map_ring_stats(&repairs, &cut);
+	zn_police_ring_stats(&repairs, &cut);
 	for (unsigned int w = 0; w < m->n_workers; w++) {
 		shadowed += m->shm->workers[w].stats.shadowed;
 		shadow_rx += m->shm->workers[w].stats.shadow_rx;

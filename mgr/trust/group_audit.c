@@ -38,6 +38,7 @@
 #include "../datapath/worker.h"
 #include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_util.h"
+#include "../nf/nf_rec.h"
 
 #define ASK_TIMEOUT_MS 1000
 #define CHUNK 256
@@ -58,10 +59,11 @@ static const char *
 busy(const struct zn_mgr *m, unsigned int g)
 {
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
-		if (zn_nf_state(m, s) != ZN_NF_FREE && m->nf_group[s] == g + 1)
+		if (zn_nf_state(m, s) != ZN_NF_FREE &&
+		    m->nf[s].group == &m->group[g])
 			return "it has NFs (stop them first)";
 	for (uint16_t p = 0; p < m->n_ports; p++)
-		if (m->cfg.port_group[p] == g + 1)
+		if (m->ports[p].group == &m->group[g])
 			return "a port receives into its pool";
 	return NULL;
 }
@@ -78,8 +80,8 @@ ask_workers(struct zn_mgr *m, const struct audit *a)
 		struct zn_worker *w = m->workers[i];
 
 		w->audit_mp = a->mp;
-		w->audit_hdrs = m->shadow[a->g] != NULL ?
-				m->shadow[a->g]->mp : NULL;
+		w->audit_hdrs = m->group[a->g].port_headers != NULL ?
+				m->group[a->g].port_headers->mp : NULL;
 		w->audit_lo = a->d->lo;
 		w->audit_hi = a->d->hi;
 		__atomic_store_n(&w->audit_req, w->audit_req + 1,
@@ -190,7 +192,7 @@ cmd_group_audit(struct zn_cmd_req *req)
 			 name);
 		return -ENOENT;
 	}
-	if (m->desc == NULL) {
+	if (m->owner_maps == NULL) {
 		snprintf(req->err, sizeof(req->err), "an audit reads the map "
 			 "of the pool's buffers: needs --validate on");
 		return -ENOTSUP;
@@ -200,9 +202,9 @@ cmd_group_audit(struct zn_cmd_req *req)
 			 why);
 		return -EBUSY;
 	}
-	a.mp = m->gpool_mgr[g]; /* the manager's header (pool_header.c) */
+	a.mp = m->group[g].pool_mgr; /* the manager's header (pool_header.c) */
 	a.g = (unsigned int)g;
-	a.d = &m->desc[g + 1];
+	a.d = &m->owner_maps[g + 1];
 	held = ask_workers(m, &a);
 	if (held != 0) {
 		snprintf(req->err, sizeof(req->err), held < 0 ?

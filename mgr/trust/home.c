@@ -30,17 +30,17 @@
 #include "ring_guard.h"
 #include "../flow/route.h"
 #include "../../lib/common/zn_util.h"
+#include "../nf/nf_rec.h"
 
 struct zn_nf_slot *
-zn_home_slot(const struct zn_mgr *m, uint32_t group, unsigned int slot)
+zn_home_slot(const struct zn_mgr *m, const struct zn_group *g,
+	     unsigned int slot)
 {
 	if (slot >= ZN_MAX_NFS)
 		return NULL;
-	if (group == 0)
+	if (g == NULL)
 		return &m->shm->nfs[slot];
-	if (group > ZN_MAX_GROUPS || m->home_rg[group] == NULL)
-		return NULL;
-	return &zn_group_home_at(group - 1)->nfs[slot];
+	return g->home_rg != NULL ? &zn_group_home_at(g->idx)->nfs[slot] : NULL;
 }
 
 static int
@@ -71,7 +71,7 @@ group_rings(struct zn_mgr *m, unsigned int g)
 		}
 		zn_rguard_init(&rg[i], r);
 	}
-	m->home_rg[g + 1] = rg;
+	m->group[g].home_rg = rg;
 	return 0;
 }
 
@@ -97,24 +97,24 @@ zn_home_view_stopping(struct zn_mgr *m)
 {
 	m->shm->mgr.stopping = 1;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->home_rg[g + 1] != NULL)
+		if (m->group[g].home_rg != NULL)
 			__atomic_store_n(&zn_group_home_at(g)->view.stopping,
 					 1, __ATOMIC_RELEASE);
 }
 
 void
-zn_home_view_link(struct zn_mgr *m, unsigned int l, uint32_t group,
-		  const struct zn_link *lk)
+zn_home_view_link(struct zn_mgr *m, unsigned int l,
+		  const struct zn_group *grp, const struct zn_link *lk)
 {
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
 		struct zn_link *v;
 
-		if (m->home_rg[g + 1] == NULL)
+		if (m->group[g].home_rg == NULL)
 			continue;
 		v = &zn_group_home_at(g)->view.links[l];
 		/* The pair's group sees the link; every other group sees
 		 * it unused (a link taken back: whichever group had it). */
-		if (g + 1 == group && lk->used)
+		if (&m->group[g] == grp && lk->used)
 			*v = *lk;
 		else
 			__atomic_store_n(&v->used, 0, __ATOMIC_RELEASE);
@@ -129,16 +129,16 @@ zn_home_setup(struct zn_mgr *m)
 	if (rg == NULL)
 		return -ENOMEM;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		rg[ZN_HOME_RX(s)] = m->rg_rx[s];
-		rg[ZN_HOME_TX(s)] = m->rg_tx[s];
+		rg[ZN_HOME_RX(s)] = m->nf[s].rx_guard;
+		rg[ZN_HOME_TX(s)] = m->nf[s].tx_guard;
 	}
 	for (unsigned int l = 0; l < ZN_MAX_LINKS; l++)
 		rg[ZN_HOME_LINK(l)] = m->rg_link[l];
-	m->home_rg[0] = rg;
+	m->home_rg = rg;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
 		int rc;
 
-		if (m->gpool[g] == NULL)
+		if (m->group[g].pool == NULL)
 			continue;
 		rc = group_rings(m, g);
 		if (rc < 0) {
@@ -154,35 +154,39 @@ zn_home_setup(struct zn_mgr *m)
 void
 zn_home_teardown(struct zn_mgr *m)
 {
-	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++) {
-		free(m->home_rg[g]);
-		m->home_rg[g] = NULL;
+	free(m->home_rg);
+	m->home_rg = NULL;
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
+		free(m->group[g].home_rg);
+		m->group[g].home_rg = NULL;
 	}
 }
 
 void
-zn_home_move(struct zn_mgr *m, unsigned int slot, uint32_t group)
+zn_home_move(struct zn_mgr *m, unsigned int slot, const struct zn_group *g)
 {
-	struct zn_nf_slot *to = zn_home_slot(m, group, slot);
+	struct zn_nf_slot *to = zn_home_slot(m, g, slot);
+	const struct zn_rguard *rg = g != NULL ? g->home_rg : m->home_rg;
+	struct zn_nf_rec *r = &m->nf[slot];
 
-	if (to == NULL || m->slot[slot] == to)
+	if (to == NULL || r->where.slot == to)
 		return;
 	/* Workers of an older snapshot may still poll the slot's rings
 	 * (empty: it is FREE): past this, none does. */
 	zn_route_sync(m);
-	m->slot[slot] = to;
-	m->rg_rx[slot] = m->home_rg[group][ZN_HOME_RX(slot)];
-	m->rg_tx[slot] = m->home_rg[group][ZN_HOME_TX(slot)];
-	m->nf_rx[slot] = m->rg_rx[slot].ring;
-	m->nf_tx[slot] = m->rg_tx[slot].ring;
-	m->shm->rt.nf_rx[slot] = m->nf_rx[slot];
-	m->shm->rt.nf_tx[slot] = m->nf_tx[slot];
+	r->where.slot = to;
+	r->rx_guard = rg[ZN_HOME_RX(slot)];
+	r->tx_guard = rg[ZN_HOME_TX(slot)];
+	r->where.rx = r->rx_guard.ring;
+	r->tx = r->tx_guard.ring;
+	m->shm->rt.nf_rx[slot] = r->where.rx;
+	m->shm->rt.nf_tx[slot] = r->tx;
 }
 
 void
-zn_home_link(struct zn_mgr *m, unsigned int l, uint32_t group)
+zn_home_link(struct zn_mgr *m, unsigned int l, const struct zn_group *g)
 {
-	m->rg_link[l] = m->home_rg[group][ZN_HOME_LINK(l)];
+	m->rg_link[l] = (g != NULL ? g->home_rg : m->home_rg)[ZN_HOME_LINK(l)];
 	m->link_ring[l] = m->rg_link[l].ring;
 }
 

@@ -14,8 +14,8 @@
  * `bad_descriptor`, counted for the NF, and never read past the checks;
  * not freed either (it is not ours to free), but for a real buffer of the
  * pool whose chain or lengths are broken: its first segment goes back to
- * the pool; an NF past --bad-desc-limit of them is killed (the registry
- * reclaims what it held as for any dead NF).
+ * the pool; an NF past --bad-desc-limit of them is killed (police.c; the
+ * registry reclaims what it held as for any dead NF).
  *
  * The owner map (an entry per buffer: where it starts and who holds it,
  * owner_map.h) is in the manager's own memory: an NF can write every byte of
@@ -45,17 +45,12 @@
 #include "../core/mgr.h"
 #include "owner_map.h"
 #include "port_headers.h"
-#include "../core/event.h"
-#include "../core/loop.h"
-#include "../nf/registry.h"
 #include "../../lib/common/zn_flow.h"
 #include "../../lib/common/zn_pool_ops.h"
 #include "../../lib/common/zn_util.h"
+#include "../nf/nf_rec.h"
 
 #define ZN_OWNER_MAP_MAX_SPAN (8ULL << 30) /* a pool's memory, first to last */
-#define POLICE_MS 50
-
-static uint32_t killed_gen[ZN_MAX_NFS]; /* slot's gen + 1 once killed */
 
 static void
 chunk_span(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
@@ -182,20 +177,22 @@ zn_owner_map_init(struct zn_mgr *m)
 {
 	int rc;
 
-	m->desc = calloc(ZN_MAX_GROUPS + 1, sizeof(*m->desc));
-	if (m->desc == NULL)
+	m->owner_maps = calloc(ZN_MAX_GROUPS + 1, sizeof(*m->owner_maps));
+	if (m->owner_maps == NULL)
 		return -ENOMEM;
-	rc = map_pool(&m->desc[0], m->pool, m->pool);
+	rc = map_pool(&m->owner_maps[0], m->pool, m->pool);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS && rc == 0; g++)
-		if (m->gpool[g] != NULL)
-			rc = map_pool(&m->desc[g + 1], m->gpool[g],
-				      m->gpool_mgr[g]);
+		if (m->group[g].pool != NULL) {
+			m->group[g].owners = &m->owner_maps[g + 1];
+			rc = map_pool(m->group[g].owners, m->group[g].pool,
+				      m->group[g].pool_mgr);
+		}
 	if (rc < 0) {
 		ZN_LOG(ERR, "cannot map the packet pools' buffers for "
 		       "--validate: %s", strerror(-rc));
 		return rc;
 	}
-	check_pools = m->desc;
+	check_pools = m->owner_maps;
 	zn_pool_ops_set_check(pool_check);
 	zn_flow_set_reader(pkt_data); /* routing's flow hash of a packet */
 	/* what the ports' drivers read of trust groups' packets */
@@ -205,19 +202,21 @@ zn_owner_map_init(struct zn_mgr *m)
 void
 zn_owner_map_fini(struct zn_mgr *m)
 {
-	if (m->desc == NULL)
+	if (m->owner_maps == NULL)
 		return;
 	zn_port_headers_fini(m); /* after the ports: they gave theirs back */
 	zn_pool_ops_set_check(NULL); /* the workers are gone */
 	zn_flow_set_reader(NULL);
 	check_pools = NULL;
 	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++) {
-		free(m->desc[g].bits);
-		free(m->desc[g].own);
-		free(m->desc[g].page_iova);
+		free(m->owner_maps[g].bits);
+		free(m->owner_maps[g].own);
+		free(m->owner_maps[g].page_iova);
 	}
-	free(m->desc);
-	m->desc = NULL;
+	free(m->owner_maps);
+	m->owner_maps = NULL;
+	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
+		m->group[g].owners = NULL;
 }
 
 unsigned int
@@ -228,7 +227,7 @@ zn_owner_map_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *mb = pkts[i];
-		const struct zn_owner_map *d = zn_owner_map_pool_at(m->desc,
+		const struct zn_owner_map *d = zn_owner_map_pool_at(m->owner_maps,
 							   (uintptr_t)mb);
 		bool dup = false;
 
@@ -242,7 +241,7 @@ zn_owner_map_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 		}
 		zn_owner_map_own(d, (uintptr_t)mb)->owner = 0; /* the pool's */
 		if (zn_owner_map_ok(d, mb)) { /* not through its pool field */
-			zn_owner_map_put(m->desc, &mb, 1);
+			zn_owner_map_put(m->owner_maps, &mb, 1);
 		} else {
 			ZN_LOG(ERR, "%s left a mangled buffer %p; given back "
 			       "to its pool as new", who, (void *)mb);
@@ -251,75 +250,4 @@ zn_owner_map_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 		freed++;
 	}
 	return freed;
-}
-
-bool
-zn_owner_map_lied(struct zn_mgr *m, unsigned int slot)
-{
-	return slot < ZN_MAX_NFS &&
-	       (killed_gen[slot] == m->nf_gen[slot] + 1 ||
-		zn_slot(m, slot)->mstats.drops[ZN_DROP_BAD_DESC] != 0);
-}
-
-void
-zn_owner_map_police(struct zn_mgr *m)
-{
-	if (m->cfg.bad_desc_limit == 0)
-		return;
-	for (unsigned int slot = 0; slot < ZN_MAX_NFS; slot++) {
-		struct zn_nf_slot *s = zn_slot(m, slot);
-		uint32_t st = zn_nf_state(m, slot);
-		uint64_t bad = s->mstats.drops[ZN_DROP_BAD_DESC];
-
-		if ((st != ZN_NF_RUNNING && st != ZN_NF_STARTING &&
-		     st != ZN_NF_STOPPING) || bad < m->cfg.bad_desc_limit ||
-		    killed_gen[slot] == m->nf_gen[slot] + 1)
-			continue;
-		killed_gen[slot] = m->nf_gen[slot] + 1;
-		ZN_LOG(ERR, "NF '%s' (pid %u, instance %u) handed back %" PRIu64
-		       " bad descriptors (--bad-desc-limit %u): killed",
-		       s->ctl.name, (unsigned int)zn_registry_pid(m, slot),
-		       slot, bad,
-		       m->cfg.bad_desc_limit);
-		zn_event("nf.killed", "NF '%s' (instance %u): %" PRIu64
-			 " bad descriptors", s->ctl.name, slot, bad);
-		zn_registry_kill(m, slot, SIGKILL);
-	}
-}
-
-/* Pools' free rings whose geometry an NF rewrote, written back (control
- * thread; nf_pool_ops.c). */
-static uint64_t ring_repairs;
-static bool hdr_logged;
-
-void
-zn_owner_map_ring_stats(uint64_t *repairs, uint64_t *cut)
-{
-	*repairs = ring_repairs;
-	*cut = zn_pool_ops_waits_cut();
-}
-
-static void
-police_cb(void *arg)
-{
-	unsigned int n = zn_pool_ops_repair();
-
-	zn_owner_map_police(arg);
-	if (zn_pool_header_repair(arg) != 0 && !hdr_logged) {
-		ZN_LOG(ERR, "an NF rewrote its trust group's pool header; "
-		       "written back (group.list pool.header_repairs)");
-		hdr_logged = true;
-	}
-	if (n == 0)
-		return;
-	if (ring_repairs == 0)
-		ZN_LOG(ERR, "an NF rewrote the geometry of a pool's free ring; "
-		       "written back (group.list ring_repairs counts them)");
-	ring_repairs += n;
-}
-
-int
-zn_owner_map_start(struct zn_mgr *m)
-{
-	return zn_loop_every(m->loop, POLICE_MS, police_cb, m);
 }

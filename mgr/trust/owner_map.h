@@ -249,15 +249,15 @@ zn_owner_map_restore(const struct zn_owner_map *d, struct rte_mbuf *mb)
 	return mb;
 }
 
-/** The pool (of the maps @p desc, [0, ZN_MAX_GROUPS]) whose memory
+/** The pool (of the maps @p maps, [0, ZN_MAX_GROUPS]) whose memory
  *  holds @p p, or NULL: from the manager's own memory, never from what
  *  the buffer's `pool` field says. */
 static inline const struct zn_owner_map *
-zn_owner_map_pool_at(const struct zn_owner_map *desc, uintptr_t p)
+zn_owner_map_pool_at(const struct zn_owner_map *maps, uintptr_t p)
 {
 	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++)
-		if (p - desc[g].lo < desc[g].hi - desc[g].lo) /* unused: 0 */
-			return &desc[g];
+		if (p - maps[g].lo < maps[g].hi - maps[g].lo) /* unused: 0 */
+			return &maps[g];
 	return NULL;
 }
 
@@ -284,19 +284,19 @@ zn_owner_map_tidy(struct rte_mbuf *s)
 
 /**
  * The data of packet @p mb's first segment as the manager reads it: with
- * the maps @p desc (--validate), from where its pool (found by address)
+ * the maps @p maps (--validate), from where its pool (found by address)
  * keeps the buffer's data, at its data_off and for its data_len, each
  * loaded once and cut to the buffer: an NF that rewrites the header
  * meanwhile changes what is read, never where. NULL (*@p len 0): inside
  * a pool but no buffer's start (never: filtered). A packet of no pool of
- * the maps (a PMD's own), or @p desc NULL: as DPDK reads it.
+ * the maps (a PMD's own), or @p maps NULL: as DPDK reads it.
  */
 static inline const uint8_t *
-zn_owner_map_pkt_data(const struct zn_owner_map *desc, const struct rte_mbuf *mb,
+zn_owner_map_pkt_data(const struct zn_owner_map *maps, const struct rte_mbuf *mb,
 		 uint32_t *len)
 {
-	const struct zn_owner_map *d = desc != NULL ?
-		zn_owner_map_pool_at(desc, (uintptr_t)mb) : NULL;
+	const struct zn_owner_map *d = maps != NULL ?
+		zn_owner_map_pool_at(maps, (uintptr_t)mb) : NULL;
 	uint16_t off, dl;
 
 	if (d == NULL) {
@@ -376,32 +376,28 @@ zn_owner_map_batch_add(struct zn_owner_map_batch *b, const struct zn_owner_map *
 
 /**
  * Give @p pkts[0, n) back to their pools (workers, --validate): each
- * pool found by address in @p desc, each segment as zn_owner_map_segs() found
+ * pool found by address in @p maps, each segment as zn_owner_map_segs() found
  * it, tidied (zn_owner_map_tidy) and put into the pool the manager knows (not
  * the one its `pool` field names, nor through `next`; a reference count
  * an NF raised keeps nothing). A packet of no pool of the maps (a
  * PMD's own pool, which no NF hands back) is freed as DPDK does.
  * owner_map_hot.c.
  */
-void zn_owner_map_put(const struct zn_owner_map *desc, struct rte_mbuf **pkts,
+void zn_owner_map_put(const struct zn_owner_map *maps, struct rte_mbuf **pkts,
 		 unsigned int n);
 
-/** Free packets a worker holds: zn_owner_map_put() with the maps @p desc,
- *  or without --validate (@p desc NULL: the NFs are trusted) as DPDK
+/** Free packets a worker holds: zn_owner_map_put() with the maps @p maps,
+ *  or without --validate (@p maps NULL: the NFs are trusted) as DPDK
  *  does. */
 static inline void
-zn_owner_map_drop(const struct zn_owner_map *desc, struct rte_mbuf **pkts,
+zn_owner_map_drop(const struct zn_owner_map *maps, struct rte_mbuf **pkts,
 	     unsigned int n)
 {
-	if (desc != NULL)
-		zn_owner_map_put(desc, pkts, n);
+	if (maps != NULL)
+		zn_owner_map_put(maps, pkts, n);
 	else
 		rte_pktmbuf_free_bulk(pkts, n);
 }
-
-/** The pool NF @p slot hands back (its group's, or the shared one). */
-#define zn_owner_map_of_nf(m, slot) \
-	(&(m)->desc[(m)->nf_group[slot]]) /* <= ZN_MAX_GROUPS: registry */
 
 /** Build the maps of the shared pool and of every trust group's. */
 int zn_owner_map_init(struct zn_mgr *m);
@@ -447,16 +443,5 @@ unsigned int zn_owner_map_deep(const struct zn_owner_map *d,
 unsigned int zn_owner_map_free(struct zn_mgr *m, struct rte_mbuf **pkts,
 			  unsigned int n, const char *who);
 
-/** Free rings of pools whose geometry was written back (an NF changed
- *  it), and waits for another process's ring operation given up. */
-void zn_owner_map_ring_stats(uint64_t *repairs, uint64_t *cut);
-
-/** Stop NFs past --bad-desc-limit (control thread). */
-void zn_owner_map_police(struct zn_mgr *m);
-/** Did the NF in slot @p slot hand back a bad descriptor (this
- *  registration)? Its ledger is then no word to act on (reclaim.c). */
-bool zn_owner_map_lied(struct zn_mgr *m, unsigned int slot);
-/** Police every 50 ms on the control loop. */
-int zn_owner_map_start(struct zn_mgr *m);
 
 #endif /* ZN_OWNER_MAP_H */

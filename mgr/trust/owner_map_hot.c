@@ -23,6 +23,7 @@
 #include "ring_guard.h"
 #include "../../lib/common/zn_ledger.h"
 #include "../datapath/worker.h"
+#include "../nf/nf_rec.h"
 
 /* The metadata's line (the mbuf's second: the worker reads it next; the
  * first is read only where a packet is checked whole) and its map entry,
@@ -30,7 +31,7 @@
  * only for an address inside the pool (a prefetch of any address is
  * harmless, but a hostile NF's pointers need not be asked for). */
 static inline void
-prefetch_desc(const struct zn_owner_map *d, const struct rte_mbuf *mb)
+prefetch_map(const struct zn_owner_map *d, const struct rte_mbuf *mb)
 {
 	uintptr_t p = (uintptr_t)mb;
 
@@ -67,7 +68,7 @@ passed_on(const struct zn_mgr *m, unsigned int slot, const void *pkt)
 {
 	const struct zn_nf_slot *s = zn_slot(m, slot);
 
-	if (!__atomic_load_n(&m->nf_linked_out[slot], __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&m->nf[slot].linked_out, __ATOMIC_RELAXED))
 		return false; /* a re-circulating source: no walk */
 	for (unsigned int r = 0; r < ZN_MAX_NFS; r++) {
 		uint32_t o = __atomic_load_n(&s->links.out[r], __ATOMIC_RELAXED);
@@ -89,7 +90,7 @@ passed_on(const struct zn_mgr *m, unsigned int slot, const void *pkt)
 		for (uint32_t i = 0; i < held; i++)
 			if (rs->ledger.held[i] == pkt)
 				return true;
-		g = &m->rg_tx[r];
+		g = &m->nf[r].tx_guard;
 		if (g->ring != NULL && ring_has(g, g->head, pkt))
 			return true;
 	}
@@ -178,13 +179,13 @@ zn_owner_map_filter(struct zn_worker *w, unsigned int slot,
 	const struct zn_owner_map *d = zn_owner_map_of_nf(m, slot);
 	struct rte_mbuf *freed[ZN_BURST];
 	unsigned int k = 0, n_freed = 0;
-	bool linked = __atomic_load_n(&m->nf_linked_in[slot],
+	bool linked = __atomic_load_n(&m->nf[slot].linked_in,
 				      __ATOMIC_RELAXED);
 
 	if (unlikely(n > ZN_BURST))
 		n = ZN_BURST; /* never: the worker dequeues at most that */
 	for (unsigned int i = 0; i < n; i++)
-		prefetch_desc(d, pkts[i]);
+		prefetch_map(d, pkts[i]);
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *mb = pkts[i];
 		uint8_t h;
@@ -248,7 +249,7 @@ zn_owner_map_deep(const struct zn_owner_map *d, const struct zn_owner_map *made,
 }
 
 void
-zn_owner_map_put(const struct zn_owner_map *desc, struct rte_mbuf **pkts,
+zn_owner_map_put(const struct zn_owner_map *maps, struct rte_mbuf **pkts,
 	    unsigned int n)
 {
 	struct zn_owner_map_batch put = { .d = NULL, .n = 0 };
@@ -256,7 +257,7 @@ zn_owner_map_put(const struct zn_owner_map *desc, struct rte_mbuf **pkts,
 
 	for (unsigned int i = 0; i < n; i++) {
 		const struct zn_owner_map *d =
-			zn_owner_map_pool_at(desc, (uintptr_t)pkts[i]);
+			zn_owner_map_pool_at(maps, (uintptr_t)pkts[i]);
 
 		if (unlikely(d == NULL)) {
 			/* A PMD's own pool (net_af_xdp's, ...): no NF's. */

@@ -101,7 +101,7 @@ shadow_free(struct zn_port_headers *sh)
 static int
 shadow_make(struct zn_mgr *m, unsigned int g)
 {
-	const struct zn_owner_map *d = &m->desc[g + 1];
+	const struct zn_owner_map *d = &m->owner_maps[g + 1];
 	char name[RTE_MEMPOOL_NAMESIZE];
 	struct zn_port_headers *sh;
 	struct pairing pr;
@@ -138,7 +138,7 @@ shadow_make(struct zn_mgr *m, unsigned int g)
 					    zn_port_headers_give, sh);
 	if (rc < 0)
 		goto fail;
-	m->shadow[g] = sh;
+	m->group[g].port_headers = sh;
 	return 0;
 fail:
 	if (rc == -ENOMEM && rte_errno != 0)
@@ -155,7 +155,7 @@ zn_port_headers_init(struct zn_mgr *m)
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
 		int rc;
 
-		if (m->gpool[g] == NULL)
+		if (m->group[g].pool == NULL)
 			continue;
 		rc = shadow_make(m, g);
 		if (rc < 0) {
@@ -172,9 +172,8 @@ zn_port_headers_init(struct zn_mgr *m)
 bool
 zn_port_headers_port(const struct zn_mgr *m, uint16_t p)
 {
-	unsigned int g = p < ZN_MAX_PORT_ARGS ? m->cfg.port_group[p] : 0;
-
-	return g != 0 && g <= ZN_MAX_GROUPS && m->shadow[g - 1] != NULL;
+	return p < ZN_MAX_PORTS && m->ports[p].group != NULL &&
+	       m->ports[p].group->port_headers != NULL;
 }
 
 void
@@ -182,7 +181,7 @@ zn_port_headers_fini(struct zn_mgr *m)
 {
 	m->shadowed = false;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
-		shadow_free(m->shadow[g]);
-		m->shadow[g] = NULL;
+		shadow_free(m->group[g].port_headers);
+		m->group[g].port_headers = NULL;
 	}
 }

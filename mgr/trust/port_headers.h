@@ -78,13 +78,13 @@ void zn_port_headers_tx(struct zn_worker *w, struct rte_mbuf **pkts,
 		  unsigned int n);
 
 /**
- * What a worker received on a port of group @p g (@p pkts[0, n), the
- * group's headers) turned into the group's buffers they carry, each
+ * What a worker received on a port of a group (@p pkts[0, n), headers
+ * of @p ph) turned into the group's buffers they carry, each
  * buffer's header written as its pool made it plus what the driver said
  * (offset, length, offload flags, hash...); the headers are free again
  * with them (nothing to give back).
  */
-void zn_port_headers_rx(struct zn_worker *w, unsigned int g, struct rte_mbuf **pkts,
-		  unsigned int n);
+void zn_port_headers_rx(struct zn_worker *w, const struct zn_port_headers *ph,
+			struct rte_mbuf **pkts, unsigned int n);
 
 #endif /* ZN_PORT_HEADERS_H */

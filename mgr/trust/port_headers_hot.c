@@ -83,11 +83,11 @@ zn_port_headers_give(void *arg, void *const *objs, unsigned int n)
 void
 zn_port_headers_tx(struct zn_worker *w, struct rte_mbuf **pkts, unsigned int n)
 {
-	const struct zn_owner_map *desc = w->mgr->desc;
+	const struct zn_owner_map *maps = w->mgr->owner_maps;
 
 	for (unsigned int i = 0; i < n; i++) {
 		const struct zn_owner_map *d =
-			zn_owner_map_pool_at(desc, (uintptr_t)pkts[i]);
+			zn_owner_map_pool_at(maps, (uintptr_t)pkts[i]);
 		struct rte_mbuf *segs[ZN_OWNER_MAP_MAX_SEGS], *h, *prev = NULL;
 		const struct zn_port_headers *sh;
 		unsigned int ns;
@@ -95,9 +95,9 @@ zn_port_headers_tx(struct zn_worker *w, struct rte_mbuf **pkts, unsigned int n)
 
 		/* The shared pool's (every NF writes the EAL's memory
 		 * anyway: docs/security.md) or a driver's own */
-		if (d == NULL || d == desc)
+		if (d == NULL || d == maps)
 			continue;
-		sh = w->mgr->shadow[d - desc - 1];
+		sh = w->mgr->group[d - maps - 1].port_headers;
 		ns = zn_owner_map_segs(d, pkts[i], segs);
 		for (unsigned int k = 0; k < ns; k++) {
 			struct rte_mbuf *s = segs[k];
@@ -127,10 +127,10 @@ zn_port_headers_tx(struct zn_worker *w, struct rte_mbuf **pkts, unsigned int n)
 }
 
 void
-zn_port_headers_rx(struct zn_worker *w, unsigned int g, struct rte_mbuf **pkts,
-	     unsigned int n)
+zn_port_headers_rx(struct zn_worker *w, const struct zn_port_headers *ph,
+		   struct rte_mbuf **pkts, unsigned int n)
 {
-	const struct zn_owner_map *d = w->mgr->shadow[g]->d;
+	const struct zn_owner_map *d = ph->d;
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *h = pkts[i], *first = NULL, *prev = NULL;

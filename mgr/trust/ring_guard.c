@@ -13,6 +13,7 @@
 
 #include "../core/mgr.h"
 #include "ring_guard.h"
+#include "../nf/nf_rec.h"
 
 struct zn_rguard *
 zn_rguard_alloc(unsigned int n)
@@ -28,14 +29,12 @@ zn_rguard_alloc(unsigned int n)
 int
 zn_rguard_setup(struct zn_mgr *m)
 {
-	m->rg_rx = zn_rguard_alloc(ZN_MAX_NFS);
-	m->rg_tx = zn_rguard_alloc(ZN_MAX_NFS);
 	m->rg_link = zn_rguard_alloc(ZN_MAX_LINKS);
-	if (m->rg_rx == NULL || m->rg_tx == NULL || m->rg_link == NULL)
+	if (m->rg_link == NULL)
 		return -ENOMEM;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
-		zn_rguard_init(&m->rg_rx[s], m->nf_rx[s]);
-		zn_rguard_init(&m->rg_tx[s], m->nf_tx[s]);
+		zn_rguard_init(&m->nf[s].rx_guard, m->nf[s].where.rx);
+		zn_rguard_init(&m->nf[s].tx_guard, m->nf[s].tx);
 	}
 	for (unsigned int l = 0; l < ZN_MAX_LINKS; l++)
 		zn_rguard_init(&m->rg_link[l], m->link_ring[l]);
@@ -45,8 +44,6 @@ zn_rguard_setup(struct zn_mgr *m)
 void
 zn_rguard_teardown(struct zn_mgr *m)
 {
-	free(m->rg_rx);
-	free(m->rg_tx);
 	free(m->rg_link);
-	m->rg_rx = m->rg_tx = m->rg_link = NULL;
+	m->rg_link = NULL;
 }

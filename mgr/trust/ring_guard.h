@@ -91,8 +91,6 @@ zn_rguard_nf_count(const struct zn_rguard *g)
 	return zn_rguard_span(g, g->ring->cons.tail, g->ring->prod.tail);
 }
 
-/** Packets in NF @p s's TX ring (a struct zn_mgr *@p m). */
-#define zn_nf_tx_count(m, s) zn_rguard_count(&(m)->rg_tx[s])
 
 /** rte_ring_sc_dequeue_burst on a ring whose producer is an NF. */
 static inline unsigned int

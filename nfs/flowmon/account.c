@@ -137,14 +137,21 @@ fm_account_ip(struct flowmon *fm, const uint8_t *data, uint32_t plen,
 	struct dpi_pkt pkt;
 	struct zn_ft_hit hit;
 	struct fm_rec *r;
+	struct fm_frag *done;
 	enum dpi_skip rc;
 	int dir;
 
 	/* --decap: tunnels as Zeek, not ndpiReader, looks into them */
 	rc = dpi_parse(data, plen, dlt, fm->fr.tunnels && !fm->decap, &pkt);
 	if (fm->decap && !tracked &&
-	    fm_frag_track(fm, data, plen, len, dlt, depth, rc, &pkt))
+	    fm_frag_track(fm, data, plen, len, dlt, depth, rc, &pkt, &done)) {
+		if (done != NULL) { /* the datagram, from its first fragment */
+			fm_account_ip(fm, done->data, done->plen, done->len,
+				      done->dlt, done->depth, true);
+			fm_frag_done(fm, done);
+		}
 		return;
+	}
 	if (rc != DPI_OK) {
 		fm->tally.v[C_NOT_FLOW]++;
 		return;

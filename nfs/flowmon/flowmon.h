@@ -126,9 +126,13 @@ const uint8_t *fm_uncut(const uint8_t *data, uint32_t *len, int dlt,
 
 /* frag.c */
 /** A fragment seen by fm_account_ip(): true if it was taken care of
- *  (held, or counted with its datagram). */
+ *  (held, or its datagram complete: then *@p done is the datagram's kept
+ *  first fragment, for the caller to count and then give to
+ *  fm_frag_done(); else NULL). */
 bool fm_frag_track(struct flowmon *fm, const uint8_t *data, uint32_t plen,
 		   uint32_t len, int dlt, unsigned int depth, enum dpi_skip rc,
-		   const struct dpi_pkt *pkt);
+		   const struct dpi_pkt *pkt, struct fm_frag **done);
+/** Datagram @p f counted: its slot free again. */
+void fm_frag_done(struct flowmon *fm, struct fm_frag *f);
 
 #endif /* ZN_FLOWMON_H */

@@ -72,11 +72,12 @@ frag_piece(struct fm_frag *f, const uint8_t *ip)
 bool
 fm_frag_track(struct flowmon *fm, const uint8_t *data, uint32_t plen,
 	      uint32_t len, int dlt, unsigned int depth, enum dpi_skip rc,
-	      const struct dpi_pkt *pkt)
+	      const struct dpi_pkt *pkt, struct fm_frag **done)
 {
 	const uint8_t *ip = pkt->l3;
 	struct fm_frag *f;
 
+	*done = NULL;
 	if (ip == NULL || pkt->l3_len < 20 || (ip[0] >> 4) != 4 ||
 	    (dpi_rd16(ip + 6) & 0x3fff) == 0 || (rc == DPI_OK && plen >
 						   FRAG_KEEP))
@@ -106,15 +107,19 @@ fm_frag_track(struct flowmon *fm, const uint8_t *data, uint32_t plen,
 		fm->tally.v[C_NOT_FLOW]++; /* as a later fragment always was */
 	}
 	if (frag_piece(f, ip)) {
-		/* Kept (never the oldest) while a fragment inside it may look
-		 * for a slot, then free. */
+		/* Kept (never the oldest) while it is counted and a fragment
+		 * inside it may look for a slot, then free (fm_frag_done). */
 		f->age = UINT64_MAX;
 		fm->frags.replaying = true;
-		fm_account_ip(fm, f->data, f->plen, f->len, f->dlt, f->depth,
-			      true);
-		fm->frags.replaying = false;
-		f->age = 0;
+		*done = f;
 	}
 	return true;
+}
+
+void
+fm_frag_done(struct flowmon *fm, struct fm_frag *f)
+{
+	fm->frags.replaying = false;
+	f->age = 0;
 }
 

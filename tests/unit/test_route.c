@@ -315,7 +315,12 @@ ZN_TEST(lb_least_loaded)
 	static struct zn_shm shm;
 	static struct zn_lb_pins pins;
 	static struct zn_rctx w, nfc;
-	static struct zn_nf_slot *slots[ZN_MAX_NFS];
+	/* a reader's record of each slot, larger than its zn_peer (as the
+	 * manager's): read with its stride */
+	static struct {
+		struct zn_peer at;
+		char more[40];
+	} rec[ZN_MAX_NFS];
 	static struct rte_ring *links[ZN_MAX_LINKS];
 	uint64_t moved = 0;
 	unsigned int count[2] = { 0 };
@@ -326,9 +331,9 @@ ZN_TEST(lb_least_loaded)
 	memset(&shm, 0, sizeof(shm));
 	memset(&pins, 0, sizeof(pins));
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
-		slots[i] = &shm.nfs[i];
-	zn_rctx_init(&w, &shm.rt.lb_epoch, slots, shm.rt.nf_rx, links, -1, 0,
-		     &moved);
+		rec[i].at.slot = &shm.nfs[i];
+	zn_rctx_init(&w, &shm.rt.lb_epoch, &rec[0].at, sizeof(rec[0]), links,
+		     -1, 0, &moved);
 	w.lb_decay_cycles = 1000;
 	rt.chains[0].len = 1;
 	rt.chains[0].hops[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 2 };
@@ -342,6 +347,8 @@ ZN_TEST(lb_least_loaded)
 	ZT_CHECK(shm.rt.nf_rx[3] != NULL && shm.rt.nf_rx[4] != NULL &&
 		 shm.links[0].ring != NULL);
 	links[0] = shm.links[0].ring;
+	rec[3].at.rx = shm.rt.nf_rx[3];
+	rec[4].at.rx = shm.rt.nf_rx[4];
 	/* Replica 3 has 100 packets queued (its NF is off its core). */
 	ZT_EQ(rte_ring_enqueue_bulk(shm.rt.nf_rx[3], objs, 100, NULL), 100u);
 	for (uint32_t f = 0; f < 1000; f++) {
@@ -381,8 +388,8 @@ ZN_TEST(lb_least_loaded)
 	ZT_EQ(zn_nf_backlog(&w, &rt, 4), 150u);
 	/* An NF of trust group 1 does not map the slots and rings of NFs
 	 * of no group (nor of others): it counts them as far behind. */
-	zn_rctx_init(&nfc, &shm.rt.lb_epoch, slots, shm.rt.nf_rx, links, 1,
-		     ZN_READER_NF(0), NULL);
+	zn_rctx_init(&nfc, &shm.rt.lb_epoch, &rec[0].at, sizeof(rec[0]), links,
+		     1, ZN_READER_NF(0), NULL);
 	ZT_EQ(zn_nf_backlog(&nfc, &rt, 4), ZN_BACKLOG_UNSEEN);
 	rt.nf_group[4] = 1;
 	ZT_EQ(zn_nf_backlog(&nfc, &rt, 4), 150u);
