@@ -21,7 +21,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct zn_cmd_req req;
 	struct zn_ctl_call call;
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step hops[ZN_MAX_CHAIN_STEPS];
 	char err[256];
 	json_t *p, *x;
 	size_t i;

@@ -87,7 +87,9 @@ def program_calls(targets: list[str]) -> dict[str, set[str]]:
         src = {str(p.relative_to(REPO / sub))[:-2].replace("/", "_"): p
                for p in (REPO / sub).rglob("*.c")}
         for o in objs:
-            path = src[o.name[:-len(".c.o")]]
+            path = src.get(o.name[:-len(".c.o")])
+            if path is None:
+                continue  # a stale object: its source was renamed
             name = str(path.relative_to(REPO))[:-2]
             sources.append((name, path))
             out = subprocess.run(["nm", str(o)], capture_output=True,

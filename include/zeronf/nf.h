@@ -228,7 +228,7 @@ int zn_nf_cmd_register(struct zn_nf *nf, const char *name, zn_nf_cmd_fn fn);
  * direction counts one), a tenant's NFs and socket together at most
  * --tenant-flow-quota. An NF's requests (steer and unsteer) are served
  * at most --nf-steer-rate a second on average (a second's worth at once).
- * @return 0, -EINVAL (bad step or count 1..ZN_MAX_CHAIN_HOPS), -ENOSPC
+ * @return 0, -EINVAL (bad step or count 1..ZN_MAX_CHAIN_STEPS), -ENOSPC
  *   (flow table or chain table full), -EDQUOT (a quota), -EBUSY (over
  *   its rate: try again later), -ETIMEDOUT, -ENOTCONN.
  */

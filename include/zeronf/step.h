@@ -31,7 +31,9 @@ struct zn_step {
 };
 
 /** Most steps in a chain (the default chain, a rule's, a steered flow's). */
-#define ZN_MAX_CHAIN_HOPS 32
+#define ZN_MAX_CHAIN_STEPS 32
+/** Its earlier name, kept for NFs built against it. */
+#define ZN_MAX_CHAIN_HOPS ZN_MAX_CHAIN_STEPS
 /** Service ids are 1..ZN_STEP_MAX_SERVICE. */
 #define ZN_STEP_MAX_SERVICE 255
 /** Port ids are 0..ZN_STEP_MAX_PORT (the manager also checks the port

@@ -47,7 +47,7 @@ struct zn_res {
 };
 
 /* Where one NF slot is for a reader and its RX ring there
- * (mgr/trust/home.c; never the pointers in zn_shm, which NFs can write). */
+ * (mgr/trust/group_home.c; never the pointers in zn_shm, which NFs can write). */
 struct zn_peer {
 	struct zn_nf_slot *slot;
 	struct rte_ring *rx;
@@ -57,7 +57,7 @@ struct zn_peer {
 struct zn_rctx {
 	const uint32_t *lb_epoch; /* zn_shm.rt.lb_epoch, or a group's copy */
 	/* Where each slot, its RX ring and each link's ring are for this
-	 * reader (mgr/trust/home.c; never the pointers in zn_shm, which NFs can
+	 * reader (mgr/trust/group_home.c; never the pointers in zn_shm, which NFs can
 	 * write), and the only trust group whose slots it may read (group +
 	 * 1, 0: none; -1: all, a worker): an NF does not map another
 	 * group's. */
@@ -252,7 +252,7 @@ zn_route_resolve_at(struct zn_rctx *c, const struct zn_route *rt,
 	const struct zn_chain *chain = &rt->chains[meta->chain];
 	unsigned int hops = prev_hops + 1u;
 	unsigned int pos;
-	const struct zn_step *hop;
+	const struct zn_step *step;
 
 	switch (meta->action) {
 	case ZN_ACT_NEXT:
@@ -260,17 +260,17 @@ zn_route_resolve_at(struct zn_rctx *c, const struct zn_route *rt,
 			      0 : meta->chain_pos + 1u;
 		if (pos >= chain->len)
 			return zn_res_drop(ZN_DROP_CHAIN_END);
-		hop = &chain->hops[pos];
-		if (hop->type == ZN_STEP_PORT)
-			return hop->id < rt->n_ports ?
+		step = &chain->steps[pos];
+		if (step->type == ZN_STEP_PORT)
+			return step->id < rt->n_ports ?
 				(struct zn_res){ .type = ZN_RES_PORT,
-						 .id = hop->id } :
+						 .id = step->id } :
 				zn_res_drop(ZN_DROP_BAD_ACTION);
-		if (hop->type != ZN_STEP_SERVICE)
+		if (step->type != ZN_STEP_SERVICE)
 			return zn_res_drop(ZN_DROP_CHAIN);
 		if (hops > ZN_HOP_LIMIT)
 			return zn_res_drop(ZN_DROP_HOP_LIMIT);
-		return zn_pick_instance(c, rt, hop->id, m, (uint8_t)pos,
+		return zn_pick_instance(c, rt, step->id, m, (uint8_t)pos,
 					(uint8_t)hops);
 	case ZN_ACT_TO_SERVICE:
 		if (meta->dest == 0 || meta->dest >= ZN_MAX_SERVICES)

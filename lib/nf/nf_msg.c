@@ -208,7 +208,7 @@ steer_request(struct zn_nf *nf, uint8_t op, const struct zn_flow_key *key,
 	    (flags & ~(unsigned int)(ZN_STEER_F_BOTH | ZN_STEER_F_KEEP)) != 0)
 		return -EINVAL;
 	if (op == ZN_STEER_ADD && (steps == NULL || n == 0 ||
-				   n > ZN_MAX_CHAIN_HOPS))
+				   n > ZN_MAX_CHAIN_STEPS))
 		return -EINVAL;
 	rq = &nf->s->steer;
 	rq->op = op;

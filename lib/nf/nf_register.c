@@ -40,7 +40,7 @@ by_name(struct rte_ring **r, const char *fmt, unsigned int i)
 }
 
 /* Ring @p idx (ZN_HOME_*) of our group's file, checked by the name it
- * was made with (mgr/trust/home.c): the layout agrees with the manager's. */
+ * was made with (mgr/trust/group_home.c): the layout agrees with the manager's. */
 static int
 in_home(struct zn_nf *nf, struct rte_ring **r, unsigned int idx,
 	uint64_t mem)
@@ -53,7 +53,7 @@ in_home(struct zn_nf *nf, struct rte_ring **r, unsigned int idx,
 }
 
 /* Every ring we may use, once: ours, the RX rings of NFs we may hand
- * packets to, the links' (mgr/trust/home.c, link.c). In the EAL's memory by
+ * packets to, the links' (mgr/trust/group_home.c, link.c). In the EAL's memory by
  * name for an NF of no group, where our group's file has them for the
  * others. Never the pointers in zn_shm: any NF can write those. */
 static int

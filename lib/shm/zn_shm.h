@@ -55,7 +55,7 @@
 #define ZN_MAX_WORKERS 16
 #define ZN_MAX_SERVICES 256 /* service ids 1..255 */
 #define ZN_MAX_REPLICAS 16
-/* ZN_MAX_CHAIN_HOPS (32): public, in zeronf/step.h */
+/* ZN_MAX_CHAIN_STEPS (32): public, in zeronf/step.h */
 #define ZN_MAX_CHAINS 256 /* chain ids 0..255 (0: the default chain) */
 #define ZN_MAX_PORTS RTE_MAX_ETHPORTS
 #define ZN_NF_MAX_COUNTERS 16
@@ -492,7 +492,7 @@ struct zn_nf_slot {
 		uint8_t n_steps;
 		uint8_t pad;
 		struct zn_flow_key key;
-		struct zn_step steps[ZN_MAX_CHAIN_HOPS];
+		struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	} steer __rte_cache_aligned;
 
 	/* writer: manager control thread: the answer to steer.gen */
@@ -591,7 +591,7 @@ struct zn_svc_entry {
 
 struct zn_chain {
 	uint16_t len; /* 0: unused id */
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 };
 
 struct zn_ft;
@@ -701,7 +701,7 @@ struct zn_group_home {
 	/* What an NF of the group reads of the manager's state: its NFs map
 	 * nothing of the manager's but this file (lib/nf/nf_group.c), so
 	 * the manager keeps here a copy of what they need of zn_shm.
-	 * writer: manager control thread (home.c, link.c, lb.c, main.c) */
+	 * writer: manager control thread (group_home.c, link.c, lb.c, main.c) */
 	struct {
 		struct zn_shm_hdr hdr;       /* before the group is `used` */
 		struct zn_shm_group group;   /* this group, as in zn_shm */
@@ -761,7 +761,7 @@ zn_home_ring_off(unsigned int idx, uint64_t ring_mem)
 }
 
 /** The name ring @p idx (ZN_HOME_*) of group index @p g's home is made
- *  with (mgr/trust/home.c), and an NF checks it by (lib/nf/nf_msg.c). */
+ *  with (mgr/trust/group_home.c), and an NF checks it by (lib/nf/nf_msg.c). */
 static inline void
 zn_home_ring_name(char *buf, size_t len, unsigned int g, unsigned int idx)
 {

@@ -182,7 +182,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		O_RX = 256, O_TX, O_CPUS, O_POOL, O_RING, O_MEM, O_INGRESS,
 		O_STALL, O_IDLE, O_STATS, O_HUGE, O_LOG, O_RXPAUSED, O_FLOWCAP,
 		O_FLOWIDLE, O_LBIDLE, O_REHASH, O_RXTS, O_RXREADY, O_SCHEMA,
-		O_CHECK, O_CLEAN,
+		O_CHECK, O_CLEAN, O_SUBSYS,
 		O_LOGDIR, O_CGROOT, O_HANDOFF, O_NFTXQ, O_GROUP, O_PGROUP, O_PNAME,
 		O_VALIDATE, O_BADDESC, O_TENANT, O_SLICE, O_NFQUOTA,
 		O_TQUOTA, O_PQUOTA, O_UIDBASE, O_STEERRATE,
@@ -224,6 +224,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 		{ "fdir-rehash", no_argument, NULL, O_REHASH },
 		{ "rx-timestamp", no_argument, NULL, O_RXTS },
 		{ "schema", no_argument, NULL, O_SCHEMA },
+		{ "subsystems", no_argument, NULL, O_SUBSYS },
 		{ "check", no_argument, NULL, O_CHECK },
 		{ "clean", no_argument, NULL, O_CLEAN },
 		{ "log-dir", required_argument, NULL, O_LOGDIR },
@@ -292,7 +293,7 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			break;
 		case 'c':
 			rc = zn_steps_parse_err(optarg, cfg->chain,
-					    ZN_MAX_CHAIN_HOPS, err, sizeof(err));
+					    ZN_MAX_CHAIN_STEPS, err, sizeof(err));
 			if (rc < 0) {
 				fprintf(stderr, "%s: --chain: %s\n", prog, err);
 				return -EINVAL;
@@ -452,6 +453,9 @@ zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv)
 			break;
 		case O_SCHEMA:
 			cfg->print_schema = true;
+			break;
+		case O_SUBSYS:
+			cfg->print_subsystems = true;
 			break;
 		case O_CHECK:
 			cfg->check = true;

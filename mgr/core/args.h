@@ -33,7 +33,7 @@ struct zn_mgr_cfg {
 	char instance[ZN_NAME_LEN];
 	char devargs[ZN_MAX_PORT_ARGS][ZN_DEVARGS_LEN];
 	unsigned int n_devargs;
-	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
+	struct zn_step chain[ZN_MAX_CHAIN_STEPS];
 	unsigned int chain_len;
 	unsigned int rx_threads;
 	unsigned int tx_threads;
@@ -66,6 +66,7 @@ struct zn_mgr_cfg {
 	bool rx_paused;
 	bool rx_when_ready;         /* RX once --chain's services are up */
 	bool print_schema;          /* --schema: print it and exit */
+	bool print_subsystems;      /* --subsystems: their start-up order */
 	bool check;                 /* --check: these options and the
 				     * requests on stdin checked, nothing
 				     * started (zn_cmd_check_requests) */

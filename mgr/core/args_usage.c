@@ -150,6 +150,10 @@ zn_mgr_usage(const char *prog, FILE *out)
 		"                          (default /sys/fs/cgroup)\n"
 		"      --schema            print the control protocol's schema "
 		"(JSON) and exit\n"
+		"      --subsystems        print the subsystems in start-up "
+		"order and exit\n"
+		"                          (teardown is the reverse; "
+		"docs/hacking.md)\n"
 		"      --clean             remove what a manager of this "
 		"instance that died\n"
 		"                          left (hugepage files, runtime "
@@ -159,5 +163,5 @@ zn_mgr_usage(const char *prog, FILE *out)
 		"                          (a JSON array; zeronf validate uses "
 		"it), start nothing\n"
 		"  -h, --help              this help\n",
-		prog, ZN_MAX_CHAIN_HOPS, ZN_MAX_GROUPS);
+		prog, ZN_MAX_CHAIN_STEPS, ZN_MAX_GROUPS);
 }

@@ -387,9 +387,9 @@ zn_cmd_parse_steps(json_t *a, const char *name, struct zn_step *steps,
 	size_t i, n = json_array_size(a);
 	json_t *h;
 
-	if (!json_is_array(a) || n == 0 || n > ZN_MAX_CHAIN_HOPS) {
+	if (!json_is_array(a) || n == 0 || n > ZN_MAX_CHAIN_STEPS) {
 		snprintf(err, errlen, "%s: 1..%d hops expected", name,
-			 ZN_MAX_CHAIN_HOPS);
+			 ZN_MAX_CHAIN_STEPS);
 		return -EINVAL;
 	}
 	json_array_foreach(a, i, h) {

@@ -37,6 +37,7 @@
 #include "mgr.h"
 #include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
+#include "subsys.h"
 
 #define MAX_CLIENTS 64
 #define MAX_DEFERRED 64
@@ -132,15 +133,20 @@ tenant_socket(struct zn_mgr *m, unsigned int t)
 	return rc;
 }
 
-int
+static bool begun; /* zn_ctl_init ran: the tables below are set up */
+
+/* Open <rundir>/zeronf.sock and serve it from the manager's loop.
+ *  0 or -errno. */
+static int
 zn_ctl_init(struct zn_mgr *m)
 {
 	char path[PATH_MAX + 32];
 	int rc;
 
+	begun = true;
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		clients[i].fd = -1;
-	snprintf(path, sizeof(path), "%s/%s", m->rundir, ZN_CTL_SOCK);
+	snprintf(path, sizeof(path), "%s/%s", m->inst.rundir, ZN_CTL_SOCK);
 	rc = listen_on(m, 0, path);
 	for (unsigned int t = 0; rc == 0 && t < m->cfg.n_tenants; t++)
 		rc = tenant_socket(m, t);
@@ -455,9 +461,12 @@ zn_ctl_flush_all(struct zn_mgr *m)
 			client_flush(m, &clients[i]);
 }
 
-void
+static void
 zn_ctl_fini(struct zn_mgr *m)
 {
+	if (!begun)
+		return; /* the client table is not set up */
+	begun = false;
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		if (clients[i].fd >= 0)
 			client_close(m, &clients[i]);
@@ -479,3 +488,9 @@ zn_ctl_fini(struct zn_mgr *m)
 			rmdir(dir);
 	}
 }
+
+static const struct zn_subsys subsys = {
+	.name = "control_socket", .order = ZN_SUBSYS_CTL,
+	.init = zn_ctl_init, .fini = zn_ctl_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

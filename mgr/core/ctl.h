@@ -19,13 +19,9 @@
 struct zn_mgr;
 struct zn_cmd;
 
-/** Open <rundir>/zeronf.sock and serve it from the manager's loop.
- *  0 or -errno. */
-int zn_ctl_init(struct zn_mgr *m);
 /** Answer what is pending (-ECANCELED for deferred requests) and send
  *  the buffered replies: the manager stops. */
 void zn_ctl_flush_all(struct zn_mgr *m);
-void zn_ctl_fini(struct zn_mgr *m);
 
 /* ctl_rpc.c: one request line's JSON-RPC envelope. */
 struct zn_ctl_call {

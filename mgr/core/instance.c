@@ -29,6 +29,7 @@
 #include "cmd.h"
 #include "instance.h"
 #include "mgr.h"
+#include "subsys.h"
 #include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
 
@@ -88,7 +89,7 @@ static int
 for_each_hugefile(const struct zn_mgr *m, int (*fn)(const char *, void *),
 		  void *arg)
 {
-	DIR *d = opendir(m->huge_dir);
+	DIR *d = opendir(m->inst.huge_dir);
 	struct dirent *e;
 	char path[PATH_MAX * 2];
 	int rc = 0;
@@ -98,7 +99,7 @@ for_each_hugefile(const struct zn_mgr *m, int (*fn)(const char *, void *),
 	while ((e = readdir(d)) != NULL && rc == 0) {
 		if (!is_hugefile_of(e->d_name, m->cfg.instance))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", m->huge_dir, e->d_name);
+		snprintf(path, sizeof(path), "%s/%s", m->inst.huge_dir, e->d_name);
 		rc = fn(path, arg);
 	}
 	closedir(d);
@@ -135,7 +136,7 @@ live_slots(const struct zn_mgr *m, char *pids, size_t len)
 		int fd;
 
 		snprintf(file, sizeof(file), ZN_SLOT_LOCK_FMT, s);
-		snprintf(path, sizeof(path), "%s/%s", m->rundir, file);
+		snprintf(path, sizeof(path), "%s/%s", m->inst.rundir, file);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -201,7 +202,7 @@ hugefile_match(const char *name, const void *instance)
 static void
 clean_rundir(const struct zn_mgr *m)
 {
-	zn_unlink_matching(m->rundir, not_the_lock, NULL);
+	zn_unlink_matching(m->inst.rundir, not_the_lock, NULL);
 }
 
 static int
@@ -225,13 +226,13 @@ clean_stale(struct zn_mgr *m)
 			else
 				ZN_LOG(ERR, "instance '%s': hugepage files in "
 				       "%s are still mapped by another "
-				       "process", m->cfg.instance, m->huge_dir);
+				       "process", m->cfg.instance, m->inst.huge_dir);
 			return -EBUSY;
 		}
 		usleep(50000);
 	}
 	clean_rundir(m);
-	removed = zn_unlink_matching(m->huge_dir, hugefile_match,
+	removed = zn_unlink_matching(m->inst.huge_dir, hugefile_match,
 				     m->cfg.instance);
 	ZN_LOG(NOTICE, "instance '%s': removed stale state of a previous "
 	       "manager (%u hugepage files)", m->cfg.instance, removed);
@@ -251,7 +252,7 @@ hugefile_count(const char *path, void *arg)
 static bool
 has_stale_state(const struct zn_mgr *m)
 {
-	DIR *d = opendir(m->rundir);
+	DIR *d = opendir(m->inst.rundir);
 	struct dirent *e;
 	unsigned int n = 0;
 
@@ -277,8 +278,8 @@ write_lock_info(struct zn_mgr *m, int ready)
 	zn_proc_start_time(getpid(), &start);
 	n = snprintf(buf, sizeof(buf), "%d %llu %d\n", (int)getpid(),
 		     (unsigned long long)start, ready);
-	if (ftruncate(m->lock_fd, 0) == 0)
-		(void)!pwrite(m->lock_fd, buf, (size_t)n, 0);
+	if (ftruncate(m->inst.lock_fd, 0) == 0)
+		(void)!pwrite(m->inst.lock_fd, buf, (size_t)n, 0);
 }
 
 int
@@ -297,37 +298,37 @@ zn_instance_acquire(struct zn_mgr *m)
 			       m->cfg.huge_dir);
 			return -EINVAL;
 		}
-		zn_strlcpy(m->huge_dir, m->cfg.huge_dir, sizeof(m->huge_dir));
-	} else if (zn_find_huge_dir(m->huge_dir, sizeof(m->huge_dir)) < 0) {
+		zn_strlcpy(m->inst.huge_dir, m->cfg.huge_dir, sizeof(m->inst.huge_dir));
+	} else if (zn_find_huge_dir(m->inst.huge_dir, sizeof(m->inst.huge_dir)) < 0) {
 		ZN_LOG(ERR, "no hugetlbfs mount: run 'make setup' (or mount "
 		       "-t hugetlbfs nodev /mnt/huge)");
 		return -ENOENT;
 	}
-	rc = zn_runtime_dir(m->cfg.instance, m->rundir, sizeof(m->rundir));
+	rc = zn_runtime_dir(m->cfg.instance, m->inst.rundir, sizeof(m->inst.rundir));
 	if (rc == 0)
-		rc = zn_mkdir_p(m->rundir, 0700);
+		rc = zn_mkdir_p(m->inst.rundir, 0700);
 	if (rc < 0) {
-		ZN_LOG(ERR, "cannot create %s: %s", m->rundir, strerror(-rc));
+		ZN_LOG(ERR, "cannot create %s: %s", m->inst.rundir, strerror(-rc));
 		return rc;
 	}
-	snprintf(path, sizeof(path), "%s/%s", m->rundir, ZN_LOCK_FILE);
-	m->lock_fd = zn_lock_file(path, LOCK_EX);
-	if (m->lock_fd == -EWOULDBLOCK) {
+	snprintf(path, sizeof(path), "%s/%s", m->inst.rundir, ZN_LOCK_FILE);
+	m->inst.lock_fd = zn_lock_file(path, LOCK_EX);
+	if (m->inst.lock_fd == -EWOULDBLOCK) {
 		zn_mgr_probe(m->cfg.instance, &info);
 		ZN_LOG(ERR, "instance '%s' is already running (manager pid %d)",
 		       m->cfg.instance, (int)info.pid);
 		return -EEXIST;
 	}
-	if (m->lock_fd < 0) {
-		ZN_LOG(ERR, "cannot lock %s: %s", path, strerror(-m->lock_fd));
-		return m->lock_fd;
+	if (m->inst.lock_fd < 0) {
+		ZN_LOG(ERR, "cannot lock %s: %s", path, strerror(-m->inst.lock_fd));
+		return m->inst.lock_fd;
 	}
 	write_lock_info(m, 0);
 	if (has_stale_state(m)) {
 		rc = clean_stale(m);
 		if (rc < 0) {
-			close(m->lock_fd);
-			m->lock_fd = -1;
+			close(m->inst.lock_fd);
+			m->inst.lock_fd = -1;
 			return rc;
 		}
 	}
@@ -345,15 +346,15 @@ zn_instance_release(struct zn_mgr *m)
 {
 	char path[PATH_MAX + 32];
 
-	if (m->lock_fd < 0)
+	if (m->inst.lock_fd < 0)
 		return;
 	clean_rundir(m);
-	zn_unlink_matching(m->huge_dir, hugefile_match, m->cfg.instance);
-	snprintf(path, sizeof(path), "%s/%s", m->rundir, ZN_LOCK_FILE);
+	zn_unlink_matching(m->inst.huge_dir, hugefile_match, m->cfg.instance);
+	snprintf(path, sizeof(path), "%s/%s", m->inst.rundir, ZN_LOCK_FILE);
 	unlink(path);
-	close(m->lock_fd);
-	m->lock_fd = -1;
-	rmdir(m->rundir);
+	close(m->inst.lock_fd);
+	m->inst.lock_fd = -1;
+	rmdir(m->inst.rundir);
 }
 
 static int
@@ -371,3 +372,9 @@ static const struct zn_cmd shutdown_cmd = {
 	.fn = cmd_shutdown,
 };
 ZN_CMD_REGISTER(shutdown_cmd)
+
+static const struct zn_subsys subsys = {
+	.name = "instance", .order = ZN_SUBSYS_INSTANCE,
+	.init = zn_instance_acquire, .fini = zn_instance_release,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -35,13 +35,14 @@
 #include "../trust/owner_map.h"
 #include "../trust/private_heap.h"
 #include "../trust/group.h"
-#include "../trust/home.h"
+#include "../trust/group_home.h"
 #include "../tenant/tenant.h"
 #include "instance.h"
 #include "../nf/link.h"
 #include "../nf/launch.h"
 #include "loop.h"
 #include "mgr.h"
+#include "subsys.h"
 #include "../nf/policy.h"
 #include "../nf/pool_acct.h"
 #include "../port/port.h"
@@ -112,11 +113,11 @@ eal_init(struct zn_mgr *m, const char *prog)
 	if (zn_format_cpulist(&set, cpus, sizeof(cpus)) < 0)
 		return -EINVAL;
 	off = snprintf(lcores, sizeof(lcores), "--lcores=");
-	for (unsigned int l = 0; l <= m->n_workers; l++)
+	for (unsigned int l = 0; l <= m->dp.n_workers; l++)
 		off += snprintf(lcores + off, sizeof(lcores) - (size_t)off,
 				"%s%u@(%s)", l ? "," : "", l, cpus);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", m->cfg.instance);
-	snprintf(hugedir, sizeof(hugedir), "--huge-dir=%s", m->huge_dir);
+	snprintf(hugedir, sizeof(hugedir), "--huge-dir=%s", m->inst.huge_dir);
 	/* --socket-limit caps; --socket-mem reserves, and the EAL never
 	 * returns reserved pages to the system. Reserving all of it means no
 	 * free (an NF's table, the manager freeing what a dead NF left)
@@ -230,7 +231,7 @@ shared_init(struct zn_mgr *m)
 		return -ENOMEM;
 	m->shm = mz->addr;
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++)
-		m->nf[i].where.slot = &m->shm->nfs[i]; /* home.c moves them */
+		m->nf[i].where.slot = &m->shm->nfs[i]; /* group_home.c moves them */
 	memset(m->shm, 0, sizeof(*m->shm));
 
 	ops = rte_mempool_get_ops(m->pool->ops_index);
@@ -249,7 +250,7 @@ shared_init(struct zn_mgr *m)
 	h->pool_ops_index = m->pool->ops_index;
 	h->meta_offset = zn_pkt_meta_offset;
 	h->ring_size = m->cfg.ring_size;
-	h->n_workers = m->n_workers;
+	h->n_workers = m->dp.n_workers;
 	h->mgr_pid = (uint32_t)getpid();
 	h->stall_ms = m->cfg.stall_ms;
 	h->mgr_start_time = start;
@@ -264,12 +265,12 @@ workers_init(struct zn_mgr *m)
 {
 	unsigned int lcore = 0, rr = 0;
 
-	for (unsigned int i = 0; i < m->n_workers; i++) {
+	for (unsigned int i = 0; i < m->dp.n_workers; i++) {
 		/* Private: its stages hold the packets it frees. */
 		struct zn_worker *w = rte_zmalloc_socket("zn_worker",
 							 sizeof(*w),
 							 RTE_CACHE_LINE_SIZE,
-							 m->priv_socket);
+							 m->priv.socket);
 
 		if (w == NULL)
 			return -ENOMEM;
@@ -288,11 +289,11 @@ workers_init(struct zn_mgr *m)
 		zn_rctx_init(&w->rc, &m->shm->rt.lb_epoch, &m->nf[0].where,
 			     sizeof(m->nf[0]), m->link_ring, -1, i,
 			     &w->shm->stats.lb_moved);
-		m->workers[i] = w;
+		m->dp.workers[i] = w;
 	}
 	for (uint16_t p = 0; p < m->n_ports; p++) {
 		for (uint16_t q = 0; q < m->ports[p].nb_rxq; q++) {
-			struct zn_worker *w = m->workers[rr++ %
+			struct zn_worker *w = m->dp.workers[rr++ %
 							 m->cfg.rx_threads];
 
 			if (w->n_rxq >= ZN_MAX_RXQ_PER_WORKER)
@@ -304,10 +305,10 @@ workers_init(struct zn_mgr *m)
 					   NULL,
 				.owners = m->ports[p].group != NULL ?
 					  m->ports[p].group->owners :
-					  m->owner_maps };
+					  m->trust.owner_maps };
 		}
-		for (unsigned int i = 0; i < m->n_workers; i++)
-			m->workers[i]->txq[p] =
+		for (unsigned int i = 0; i < m->dp.n_workers; i++)
+			m->dp.workers[i]->txq[p] =
 				(uint16_t)(i % m->ports[p].nb_txq);
 	}
 	return 0;
@@ -318,7 +319,7 @@ static void
 free_left(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 	  const char *who)
 {
-	if (m->owner_maps != NULL)
+	if (m->trust.owner_maps != NULL)
 		zn_owner_map_free(m, pkts, n, who);
 	else
 		rte_pktmbuf_free_bulk(pkts, n);
@@ -329,8 +330,8 @@ free_staged(struct zn_mgr *m)
 {
 	uint64_t n = 0;
 
-	for (unsigned int i = 0; i < m->n_workers; i++) {
-		struct zn_worker *w = m->workers[i];
+	for (unsigned int i = 0; i < m->dp.n_workers; i++) {
+		struct zn_worker *w = m->dp.workers[i];
 		struct zn_stage *stages[ZN_MAX_NFS + ZN_MAX_RXQ_PER_WORKER];
 		unsigned int ns = 0;
 
@@ -399,8 +400,8 @@ shutdown_mgr(struct zn_mgr *m)
 	uint64_t deadline = zn_now_ns() + NF_STOP_TIMEOUT_NS;
 	unsigned int avail;
 
-	zn_home_view_stopping(m); /* zn_shm's and every group's view */
-	m->rx_enabled = 0;
+	zn_group_home_view_stopping(m); /* zn_shm's and every group's view */
+	m->dp.rx_enabled = 0;
 	/* NFs drain what they have and leave; workers keep moving their
 	 * output so in-flight packets still reach the ports. Launched NFs
 	 * are not restarted any more; the loop reaps them as they exit. */
@@ -419,8 +420,8 @@ shutdown_mgr(struct zn_mgr *m)
 		usleep(10000);
 	zn_ctl_flush_all(m);
 
-	m->quit = 1;
-	for (unsigned int i = 0; i < m->n_workers; i++)
+	m->dp.quit = 1;
+	for (unsigned int i = 0; i < m->dp.n_workers; i++)
 		zn_db_ring(&m->shm->workers[i].db);
 	rte_eal_mp_wait_lcore();
 	free_staged(m);
@@ -436,8 +437,9 @@ shutdown_mgr(struct zn_mgr *m)
 		       m->pool->size);
 }
 
-/* SIGINT/SIGTERM, blocked in every thread, read from a signalfd in the
- * control loop. */
+/* SIGINT/SIGTERM, blocked in every thread (main), read from a signalfd
+ * in the control loop. */
+static sigset_t sigs;
 static int sigfd = -1;
 
 static void
@@ -454,19 +456,146 @@ on_signal(void *arg, uint32_t events)
 }
 
 static int
-signals_init(struct zn_mgr *m, const sigset_t *set)
+signals_init(struct zn_mgr *m)
 {
-	sigfd = signalfd(-1, set, SFD_NONBLOCK | SFD_CLOEXEC);
+	sigfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sigfd < 0)
 		return -errno;
 	return zn_loop_watch(m->loop, sigfd, EPOLLIN, on_signal, m);
 }
 
+static void
+signals_fini(struct zn_mgr *m)
+{
+	if (sigfd < 0)
+		return;
+	zn_loop_unwatch(m->loop, sigfd);
+	close(sigfd);
+	sigfd = -1;
+}
+
+/* ---- The start-up steps of the core (subsys.h) ---- */
+
+static const char *prog; /* argv[0], the EAL's too */
+static bool eal_up;
+
+static int
+loop_init(struct zn_mgr *m)
+{
+	m->loop = zn_loop_create();
+	if (m->loop == NULL) {
+		ZN_LOG(ERR, "cannot create the control loop: %s",
+		       strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static void
+loop_fini(struct zn_mgr *m)
+{
+	zn_loop_destroy(m->loop);
+	m->loop = NULL;
+}
+
+static int
+eal_start(struct zn_mgr *m)
+{
+	int rc;
+
+	zn_ports_private_early();
+	rc = eal_init(m, prog);
+	if (rc < 0)
+		return rc;
+	eal_up = true;
+	rc = zn_ports_private_late();
+	if (rc < 0)
+		return rc;
+	if (rte_lcore_count() < m->dp.n_workers + 1) {
+		ZN_LOG(ERR, "EAL gave %u lcores, %u needed", rte_lcore_count(),
+		       m->dp.n_workers + 1);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/* The EAL's, and with it its telemetry thread (after the manager's own
+ * telemetry stopped answering, telemetry.c) */
+static void
+eal_stop(struct zn_mgr *m)
+{
+	RTE_SET_USED(m);
+	if (eal_up)
+		rte_eal_cleanup();
+	eal_up = false;
+}
+
+static void
+workers_fini(struct zn_mgr *m)
+{
+	for (unsigned int i = 0; i < m->dp.n_workers; i++) {
+		rte_free(m->dp.workers[i]); /* private heap: before it goes */
+		m->dp.workers[i] = NULL;
+	}
+}
+
+/* Running: the workers started, the instance ready. Its teardown is the
+ * first at exit: NFs, then workers, stopped; the ports closed. */
+static int
+run_start(struct zn_mgr *m)
+{
+	if (m->cfg.chain_len == 0)
+		ZN_LOG(NOTICE, "no default chain (--chain): packets entering "
+		       "from ports are dropped as chain_end");
+	m->dp.rx_enabled = !m->cfg.rx_paused && !m->cfg.rx_when_ready;
+	m->dp.rx_waiting = m->cfg.rx_when_ready && !m->cfg.rx_paused;
+	for (unsigned int i = 0; i < m->dp.n_workers; i++)
+		rte_eal_remote_launch(zn_worker_main, m->dp.workers[i],
+				      m->dp.workers[i]->lcore);
+	m->shm->mgr.ready = 1;
+	zn_instance_set_ready(m);
+	ZN_LOG(NOTICE, "manager '%s' ready: pid %d, %u ports, %u workers, "
+	       "control socket %s/%s", m->cfg.instance, (int)m->inst.pid,
+	       m->n_ports, m->dp.n_workers, m->inst.rundir, ZN_CTL_SOCK);
+	return 0;
+}
+
+static const struct zn_subsys ss_loop = {
+	.name = "loop", .order = ZN_SUBSYS_LOOP,
+	.init = loop_init, .fini = loop_fini,
+};
+ZN_SUBSYS_REGISTER(ss_loop)
+static const struct zn_subsys ss_eal = {
+	.name = "eal", .order = ZN_SUBSYS_EAL,
+	.init = eal_start, .fini = eal_stop,
+};
+ZN_SUBSYS_REGISTER(ss_eal)
+static const struct zn_subsys ss_shared = {
+	.name = "shared_memory", .order = ZN_SUBSYS_SHARED,
+	.init = shared_init, /* the EAL's memory: freed with it */
+};
+ZN_SUBSYS_REGISTER(ss_shared)
+static const struct zn_subsys ss_workers = {
+	.name = "workers", .order = ZN_SUBSYS_WORKERS,
+	.init = workers_init, .fini = workers_fini,
+};
+ZN_SUBSYS_REGISTER(ss_workers)
+static const struct zn_subsys ss_signals = {
+	.name = "signals", .order = ZN_SUBSYS_SIGNALS,
+	.init = signals_init, .fini = signals_fini,
+};
+ZN_SUBSYS_REGISTER(ss_signals)
+static const struct zn_subsys ss_run = {
+	.name = "run", .order = ZN_SUBSYS_RUN,
+	.init = run_start, .fini = shutdown_mgr,
+};
+ZN_SUBSYS_REGISTER(ss_run)
+
 int
 main(int argc, char **argv)
 {
 	struct zn_mgr *m = &mgr;
-	sigset_t set;
+	const char *failed;
 	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -477,167 +606,42 @@ main(int argc, char **argv)
 		return 2;
 	if (m->cfg.print_schema)
 		return zn_ctl_print_schema(stdout) < 0;
+	if (m->cfg.print_subsystems) {
+		zn_subsys_print();
+		return 0;
+	}
 	if (m->cfg.check)
 		return zn_cmd_check_requests(stdin, stdout);
-	m->pid = getpid();
-	m->start_ns = zn_now_ns();
-	m->lock_fd = -1;
-	m->n_workers = m->cfg.rx_threads + m->cfg.tx_threads;
-	m->loop = zn_loop_create();
-	if (m->loop == NULL) {
-		ZN_LOG(ERR, "cannot create the control loop: %s",
-		       strerror(errno));
-		return 1;
-	}
+	m->inst.pid = getpid();
+	m->inst.start_ns = zn_now_ns();
+	m->inst.lock_fd = -1;
+	m->dp.n_workers = m->cfg.rx_threads + m->cfg.tx_threads;
 
 	/* Signals go to the control thread's signalfd; block them before the
 	 * EAL creates threads so every thread inherits the mask. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	rc = zn_instance_acquire(m); /* cleans a dead manager's state */
-	if (rc < 0)
-		return 1;
-	if (m->cfg.clean) {
+	if (m->cfg.clean) { /* what a dead manager left, and nothing more */
+		rc = zn_instance_acquire(m);
 		zn_instance_release(m);
-		return 0;
+		return rc < 0;
 	}
-	zn_ports_private_early();
-	rc = eal_init(m, argv[0]);
-	if (rc < 0)
-		goto fail_instance;
-	if (zn_ports_private_late() < 0)
-		goto fail_eal;
-	if (rte_lcore_count() < m->n_workers + 1) {
-		ZN_LOG(ERR, "EAL gave %u lcores, %u needed", rte_lcore_count(),
-		       m->n_workers + 1);
-		goto fail_eal;
-	}
-	rc = zn_private_heap_init(m);
-	if (rc == 0)
-		rc = zn_nf_recs_make(m);
-	if (rc == 0)
-		rc = shared_init(m);
-	if (rc == 0)
-		rc = zn_group_init(m);
-	if (rc == 0)
-		rc = zn_tenant_init(m);
-	if (rc == 0 && m->cfg.validate)
-		rc = zn_owner_map_init(m);
-	if (rc == 0)
-		rc = zn_pool_acct_init(m);
-	if (rc == 0)
-		rc = zn_ports_init(m);
-	if (rc == 0) {
-		m->shm->hdr.n_ports = m->n_ports;
-		for (uint16_t p = 0; p < m->n_ports; p++) {
-			struct rte_ether_addr mac = { 0 };
-
-			rte_eth_macaddr_get(m->ports[p].port_id, &mac);
-			memcpy(m->shm->hdr.port_mac[p], mac.addr_bytes, 6);
-		}
-		rc = workers_init(m);
-	}
-	if (rc == 0)
-		rc = signals_init(m, &set);
-	if (rc == 0)
-		rc = zn_registry_init(m);
-	if (rc == 0)
-		rc = zn_link_init(m);
-	if (rc == 0)
-		rc = zn_rguard_setup(m);
-	if (rc == 0)
-		rc = zn_home_setup(m);
-	if (rc == 0 && m->cfg.validate)
-		rc = zn_police_start(m);
-	if (rc == 0)
-		rc = zn_route_init(m);
-	if (rc == 0)
-		rc = zn_fdir_init(m);
-	if (rc == 0)
-		rc = zn_lb_init(m);
-	if (rc == 0)
-		rc = zn_ctl_init(m);
-	if (rc == 0)
-		rc = zn_launch_init(m);
-	if (rc == 0)
-		rc = zn_policy_init(m);
-	if (rc == 0)
-		rc = zn_stats_init(m);
-	if (rc == 0)
-		rc = zn_telemetry_init(m);
+	prog = argv[0];
+	rc = zn_subsys_start(m, getenv("ZN_MGR_FAIL_AT"), &failed);
 	if (rc < 0) {
-		ZN_LOG(ERR, "start-up failed: %s", strerror(-rc));
-		goto fail_ports;
+		ZN_LOG(ERR, "start-up failed at %s: %s", failed, strerror(-rc));
+		return 1;
 	}
-	if (m->cfg.chain_len == 0)
-		ZN_LOG(NOTICE, "no default chain (--chain): packets entering "
-		       "from ports are dropped as chain_end");
-
-	m->rx_enabled = !m->cfg.rx_paused && !m->cfg.rx_when_ready;
-	m->rx_waiting = m->cfg.rx_when_ready && !m->cfg.rx_paused;
-	for (unsigned int i = 0; i < m->n_workers; i++)
-		rte_eal_remote_launch(zn_worker_main, m->workers[i],
-				      m->workers[i]->lcore);
-	m->shm->mgr.ready = 1;
-	zn_instance_set_ready(m);
-	ZN_LOG(NOTICE, "manager '%s' ready: pid %d, %u ports, %u workers, "
-	       "control socket %s/%s", m->cfg.instance, (int)m->pid,
-	       m->n_ports, m->n_workers, m->rundir, ZN_CTL_SOCK);
 
 	/* The control thread: every module's fds, timers and hooks. The
 	 * longest wait bounds how late a hook runs (registry liveness). */
 	while (!m->shutdown_requested)
 		zn_loop_run_once(m->loop, 100);
-	shutdown_mgr(m);
-	zn_owner_map_fini(m);
-	zn_pool_acct_fini(m);
-	zn_group_fini(m);
-	zn_tenant_fini(m);
-	zn_launch_fini(m);
-	zn_ctl_fini(m);
-	zn_registry_fini(m);
-	zn_lb_fini(m);
-	zn_fdir_fini(m);
-	zn_route_fini(m);
-	zn_link_fini(m);
-	zn_home_teardown(m);
-	zn_rguard_teardown(m);
-	zn_nf_recs_free(m);
-	for (unsigned int i = 0; i < m->n_workers; i++)
-		rte_free(m->workers[i]);
-	zn_private_heap_fini(m);
-	rte_eal_cleanup(); /* the telemetry thread too */
-	zn_telemetry_fini(m);
-	if (sigfd >= 0)
-		close(sigfd);
-	zn_loop_destroy(m->loop);
-	zn_instance_release(m);
+	zn_subsys_stop(m); /* run's teardown first: NFs, workers, ports */
 	ZN_LOG(NOTICE, "manager '%s' stopped", m->cfg.instance);
 	return 0;
-
-fail_ports:
-	m->quit = 1;
-	rte_eal_mp_wait_lcore();
-	zn_ports_close(m);
-	zn_owner_map_fini(m);
-	zn_pool_acct_fini(m);
-	if (m->shm != NULL)
-		zn_group_fini(m);
-	zn_ctl_fini(m);
-	zn_registry_fini(m);
-	zn_home_teardown(m);
-	zn_rguard_teardown(m);
-	zn_nf_recs_free(m);
-fail_eal:
-	rte_eal_cleanup();
-fail_instance:
-	if (sigfd >= 0)
-		close(sigfd);
-	zn_loop_destroy(m->loop);
-	zn_instance_release(m);
-	return 1;
 }

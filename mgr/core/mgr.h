@@ -26,96 +26,71 @@
 
 #include "../../lib/shm/zn_shm.h"
 #include "args.h"
-#include "../trust/group.h"
+#include "instance.h"
+#include "../datapath/worker.h"
+#include "../flow/route.h"
 #include "../port/port.h"
+#include "../trust/group.h"
+#include "../trust/private_heap.h"
 
 struct rte_mempool;
 struct rte_ring;
-struct rte_rcu_qsbr;
-struct zn_route;
 struct zn_fdir;
 struct zn_lb;
 struct zn_registry;
-struct zn_worker;
 struct zn_loop;
 struct zn_rguard;
 struct zn_tenants;
 struct zn_nf_rec;
+struct zn_links;
+struct zn_acct;
 
+/* Each subsystem's state, with its writers (the headers named). */
 struct zn_mgr {
-	/* Set at start (main.c, args.c), then read-only. */
+	/* core: the options (args.c), the instance (instance.h), the
+	 * control loop (loop.h, main.c runs it), the shared memory, pool
+	 * and message ring (main.c, at start; read by everyone) */
 	struct zn_mgr_cfg cfg;
-	pid_t pid;
-	uint64_t start_ns;
-	char rundir[PATH_MAX];
-	char huge_dir[PATH_MAX];
-	int lock_fd;             /* instance lock (instance.c) */
-
-	/* Shared memory and rings (main.c), read by everyone. */
-	struct zn_shm *shm;
-	struct rte_mempool *pool;
-	struct zn_group group[ZN_MAX_GROUPS]; /* trust groups (group.h) */
-	bool shadowed; /* some have port headers: drivers see groups'
-			* packets in them (port_headers.c) */
-	const char *pool_ops; /* their mempool driver (main.c) */
-	/* Each pool's owner map (owner_map.c) and tags (pool_acct.c), [0]:
-	 * the shared pool's, [g + 1]: group g's (its `owners`, `acct`) */
-	struct zn_owner_map *owner_maps;
-	struct zn_acct *acct;
-	/* The manager's record of each NF slot ([ZN_MAX_NFS], registry.h):
-	 * the registry's, made before anything reads it. */
-	struct zn_nf_rec *nf;
-	/* The guards of the EAL's home's rings as made (a group's are its
-	 * home_rg), copied to a record's when its slot moves (home.c). */
-	struct zn_rguard *home_rg;
-	struct rte_ring *msgq;
-	/* Each link's ring, where it is now (home.c, link.c): what workers
-	 * use, never the pointer NFs are told; our side of it (ring_guard.h,
-	 * [ZN_MAX_LINKS], process memory). */
-	struct rte_ring *link_ring[ZN_MAX_LINKS];
-	struct zn_rguard *rg_link;
-
-	struct zn_port ports[ZN_MAX_PORTS]; /* port.c, at start */
-	uint16_t n_ports;
-
-	/* Routing: the live snapshot is shm->rt.route (route.c publishes;
-	 * workers and NFs read); the control-thread state it is built from. */
-	struct zn_route *route_spare; /* the next to publish (route.c) */
-	struct zn_route *route_live;  /* the one published: what workers
-				       * read, in private memory (private_heap.c);
-				       * shm->rt.route is the NFs' copy */
-	struct zn_route *nf_route_spare; /* the NFs' next copy (shared) */
-	struct rte_rcu_qsbr *qsbr;    /* the workers' (private memory) */
-	/* The RCU variable's token of the NFs of no group (a group's is its
-	 * qtoken): kept here, the variable being in memory NFs write
-	 * (route.c sync_nfs) */
-	uint64_t nf_qtoken;
-	/* The private heap (private_heap.c): its socket id for DPDK allocations,
-	 * its memory. */
-	int priv_socket;
-	void *priv_raw, *priv_va;
-	size_t priv_len;
-	uint64_t route_version;       /* route.c */
-	struct zn_fdir *fdir;         /* rules and chains (fdir.c) */
-	struct zn_lb *lb;             /* per-service balancing (lb.c) */
-	struct zn_links *links;       /* NF -> NF links (link.c) */
-	struct zn_tenants *tn;        /* tenant.c, at start; NULL: none */
-
-	struct zn_worker *workers[ZN_MAX_WORKERS];
-	unsigned int n_workers;
-	/* Port RX: 0 while paused and during shutdown. Written by the control
-	 * thread (rx.set, --rx-when-ready, shutdown), read by workers. */
-	volatile int rx_enabled;
-	bool rx_waiting;              /* --rx-when-ready, not yet enabled */
-	volatile int quit;            /* main.c: workers exit */
-
-	struct zn_registry *registry; /* NF slots' control state */
-
-	/* Control thread (main.c runs the loop; modules register with it). */
+	struct zn_instance inst;
 	struct zn_loop *loop;
 	bool shutdown_requested;      /* signal or the shutdown command */
 	uint64_t ctl_requests;        /* ctl.c */
 	uint64_t ctl_errors;          /* ctl.c */
+	struct zn_shm *shm;
+	struct rte_mempool *pool;
+	const char *pool_ops;         /* the pools' mempool driver */
+	struct rte_ring *msgq;
+	struct zn_private_heap priv;  /* private_heap.h */
+
+	/* ports (port.h) and the workers (worker.h) */
+	struct zn_port ports[ZN_MAX_PORTS];
+	uint16_t n_ports;
+	struct zn_datapath dp;
+
+	/* NFs: the manager's record of each slot ([ZN_MAX_NFS], nf_rec.h,
+	 * the registry's), the registry's control state (registry.h),
+	 * NF -> NF links (link.h) and each link's ring where it is now
+	 * (group_home.c, link.c: what workers use, never the pointer NFs are told)
+	 * with our side of it (ring_guard.h, [ZN_MAX_LINKS]), what NFs took
+	 * from each pool (pool_acct.h; [0]: the shared one's, [g + 1]: group
+	 * g's) */
+	struct zn_nf_rec *nf;
+	struct zn_registry *registry;
+	struct zn_links *links;
+	struct rte_ring *link_ring[ZN_MAX_LINKS];
+	struct zn_rguard *rg_link;
+	struct zn_acct *acct;
+
+	/* trust groups and the checks on what NFs hand back (group.h) */
+	struct zn_trust trust;
+
+	/* where packets go: the routing snapshots (route.h), the flow
+	 * director (fdir.h), balancing (lb.h), tenants (tenant.h; NULL:
+	 * none) */
+	struct zn_routing route;
+	struct zn_fdir *fdir;
+	struct zn_lb *lb;
+	struct zn_tenants *tn;
 };
 
 #endif /* ZN_MGR_H */

@@ -59,7 +59,7 @@ static inline unsigned int
 deliver_drop(struct zn_worker *w, const struct zn_res *r,
 	     struct rte_mbuf **pkts, unsigned int n, uint64_t *src_drops)
 {
-	zn_owner_map_drop(w->mgr->owner_maps, pkts, n);
+	zn_owner_map_drop(w->mgr->trust.owner_maps, pkts, n);
 	w->shm->stats.drops[r->reason] += n;
 	src_drops[r->reason] += n;
 	return n;
@@ -80,7 +80,7 @@ deliver_nf(struct zn_worker *w, const struct zn_res *r,
 	zn_res_apply(r, pkts, n);
 	/* Handed out before the ring has them: the NF may hand them back
 	 * at once (owner_map.h owner map). */
-	if (likely(w->mgr->owner_maps != NULL)) {
+	if (likely(w->mgr->trust.owner_maps != NULL)) {
 		d = zn_owner_map_of_nf(w->mgr, r->id);
 		zn_owner_map_hold(d, pkts, n, (uint8_t)(r->id + 1), r->hops);
 	}
@@ -119,7 +119,7 @@ flush_txbuf(struct zn_worker *w, uint16_t port)
 	} else if (w->stall_cycles != 0 &&
 		   w->rc.now - tb->blocked_since > w->stall_cycles) {
 		/* The port took nothing for stall_ms: a dead link. */
-		zn_owner_map_drop(w->mgr->owner_maps, tb->pkts, tb->n);
+		zn_owner_map_drop(w->mgr->trust.owner_maps, tb->pkts, tb->n);
 		w->shm->stats.drops[ZN_DROP_STALLED] += tb->n;
 		w->shm->port[port].drops[ZN_DROP_STALLED] += tb->n;
 		tb->n = 0;
@@ -142,7 +142,7 @@ deliver_port(struct zn_worker *w, uint16_t port, struct rte_mbuf **pkts,
 		flush_txbuf(w, port);
 	k = RTE_MIN(n, (unsigned int)(ZN_TXBUF_SZ - tb->n));
 	/* A trust group's packets go as the manager's headers (port_headers.h) */
-	if (unlikely(w->mgr->shadowed))
+	if (unlikely(w->mgr->trust.port_headers))
 		zn_port_headers_tx(w, pkts, k);
 	memcpy(&tb->pkts[tb->n], pkts, k * sizeof(void *));
 	tb->n = (uint16_t)(tb->n + k);
@@ -375,7 +375,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	 * it counts as delivered: the NF's ordering rule waits for that. */
 	st->dp = NULL;
 	st->tenant = (uint8_t)zn_tenant_of_nf(w->mgr, slot);
-	if (likely(w->mgr->owner_maps != NULL)) {
+	if (likely(w->mgr->trust.owner_maps != NULL)) {
 		unsigned int k = zn_owner_map_filter(w, slot, st->pkts, hops, n,
 						rt);
 
@@ -463,7 +463,7 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 			}
 		}
 	}
-	if (!w->mgr->rx_enabled)
+	if (!w->mgr->dp.rx_enabled)
 		return moved;
 	n = rte_eth_rx_burst(w->mgr->ports[rq->port].port_id, rq->queue,
 			     st->pkts, ZN_BURST);
@@ -536,7 +536,7 @@ worker_has_work(void *arg)
 	struct zn_worker *w = arg;
 	struct zn_mgr *m = w->mgr;
 
-	if (m->quit || zn_audit_pending(w))
+	if (m->dp.quit || zn_audit_pending(w))
 		return true;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 		if (zn_nf_state(m, s) != ZN_NF_FREE && m->nf[s].worker == w->id &&
@@ -557,14 +557,14 @@ zn_worker_main(void *arg)
 	w->db[0] = &w->shm->db;
 	w->n_db = 1;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->group[g].home_rg != NULL)
+		if (m->trust.group[g].home_rg != NULL)
 			w->db[w->n_db++] = &zn_group_home_at(g)->wdb[w->id];
-	rte_rcu_qsbr_thread_register(m->qsbr, w->id);
-	rte_rcu_qsbr_thread_online(m->qsbr, w->id);
+	rte_rcu_qsbr_thread_register(m->route.qsbr, w->id);
+	rte_rcu_qsbr_thread_online(m->route.qsbr, w->id);
 	w->shm->stats.online = 1;
-	while (!m->quit) {
+	while (!m->dp.quit) {
 		const struct zn_route *rt =
-			__atomic_load_n(&m->route_live, __ATOMIC_ACQUIRE);
+			__atomic_load_n(&m->route.live, __ATOMIC_ACQUIRE);
 		unsigned int work = 0;
 		uint64_t timeout;
 		bool pending;
@@ -583,7 +583,7 @@ zn_worker_main(void *arg)
 				work += poll_rxq(w, rt, &w->rxq[q]);
 		pending = flush_all_txbufs(w, &work);
 		w->shm->stats.loops++;
-		rte_rcu_qsbr_quiescent(m->qsbr, w->id);
+		rte_rcu_qsbr_quiescent(m->route.qsbr, w->id);
 		if (work != 0) {
 			w->shm->stats.busy_loops++;
 			idle = 0;
@@ -609,16 +609,16 @@ zn_worker_main(void *arg)
 		} else {
 			timeout = SLEEP_NO_PORTS_US;
 		}
-		rte_rcu_qsbr_thread_offline(m->qsbr, w->id);
+		rte_rcu_qsbr_thread_offline(m->route.qsbr, w->id);
 		zn_db_wait_all(w->db, w->n_db, worker_has_work, w, timeout);
-		rte_rcu_qsbr_thread_online(m->qsbr, w->id);
+		rte_rcu_qsbr_thread_online(m->route.qsbr, w->id);
 	}
 	/* Last chance for buffered output; the rest is freed at shutdown. */
 	w->rc.now = rte_rdtsc();
 	for (uint16_t p = 0; p < m->n_ports; p++)
 		flush_txbuf(w, p);
 	w->shm->stats.online = 0;
-	rte_rcu_qsbr_thread_offline(m->qsbr, w->id);
-	rte_rcu_qsbr_thread_unregister(m->qsbr, w->id);
+	rte_rcu_qsbr_thread_offline(m->route.qsbr, w->id);
+	rte_rcu_qsbr_thread_unregister(m->route.qsbr, w->id);
 	return 0;
 }

@@ -19,6 +19,18 @@
 
 struct zn_mgr;
 struct zn_owner_map;
+struct zn_worker;
+
+/** The workers (m->dp): made at start (main.c), then theirs. */
+struct zn_datapath {
+	struct zn_worker *workers[ZN_MAX_WORKERS];
+	unsigned int n_workers;
+	/* Port RX: 0 while paused and during shutdown. Written by the control
+	 * thread (rx.set, --rx-when-ready, shutdown), read by workers. */
+	volatile int rx_enabled;
+	bool rx_waiting;   /* --rx-when-ready, not yet enabled */
+	volatile int quit; /* main.c: workers exit */
+};
 
 #define ZN_STAGE_SZ (2 * ZN_BURST)
 #define ZN_TXBUF_SZ (2 * ZN_BURST)

@@ -37,6 +37,7 @@
 #include "../../lib/common/zn_flow.h"
 #include "../../lib/common/zn_util.h"
 #include "route.h"
+#include "../core/subsys.h"
 
 
 /* Count rule @p d in (+1) or out (-1). */
@@ -107,14 +108,14 @@ acl_republish(struct zn_mgr *m)
 
 int
 zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
-		 const struct zn_step *hops, unsigned int n, char *err,
+		 const struct zn_step *steps, unsigned int n, char *err,
 		 size_t errlen)
 {
 	struct zn_fdir *fd = m->fdir;
 	bool created;
 	int rc, chain;
 
-	rc = fdir_validate_hops(m, hops, n, err, errlen);
+	rc = fdir_validate_steps(m, steps, n, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (r->priority < 0 || r->priority > ZN_FDIR_MAX_PRIORITY) {
@@ -134,7 +135,7 @@ zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
 		fd->rules = p;
 		fd->cap_rules = cap;
 	}
-	chain = fdir_chain_take(fd, hops, n, &created, err, errlen);
+	chain = fdir_chain_take(fd, steps, n, &created, err, errlen);
 	if (chain < 0)
 		return chain;
 	r->chain = (uint8_t)chain;
@@ -192,7 +193,7 @@ zn_fdir_rules(struct zn_mgr *m, unsigned int *n)
 
 int
 zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
-		 const struct zn_step *hops, unsigned int n,
+		 const struct zn_step *steps, unsigned int n,
 		 unsigned int tenant, uint16_t by, bool pair, char *err,
 		 size_t errlen)
 {
@@ -203,7 +204,7 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	bool created;
 	int rc, chain;
 
-	rc = fdir_validate_hops(m, hops, n, err, errlen);
+	rc = fdir_validate_steps(m, steps, n, err, errlen);
 	if (rc < 0)
 		return rc;
 	/* a new rule counts against its owner's quota, a replaced one not */
@@ -212,7 +213,7 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 		fd->over_quota++;
 		return -EDQUOT;
 	}
-	chain = fdir_chain_take(fd, hops, n, &created, err, errlen);
+	chain = fdir_chain_take(fd, steps, n, &created, err, errlen);
 	if (chain < 0)
 		return chain;
 	/* Workers must know the chain before any entry names it. */
@@ -403,7 +404,10 @@ fdir_tick(void *arg)
 
 /* ------------------------------------------------------------------ */
 
-int
+/* Make the flow director (after the routing snapshot, route.h, whose
+ *  RCU state its exact table uses) and register as a source. 0 or
+ *  -errno. */
+static int
 zn_fdir_init(struct zn_mgr *m)
 {
 	struct zn_fdir *fd = calloc(1, sizeof(*fd));
@@ -413,7 +417,7 @@ zn_fdir_init(struct zn_mgr *m)
 		return -ENOMEM;
 	m->fdir = fd;
 	fd->chains[0].len = (uint16_t)m->cfg.chain_len;
-	memcpy(fd->chains[0].hops, m->cfg.chain,
+	memcpy(fd->chains[0].steps, m->cfg.chain,
 	       m->cfg.chain_len * sizeof(struct zn_step));
 	fd->idle_ns = m->cfg.flow_idle_s * 1000000000ULL;
 	/* Defaults: an NF an eighth of the table, a tenant a quarter: the
@@ -427,7 +431,7 @@ zn_fdir_init(struct zn_mgr *m)
 		.name = "zn_fdir_exact", .capacity = m->cfg.flow_capacity,
 		.data_size = sizeof(struct zn_fdir_exact),
 		.idle_timeout_ns = fd->idle_ns,
-		.flags = ZN_FT_F_CONCURRENT, .rcu = m->qsbr));
+		.flags = ZN_FT_F_CONCURRENT, .rcu = m->route.qsbr));
 	if (fd->exact == NULL) {
 		ZN_LOG(ERR, "cannot create a flow table of %u flows: %s (more "
 		       "--mem or less --flow-capacity)", m->cfg.flow_capacity,
@@ -443,7 +447,7 @@ zn_fdir_init(struct zn_mgr *m)
 	return rc;
 }
 
-void
+static void
 zn_fdir_fini(struct zn_mgr *m)
 {
 	struct zn_fdir *fd = m->fdir;
@@ -457,3 +461,9 @@ zn_fdir_fini(struct zn_mgr *m)
 	free(fd);
 	m->fdir = NULL;
 }
+
+static const struct zn_subsys subsys = {
+	.name = "flow_director", .order = ZN_SUBSYS_FDIR,
+	.init = zn_fdir_init, .fini = zn_fdir_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -24,15 +24,10 @@ struct zn_mgr;
 struct zn_route;
 
 
-/** Make the flow director (after the routing snapshot, route.h, whose
- *  RCU state its exact table uses) and register as a source. 0 or
- *  -errno. */
-int zn_fdir_init(struct zn_mgr *m);
-void zn_fdir_fini(struct zn_mgr *m);
 /** Default chain (chain 0): set (validated, published) or read. */
-int zn_chain_set(struct zn_mgr *m, const struct zn_step *hops,
+int zn_chain_set(struct zn_mgr *m, const struct zn_step *steps,
 		 unsigned int n, char *err, size_t errlen);
-unsigned int zn_chain_get(struct zn_mgr *m, struct zn_step *hops);
+unsigned int zn_chain_get(struct zn_mgr *m, struct zn_step *steps);
 /** Handle an NF's steering request (ZN_MSG_STEER). @return 0 or -errno */
 int zn_fdir_steer(struct zn_mgr *m, unsigned int slot);
 
@@ -90,7 +85,7 @@ struct zn_fdir_counts {
 
 /** @return the new rule id (> 0), or -errno (err set). */
 int zn_fdir_rule_add(struct zn_mgr *m, struct zn_fdir_rule *r,
-		     const struct zn_step *hops, unsigned int n, char *err,
+		     const struct zn_step *steps, unsigned int n, char *err,
 		     size_t errlen);
 /* The owner a deletion names: the operator's control socket deletes
  * anyone's rule. */
@@ -110,7 +105,7 @@ const struct zn_fdir_rule *zn_fdir_rules(struct zn_mgr *m, unsigned int *n);
  *  flow's two directions added together (deleted together). 0 or
  *  -errno. */
 int zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
-		     const struct zn_step *hops, unsigned int n,
+		     const struct zn_step *steps, unsigned int n,
 		     unsigned int tenant, uint16_t by, bool pair, char *err,
 		     size_t errlen);
 /** NF slot @p slot (named @p name) is gone: remove the rules it added and
@@ -136,23 +131,23 @@ int zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,
  * none again. Validated and published. 0 or -errno (err set).
  */
 int zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
-			   const struct zn_step *hops, unsigned int n,
+			   const struct zn_step *steps, unsigned int n,
 			   char *err, size_t errlen);
-/** Hops of port @p port's chain. @return hop count (0: none). */
+/** Steps of port @p port's chain. @return how many (0: none). */
 unsigned int zn_fdir_port_chain(struct zn_mgr *m, unsigned int port,
-				struct zn_step *hops);
+				struct zn_step *steps);
 /** Tenant @p t's chain (tenant.h): its packets that no rule matches take
  *  it; @p n 0: none (they drop as no_tenant). Checked (its services and
  *  ports only) and published. 0 or -errno (err set). */
 int zn_fdir_tenant_chain_set(struct zn_mgr *m, unsigned int t,
-			     const struct zn_step *hops, unsigned int n,
+			     const struct zn_step *steps, unsigned int n,
 			     char *err, size_t errlen);
-/** Hops of tenant @p t's chain. @return hop count (0: none). */
+/** Steps of tenant @p t's chain. @return how many (0: none). */
 unsigned int zn_fdir_tenant_chain(struct zn_mgr *m, unsigned int t,
-				  struct zn_step *hops);
-/** Hops of chain @p id. @return hop count (0: unused id). */
-unsigned int zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id,
-				struct zn_step *hops);
+				  struct zn_step *steps);
+/** Steps of chain @p id. @return how many (0: unused id). */
+unsigned int zn_fdir_chain_steps(struct zn_mgr *m, unsigned int id,
+				struct zn_step *steps);
 void zn_fdir_counts(struct zn_mgr *m, struct zn_fdir_counts *c);
 
 /* fdir_acl.c: @p rules of IP version 4 (@p v6 0) or 6 compiled into a

@@ -5,8 +5,8 @@
 /*
  * Flow director, control side: chains (fdir.c has the rules). Chains
  * have ids 0..255 (the packet metadata's `chain`); 0 is the default
- * chain. Rules name chains by their hops; equal hop lists share one id
- * (interned, reference counted). A chain id's hops never change while a
+ * chain. Rules name chains by their steps; equal step lists share one id
+ * (interned, reference counted). A chain id's steps never change while a
  * rule uses it, and a freed id is reused last-freed-last, so a packet in
  * flight keeps following the chain it was classified into. Ports and
  * tenants have chains of their own (their packets no rule matches).
@@ -26,49 +26,49 @@
 
 
 int
-fdir_validate_hops(struct zn_mgr *m, const struct zn_step *hops,
+fdir_validate_steps(struct zn_mgr *m, const struct zn_step *steps,
 		   unsigned int n, char *err, size_t errlen)
 {
-	if (n == 0 || n > ZN_MAX_CHAIN_HOPS) {
+	if (n == 0 || n > ZN_MAX_CHAIN_STEPS) {
 		snprintf(err, errlen, "a chain has 1..%d hops",
-			 ZN_MAX_CHAIN_HOPS);
+			 ZN_MAX_CHAIN_STEPS);
 		return -EINVAL;
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		switch (hops[i].type) {
+		switch (steps[i].type) {
 		case ZN_STEP_PORT:
-			if (hops[i].id < m->n_ports)
+			if (steps[i].id < m->n_ports)
 				break;
 			snprintf(err, errlen, "hop %u: no port %u (%u ports)",
-				 i, hops[i].id, m->n_ports);
+				 i, steps[i].id, m->n_ports);
 			return -EINVAL;
 		case ZN_STEP_SERVICE:
-			if (hops[i].id != 0 && hops[i].id < ZN_MAX_SERVICES)
+			if (steps[i].id != 0 && steps[i].id < ZN_MAX_SERVICES)
 				break;
 			snprintf(err, errlen, "hop %u: bad service %u", i,
-				 hops[i].id);
+				 steps[i].id);
 			return -EINVAL;
 		case ZN_STEP_DROP:
 			break;
 		default:
 			snprintf(err, errlen, "hop %u: bad type %u", i,
-				 hops[i].type);
+				 steps[i].type);
 			return -EINVAL;
 		}
 	}
 	/* An operator's chain too keeps each tenant inside its own. */
-	return zn_tenant_hops_check(m, -1, hops, n, err, errlen);
+	return zn_tenant_steps_check(m, -1, steps, n, err, errlen);
 }
 
 /*
- * Find or create the chain of @p hops and take a reference.
+ * Find or create the chain of @p steps and take a reference.
  * @return chain id (1..255), or -ENOSPC. *created tells whether the
  * snapshot must be republished for workers to see it.
  */
-/* Field by field: a hop has a padding byte, which memcmp would compare
+/* Field by field: a step has a padding byte, which memcmp would compare
  * (two "port:0" chains parsed on the stack were two chains). */
 static bool
-hops_equal(const struct zn_step *a, const struct zn_step *b, unsigned int n)
+steps_equal(const struct zn_step *a, const struct zn_step *b, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
 		if (a[i].type != b[i].type || a[i].id != b[i].id)
@@ -77,7 +77,7 @@ hops_equal(const struct zn_step *a, const struct zn_step *b, unsigned int n)
 }
 
 static int
-chain_get(struct zn_fdir *fd, const struct zn_step *hops, unsigned int n,
+chain_get(struct zn_fdir *fd, const struct zn_step *steps, unsigned int n,
 	  bool *created)
 {
 	int free_id = -1;
@@ -86,7 +86,7 @@ chain_get(struct zn_fdir *fd, const struct zn_step *hops, unsigned int n,
 	for (int id = 1; id < ZN_MAX_CHAINS; id++) {
 		struct fdir_chain *c = &fd->chains[id];
 
-		if (c->len == n && hops_equal(c->hops, hops, n)) {
+		if (c->len == n && steps_equal(c->steps, steps, n)) {
 			if (c->refs++ == 0)
 				c->freed_seq = 0;
 			return id;
@@ -100,8 +100,8 @@ chain_get(struct zn_fdir *fd, const struct zn_step *hops, unsigned int n,
 	if (free_id < 0)
 		return -ENOSPC;
 	fd->chains[free_id].len = (uint16_t)n;
-	memset(fd->chains[free_id].hops, 0, sizeof(fd->chains[free_id].hops));
-	memcpy(fd->chains[free_id].hops, hops, n * sizeof(*hops));
+	memset(fd->chains[free_id].steps, 0, sizeof(fd->chains[free_id].steps));
+	memcpy(fd->chains[free_id].steps, steps, n * sizeof(*steps));
 	fd->chains[free_id].refs = 1;
 	*created = true;
 	return free_id;
@@ -109,10 +109,10 @@ chain_get(struct zn_fdir *fd, const struct zn_step *hops, unsigned int n,
 
 /* chain_get, its failure said in @p err. */
 int
-fdir_chain_take(struct zn_fdir *fd, const struct zn_step *hops,
+fdir_chain_take(struct zn_fdir *fd, const struct zn_step *steps,
 		unsigned int n, bool *created, char *err, size_t errlen)
 {
-	int id = chain_get(fd, hops, n, created);
+	int id = chain_get(fd, steps, n, created);
 
 	if (id < 0)
 		snprintf(err, errlen, "no free chain id (%d chains)",
@@ -130,35 +130,35 @@ fdir_chain_put(struct zn_fdir *fd, unsigned int id)
 }
 
 int
-zn_chain_set(struct zn_mgr *m, const struct zn_step *hops, unsigned int n,
+zn_chain_set(struct zn_mgr *m, const struct zn_step *steps, unsigned int n,
 	     char *err, size_t errlen)
 {
 	struct fdir_chain *c = &m->fdir->chains[0];
-	int rc = fdir_validate_hops(m, hops, n, err, errlen);
+	int rc = fdir_validate_steps(m, steps, n, err, errlen);
 
 	if (rc < 0)
 		return rc;
-	memset(c->hops, 0, sizeof(c->hops));
-	memcpy(c->hops, hops, n * sizeof(*hops));
+	memset(c->steps, 0, sizeof(c->steps));
+	memcpy(c->steps, steps, n * sizeof(*steps));
 	c->len = (uint16_t)n;
 	zn_route_publish(m);
 	return 0;
 }
 
 unsigned int
-zn_chain_get(struct zn_mgr *m, struct zn_step *hops)
+zn_chain_get(struct zn_mgr *m, struct zn_step *steps)
 {
 	unsigned int n;
 
 	n = m->fdir->chains[0].len;
-	memcpy(hops, m->fdir->chains[0].hops, n * sizeof(*hops));
+	memcpy(steps, m->fdir->chains[0].steps, n * sizeof(*steps));
 	return n;
 }
 
-/* Point *@p at (a port's or a tenant's chain id) at @p hops, interned;
+/* Point *@p at (a port's or a tenant's chain id) at @p steps, interned;
  * @p n 0: none. Checked by the caller; published. */
 static int
-chain_assign(struct zn_mgr *m, uint8_t *at, const struct zn_step *hops,
+chain_assign(struct zn_mgr *m, uint8_t *at, const struct zn_step *steps,
 	     unsigned int n, char *err, size_t errlen)
 {
 	struct zn_fdir *fd = m->fdir;
@@ -166,11 +166,11 @@ chain_assign(struct zn_mgr *m, uint8_t *at, const struct zn_step *hops,
 	int id = 0;
 
 	if (n > 0) {
-		int rc = fdir_validate_hops(m, hops, n, err, errlen);
+		int rc = fdir_validate_steps(m, steps, n, err, errlen);
 
 		if (rc < 0)
 			return rc;
-		id = fdir_chain_take(fd, hops, n, &created, err, errlen);
+		id = fdir_chain_take(fd, steps, n, &created, err, errlen);
 		if (id < 0)
 			return id;
 	}
@@ -182,7 +182,7 @@ chain_assign(struct zn_mgr *m, uint8_t *at, const struct zn_step *hops,
 
 int
 zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
-		       const struct zn_step *hops, unsigned int n, char *err,
+		       const struct zn_step *steps, unsigned int n, char *err,
 		       size_t errlen)
 {
 	if (port >= m->n_ports) {
@@ -195,46 +195,46 @@ zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
 			 "their chains (chain.set with tenant)", port);
 		return -EPERM;
 	}
-	return chain_assign(m, &m->fdir->port_chain[port], hops, n, err,
+	return chain_assign(m, &m->fdir->port_chain[port], steps, n, err,
 			    errlen);
 }
 
 int
 zn_fdir_tenant_chain_set(struct zn_mgr *m, unsigned int t,
-			 const struct zn_step *hops, unsigned int n, char *err,
+			 const struct zn_step *steps, unsigned int n, char *err,
 			 size_t errlen)
 {
-	int rc = zn_tenant_hops_check(m, (int)t, hops, n, err, errlen);
+	int rc = zn_tenant_steps_check(m, (int)t, steps, n, err, errlen);
 
-	return rc < 0 ? rc : chain_assign(m, &m->fdir->tenant_chain[t], hops,
+	return rc < 0 ? rc : chain_assign(m, &m->fdir->tenant_chain[t], steps,
 					  n, err, errlen);
 }
 
 unsigned int
-zn_fdir_tenant_chain(struct zn_mgr *m, unsigned int t, struct zn_step *hops)
+zn_fdir_tenant_chain(struct zn_mgr *m, unsigned int t, struct zn_step *steps)
 {
 	if (t >= ZN_MAX_TENANTS || m->fdir->tenant_chain[t] == 0)
 		return 0;
-	return zn_fdir_chain_hops(m, m->fdir->tenant_chain[t], hops);
+	return zn_fdir_chain_steps(m, m->fdir->tenant_chain[t], steps);
 }
 
 unsigned int
-zn_fdir_port_chain(struct zn_mgr *m, unsigned int port, struct zn_step *hops)
+zn_fdir_port_chain(struct zn_mgr *m, unsigned int port, struct zn_step *steps)
 {
 	if (port >= ZN_MAX_PORTS || m->fdir->port_chain[port] == 0)
 		return 0;
-	return zn_fdir_chain_hops(m, m->fdir->port_chain[port], hops);
+	return zn_fdir_chain_steps(m, m->fdir->port_chain[port], steps);
 }
 
 unsigned int
-zn_fdir_chain_hops(struct zn_mgr *m, unsigned int id, struct zn_step *hops)
+zn_fdir_chain_steps(struct zn_mgr *m, unsigned int id, struct zn_step *steps)
 {
 	if (id == 0)
-		return zn_chain_get(m, hops);
+		return zn_chain_get(m, steps);
 	if (id >= ZN_MAX_CHAINS)
 		return 0;
-	memcpy(hops, m->fdir->chains[id].hops,
-	       m->fdir->chains[id].len * sizeof(*hops));
+	memcpy(steps, m->fdir->chains[id].steps,
+	       m->fdir->chains[id].len * sizeof(*steps));
 	return m->fdir->chains[id].len;
 }
 
@@ -245,8 +245,8 @@ fdir_fill(struct zn_mgr *m, struct zn_route *rt)
 
 	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++) {
 		rt->chains[id].len = fd->chains[id].len;
-		memcpy(rt->chains[id].hops, fd->chains[id].hops,
-		       sizeof(rt->chains[id].hops));
+		memcpy(rt->chains[id].steps, fd->chains[id].steps,
+		       sizeof(rt->chains[id].steps));
 	}
 	rt->n_port_chains = 0;
 	for (unsigned int p = 0; p < ZN_MAX_PORTS; p++) {

@@ -22,7 +22,7 @@
  * (their packets drop as no_instance until one registers), not refused:
  * a chain may be set before its NFs start. */
 json_t *
-fdir_idle_services(const struct zn_mgr *m, const struct zn_step *hops,
+fdir_idle_services(const struct zn_mgr *m, const struct zn_step *steps,
 		   unsigned int n)
 {
 	json_t *w = json_array();
@@ -30,17 +30,17 @@ fdir_idle_services(const struct zn_mgr *m, const struct zn_step *hops,
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int slot;
 
-		if (hops[i].type != ZN_STEP_SERVICE)
+		if (steps[i].type != ZN_STEP_SERVICE)
 			continue;
 		for (slot = 0; slot < ZN_MAX_NFS; slot++)
 			if (zn_nf_state(m, slot) == ZN_NF_RUNNING &&
-			    zn_slot(m, slot)->ctl.service_id == hops[i].id)
+			    zn_slot(m, slot)->ctl.service_id == steps[i].id)
 				break;
 		if (slot < ZN_MAX_NFS)
 			continue;
 		json_array_append_new(w, json_sprintf(
 			"svc:%u: no NF serves it now: its packets drop "
-			"(no_instance) until one does", hops[i].id));
+			"(no_instance) until one does", steps[i].id));
 	}
 	return w;
 }
@@ -82,7 +82,7 @@ tenant_param(struct zn_cmd_req *req, int *out)
 static int
 cmd_chain_get(struct zn_cmd_req *req)
 {
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	json_t *port = json_object_get(req->params, "port");
 	int t, rc = tenant_param(req, &t);
 
@@ -92,30 +92,30 @@ cmd_chain_get(struct zn_cmd_req *req)
 		req->result = json_pack(
 			"{s:s, s:o}", "tenant", req->mgr->cfg.tenants[t].name,
 			"hops",
-			zn_cmd_steps_json(hops, zn_fdir_tenant_chain(
-				req->mgr, (unsigned int)t, hops)));
+			zn_cmd_steps_json(steps, zn_fdir_tenant_chain(
+				req->mgr, (unsigned int)t, steps)));
 	else if (port != NULL)
 		req->result = json_pack(
 			"{s:O, s:o}", "port", port, "hops",
-			zn_cmd_steps_json(hops, zn_fdir_port_chain(
+			zn_cmd_steps_json(steps, zn_fdir_port_chain(
 				req->mgr, (unsigned int)json_integer_value(port),
-				hops)));
+				steps)));
 	else
 		req->result = json_pack("{s:o}", "hops", zn_cmd_steps_json(
-					hops, zn_chain_get(req->mgr, hops)));
+					steps, zn_chain_get(req->mgr, steps)));
 	return req->result ? 0 : -ENOMEM;
 }
 
-/* chain.set's hops: [] only for a port or a tenant (none again).
+/* chain.set's steps: [] only for a port or a tenant (none again).
  * @return their count, or -EINVAL (req->err set). */
 static int
 parse_hops(struct zn_cmd_req *req, bool tenant, struct zn_step *chain)
 {
-	json_t *hops = json_object_get(req->params, "hops");
+	json_t *steps = json_object_get(req->params, "hops");
 
 	if ((json_object_get(req->params, "port") == NULL && !tenant) ||
-	    json_array_size(hops) != 0)
-		return zn_cmd_parse_steps(hops, "hops", chain, req->err,
+	    json_array_size(steps) != 0)
+		return zn_cmd_parse_steps(steps, "hops", chain, req->err,
 					  sizeof(req->err));
 	return 0;
 }
@@ -123,7 +123,7 @@ parse_hops(struct zn_cmd_req *req, bool tenant, struct zn_step *chain)
 static int
 check_chain_set(struct zn_cmd_req *req)
 {
-	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
+	struct zn_step chain[ZN_MAX_CHAIN_STEPS];
 	int n = parse_hops(req, json_object_get(req->params, "tenant") != NULL,
 			   chain);
 
@@ -133,7 +133,7 @@ check_chain_set(struct zn_cmd_req *req)
 static int
 cmd_chain_set(struct zn_cmd_req *req)
 {
-	struct zn_step chain[ZN_MAX_CHAIN_HOPS];
+	struct zn_step chain[ZN_MAX_CHAIN_STEPS];
 	json_t *port = json_object_get(req->params, "port");
 	int n, t, rc = tenant_param(req, &t);
 

@@ -25,7 +25,7 @@
 
 struct flow_item {
 	struct zn_flow_key key;
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	unsigned int n;
 	bool both;
 };
@@ -66,7 +66,7 @@ parse_flows(struct zn_cmd_req *req, bool want_chain, size_t *count)
 		if (!want_chain)
 			continue;
 		rc = zn_cmd_parse_steps(json_object_get(it, "chain"), "chain",
-				       items[i].hops, e, sizeof(e));
+				       items[i].steps, e, sizeof(e));
 		if (rc < 0)
 			goto bad;
 		items[i].n = (unsigned int)rc;
@@ -112,8 +112,8 @@ cmd_flow_add(struct zn_cmd_req *req)
 	if (items == NULL)
 		return req->err[0] ? -EINVAL : -ENOMEM;
 	for (size_t i = 0; i < n && rc == 0 && req->tenant != 0; i++)
-		rc = zn_tenant_hops_check(req->mgr, (int)req->tenant - 1,
-					  items[i].hops, items[i].n, req->err,
+		rc = zn_tenant_steps_check(req->mgr, (int)req->tenant - 1,
+					  items[i].steps, items[i].n, req->err,
 					  sizeof(req->err));
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct zn_flow_key keys[2] = { items[i].key };
@@ -121,7 +121,7 @@ cmd_flow_add(struct zn_cmd_req *req)
 		zn_flow_key_reverse(&items[i].key, &keys[1]);
 		for (unsigned int d = 0; d < (items[i].both ? 2u : 1u); d++) {
 			rc = zn_fdir_flow_add(req->mgr, &keys[d],
-					      items[i].hops, items[i].n,
+					      items[i].steps, items[i].n,
 					      req->tenant, ZN_FDIR_BY_SOCKET,
 					      items[i].both, req->err,
 					      sizeof(req->err));
@@ -193,7 +193,7 @@ cmd_flow_list(struct zn_cmd_req *req)
 	json_t *lim = json_object_get(req->params, "limit"), *a;
 	json_int_t limit = lim ? json_integer_value(lim) : 1000;
 	const struct zn_flow_key *key;
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	unsigned int chain, tenant, by;
 	uint32_t cursor = 0;
 	struct zn_fdir_counts c;
@@ -216,8 +216,8 @@ cmd_flow_list(struct zn_cmd_req *req)
 		json_array_append_new(a, json_pack(
 			"{s:o, s:i, s:o, s:o, s:s}", "flow",
 			zn_fdir_flow_json(key), "chain_id", (int)chain, "chain",
-			zn_cmd_steps_json(hops, zn_fdir_chain_hops(req->mgr, chain,
-							      hops)),
+			zn_cmd_steps_json(steps, zn_fdir_chain_steps(req->mgr, chain,
+							      steps)),
 			"tenant", tenant_name(req->mgr, tenant), "by",
 			by == ZN_FDIR_BY_SOCKET ? "socket" :
 			by == ZN_FDIR_BY_KEPT ? "kept" : "nf"));
@@ -229,11 +229,11 @@ cmd_flow_list(struct zn_cmd_req *req)
 	return 0;
 }
 
-/* rule.add's parameters: the match into @p r, the chain into @p hops.
+/* rule.add's parameters: the match into @p r, the chain into @p steps.
  * @return the chain's length, or -errno (req->err set). */
 static int
 parse_rule(struct zn_cmd_req *req, struct zn_fdir_rule *r,
-	   struct zn_step *hops)
+	   struct zn_step *steps)
 {
 	json_t *prio = json_object_get(req->params, "priority");
 	json_int_t p;
@@ -243,7 +243,7 @@ parse_rule(struct zn_cmd_req *req, struct zn_fdir_rule *r,
 				req->err, sizeof(req->err)) < 0)
 		return -EINVAL;
 	n = zn_cmd_parse_steps(json_object_get(req->params, "chain"), "chain",
-			      hops, req->err, sizeof(req->err));
+			      steps, req->err, sizeof(req->err));
 	p = prio ? json_integer_value(prio) : 0;
 	r->priority = p < 0 || p > ZN_FDIR_MAX_PRIORITY ? -1 : (int32_t)p;
 	r->tenant = (uint8_t)req->tenant;
@@ -253,9 +253,9 @@ parse_rule(struct zn_cmd_req *req, struct zn_fdir_rule *r,
 static int
 check_rule_add(struct zn_cmd_req *req)
 {
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	struct zn_fdir_rule r;
-	int n = parse_rule(req, &r, hops);
+	int n = parse_rule(req, &r, steps);
 
 	return n < 0 ? n : 0;
 }
@@ -263,23 +263,23 @@ check_rule_add(struct zn_cmd_req *req)
 static int
 cmd_rule_add(struct zn_cmd_req *req)
 {
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	struct zn_fdir_rule r;
-	int n = parse_rule(req, &r, hops), id;
+	int n = parse_rule(req, &r, steps), id;
 
 	if (n < 0)
 		return n;
 	id = req->tenant == 0 ? 0 :
-	     zn_tenant_hops_check(req->mgr, (int)req->tenant - 1, hops,
+	     zn_tenant_steps_check(req->mgr, (int)req->tenant - 1, steps,
 				  (unsigned int)n, req->err, sizeof(req->err));
 	if (id < 0)
 		return id;
-	id = zn_fdir_rule_add(req->mgr, &r, hops, (unsigned int)n, req->err,
+	id = zn_fdir_rule_add(req->mgr, &r, steps, (unsigned int)n, req->err,
 			      sizeof(req->err));
 	if (id < 0)
 		return id;
 	req->result = json_pack("{s:i, s:o}", "id", id, "warnings",
-				fdir_idle_services(req->mgr, hops, (unsigned int)n));
+				fdir_idle_services(req->mgr, steps, (unsigned int)n));
 	return 0;
 }
 
@@ -309,7 +309,7 @@ cmd_rule_del(struct zn_cmd_req *req)
 static int
 cmd_rule_list(struct zn_cmd_req *req)
 {
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	unsigned int n;
 	const struct zn_fdir_rule *r = zn_fdir_rules(req->mgr, &n);
 	json_t *a = json_array();
@@ -321,8 +321,8 @@ cmd_rule_list(struct zn_cmd_req *req)
 				(int)r[i].id, "priority", (int)r[i].priority,
 				"match", zn_fdir_match_json(&r[i]), "chain_id",
 				r[i].chain, "chain", zn_cmd_steps_json(
-					hops, zn_fdir_chain_hops(
-						req->mgr, r[i].chain, hops)),
+					steps, zn_fdir_chain_steps(
+						req->mgr, r[i].chain, steps)),
 				"tenant", tenant_name(req->mgr, r[i].tenant)));
 	req->result = json_pack("{s:o}", "rules", a);
 	return 0;

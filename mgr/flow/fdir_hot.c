@@ -61,7 +61,7 @@ classify_chunk(struct zn_worker *w, const struct zn_route *rt,
 		uint32_t len;
 
 		zn_pkt_meta(pkts[i])->chain = 0;
-		p = zn_owner_map_pkt_data(w->mgr->owner_maps, pkts[i], &len);
+		p = zn_owner_map_pkt_data(w->mgr->trust.owner_maps, pkts[i], &len);
 		if (p == NULL || zn_flow_parse(p, len, &in[nk].key) < 0)
 			continue; /* not IP: the default chain */
 		in[nk].tenant_be = rte_cpu_to_be_32(tenant != NULL ? tenant[i]

@@ -22,7 +22,7 @@ struct zn_ft;
 
 struct fdir_chain {
 	uint16_t len;
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	uint32_t refs;      /* rules using it (chain 0: unused) */
 	uint64_t freed_seq; /* when refs fell to 0 (reuse the oldest) */
 };
@@ -53,13 +53,13 @@ struct zn_fdir {
 };
 
 /* fdir_chain.c */
-/** Hops fit for a chain (1..ZN_MAX_CHAIN_HOPS, services and ports that
+/** Hops fit for a chain (1..ZN_MAX_CHAIN_STEPS, services and ports that
  *  exist). 0, or -EINVAL with the reason in @p err. */
-int fdir_validate_hops(struct zn_mgr *m, const struct zn_step *hops,
+int fdir_validate_steps(struct zn_mgr *m, const struct zn_step *steps,
 		       unsigned int n, char *err, size_t errlen);
-/** The id of the chain of @p hops, interned (made if new: @p created),
+/** The id of the chain of @p steps, interned (made if new: @p created),
  *  one more reference; -ENOSPC (reason in @p err): no free id. */
-int fdir_chain_take(struct zn_fdir *fd, const struct zn_step *hops,
+int fdir_chain_take(struct zn_fdir *fd, const struct zn_step *steps,
 		    unsigned int n, bool *created, char *err, size_t errlen);
 /** One reference less to chain @p id. */
 void fdir_chain_put(struct zn_fdir *fd, unsigned int id);
@@ -67,11 +67,11 @@ void fdir_chain_put(struct zn_fdir *fd, unsigned int id);
  *  contexts, exact table. */
 void fdir_fill(struct zn_mgr *m, struct zn_route *rt);
 
-/* fdir_chain_cmds.c: a text for each step of @p hops to a service no
+/* fdir_chain_cmds.c: a text for each step of @p steps to a service no
  * running NF serves (its packets drop as no_instance until one does):
  * chain.set and rule.add answer them as warnings. An array, maybe
  * empty. */
-json_t *fdir_idle_services(const struct zn_mgr *m, const struct zn_step *hops,
+json_t *fdir_idle_services(const struct zn_mgr *m, const struct zn_step *steps,
 			   unsigned int n);
 
 #endif /* ZN_FDIR_PVT_H */

@@ -21,7 +21,7 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 {
 	const struct zn_steer_req *rq = &zn_slot(m, slot)->steer;
 	struct zn_steer_req req;
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	struct zn_flow_key keys[2];
 	unsigned int nk;
 	char err[128];
@@ -43,19 +43,19 @@ zn_fdir_steer(struct zn_mgr *m, unsigned int slot)
 		return rc;
 	}
 	if (req.op != ZN_STEER_ADD || req.n_steps == 0 ||
-	    req.n_steps > ZN_MAX_CHAIN_HOPS)
+	    req.n_steps > ZN_MAX_CHAIN_STEPS)
 		return -EINVAL;
 	for (unsigned int i = 0; i < req.n_steps; i++)
-		hops[i] = (struct zn_step){ .type = req.steps[i].type,
+		steps[i] = (struct zn_step){ .type = req.steps[i].type,
 					   .id = req.steps[i].id };
 	if (tenant != 0 &&
-	    (rc = zn_tenant_hops_check(m, (int)tenant - 1, hops, req.n_steps,
+	    (rc = zn_tenant_steps_check(m, (int)tenant - 1, steps, req.n_steps,
 				       err, sizeof(err))) < 0) {
 		ZN_LOG(INFO, "NF %u: steering refused: %s", slot, err);
 		return rc;
 	}
 	for (unsigned int i = 0; i < nk; i++) {
-		rc = zn_fdir_flow_add(m, &keys[i], hops, req.n_steps, tenant,
+		rc = zn_fdir_flow_add(m, &keys[i], steps, req.n_steps, tenant,
 				      (req.flags & ZN_STEER_F_KEEP) ?
 				      ZN_FDIR_BY_KEPT : ZN_FDIR_BY_NF(slot),
 				      false, err, sizeof(err));

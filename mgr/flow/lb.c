@@ -36,6 +36,7 @@
 #include "../../lib/common/zn_util.h"
 #include "../nf/nf_rec.h"
 #include "route.h"
+#include "../core/subsys.h"
 
 struct lb_svc {
 	uint8_t mode;
@@ -210,7 +211,7 @@ lb_tick(void *arg)
 
 	/* and the copy each trust group's NFs read (zn_group_home view) */
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->group[g].pool != NULL)
+		if (m->trust.group[g].pool != NULL)
 			__atomic_store_n(&zn_group_home_at(g)->view.lb_epoch, e,
 					 __ATOMIC_RELAXED);
 }
@@ -248,7 +249,9 @@ zn_lb_json(struct zn_mgr *m, uint16_t svc)
 			 (int)pinned);
 }
 
-int
+/* Make the balancing state and register as a source (after the flow
+ *  director). 0 or -errno. */
+static int
 zn_lb_init(struct zn_mgr *m)
 {
 	int rc;
@@ -267,7 +270,7 @@ zn_lb_init(struct zn_mgr *m)
 	return rc;
 }
 
-void
+static void
 zn_lb_fini(struct zn_mgr *m)
 {
 	if (m->lb == NULL)
@@ -354,3 +357,9 @@ static const struct zn_cmd service_set_cmd = {
 	.fn = cmd_service_set,
 };
 ZN_CMD_REGISTER(service_set_cmd)
+
+static const struct zn_subsys subsys = {
+	.name = "balancing", .order = ZN_SUBSYS_LB,
+	.init = zn_lb_init, .fini = zn_lb_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -21,10 +21,6 @@ struct zn_mgr;
 struct zn_route;
 
 
-/** Make the balancing state and register as a source (after the flow
- *  director). 0 or -errno. */
-int zn_lb_init(struct zn_mgr *m);
-void zn_lb_fini(struct zn_mgr *m);
 /** Set a service's mode and weights (weights[slot], 0: default 1). */
 int zn_lb_set(struct zn_mgr *m, uint16_t svc, enum zn_lb_mode mode,
 	      const uint16_t *weights, char *err, size_t errlen);

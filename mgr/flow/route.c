@@ -31,6 +31,7 @@
 #include "route.h"
 #include "../../lib/common/zn_util.h"
 #include "../nf/nf_rec.h"
+#include "../core/subsys.h"
 
 #define MAX_SOURCES 4
 
@@ -53,7 +54,7 @@ static void
 build(struct zn_mgr *m, struct zn_route *rt)
 {
 	memset(rt, 0, sizeof(*rt));
-	rt->version = ++m->route_version;
+	rt->version = ++m->route.version;
 	rt->n_ports = m->n_ports;
 
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
@@ -76,7 +77,7 @@ build(struct zn_mgr *m, struct zn_route *rt)
 			}
 		}
 		/* Every NF not yet freed keeps its TX ring drained. */
-		if (w < m->n_workers)
+		if (w < m->dp.n_workers)
 			rt->drain[w][rt->n_drain[w]++] = (uint16_t)s;
 	}
 	for (unsigned int i = 0; i < n_sources; i++)
@@ -137,7 +138,7 @@ nf_readers_passed(const struct zn_mgr *m, const struct rte_rcu_qsbr *q,
 static void
 sync_nfs(struct zn_mgr *m, struct rte_rcu_qsbr *q, struct zn_group *group)
 {
-	uint64_t *tok = group != NULL ? &group->qtoken : &m->nf_qtoken;
+	uint64_t *tok = group != NULL ? &group->qtoken : &m->route.nf_qtoken;
 	uint64_t token, t0 = 0;
 	unsigned int spins = 0;
 
@@ -185,11 +186,11 @@ sync_nfs(struct zn_mgr *m, struct rte_rcu_qsbr *q, struct zn_group *group)
 void
 zn_route_sync(struct zn_mgr *m)
 {
-	rte_rcu_qsbr_synchronize(m->qsbr, RTE_QSBR_THRID_INVALID);
+	rte_rcu_qsbr_synchronize(m->route.qsbr, RTE_QSBR_THRID_INVALID);
 	sync_nfs(m, m->shm->rt.qsbr, NULL);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->group[g].file.qsbr != NULL)
-			sync_nfs(m, m->group[g].file.qsbr, &m->group[g]);
+		if (m->trust.group[g].file.qsbr != NULL)
+			sync_nfs(m, m->trust.group[g].file.qsbr, &m->trust.group[g]);
 }
 
 /* The RCU variable the NF in @p slot reports to: its group's (in the
@@ -225,11 +226,11 @@ static void
 publish_groups(struct zn_mgr *m, const struct zn_route *nf)
 {
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
-		struct zn_group_file *gm = &m->group[g].file;
+		struct zn_group_file *gm = &m->trust.group[g].file;
 		struct zn_group_home *h = zn_group_home_at(g);
 		struct zn_route *spare = gm->rt_spare;
 
-		if (m->group[g].pool == NULL || spare == NULL)
+		if (m->trust.group[g].pool == NULL || spare == NULL)
 			continue;
 		memcpy(spare, nf, sizeof(*spare));
 		/* The LEAST_LOADED pins are in the EAL's memory, which the
@@ -257,15 +258,15 @@ publish_groups(struct zn_mgr *m, const struct zn_route *nf)
 void
 zn_route_publish(struct zn_mgr *m)
 {
-	struct zn_route *rt = m->route_spare, *nf = m->nf_route_spare;
+	struct zn_route *rt = m->route.spare, *nf = m->route.nf_spare;
 
 	build(m, rt);
 	memcpy(nf, rt, sizeof(*nf));
 	nf->acl[0] = nf->acl[1] = NULL; /* workers only, private memory */
 	nf->exact = NULL;
-	m->route_spare = __atomic_exchange_n(&m->route_live, rt,
+	m->route.spare = __atomic_exchange_n(&m->route.live, rt,
 					     __ATOMIC_ACQ_REL);
-	m->nf_route_spare = m->shm->rt.route;
+	m->route.nf_spare = m->shm->rt.route;
 	__atomic_store_n(&m->shm->rt.route, nf, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->shm->rt.version, rt->version, __ATOMIC_RELEASE);
 	publish_groups(m, nf);
@@ -274,27 +275,29 @@ zn_route_publish(struct zn_mgr *m)
 	zn_route_sync(m);
 }
 
-int
+/* Make the snapshots (an empty one published) and the RCU state. 0 or
+ *  -errno. */
+static int
 zn_route_init(struct zn_mgr *m)
 {
 	size_t sz = rte_rcu_qsbr_get_memsize(ZN_MAX_WORKERS);
 	size_t nsz = rte_rcu_qsbr_get_memsize(ZN_MAX_NFS);
 	struct rte_rcu_qsbr *nq;
 
-	m->qsbr = rte_zmalloc_socket("zn_qsbr", sz, RTE_CACHE_LINE_SIZE,
-				     m->priv_socket);
+	m->route.qsbr = rte_zmalloc_socket("zn_qsbr", sz, RTE_CACHE_LINE_SIZE,
+				     m->priv.socket);
 	nq = rte_zmalloc("zn_qsbr_nf", nsz, RTE_CACHE_LINE_SIZE);
-	if (m->qsbr == NULL || nq == NULL)
+	if (m->route.qsbr == NULL || nq == NULL)
 		return -ENOMEM;
 	m->shm->rt.qsbr = nq;
-	if (rte_rcu_qsbr_init(m->qsbr, ZN_MAX_WORKERS) < 0 ||
+	if (rte_rcu_qsbr_init(m->route.qsbr, ZN_MAX_WORKERS) < 0 ||
 	    rte_rcu_qsbr_init(nq, ZN_MAX_NFS) < 0)
 		return -EINVAL;
 	for (int i = 0; i < 2; i++) {
 		struct zn_route *rt = rte_zmalloc_socket("zn_route",
 							 sizeof(*rt),
 							 RTE_CACHE_LINE_SIZE,
-							 m->priv_socket);
+							 m->priv.socket);
 		struct zn_route *nf = rte_zmalloc("zn_route_nf", sizeof(*nf),
 						  RTE_CACHE_LINE_SIZE);
 
@@ -304,10 +307,10 @@ zn_route_init(struct zn_mgr *m)
 			return -ENOMEM;
 		}
 		if (i == 0) {
-			m->route_spare = rt;
-			m->nf_route_spare = nf;
+			m->route.spare = rt;
+			m->route.nf_spare = nf;
 		} else {
-			m->route_live = rt;
+			m->route.live = rt;
 			m->shm->rt.route = nf;
 		}
 	}
@@ -315,7 +318,7 @@ zn_route_init(struct zn_mgr *m)
 	return 0;
 }
 
-void
+static void
 zn_route_fini(struct zn_mgr *m)
 {
 	if (m->shm != NULL) {
@@ -324,11 +327,17 @@ zn_route_fini(struct zn_mgr *m)
 		m->shm->rt.route = NULL;
 		m->shm->rt.qsbr = NULL;
 	}
-	rte_free(m->route_live);
-	rte_free(m->route_spare);
-	rte_free(m->nf_route_spare);
-	m->route_live = m->route_spare = m->nf_route_spare = NULL;
+	rte_free(m->route.live);
+	rte_free(m->route.spare);
+	rte_free(m->route.nf_spare);
+	m->route.live = m->route.spare = m->route.nf_spare = NULL;
 	n_sources = 0;
-	rte_free(m->qsbr);
-	m->qsbr = NULL;
+	rte_free(m->route.qsbr);
+	m->route.qsbr = NULL;
 }
+
+static const struct zn_subsys subsys = {
+	.name = "route", .order = ZN_SUBSYS_ROUTE,
+	.init = zn_route_init, .fini = zn_route_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -29,11 +29,24 @@
 #include "../../lib/common/zn_route_hot.h" /* struct zn_res */
 
 struct zn_mgr;
+struct zn_route;
+struct rte_rcu_qsbr;
 
-/** Make the snapshots (an empty one published) and the RCU state. 0 or
- *  -errno. */
-int zn_route_init(struct zn_mgr *m);
-void zn_route_fini(struct zn_mgr *m);
+/** The routing snapshots (m->route; route.c). The live snapshot NFs read
+ *  is shm->rt.route; the workers read `live`. */
+struct zn_routing {
+	struct zn_route *spare;    /* the next to publish */
+	struct zn_route *live;     /* the one published: what workers read,
+				    * in private memory (private_heap.c) */
+	struct zn_route *nf_spare; /* the NFs' next copy (shared) */
+	struct rte_rcu_qsbr *qsbr; /* the workers' (private memory) */
+	/* The RCU variable's token of the NFs of no group (a group's is its
+	 * qtoken): kept here, the variable being in memory NFs write
+	 * (sync_nfs) */
+	uint64_t nf_qtoken;
+	uint64_t version;
+};
+
 
 /** A source's part of snapshot @p rt, filled after the NF slots' part
  *  (services' instances, what each worker drains) and the sources

@@ -53,6 +53,7 @@
 #include "sandbox.h"
 #include "../tenant/tenant.h"
 #include "../../lib/common/zn_util.h"
+#include "../core/subsys.h"
 
 extern char **environ;
 
@@ -449,7 +450,8 @@ tick(void *arg)
 	}
 }
 
-int
+/* Register with the loop (restart timer). 0 or -errno. */
+static int
 zn_launch_init(struct zn_mgr *m)
 {
 	int rc;
@@ -468,7 +470,7 @@ zn_launch_init(struct zn_mgr *m)
 			return -ENAMETOOLONG;
 	} else {
 		snprintf(L.log_dir, sizeof(L.log_dir), "%.*s/logs",
-			 PATH_MAX - 1, m->rundir);
+			 PATH_MAX - 1, m->inst.rundir);
 		L.log_dir_ours = true;
 	}
 	if ((mkdir(L.log_dir, 0755) < 0 && errno != EEXIST) ||
@@ -514,10 +516,13 @@ is_log(const char *name, const void *arg)
 	return n > 4 && strcmp(name + n - 4, ".log") == 0;
 }
 
-void
+/* Kill (SIGKILL) and reap what still runs; free the specs. */
+static void
 zn_launch_fini(struct zn_mgr *m)
 {
 	(void)m;
+	if (L.m == NULL)
+		return; /* never begun */
 	for (unsigned int k = 0; k < LAUNCH_MAX; k++) {
 		struct launch *l = &L.l[k];
 
@@ -619,3 +624,9 @@ zn_launch_is_replica(const char *nf, const char *name)
 	}
 	return false;
 }
+
+static const struct zn_subsys subsys = {
+	.name = "launcher", .order = ZN_SUBSYS_LAUNCH,
+	.init = zn_launch_init, .fini = zn_launch_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -19,8 +19,6 @@
 
 struct zn_mgr;
 
-/** Register with the loop (restart timer). 0 or -errno. */
-int zn_launch_init(struct zn_mgr *m);
 /** The manager stops: no more restarts; replicas that never registered
  *  are sent SIGTERM (registered ones the registry stops). */
 void zn_launch_stop_all(struct zn_mgr *m);
@@ -34,7 +32,5 @@ int zn_launch_info(const struct zn_mgr *m, const char *name,
 bool zn_launch_is_replica(const char *nf, const char *name);
 /** Run @p n replicas of it (as nf.scale). 0 or -ENOENT. */
 int zn_launch_scale(struct zn_mgr *m, const char *name, unsigned int n);
-/** Kill (SIGKILL) and reap what still runs; free the specs. */
-void zn_launch_fini(struct zn_mgr *m);
 
 #endif /* ZN_LAUNCH_H */

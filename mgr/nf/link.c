@@ -27,13 +27,14 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "../trust/home.h"
+#include "../trust/group_home.h"
 #include "link.h"
 #include "../core/mgr.h"
 #include "../trust/ring_guard.h"
 #include "../flow/route.h"
 #include "../../lib/common/zn_util.h"
 #include "nf_rec.h"
+#include "../core/subsys.h"
 
 struct zn_links {
 	/* The link table as given (from, to, gen, used): the shared one
@@ -46,7 +47,7 @@ struct zn_links {
 	bool warned_full;
 };
 
-int
+static int
 zn_link_init(struct zn_mgr *m)
 {
 	char name[RTE_RING_NAMESIZE];
@@ -74,7 +75,7 @@ zn_link_init(struct zn_mgr *m)
 	return 0;
 }
 
-void
+static void
 zn_link_fini(struct zn_mgr *m)
 {
 	if (m->shm != NULL)
@@ -82,12 +83,12 @@ zn_link_fini(struct zn_mgr *m)
 			/* At the address we made it at, its header as made
 			 * (an NF may have written its memzone pointer); the
 			 * guard of the EAL's ring: a link may be in a group's
-			 * file, gone by now (home.c). */
+			 * file, gone by now (group_home.c). */
 			struct rte_ring *r = m->links != NULL ?
 					     m->links->made[l] : NULL;
 
-			if (r != NULL && m->home_rg != NULL)
-				zn_rguard_reset(&m->home_rg[ZN_HOME_LINK(l)]);
+			if (r != NULL && m->trust.home_rg != NULL)
+				zn_rguard_reset(&m->trust.home_rg[ZN_HOME_LINK(l)]);
 			else if (r != NULL && m->rg_link != NULL)
 				zn_rguard_reset(&m->rg_link[l]);
 			rte_ring_free(r);
@@ -131,8 +132,8 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 	l = m->links->free[--m->links->n_free];
 	lk = &m->links->own[l];
 	/* Nobody uses a free link; what NFs wrote into it is gone. Its
-	 * ring is in the home of the pair's trust group (home.c). */
-	zn_home_link(m, l, m->nf[from].group);
+	 * ring is in the home of the pair's trust group (group_home.c). */
+	zn_group_home_link(m, l, m->nf[from].group);
 	zn_rguard_reset(&m->rg_link[l]);
 	lk->ring = m->rg_link[l].ring;
 	lk->from = (uint16_t)from;
@@ -140,7 +141,7 @@ give(struct zn_mgr *m, unsigned int from, unsigned int to)
 	lk->gen++;
 	lk->used = 1;
 	m->shm->links[l] = *lk;
-	zn_home_view_link(m, l, m->nf[from].group, lk);
+	zn_group_home_view_link(m, l, m->nf[from].group, lk);
 	/* Before the release below: a worker reading what the receiver
 	 * hands back sees it (owner_map_hot.c take_back). */
 	__atomic_store_n(&m->nf[to].linked_in, true, __ATOMIC_RELAXED);
@@ -210,7 +211,7 @@ static void
 put_back(struct zn_mgr *m, uint16_t l)
 {
 	m->links->own[l].used = m->shm->links[l].used = 0;
-	zn_home_view_link(m, l, 0, &m->links->own[l]);
+	zn_group_home_view_link(m, l, 0, &m->links->own[l]);
 	m->links->orphan[l] = false;
 	m->links->free[m->links->n_free++] = l;
 	m->links->warned_full = false;
@@ -285,3 +286,9 @@ zn_link_gc(struct zn_mgr *m)
 	for (unsigned int i = 0; i < n; i++)
 		put_back(m, done[i]);
 }
+
+static const struct zn_subsys subsys = {
+	.name = "links", .order = ZN_SUBSYS_LINKS,
+	.init = zn_link_init, .fini = zn_link_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

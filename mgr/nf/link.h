@@ -25,8 +25,6 @@ struct rte_mbuf;
 struct zn_mgr;
 struct zn_nf_slot;
 
-int zn_link_init(struct zn_mgr *m);
-void zn_link_fini(struct zn_mgr *m);
 /** The NF in @p slot asked for links (its hstats.want): give what can be
  *  given (both ends running, a free link, room in the receiver's list). */
 void zn_link_request(struct zn_mgr *m, unsigned int slot);

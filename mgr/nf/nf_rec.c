@@ -11,8 +11,12 @@
 #include <rte_common.h>
 
 #include "nf_rec.h"
+#include "../core/subsys.h"
 
-int
+/* Make the records (every slot FREE, nowhere yet: shared_init puts
+ *  each in zn_shm.nfs) before anything reads them (nf_rec.c). 0 or
+ *  -ENOMEM. */
+static int
 zn_nf_recs_make(struct zn_mgr *m)
 {
 	void *p = NULL;
@@ -26,9 +30,15 @@ zn_nf_recs_make(struct zn_mgr *m)
 	return 0;
 }
 
-void
+static void
 zn_nf_recs_free(struct zn_mgr *m)
 {
 	free(m->nf);
 	m->nf = NULL;
 }
+
+static const struct zn_subsys subsys = {
+	.name = "nf_records", .order = ZN_SUBSYS_NF_RECS,
+	.init = zn_nf_recs_make, .fini = zn_nf_recs_free,
+};
+ZN_SUBSYS_REGISTER(subsys)

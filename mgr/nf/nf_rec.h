@@ -26,11 +26,11 @@
  */
 struct zn_nf_rec {
 	/* Where the slot lives now, in zn_shm.nfs or in its NF's trust
-	 * group's file, and its RX ring there (home.c, while the slot is
+	 * group's file, and its RX ring there (group_home.c, while the slot is
 	 * FREE): what workers use, never the pointers NFs are told. First:
 	 * the workers' routing reads it as a struct zn_peer (zn_rctx). */
 	struct zn_peer where;
-	struct rte_ring *tx;     /* its TX ring there (home.c, as `where`) */
+	struct rte_ring *tx;     /* its TX ring there (group_home.c, as `where`) */
 	/* The registry's, as it checked the NF's registration: its state
 	 * (enum zn_nf_state; ctl.state repeats it to the NF) and
 	 * registration generation (ctl.gen), its trust group (NULL: none;
@@ -49,7 +49,7 @@ struct zn_nf_rec {
 	bool linked_in;
 	bool linked_out;
 	/* Our side of its RX and TX rings (ring_guard.h), copied from its
-	 * home's guards as made when it moves (home.c); their heads are the
+	 * home's guards as made when it moves (group_home.c); their heads are the
 	 * workers'. */
 	struct zn_rguard rx_guard;
 	struct zn_rguard tx_guard;
@@ -62,7 +62,7 @@ zn_nf_state(const struct zn_mgr *m, unsigned int slot)
 	return __atomic_load_n(&m->nf[slot].state, __ATOMIC_ACQUIRE);
 }
 
-/** NF slot @p s, where it lives now (home.c). */
+/** NF slot @p s, where it lives now (group_home.c). */
 static inline struct zn_nf_slot *
 zn_slot(const struct zn_mgr *m, unsigned int s)
 {
@@ -102,13 +102,8 @@ zn_owner_map_of_nf(const struct zn_mgr *m, uint16_t slot)
 {
 	const struct zn_group *g = m->nf[slot].group;
 
-	return g != NULL ? g->owners : m->owner_maps;
+	return g != NULL ? g->owners : m->trust.owner_maps;
 }
 
-/** Make the records (every slot FREE, nowhere yet: shared_init puts
- *  each in zn_shm.nfs) before anything reads them (nf_rec.c). 0 or
- *  -ENOMEM. */
-int zn_nf_recs_make(struct zn_mgr *m);
-void zn_nf_recs_free(struct zn_mgr *m);
 
 #endif /* ZN_NF_REC_H */

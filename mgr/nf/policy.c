@@ -20,6 +20,7 @@
 #include "policy.h"
 #include "../../lib/common/zn_util.h"
 #include "nf_rec.h"
+#include "../core/subsys.h"
 
 #define MAX_POLICIES 16
 #define NAME_LEN 32
@@ -58,7 +59,7 @@ struct reaction {
 	double above;             /* per second */
 	double for_s;
 	char insert[NAME_LEN];    /* launched NF put into the default chain */
-	char after[NAME_LEN];     /* right after this one's hop; "": first */
+	char after[NAME_LEN];     /* right after this one's step; "": first */
 	double remove_after_s;
 	/* state */
 	bool active;
@@ -104,7 +105,7 @@ ingress_drops(struct zn_mgr *m)
 {
 	uint64_t n = 0;
 
-	for (unsigned int w = 0; w < m->n_workers; w++)
+	for (unsigned int w = 0; w < m->dp.n_workers; w++)
 		for (unsigned int p = 0; p < m->n_ports; p++)
 			n += m->shm->workers[w].port[p].drops[ZN_DROP_INGRESS_FULL] +
 			     m->shm->workers[w].port[p].drops[ZN_DROP_STALLED];
@@ -184,10 +185,10 @@ scale_tick(struct zn_mgr *m, struct scale_policy *p, uint64_t now, double dt,
 }
 
 /* Where launched NF @p insert goes in the default chain: first, or
- * right after the hop of launched NF @p after. -1: @p after not there. */
+ * right after the step of launched NF @p after. -1: @p after not there. */
 static int
 insert_at(struct zn_mgr *m, const struct reaction *r,
-	  const struct zn_step *hops, unsigned int n)
+	  const struct zn_step *steps, unsigned int n)
 {
 	uint16_t svc;
 	unsigned int rep;
@@ -197,7 +198,7 @@ insert_at(struct zn_mgr *m, const struct reaction *r,
 	if (zn_launch_info(m, r->after, &svc, &rep) < 0)
 		return -1;
 	for (unsigned int i = 0; i < n; i++)
-		if (hops[i].type == ZN_STEP_SERVICE && hops[i].id == svc)
+		if (steps[i].type == ZN_STEP_SERVICE && steps[i].id == svc)
 			return (int)i + 1;
 	return -1;
 }
@@ -207,11 +208,11 @@ insert_at(struct zn_mgr *m, const struct reaction *r,
 static void
 chain_edit(struct zn_mgr *m, struct reaction *r, bool put)
 {
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS + 1];
-	unsigned int n = zn_chain_get(m, hops), rep;
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS + 1];
+	unsigned int n = zn_chain_get(m, steps), rep;
 	uint16_t svc;
 	char err[128];
-	int at = insert_at(m, r, hops, n);
+	int at = insert_at(m, r, steps, n);
 
 	if (zn_launch_info(m, r->insert, &svc, &rep) < 0 || at < 0) {
 		zn_event("react.failed", "%s: no launched NF '%s' or no '%s' "
@@ -219,21 +220,21 @@ chain_edit(struct zn_mgr *m, struct reaction *r, bool put)
 		return;
 	}
 	if (put) {
-		if (n == ZN_MAX_CHAIN_HOPS)
+		if (n == ZN_MAX_CHAIN_STEPS)
 			return;
-		memmove(hops + at + 1, hops + at, (n - at) * sizeof(hops[0]));
-		hops[at] = (struct zn_step){ .type = ZN_STEP_SERVICE,
+		memmove(steps + at + 1, steps + at, (n - at) * sizeof(steps[0]));
+		steps[at] = (struct zn_step){ .type = ZN_STEP_SERVICE,
 					     .id = svc };
 		n++;
-	} else if (at < (int)n && n > 1 && hops[at].type == ZN_STEP_SERVICE &&
-		   hops[at].id == svc) {
-		memmove(hops + at, hops + at + 1,
-			(n - at - 1) * sizeof(hops[0]));
+	} else if (at < (int)n && n > 1 && steps[at].type == ZN_STEP_SERVICE &&
+		   steps[at].id == svc) {
+		memmove(steps + at, steps + at + 1,
+			(n - at - 1) * sizeof(steps[0]));
 		n--;
 	} else {
 		return; /* someone changed the chain meanwhile: leave it */
 	}
-	if (zn_chain_set(m, hops, n, err, sizeof(err)) < 0)
+	if (zn_chain_set(m, steps, n, err, sizeof(err)) < 0)
 		zn_event("react.failed", "%s: %s", r->name, err);
 }
 
@@ -286,7 +287,8 @@ tick(void *arg)
 	P.ingress_drops = drops;
 }
 
-int
+/* Register the once-a-second tick. 0 or -errno. */
+static int
 zn_policy_init(struct zn_mgr *m)
 {
 	return zn_loop_every(m->loop, 1000, tick, m);
@@ -503,3 +505,9 @@ static const struct zn_cmd policy_list_cmd = {
 	.fn = cmd_policy_list,
 };
 ZN_CMD_REGISTER(policy_list_cmd)
+
+static const struct zn_subsys subsys = {
+	.name = "policies", .order = ZN_SUBSYS_POLICY,
+	.init = zn_policy_init,
+};
+ZN_SUBSYS_REGISTER(subsys)

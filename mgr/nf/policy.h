@@ -24,7 +24,5 @@
 
 struct zn_mgr;
 
-/** Register the once-a-second tick. 0 or -errno. */
-int zn_policy_init(struct zn_mgr *m);
 
 #endif /* ZN_POLICY_H */

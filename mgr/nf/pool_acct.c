@@ -28,6 +28,7 @@
 #include "../../lib/common/zn_pool_ops.h"
 #include "../../lib/common/zn_util.h"
 #include "nf_rec.h"
+#include "../core/subsys.h"
 
 #define TAGS_NAME "zn_acct_tags"
 #define MAX_TAGS (1u << 24) /* 16 MB of tags: a pool spread wider is not
@@ -139,12 +140,12 @@ shared_init(struct zn_mgr *m, struct zn_acct *a)
 static int
 group_init(struct zn_mgr *m, unsigned int g, struct zn_acct *a)
 {
-	uint64_t room = m->group[g].file.acct;
+	uint64_t room = m->trust.group[g].file.acct;
 	void *mem = room != 0 ? RTE_PTR_ADD(zn_group_home_at(g),
-					    m->group[g].file.acct_off) : NULL;
+					    m->trust.group[g].file.acct_off) : NULL;
 
-	a->mp = m->group[g].pool;
-	a->put = m->group[g].pool_mgr != NULL ? m->group[g].pool_mgr : m->group[g].pool;
+	a->mp = m->trust.group[g].pool;
+	a->put = m->trust.group[g].pool_mgr != NULL ? m->trust.group[g].pool_mgr : m->trust.group[g].pool;
 	a->n_mbufs = a->mp->size;
 	if (geometry(a) < 0 || mem == NULL || a->n * 3 + 64 > room) {
 		ZN_LOG(NOTICE, "trust group %u: its pool's buffers cannot be "
@@ -155,7 +156,13 @@ group_init(struct zn_mgr *m, unsigned int g, struct zn_acct *a)
 	return tags_at(a, mem);
 }
 
-int
+static void zn_pool_acct_fini(struct zn_mgr *m);
+
+/* Make the tags of the shared pool and of each trust group's (in the room
+ * group.c left in its file: its file's acct) and publish the shared
+ * pool's (hdr.acct_*; group_home.c publishes a group's in its view). After the
+ * groups' pools, before NFs may register. @return 0, or -errno. */
+static int
 zn_pool_acct_init(struct zn_mgr *m)
 {
 	struct zn_acct *acct;
@@ -174,8 +181,8 @@ zn_pool_acct_init(struct zn_mgr *m)
 	m->acct = acct;
 	rc = shared_init(m, &acct[0]);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS && rc == 0; g++)
-		if (m->group[g].pool != NULL) {
-			m->group[g].acct = &acct[g + 1];
+		if (m->trust.group[g].pool != NULL) {
+			m->trust.group[g].acct = &acct[g + 1];
 			rc = group_init(m, g, &acct[g + 1]);
 		}
 	if (rc < 0) {
@@ -204,7 +211,7 @@ zn_pool_acct_view(const struct zn_mgr *m, unsigned int pool,
 	h->acct_shift = a->shift;
 }
 
-void
+static void
 zn_pool_acct_fini(struct zn_mgr *m)
 {
 	struct zn_acct *acct = m->acct;
@@ -220,7 +227,7 @@ zn_pool_acct_fini(struct zn_mgr *m)
 	free(acct);
 	m->acct = NULL;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		m->group[g].acct = NULL;
+		m->trust.group[g].acct = NULL;
 }
 
 uint32_t
@@ -297,8 +304,8 @@ static void
 put_back(struct zn_mgr *m, const struct zn_acct *a, unsigned int pool,
 	 struct rte_mbuf *mb)
 {
-	if (m->owner_maps != NULL) {
-		const struct zn_owner_map *d = &m->owner_maps[pool];
+	if (m->trust.owner_maps != NULL) {
+		const struct zn_owner_map *d = &m->trust.owner_maps[pool];
 
 		zn_owner_map_own(d, (uintptr_t)mb)->owner = 0;
 		rte_mempool_put(d->mine, zn_owner_map_restore(d, mb));
@@ -317,7 +324,7 @@ zn_pool_acct_nf_caches(struct zn_mgr *m, unsigned int slot)
 	rte_mempool_cache_flush(rte_mempool_default_cache(m->pool, lcore),
 				m->pool);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->group[g].pool != NULL)
+		if (m->trust.group[g].pool != NULL)
 			zn_pool_header_take_nf_cache(m, g, lcore);
 }
 
@@ -358,3 +365,9 @@ zn_pool_acct_sweep(struct zn_mgr *m, unsigned int slot)
 	}
 	return back;
 }
+
+static const struct zn_subsys subsys = {
+	.name = "pool_accounts", .order = ZN_SUBSYS_POOL_ACCT,
+	.init = zn_pool_acct_init, .fini = zn_pool_acct_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

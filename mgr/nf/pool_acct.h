@@ -36,12 +36,6 @@ struct zn_mgr;
 struct rte_mbuf;
 struct zn_shm_hdr;
 
-/** Make the tags of the shared pool and of each trust group's (in the
- *  room group.c left in its file: its file's acct) and publish the shared pool's
- *  (hdr.acct_*; home.c publishes a group's in its view). After the
- *  groups' pools, before NFs may register. @return 0, or -errno. */
-int zn_pool_acct_init(struct zn_mgr *m);
-void zn_pool_acct_fini(struct zn_mgr *m);
 
 /** Bytes of tags (and starts) a pool of buffers of @p elt bytes (header
  *  and trailer included) over @p span bytes of memory needs. */

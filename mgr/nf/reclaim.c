@@ -63,7 +63,7 @@ pool_owns(const struct zn_mgr *m, const struct rte_mbuf *mb)
 
 		if (sg->used && p >= sg->va &&
 		    p + sizeof(*mb) <= sg->va + sg->len)
-			return mb->pool == m->group[g].pool;
+			return mb->pool == m->trust.group[g].pool;
 	}
 	return false;
 }
@@ -74,7 +74,7 @@ free_counted(struct zn_mgr *m, struct zn_nf_slot *s, struct rte_mbuf **pkts,
 {
 	unsigned int ok = 0;
 
-	if (m->owner_maps != NULL) { /* --validate: every check (owner_map.h) */
+	if (m->trust.owner_maps != NULL) { /* --validate: every check (owner_map.h) */
 		ok = zn_owner_map_free(m, pkts, n, s->ctl.name);
 		goto counted;
 	}
@@ -290,7 +290,7 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 	 * is: a leak at most (bounded by its ledger, counted; a group's
 	 * audit finds it), never a buffer freed under the NF that holds it,
 	 * which would be charged for it when it hands it back. */
-	if (m->owner_maps != NULL && n > 0 && zn_police_lied(m, slot)) {
+	if (m->trust.owner_maps != NULL && n > 0 && zn_police_lied(m, slot)) {
 		zn_event("nf.ledger_ignored", "NF '%s' (instance %u) handed "
 			 "back bad descriptors: the %u buffers its ledger "
 			 "names are not freed", s->ctl.name, slot, n);
@@ -298,7 +298,7 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 	}
 	/* Sent: freed, not counted; with --validate through the pools'
 	 * maps, not the packets' headers the NF wrote (owner_map.c) */
-	if (m->owner_maps != NULL)
+	if (m->trust.owner_maps != NULL)
 		zn_owner_map_free(m, pkts, sent_out, s->ctl.name);
 	else
 		rte_pktmbuf_free_bulk(pkts, sent_out);
@@ -349,7 +349,7 @@ zn_reclaim_gc_exited(struct zn_mgr *m)
 		/* NFs do not run rte_eal_cleanup (nor can a killed one):
 		 * remove the EAL files of the gone process, named with its
 		 * pid as it saw it. */
-		zn_unlink_matching(m->rundir, is_file_of_pid, &ns_pid);
+		zn_unlink_matching(m->inst.rundir, is_file_of_pid, &ns_pid);
 		m->registry->exiting[slot].pid = 0;
 	}
 }

@@ -46,7 +46,7 @@
 #include "pool_repair.h"
 #include "../port/port.h"
 #include "../trust/group.h"
-#include "../trust/home.h"
+#include "../trust/group_home.h"
 #include "registry.h"
 #include "../tenant/tenant.h"
 #include "registry_pvt.h"
@@ -57,6 +57,7 @@
 #include "../../lib/common/zn_util.h"
 #include "../../lib/shm/zn_kick.h"
 #include "nf_rec.h"
+#include "../core/subsys.h"
 
 #define STOP_WARN_NS (5ULL * 1000 * 1000 * 1000)
 #define CRED_WAIT_NS (2ULL * 1000 * 1000 * 1000)
@@ -76,7 +77,9 @@ set_state(struct zn_mgr *m, unsigned int slot, uint32_t st)
  * synchronised with every secondary) while NFs come and go. */
 static void on_wake(void *arg);
 
-int
+/* Set up the slots' rings, the kick socket, and register with the loop
+ *  (m->loop). 0 or -errno. */
+static int
 zn_registry_init(struct zn_mgr *m)
 {
 	char name[RTE_RING_NAMESIZE];
@@ -115,7 +118,7 @@ zn_registry_init(struct zn_mgr *m)
 	return rc;
 }
 
-void
+static void
 zn_registry_fini(struct zn_mgr *m)
 {
 	struct zn_registry *r = m->registry;
@@ -136,7 +139,7 @@ zn_registry_fini(struct zn_mgr *m)
 }
 
 
-/* The answer goes to the home the request was written in (home.c). */
+/* The answer goes to the home the request was written in (group_home.c). */
 static void
 reply(struct zn_mgr *m, struct zn_nf_slot *s, uint32_t gen, int rc)
 {
@@ -172,7 +175,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	struct zn_group *g = zn_group_by_id(m, grp);
 	/* in the home of the group the request says (none: no such group) */
 	struct zn_nf_slot *s = grp == 0 || g != NULL ?
-			       zn_home_slot(m, g, slot) : NULL;
+			       zn_group_home_slot(m, g, slot) : NULL;
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
 	struct zn_nf_cred *cred;
 	char name[ZN_NAME_LEN], name_err[128];
@@ -258,7 +261,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	}
 	/* Nobody uses a FREE slot's rings; they are empty after a reclaim.
 	 * The slot and its rings are now those of its group's home. */
-	zn_home_move(m, slot, zn_group_by_id(m, group));
+	zn_group_home_move(m, slot, zn_group_by_id(m, group));
 	zn_rguard_reset(&m->nf[slot].rx_guard);
 	zn_rguard_reset(&m->nf[slot].tx_guard);
 	rc = zn_loop_watch(m->loop, pidfd, EPOLLIN, on_pidfd,
@@ -576,7 +579,7 @@ rx_when_ready(struct zn_mgr *m)
 {
 	bool up[ZN_MAX_SERVICES] = { false };
 
-	if (!m->rx_waiting)
+	if (!m->dp.rx_waiting)
 		return;
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
 		const struct zn_nf_slot *s = zn_slot(m, i);
@@ -588,8 +591,8 @@ rx_when_ready(struct zn_mgr *m)
 		if (m->cfg.chain[h].type == ZN_STEP_SERVICE &&
 		    !up[m->cfg.chain[h].id])
 			return;
-	m->rx_waiting = false;
-	m->rx_enabled = 1;
+	m->dp.rx_waiting = false;
+	m->dp.rx_enabled = 1;
 	ZN_LOG(NOTICE, "every service of the chain has a running NF: port "
 	       "RX enabled (--rx-when-ready)");
 }
@@ -624,3 +627,9 @@ zn_registry_find(const struct zn_mgr *m, const char *name)
 	}
 	return -ENOENT;
 }
+
+static const struct zn_subsys subsys = {
+	.name = "registry", .order = ZN_SUBSYS_REGISTRY,
+	.init = zn_registry_init, .fini = zn_registry_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

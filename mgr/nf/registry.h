@@ -20,10 +20,6 @@ struct zn_mgr;
 struct zn_nf_slot;
 struct rte_mbuf;
 
-/** Set up the slots' rings, the kick socket, and register with the loop
- *  (m->loop). 0 or -errno. */
-int zn_registry_init(struct zn_mgr *m);
-void zn_registry_fini(struct zn_mgr *m);
 /** Handle messages and liveness now (also run after every wake-up). */
 void zn_registry_poll(struct zn_mgr *m);
 /** Ask NF @p slot to stop: it drains its packets and exits.

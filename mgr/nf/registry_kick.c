@@ -121,7 +121,7 @@ kick_open(struct zn_mgr *m, struct zn_kick_sock *ks, const char *file)
 	char path[PATH_MAX + 64];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/%s", m->rundir, file);
+	snprintf(path, sizeof(path), "%s/%s", m->inst.rundir, file);
 	ks->m = m;
 	ks->fd = zn_unix_bind(path, SOCK_DGRAM);
 	if (ks->fd < 0) {
@@ -218,7 +218,7 @@ zn_registry_kick_open(struct zn_mgr *m)
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS && rc == 0; g++) {
 		char file[64];
 
-		if (m->group[g].pool == NULL)
+		if (m->trust.group[g].pool == NULL)
 			continue;
 		snprintf(file, sizeof(file), ZN_KICK_GROUP_SOCK_FMT, g);
 		k[g + 1].group = (uint8_t)(g + 1);

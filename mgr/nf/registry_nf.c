@@ -99,8 +99,8 @@ zn_registry_pick_worker(const struct zn_mgr *m)
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
 		if (zn_nf_state(m, s) != ZN_NF_FREE)
 			load[m->nf[s].worker]++;
-	for (unsigned int w = 0; w < m->n_workers; w++)
-		if (m->workers[w]->tx_role && load[w] < best) {
+	for (unsigned int w = 0; w < m->dp.n_workers; w++)
+		if (m->dp.workers[w]->tx_role && load[w] < best) {
 			best = load[w];
 			pick = (uint16_t)w;
 		}

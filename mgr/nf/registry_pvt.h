@@ -27,7 +27,7 @@ struct zn_nf_reg {
 				* same, in memory the NF can write) */
 	bool pending;          /* REGISTER waiting for the slot to be free */
 	uint32_t pending_gen;
-	uint8_t pending_group; /* the home it was written in (home.c) */
+	uint8_t pending_group; /* the home it was written in (group_home.c) */
 	bool stop_sent;        /* ctl.stop set */
 	uint64_t stop_asked_ns; /* when; 0 once the slow stop was logged */
 	int reclaim_lock;      /* the slot's lock file, held while the slot

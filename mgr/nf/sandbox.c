@@ -308,10 +308,10 @@ zn_program_check(const struct zn_mgr *m, const char *path, char *err,
 		return -EPERM;
 	}
 	/* What sandboxed NFs of no group may write (their bind mounts) */
-	if (realpath(m->rundir, run) == NULL)
-		zn_strlcpy(run, m->rundir, sizeof(run));
-	if (realpath(m->huge_dir, huge) == NULL)
-		zn_strlcpy(huge, m->huge_dir, sizeof(huge));
+	if (realpath(m->inst.rundir, run) == NULL)
+		zn_strlcpy(run, m->inst.rundir, sizeof(run));
+	if (realpath(m->inst.huge_dir, huge) == NULL)
+		zn_strlcpy(huge, m->inst.huge_dir, sizeof(huge));
 	if (zn_sandbox_under(real, run) || zn_sandbox_under(real, huge)) {
 		snprintf(err, errlen, "binary %.200s: in a directory NFs may "
 			 "write (the runtime or hugepage directory): refused",
@@ -422,7 +422,7 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	if (uid != 0) {
 		/* The directories bwrap makes on the way to what it binds
 		 * are root's alone (0700): the group's user must pass */
-		const char *to[] = { binary, cwd, m->huge_dir, m->rundir,
+		const char *to[] = { binary, cwd, m->inst.huge_dir, m->inst.rundir,
 				     log_dir, lib_dir(lib, sizeof(lib)) };
 
 		for (size_t i = 0; i < RTE_DIM(to); i++)
@@ -446,8 +446,8 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		ADD(RUN_AS);
 		ADD("--setenv");
 		ADD("XDG_RUNTIME_DIR");
-		ADD("%.*s", (int)(strlen(m->rundir) - strlen("/dpdk/") -
-				  strlen(m->cfg.instance)), m->rundir);
+		ADD("%.*s", (int)(strlen(m->inst.rundir) - strlen("/dpdk/") -
+				  strlen(m->cfg.instance)), m->inst.rundir);
 	}
 	/* Its working directory (the deployment file's, with the files its
 	 * options name) read-only: an NF must not rewrite the deployment
@@ -470,7 +470,7 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	     o++)
 		ADD("%s", *o);
 	ADD("--tmpfs");
-	ADD("%s", m->huge_dir);
+	ADD("%s", m->inst.huge_dir);
 	if (group >= 0) {
 		/* An NF of a trust group is no secondary of the manager
 		 * (lib/nf/nf.c): of the runtime directory it has what
@@ -484,17 +484,17 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		unsigned int gi = (unsigned int)group;
 
 		ADD("--tmpfs");
-		ADD("%s", m->rundir);
+		ADD("%s", m->inst.rundir);
 		for (size_t i = 0; i < RTE_DIM(zn_files); i++) {
 			/* read (and the lock tested) only */
 			ADD("--ro-bind");
-			ADD("%s/%s", m->rundir, zn_files[i]);
-			ADD("%s/%s", m->rundir, zn_files[i]);
+			ADD("%s/%s", m->inst.rundir, zn_files[i]);
+			ADD("%s/%s", m->inst.rundir, zn_files[i]);
 		}
 		/* its group's kick socket, not the shared one */
 		ADD("--bind");
-		ADD("%s/" ZN_KICK_GROUP_SOCK_FMT, m->rundir, gi);
-		ADD("%s/" ZN_KICK_GROUP_SOCK_FMT, m->rundir, gi);
+		ADD("%s/" ZN_KICK_GROUP_SOCK_FMT, m->inst.rundir, gi);
+		ADD("%s/" ZN_KICK_GROUP_SOCK_FMT, m->inst.rundir, gi);
 		/* No slot's lock file: its launcher claims its slot and
 		 * hands it the lock (zn_util.h ZN_SLOT_ENV); with every
 		 * free slot's file it could lock them all, and no NF could
@@ -504,24 +504,24 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 		 * sockets masked: the NF talks to the manager through shared
 		 * memory and the kick socket only. */
 		ADD("--bind");
-		ADD("%s", m->rundir);
-		ADD("%s", m->rundir);
+		ADD("%s", m->inst.rundir);
+		ADD("%s", m->inst.rundir);
 		ADD("--ro-bind");
 		ADD("/dev/null");
-		ADD("%s/%s", m->rundir, ZN_CTL_SOCK);
+		ADD("%s/%s", m->inst.rundir, ZN_CTL_SOCK);
 		ADD("--ro-bind-try");
 		ADD("/dev/null");
-		ADD("%s/dpdk_telemetry.v2", m->rundir);
+		ADD("%s/dpdk_telemetry.v2", m->inst.rundir);
 		/* The instance's hugepage files, and no other. */
-		d = opendir(m->huge_dir);
+		d = opendir(m->inst.huge_dir);
 		if (d == NULL)
 			return -errno;
 		while ((e = readdir(d)) != NULL) {
 			if (!hugefile_of(e->d_name, m->cfg.instance))
 				continue;
 			ADD("--bind");
-			ADD("%s/%s", m->huge_dir, e->d_name);
-			ADD("%s/%s", m->huge_dir, e->d_name);
+			ADD("%s/%s", m->inst.huge_dir, e->d_name);
+			ADD("%s/%s", m->inst.huge_dir, e->d_name);
 		}
 		closedir(d);
 		d = NULL;
@@ -536,7 +536,7 @@ zn_sandbox_argv(struct zn_mgr *m, const char *name, const char *binary,
 	/* Other NFs' logs, where they are in what it sees: out of sight
 	 * (and, in the runtime directory, out of its reach) */
 	if (zn_sandbox_under(log_dir, cwd) ||
-	    zn_sandbox_under(log_dir, m->rundir)) {
+	    zn_sandbox_under(log_dir, m->inst.rundir)) {
 		ADD("--tmpfs");
 		ADD("%s", log_dir);
 		ADD("--remount-ro");

@@ -80,12 +80,12 @@ zn_sandbox_uid_prepare(struct zn_mgr *m, int group, uid_t uid)
 
 	if (chown(m->shm->groups[group].path, uid, (gid_t)uid) < 0)
 		return -errno;
-	snprintf(path, sizeof(path), "%s/" ZN_KICK_GROUP_SOCK_FMT, m->rundir,
+	snprintf(path, sizeof(path), "%s/" ZN_KICK_GROUP_SOCK_FMT, m->inst.rundir,
 		 (unsigned int)group);
 	if (chown(path, uid, (gid_t)uid) < 0)
 		return -errno;
 	for (size_t i = 0; i < sizeof(readable) / sizeof(readable[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", m->rundir, readable[i]);
+		snprintf(path, sizeof(path), "%s/%s", m->inst.rundir, readable[i]);
 		if (chmod(path, 0644) < 0)
 			return -errno;
 	}

@@ -19,6 +19,7 @@
 #include "../core/cmd.h"
 #include "../core/mgr.h"
 #include "port.h"
+#include "../core/subsys.h"
 #include "../trust/port_headers.h"
 #include "../../lib/common/zn_util.h"
 
@@ -78,12 +79,12 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 
 	p->nb_rxq = (uint16_t)RTE_MIN(m->cfg.rx_threads,
 				      (unsigned int)info.max_rx_queues);
-	p->nb_txq = (uint16_t)RTE_MIN(m->n_workers,
+	p->nb_txq = (uint16_t)RTE_MIN(m->dp.n_workers,
 				      (unsigned int)info.max_tx_queues);
 	/* A port may be TX-only (net_pcap with only tx_pcap), never neither. */
 	if (p->nb_txq == 0)
 		return -ENOTSUP;
-	p->txq_shared = p->nb_txq < m->n_workers;
+	p->txq_shared = p->nb_txq < m->dp.n_workers;
 	for (unsigned int i = 0; i < ZN_MAX_WORKERS; i++)
 		rte_spinlock_init(&p->txq_lock[i]);
 
@@ -148,8 +149,8 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 	return 0;
 }
 
-int
-zn_ports_init(struct zn_mgr *m)
+static int
+ports_init(struct zn_mgr *m)
 {
 	for (unsigned int i = 0; i < m->cfg.n_devargs; i++) {
 		struct zn_port *p = &m->ports[i];
@@ -185,11 +186,14 @@ zn_ports_close(struct zn_mgr *m)
 	for (unsigned int i = 0; i < m->n_ports; i++) {
 		struct zn_port *p = &m->ports[i];
 
+		if (p->closed)
+			continue;
 		if (p->started) {
 			rte_eth_dev_stop(p->port_id);
 			p->started = false;
 		}
 		rte_eth_dev_close(p->port_id);
+		p->closed = true;
 	}
 }
 
@@ -201,8 +205,8 @@ cmd_rx_set(struct zn_cmd_req *req)
 {
 	bool on = json_is_true(json_object_get(req->params, "enabled"));
 
-	req->mgr->rx_enabled = on;
-	req->mgr->rx_waiting = false; /* the operator decides now */
+	req->mgr->dp.rx_enabled = on;
+	req->mgr->dp.rx_waiting = false; /* the operator decides now */
 	ZN_LOG(NOTICE, "port RX %s", on ? "enabled" : "paused");
 	req->result = json_pack("{s:b}", "enabled", on);
 	return 0;
@@ -219,3 +223,27 @@ static const struct zn_cmd rx_set_cmd = {
 	.fn = cmd_rx_set,
 };
 ZN_CMD_REGISTER(rx_set_cmd)
+
+/* The ports set up and started, each one's MAC in zn_shm's header. */
+static int
+ports_start(struct zn_mgr *m)
+{
+	int rc = ports_init(m);
+
+	if (rc < 0)
+		return rc;
+	m->shm->hdr.n_ports = m->n_ports;
+	for (uint16_t p = 0; p < m->n_ports; p++) {
+		struct rte_ether_addr mac = { 0 };
+
+		rte_eth_macaddr_get(m->ports[p].port_id, &mac);
+		memcpy(m->shm->hdr.port_mac[p], mac.addr_bytes, 6);
+	}
+	return 0;
+}
+
+static const struct zn_subsys subsys = {
+	.name = "ports", .order = ZN_SUBSYS_PORTS,
+	.init = ports_start, .fini = zn_ports_close,
+};
+ZN_SUBSYS_REGISTER(subsys)

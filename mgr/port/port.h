@@ -30,6 +30,7 @@ struct zn_port {
 	uint16_t nb_txq;
 	bool rss;
 	bool started;
+	bool closed;                      /* zn_ports_close */
 	struct zn_group *group;           /* its trust group (port.c, at
 					   * start; --port-group), NULL: none */
 	char name[RTE_ETH_NAME_MAX_LEN];
@@ -49,7 +50,7 @@ struct zn_port {
 	} nf_gone;                        /* of NFs whose slot was freed */
 };
 
-int zn_ports_init(struct zn_mgr *m);
+/** Stop and close the ports (shutdown, teardown: again, nothing). */
 void zn_ports_close(struct zn_mgr *m);
 /* port_private.c: secondaries never probe the manager's ports. _early()
  * before rte_eal_init(), _late() after it; scans_refused counts the

@@ -35,6 +35,7 @@
 #include "../datapath/worker.h"
 #include "../../lib/common/zn_util.h"
 #include "../nf/nf_rec.h"
+#include "../core/subsys.h"
 
 static const char *const action_names[ZN_ACT_MAX] = {
 	[ZN_ACT_NEXT] = "next",
@@ -210,7 +211,7 @@ port_json(struct zn_mgr *m, unsigned int i)
 	json_t *nftx, *o;
 	const struct zn_group *g = p->group;
 
-	for (unsigned int w = 0; w < m->n_workers; w++) {
+	for (unsigned int w = 0; w < m->dp.n_workers; w++) {
 		const struct zn_port_wstats *ws = &m->shm->workers[w].port[i];
 
 		sum.rx += ws->rx;
@@ -252,14 +253,14 @@ port_json(struct zn_mgr *m, unsigned int i)
 	/* The trust group whose pool it receives into (mgr/trust/group.c), and
 	 * the chain of what enters from it (chain.set with a port). */
 	if (o != NULL) {
-		struct zn_step hops[ZN_MAX_CHAIN_HOPS];
-		unsigned int n = zn_fdir_port_chain(m, i, hops);
+		struct zn_step steps[ZN_MAX_CHAIN_STEPS];
+		unsigned int n = zn_fdir_port_chain(m, i, steps);
 
 		json_object_set_new(o, "trust_group", g != NULL ?
 				    json_string(m->cfg.groups[g->idx].name) :
 				    json_null());
 		json_object_set_new(o, "chain", n != 0 ?
-				    zn_cmd_steps_json(hops, n) : json_null());
+				    zn_cmd_steps_json(steps, n) : json_null());
 	}
 	return o;
 }
@@ -277,9 +278,9 @@ zn_stats_ports(struct zn_mgr *m)
 static json_t *
 chain_json(struct zn_mgr *m)
 {
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 
-	return zn_cmd_steps_json(hops, zn_chain_get(m, hops));
+	return zn_cmd_steps_json(steps, zn_chain_get(m, steps));
 }
 
 json_t *
@@ -295,12 +296,12 @@ zn_stats_status(struct zn_mgr *m)
 			 "s:o, s:s, s:s, s:i, s:b, s:b, s:{s:i, s:i, s:i, s:i}, "
 			 "s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 			 "s:I, s:I, s:I}, s:{s:I, s:I}}",
-			 "instance", m->cfg.instance, "pid", (int)m->pid,
+			 "instance", m->cfg.instance, "pid", (int)m->inst.pid,
 			 "build", zn_build_id, "dpdk", rte_version(),
 			 "uptime_ms",
-			 (json_int_t)((zn_now_ns() - m->start_ns) / 1000000),
+			 (json_int_t)((zn_now_ns() - m->inst.start_ns) / 1000000),
 			 "ready", g->ready != 0, "stopping", g->stopping != 0,
-			 "workers", (int)m->n_workers, "ports", m->n_ports,
+			 "workers", (int)m->dp.n_workers, "ports", m->n_ports,
 			 "nfs", (int)zn_registry_active(m), "chain",
 			 chain_json(m), "ingress",
 			 m->cfg.ingress == ZN_INGRESS_DROP ? "drop" :
@@ -308,8 +309,8 @@ zn_stats_status(struct zn_mgr *m)
 			 "handoff", m->cfg.handoff == ZN_HANDOFF_WORKER ?
 					    "worker" : "direct",
 			 "links", (int)zn_link_count(m),
-			 "rx_enabled", m->rx_enabled != 0,
-			 "rx_waiting", m->rx_waiting, "pool", "size", (int)size, "available", (int)avail,
+			 "rx_enabled", m->dp.rx_enabled != 0,
+			 "rx_waiting", m->dp.rx_waiting, "pool", "size", (int)size, "available", (int)avail,
 			 "in_use", (int)(size - avail), "nf_quota",
 			 (int)zn_pool_acct_quota(m, 0), "registry",
 			 "registered", (json_int_t)g->nf_registered,
@@ -334,7 +335,7 @@ workers_json(struct zn_mgr *m, uint64_t *drops)
 {
 	json_t *a = json_array();
 
-	for (unsigned int w = 0; w < m->n_workers; w++) {
+	for (unsigned int w = 0; w < m->dp.n_workers; w++) {
 		const struct zn_worker_shm *ws = &m->shm->workers[w];
 
 		for (int r = 0; r < ZN_DROP_MAX; r++)
@@ -342,8 +343,8 @@ workers_json(struct zn_mgr *m, uint64_t *drops)
 		json_array_append_new(a, json_pack(
 			"{s:i, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
 			" s:I, s:I, s:I, s:I}",
-			"worker", (int)w, "rx", m->workers[w]->rx_role, "tx",
-			m->workers[w]->tx_role, "online", ws->stats.online != 0,
+			"worker", (int)w, "rx", m->dp.workers[w]->rx_role, "tx",
+			m->dp.workers[w]->tx_role, "online", ws->stats.online != 0,
 			"loops", (json_int_t)ws->stats.loops, "busy_loops",
 			(json_int_t)ws->stats.busy_loops, "routed",
 			(json_int_t)ws->stats.routed, "stalls",
@@ -389,7 +390,7 @@ stats_fdir(struct zn_mgr *m)
 	uint64_t hit[3] = { 0, 0, 0 };
 
 	zn_fdir_counts(m, &c);
-	for (unsigned int w = 0; w < m->n_workers; w++) {
+	for (unsigned int w = 0; w < m->dp.n_workers; w++) {
 		hit[0] += m->shm->workers[w].stats.fdir_exact;
 		hit[1] += m->shm->workers[w].stats.fdir_rule;
 		hit[2] += m->shm->workers[w].stats.fdir_miss;
@@ -424,7 +425,8 @@ log_stats(void *arg)
 	json_decref(st);
 }
 
-int
+/* Register the periodic log with the loop. 0 or -errno. */
+static int
 zn_stats_init(struct zn_mgr *m)
 {
 	if (m->cfg.stats_interval_s == 0)
@@ -603,3 +605,9 @@ static const struct zn_cmd stats_cmd = {
 	.fn = cmd_stats,
 };
 ZN_CMD_REGISTER(stats_cmd)
+
+static const struct zn_subsys subsys = {
+	.name = "stats_log", .order = ZN_SUBSYS_STATS,
+	.init = zn_stats_init,
+};
+ZN_SUBSYS_REGISTER(subsys)

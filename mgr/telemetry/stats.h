@@ -12,8 +12,6 @@
 
 struct zn_mgr;
 
-/** Register the periodic log with the loop. 0 or -errno. */
-int zn_stats_init(struct zn_mgr *m);
 json_t *zn_stats_status(struct zn_mgr *m);
 json_t *zn_stats_ports(struct zn_mgr *m);
 json_t *zn_stats_nfs(struct zn_mgr *m);

@@ -31,17 +31,22 @@
 #include "../core/mgr.h"
 #include "telemetry.h"
 #include "../../lib/common/zn_util.h"
+#include "../core/subsys.h"
 
 #define TEL_WAIT_MS 1000
 
 static struct {
-	pthread_mutex_t caller;  /* one telemetry request at a time */
+	/* one telemetry request at a time; held, mgr may change */
+	pthread_mutex_t caller;
 	pthread_mutex_t mu;      /* guards the fields below */
 	pthread_cond_t cv;
 	const struct zn_cmd *cmd; /* asked, not yet served */
 	uint64_t asked, served;
 	json_t *result;
-	struct zn_mgr *mgr;      /* set at init, then read-only */
+	/* the manager (under caller and mu): set at init, NULL from fini on
+	 * (a request then answers nothing; the EAL's telemetry thread lives
+	 * until rte_eal_cleanup, after the manager's teardown) */
+	struct zn_mgr *mgr;
 } tel = {
 	.caller = PTHREAD_MUTEX_INITIALIZER,
 	.mu = PTHREAD_MUTEX_INITIALIZER,
@@ -73,11 +78,14 @@ ask(const char *name)
 
 	if (cmd == NULL)
 		return NULL;
-	if (cmd->flags & ZN_CMD_F_ANY_THREAD)
-		return run(cmd);
+	pthread_mutex_lock(&tel.caller);
+	if (tel.mgr == NULL || (cmd->flags & ZN_CMD_F_ANY_THREAD)) {
+		res = tel.mgr != NULL ? run(cmd) : NULL;
+		pthread_mutex_unlock(&tel.caller);
+		return res;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += TEL_WAIT_MS / 1000;
-	pthread_mutex_lock(&tel.caller);
 	pthread_mutex_lock(&tel.mu);
 	tel.cmd = cmd;
 	my = ++tel.asked;
@@ -271,7 +279,8 @@ tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	return tel_one(ask_list("port.list", "ports"), "port", params, d);
 }
 
-int
+/* Register the telemetry commands and the loop's wake-up fd. */
+static int
 zn_telemetry_init(struct zn_mgr *m)
 {
 	pthread_condattr_t ca;
@@ -280,7 +289,9 @@ zn_telemetry_init(struct zn_mgr *m)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&tel.cv, &ca);
 	pthread_condattr_destroy(&ca);
+	pthread_mutex_lock(&tel.caller);
 	tel.mgr = m;
+	pthread_mutex_unlock(&tel.caller);
 	if (zn_loop_on_wake(m->loop, serve, NULL) < 0)
 		return -ENOSPC;
 	if (rte_telemetry_register_cmd("/zeronf/status", tel_status,
@@ -300,12 +311,21 @@ zn_telemetry_init(struct zn_mgr *m)
 	return 0;
 }
 
-void
+static void
 zn_telemetry_fini(struct zn_mgr *m)
 {
 	(void)m;
+	pthread_mutex_lock(&tel.caller); /* no request in flight */
 	pthread_mutex_lock(&tel.mu);
+	tel.mgr = NULL;
 	json_decref(tel.result);
 	tel.result = NULL;
 	pthread_mutex_unlock(&tel.mu);
+	pthread_mutex_unlock(&tel.caller);
 }
+
+static const struct zn_subsys subsys = {
+	.name = "telemetry", .order = ZN_SUBSYS_TELEMETRY,
+	.init = zn_telemetry_init, .fini = zn_telemetry_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -10,8 +10,5 @@
 
 struct zn_mgr;
 
-/** Register the telemetry commands and the loop's wake-up fd. */
-int zn_telemetry_init(struct zn_mgr *m);
-void zn_telemetry_fini(struct zn_mgr *m);
 
 #endif /* ZN_TELEMETRY_H */

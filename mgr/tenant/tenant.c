@@ -30,6 +30,7 @@
 #include "tenant.h"
 #include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
+#include "../core/subsys.h"
 
 /* One OPTION=VALUE after --tenant's group: services=LO-HI, uid=N,
  * cpu=PERCENT (of one CPU), mem=MB. */
@@ -334,7 +335,9 @@ zn_tenant_resolve(const char *prog, struct zn_mgr_cfg *cfg)
 	return resolve_slices(prog, cfg);
 }
 
-int
+/* Build m->tn from the options (NULL when there is no tenant). 0 or
+ *  -errno. After the ports and groups. */
+static int
 zn_tenant_init(struct zn_mgr *m)
 {
 	const struct zn_mgr_cfg *c = &m->cfg;
@@ -372,7 +375,7 @@ zn_tenant_init(struct zn_mgr *m)
 	return 0;
 }
 
-void
+static void
 zn_tenant_fini(struct zn_mgr *m)
 {
 	free(m->tn);
@@ -442,8 +445,8 @@ zn_tenant_port_sliced(const struct zn_mgr *m, unsigned int port)
 }
 
 int
-zn_tenant_hops_check(const struct zn_mgr *m, int tenant,
-		     const struct zn_step *hops, unsigned int n, char *err,
+zn_tenant_steps_check(const struct zn_mgr *m, int tenant,
+		     const struct zn_step *steps, unsigned int n, char *err,
 		     size_t errlen)
 {
 	int owner = tenant >= 0 ? tenant + 1 : -1; /* -1: not known yet */
@@ -453,33 +456,39 @@ zn_tenant_hops_check(const struct zn_mgr *m, int tenant,
 	for (unsigned int i = 0; i < n; i++) {
 		int o;
 
-		if (hops[i].type != ZN_STEP_SERVICE ||
-		    hops[i].id >= ZN_MAX_SERVICES)
+		if (steps[i].type != ZN_STEP_SERVICE ||
+		    steps[i].id >= ZN_MAX_SERVICES)
 			continue;
-		o = m->tn->svc_tenant[hops[i].id];
+		o = m->tn->svc_tenant[steps[i].id];
 		if (owner < 0) {
 			owner = o;
 		} else if (o != owner) {
 			if (tenant >= 0)
 				snprintf(err, errlen, "hop %u: service %u is "
-					 "not tenant %s's", i, hops[i].id,
+					 "not tenant %s's", i, steps[i].id,
 					 m->cfg.tenants[tenant].name);
 			else
 				snprintf(err, errlen, "hop %u: service %u and "
 					 "an earlier hop are of different "
 					 "tenants (a tenant's NFs send only "
-					 "within it)", i, hops[i].id);
+					 "within it)", i, steps[i].id);
 			return -EPERM;
 		}
 	}
 	for (unsigned int i = 0; i < n && owner > 0; i++)
-		if (hops[i].type == ZN_STEP_PORT &&
-		    (hops[i].id >= ZN_MAX_PORTS ||
-		     !((m->tn->port_mask[hops[i].id] >> (owner - 1)) & 1))) {
+		if (steps[i].type == ZN_STEP_PORT &&
+		    (steps[i].id >= ZN_MAX_PORTS ||
+		     !((m->tn->port_mask[steps[i].id] >> (owner - 1)) & 1))) {
 			snprintf(err, errlen, "hop %u: port %u has no slice of "
-				 "tenant %s", i, hops[i].id,
+				 "tenant %s", i, steps[i].id,
 				 m->cfg.tenants[owner - 1].name);
 			return -EPERM;
 		}
 	return 0;
 }
+
+static const struct zn_subsys subsys = {
+	.name = "tenants", .order = ZN_SUBSYS_TENANTS,
+	.init = zn_tenant_init, .fini = zn_tenant_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -58,10 +58,6 @@ int zn_slice_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg);
 /** Once every option is read: names to indexes, overlaps refused. */
 int zn_tenant_resolve(const char *prog, struct zn_mgr_cfg *cfg);
 
-/** Build m->tn from the options (NULL when there is no tenant). 0 or
- *  -errno. After the ports and groups. */
-int zn_tenant_init(struct zn_mgr *m);
-void zn_tenant_fini(struct zn_mgr *m);
 
 /** The index of the tenant called @p name, or -ENOENT. */
 int zn_tenant_find(const struct zn_mgr *m, const char *name);
@@ -101,8 +97,8 @@ bool zn_tenant_port_sliced(const struct zn_mgr *m, unsigned int port);
  *  a tenant's chain names only its services and ports; an operator's
  *  chain does not mix one tenant's services with anything not that
  *  tenant's (its NFs could not send there). 0 or -EPERM with @p err. */
-int zn_tenant_hops_check(const struct zn_mgr *m, int tenant,
-			 const struct zn_step *hops, unsigned int n, char *err,
+int zn_tenant_steps_check(const struct zn_mgr *m, int tenant,
+			 const struct zn_step *steps, unsigned int n, char *err,
 			 size_t errlen);
 
 /** Ingress from sliced port @p port (workers), instead of

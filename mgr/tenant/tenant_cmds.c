@@ -68,7 +68,7 @@ tenant_json(struct zn_mgr *m, unsigned int t)
 {
 	const struct zn_tenant_cfg *c = &m->cfg.tenants[t];
 	struct zn_tenant_wstats sum = { 0 };
-	struct zn_step hops[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	json_t *slices = json_array();
 	unsigned int n_nfs;
 	json_t *nfs = nf_sums(m, t, &n_nfs);
@@ -90,8 +90,8 @@ tenant_json(struct zn_mgr *m, unsigned int t)
 		"{s:s, s:i, s:s, s:[i,i], s:o, s:o, s:i, s:o, s:{s:I, s:I, "
 		"s:I, s:I, s:I}}", "name", c->name, "id", (int)t, "group",
 		c->group_name, "services", c->svc_lo, c->svc_hi, "slices",
-		slices, "chain", zn_cmd_steps_json(hops, zn_fdir_tenant_chain(
-						   m, t, hops)),
+		slices, "chain", zn_cmd_steps_json(steps, zn_fdir_tenant_chain(
+						   m, t, steps)),
 		"n_nfs", (int)n_nfs, "nfs", nfs, "counters", "rx",
 		(json_int_t)sum.rx, "rx_bytes", (json_int_t)sum.rx_bytes,
 		"ingress_full", (json_int_t)sum.ingress_full, "no_chain",

@@ -37,7 +37,7 @@ tenant_of(const struct zn_mgr *mg, uint16_t port, const struct rte_mbuf *m)
 {
 	const struct zn_tenants *tn = mg->tn;
 	uint32_t len, l3 = 14;
-	const uint8_t *d = zn_owner_map_pkt_data(mg->owner_maps, m, &len);
+	const uint8_t *d = zn_owner_map_pkt_data(mg->trust.owner_maps, m, &len);
 	const uint8_t *dst = NULL;
 	bool tagged = false, v6 = false;
 	uint16_t vlan = 0, et;
@@ -113,7 +113,7 @@ drop_no_tenant(struct zn_worker *w, uint16_t port, struct rte_mbuf **gone,
 {
 	if (n == 0)
 		return;
-	zn_owner_map_drop(w->mgr->owner_maps, gone, n);
+	zn_owner_map_drop(w->mgr->trust.owner_maps, gone, n);
 	w->shm->stats.drops[ZN_DROP_NO_TENANT] += n;
 	w->shm->port[port].drops[ZN_DROP_NO_TENANT] += n;
 }

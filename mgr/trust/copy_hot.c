@@ -224,11 +224,11 @@ zn_copy_to_nf_pool(struct zn_worker *w, uint16_t slot, struct rte_mbuf **pkts,
 	unsigned int i = n, copied = 0;
 	uint64_t t0 = rte_rdtsc();
 
-	if (m->owner_maps != NULL) {
+	if (m->trust.owner_maps != NULL) {
 		for (i = 0; i < n;) {
 			unsigned int run = RTE_MIN(n - i, (unsigned int)ZN_BURST);
 			unsigned int k = copy_all_checked(
-				m->owner_maps, zn_owner_map_of_nf(m, slot),
+				m->trust.owner_maps, zn_owner_map_of_nf(m, slot),
 				pkts + i, run, &copied);
 
 			i += k;

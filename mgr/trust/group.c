@@ -16,7 +16,7 @@
  * the file is the manager's, mode 0600). docs/security.md.
  *
  * The file begins with the homes of the group's NFs (their slots and
- * rings, home.c), then the pool.
+ * rings, group_home.c), then the pool.
  *
  * Each group's file is mapped at ZN_GROUP_VA_BASE + index * STRIDE in
  * every process (mbufs hold virtual addresses): far above the EAL's own
@@ -54,6 +54,7 @@
 #include "../../lib/common/zn_util.h"
 #include "../nf/nf_rec.h"
 #include "police.h"
+#include "../core/subsys.h"
 
 #define GROUP_CACHE 256
 
@@ -80,7 +81,7 @@ static struct rte_mempool *
 pool_create(struct zn_mgr *m, unsigned int i, void *va)
 {
 	const struct zn_group_cfg *c = &m->cfg.groups[i];
-	const struct zn_group_file *gm = &m->group[i].file;
+	const struct zn_group_file *gm = &m->trust.group[i].file;
 	struct zn_shm_group *g = &m->shm->groups[i];
 	struct rte_pktmbuf_pool_private priv = {
 		.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -135,7 +136,7 @@ group_routing_free(struct zn_group_file *gm)
 static int
 group_routing(struct zn_mgr *m, unsigned int i, void *va)
 {
-	struct zn_group_file *gm = &m->group[i].file;
+	struct zn_group_file *gm = &m->trust.group[i].file;
 	struct zn_group_home *h = va;
 	size_t qsz = rte_rcu_qsbr_get_memsize(ZN_MAX_NFS);
 	int socket = gm->socket;
@@ -184,19 +185,19 @@ group_create(struct zn_mgr *m, unsigned int i)
 	struct rte_mempool *mp;
 	struct statfs fs;
 	uint64_t len, used, pg, home, heap, acct;
-	char *heap_name = m->group[i].file.heap_name;
+	char *heap_name = m->trust.group[i].file.heap_name;
 	void *va;
 	int fd, rc;
 
 	if ((size_t)snprintf(g->path, sizeof(g->path), "%s/" ZN_GROUP_FILE_FMT,
-			     m->huge_dir, m->cfg.instance, i) >=
+			     m->inst.huge_dir, m->cfg.instance, i) >=
 	    sizeof(g->path))
 		return -ENAMETOOLONG;
 	snprintf(g->pool, sizeof(g->pool), "zn_tg%u", i);
-	snprintf(heap_name, sizeof(m->group[i].file.heap_name), ZN_GROUP_HEAP_FMT,
+	snprintf(heap_name, sizeof(m->trust.group[i].file.heap_name), ZN_GROUP_HEAP_FMT,
 		 i);
 	zn_strlcpy(g->name, c->name, sizeof(g->name));
-	if (statfs(m->huge_dir, &fs) < 0)
+	if (statfs(m->inst.huge_dir, &fs) < 0)
 		return -errno;
 	pg = (uint64_t)fs.f_bsize;
 	/* Room for every object whole, one page of slack per object run
@@ -205,13 +206,13 @@ group_create(struct zn_mgr *m, unsigned int i)
 	      c->n_mbufs;
 	len += len / pg * (sz.total_size) + 2 * pg;
 	len = RTE_ALIGN_CEIL(len, pg);
-	/* Before the buffers: the homes of the group's NFs (home.c), the
+	/* Before the buffers: the homes of the group's NFs (group_home.c), the
 	 * tags of who took which buffer (pool_acct.h), then the pool's own
 	 * structures */
 	home = zn_home_len(rte_ring_get_memsize(m->cfg.ring_size), pg);
 	acct = RTE_ALIGN_CEIL(zn_pool_acct_bytes(len, sz.total_size), pg);
-	m->group[i].file.acct_off = home;
-	m->group[i].file.acct = acct;
+	m->trust.group[i].file.acct_off = home;
+	m->trust.group[i].file.acct = acct;
 	home += acct;
 	heap = heap_bytes(c->n_mbufs, pg);
 	len += home + heap;
@@ -251,11 +252,11 @@ group_create(struct zn_mgr *m, unsigned int i)
 	rc = populate(va, used, pg);
 	if (rc < 0)
 		goto fail_map;
-	g->len = m->group[i].file.len = len;
-	g->home_len = m->group[i].file.home = home;
-	g->heap_len = m->group[i].file.heap = heap;
+	g->len = m->trust.group[i].file.len = len;
+	g->home_len = m->trust.group[i].file.home = home;
+	g->heap_len = m->trust.group[i].file.heap = heap;
 	g->page_sz = pg;
-	zn_strlcpy(m->group[i].file.path, g->path, sizeof(m->group[i].file.path));
+	zn_strlcpy(m->trust.group[i].file.path, g->path, sizeof(m->trust.group[i].file.path));
 	if (rte_malloc_heap_create(heap_name) < 0) {
 		rc = -rte_errno;
 		goto fail_map;
@@ -265,8 +266,8 @@ group_create(struct zn_mgr *m, unsigned int i)
 		rc = -rte_errno;
 		goto fail_heap;
 	}
-	m->group[i].file.socket = rte_malloc_heap_get_socket(heap_name);
-	if (m->group[i].file.socket < 0) {
+	m->trust.group[i].file.socket = rte_malloc_heap_get_socket(heap_name);
+	if (m->trust.group[i].file.socket < 0) {
 		rc = -ENOENT;
 		goto fail_heap_mem;
 	}
@@ -280,10 +281,10 @@ group_create(struct zn_mgr *m, unsigned int i)
 		rc = -rte_errno;
 		goto fail_reg;
 	}
-	m->group[i].pool = mp;
+	m->trust.group[i].pool = mp;
 	rc = zn_pool_header_make(m, i);
 	if (rc < 0) {
-		m->group[i].pool = NULL;
+		m->trust.group[i].pool = NULL;
 		rte_mempool_free(mp);
 		goto fail_reg;
 	}
@@ -296,14 +297,14 @@ group_create(struct zn_mgr *m, unsigned int i)
 	/* Nothing more is allocated in the heap: what rte_free follows at
 	 * exit (each element's header, between the structures) is as
 	 * now, whatever the group's NFs write there meanwhile. */
-	m->group[i].file.heap_as_made = malloc(heap);
-	if (m->group[i].file.heap_as_made == NULL) {
+	m->trust.group[i].file.heap_as_made = malloc(heap);
+	if (m->trust.group[i].file.heap_as_made == NULL) {
 		rc = -ENOMEM;
-		group_routing_free(&m->group[i].file);
+		group_routing_free(&m->trust.group[i].file);
 		zn_pool_header_free(m, i);
 		goto fail_reg;
 	}
-	memcpy(m->group[i].file.heap_as_made, RTE_PTR_ADD(va, home), heap);
+	memcpy(m->trust.group[i].file.heap_as_made, RTE_PTR_ADD(va, home), heap);
 	g->va = (uint64_t)(uintptr_t)va;
 	g->n_mbufs = c->n_mbufs;
 	__atomic_store_n(&g->used, 1, __ATOMIC_RELEASE);
@@ -336,7 +337,7 @@ groups_file(struct zn_mgr *m)
 	FILE *f;
 	int rc = 0;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", m->rundir,
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", m->inst.rundir,
 			     ZN_GROUPS_FILE) >= sizeof(path))
 		return -ENAMETOOLONG;
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
@@ -344,7 +345,7 @@ groups_file(struct zn_mgr *m)
 	if (f == NULL)
 		return -errno;
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++)
-		if (m->group[i].pool != NULL)
+		if (m->trust.group[i].pool != NULL)
 			fprintf(f, "%u %s %s\n", i, m->shm->groups[i].name,
 				m->shm->groups[i].path);
 	if (ferror(f))
@@ -358,13 +359,14 @@ groups_file(struct zn_mgr *m)
 	return rc;
 }
 
-int
+/* Make --trust-group's groups (after the shared memory). 0 or -errno. */
+static int
 zn_group_init(struct zn_mgr *m)
 {
 	int rc;
 
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++)
-		m->group[i].idx = i;
+		m->trust.group[i].idx = i;
 	for (unsigned int i = 0; i < m->cfg.n_groups; i++) {
 		rc = group_create(m, i);
 		if (rc < 0) {
@@ -375,31 +377,32 @@ zn_group_init(struct zn_mgr *m)
 	}
 	rc = m->cfg.n_groups > 0 ? groups_file(m) : 0;
 	if (rc < 0)
-		ZN_LOG(ERR, "cannot write %s/%s: %s", m->rundir,
+		ZN_LOG(ERR, "cannot write %s/%s: %s", m->inst.rundir,
 		       ZN_GROUPS_FILE, strerror(-rc));
 	return rc;
 }
 
-void
+/* Free their pools and files (after the NFs are gone). */
+static void
 zn_group_fini(struct zn_mgr *m)
 {
 	char path[PATH_MAX];
 
 	if (m->cfg.n_groups > 0 && (size_t)snprintf(path, sizeof(path),
-			"%s/%s", m->rundir, ZN_GROUPS_FILE) < sizeof(path))
+			"%s/%s", m->inst.rundir, ZN_GROUPS_FILE) < sizeof(path))
 		unlink(path);
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
-		struct zn_group_file *gm = &m->group[i].file;
+		struct zn_group_file *gm = &m->trust.group[i].file;
 		void *va = (void *)zn_group_home_at(i);
 
-		if (m->group[i].pool == NULL)
+		if (m->trust.group[i].pool == NULL)
 			continue;
 		zn_pool_header_flush_lcore(m, i, rte_lcore_id());
-		if (zn_pool_header_avail(m, i) != m->group[i].pool_mgr->size)
+		if (zn_pool_header_avail(m, i) != m->trust.group[i].pool_mgr->size)
 			ZN_LOG(WARNING, "trust group '%s': %u of %u buffers "
 			       "not returned", m->cfg.groups[i].name,
-			       m->group[i].pool_mgr->size - zn_pool_header_avail(m, i),
-			       m->group[i].pool_mgr->size);
+			       m->trust.group[i].pool_mgr->size - zn_pool_header_avail(m, i),
+			       m->trust.group[i].pool_mgr->size);
 		__atomic_store_n(&m->shm->groups[i].used, 0, __ATOMIC_RELEASE);
 		/* The heap's element headers are in the file, which the
 		 * group's NFs write; DPDK's rte_free follows them (and the
@@ -409,7 +412,7 @@ zn_group_fini(struct zn_mgr *m)
 		free(gm->heap_as_made);
 		gm->heap_as_made = NULL;
 		zn_pool_header_free(m, i);
-		group_routing_free(&m->group[i].file);
+		group_routing_free(&m->trust.group[i].file);
 		rte_extmem_unregister(RTE_PTR_ADD(va, gm->home + gm->heap),
 				      gm->len - gm->home - gm->heap);
 		rte_malloc_heap_memory_remove(gm->heap_name,
@@ -424,8 +427,8 @@ zn_group_fini(struct zn_mgr *m)
 struct zn_group *
 zn_group_by_id(const struct zn_mgr *m, uint32_t id)
 {
-	return id != 0 && id <= ZN_MAX_GROUPS && m->group[id - 1].pool != NULL ?
-	       (struct zn_group *)(uintptr_t)&m->group[id - 1] : NULL;
+	return id != 0 && id <= ZN_MAX_GROUPS && m->trust.group[id - 1].pool != NULL ?
+	       (struct zn_group *)(uintptr_t)&m->trust.group[id - 1] : NULL;
 }
 
 bool
@@ -438,7 +441,7 @@ int
 zn_group_find(const struct zn_mgr *m, const char *name)
 {
 	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++)
-		if (m->group[i].pool != NULL &&
+		if (m->trust.group[i].pool != NULL &&
 		    strcmp(m->cfg.groups[i].name, name) == 0)
 			return (int)i;
 	return -ENOENT;
@@ -452,7 +455,7 @@ copied_into(const struct zn_mgr *m, int g, uint64_t *cycles)
 	uint64_t n = 0;
 
 	*cycles = 0;
-	for (unsigned int w = 0; w < m->n_workers; w++) {
+	for (unsigned int w = 0; w < m->dp.n_workers; w++) {
 		n += m->shm->workers[w].stats.copied[g + 1];
 		*cycles += m->shm->workers[w].stats.copy_cycles;
 	}
@@ -460,12 +463,12 @@ copied_into(const struct zn_mgr *m, int g, uint64_t *cycles)
 }
 
 /* Pointers the pool's driver took out of its ring that were no buffer
- * of it, dropped (owner_map.c): pool @p d of m->owner_maps ([0]: the shared one). */
+ * of it, dropped (owner_map.c): pool @p d of m->trust.owner_maps ([0]: the shared one). */
 static uint64_t
 foreign(const struct zn_mgr *m, unsigned int d)
 {
-	return m->owner_maps != NULL ?
-	       __atomic_load_n(&m->owner_maps[d].foreign, __ATOMIC_RELAXED) : 0;
+	return m->trust.owner_maps != NULL ?
+	       __atomic_load_n(&m->trust.owner_maps[d].foreign, __ATOMIC_RELAXED) : 0;
 }
 
 static int
@@ -485,7 +488,7 @@ cmd_group_list(struct zn_cmd_req *req)
 		nfs = json_array();
 		for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
 			if (zn_nf_state(m, s) != ZN_NF_FREE &&
-			    m->nf[s].group == &m->group[i])
+			    m->nf[s].group == &m->trust.group[i])
 				json_array_append_new(nfs, json_integer(s));
 		n = copied_into(m, (int)i, &cycles);
 		total += n;
@@ -493,17 +496,17 @@ cmd_group_list(struct zn_cmd_req *req)
 			"{s:s, s:i, s:s, s:I, s:{s:i, s:i, s:I, s:I}, s:o, s:I}",
 			"name", g->name, "id", (int)i, "file", g->path,
 			"bytes", (json_int_t)g->len, "pool", "size",
-			(int)m->group[i].pool_mgr->size, "in_use",
-			(int)(m->group[i].pool_mgr->size - zn_pool_header_avail(m, i)),
+			(int)m->trust.group[i].pool_mgr->size, "in_use",
+			(int)(m->trust.group[i].pool_mgr->size - zn_pool_header_avail(m, i)),
 			"foreign",
 			(json_int_t)foreign(m, i + 1), "header_repairs",
-			(json_int_t)m->group[i].header.repairs, "nfs", nfs,
+			(json_int_t)m->trust.group[i].header.repairs, "nfs", nfs,
 			"copied_in", (json_int_t)n));
 	}
 	n = copied_into(m, -1, &cycles);
 	total += n;
 	zn_police_ring_stats(&repairs, &cut);
-	for (unsigned int w = 0; w < m->n_workers; w++) {
+	for (unsigned int w = 0; w < m->dp.n_workers; w++) {
 		shadowed += m->shm->workers[w].stats.shadowed;
 		shadow_rx += m->shm->workers[w].stats.shadow_rx;
 	}
@@ -563,3 +566,9 @@ static const struct zn_cmd group_list_cmd = {
 	.fn = cmd_group_list,
 };
 ZN_CMD_REGISTER(group_list_cmd)
+
+static const struct zn_subsys subsys = {
+	.name = "trust_groups", .order = ZN_SUBSYS_GROUPS,
+	.init = zn_group_init, .fini = zn_group_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -61,7 +61,7 @@ struct zn_group {
 	struct rte_mempool *pool_mgr;
 	struct zn_pool_header header;
 	struct zn_group_file file;
-	/* its pool's owner map and tags: m->owner_maps[idx + 1] (owner_map.c),
+	/* its pool's owner map and tags: m->trust.owner_maps[idx + 1] (owner_map.c),
 	 * m->acct[idx + 1] (pool_acct.c), pool-indexed for lookups by
 	 * address */
 	struct zn_owner_map *owners;
@@ -69,7 +69,7 @@ struct zn_group {
 	/* the manager's port headers of its buffers (port_headers.c), NULL:
 	 * none of its ports needs them */
 	struct zn_port_headers *port_headers;
-	/* the guards of its NFs' homes' rings as made (home.c) */
+	/* the guards of its NFs' homes' rings as made (group_home.c) */
 	struct zn_rguard *home_rg;
 	/* its NFs' RCU variable's token (route.c sync_nfs): kept here, the
 	 * variable being in memory its NFs write */
@@ -83,10 +83,21 @@ zn_group_id(const struct zn_group *g)
 	return g != NULL ? (uint8_t)(g->idx + 1) : 0;
 }
 
-/** Make --trust-group's groups (after the shared memory). 0 or -errno. */
-int zn_group_init(struct zn_mgr *m);
-/** Free their pools and files (after the NFs are gone). */
-void zn_group_fini(struct zn_mgr *m);
+/** Trust, the manager's side (m->trust): the groups, and the maps that
+ *  check what every NF hands back. */
+struct zn_trust {
+	struct zn_group group[ZN_MAX_GROUPS]; /* group.c */
+	/* some groups have port headers: drivers see groups' packets in
+	 * them (port_headers.c) */
+	bool port_headers;
+	/* Each pool's owner map (owner_map.c), [0]: the shared pool's, [g +
+	 * 1]: group g's (its `owners`); NULL: --validate off */
+	struct zn_owner_map *owner_maps;
+	/* The guards of the EAL's home's rings as made (a group's are its
+	 * home_rg), copied to a record's when its slot moves (group_home.c). */
+	struct zn_rguard *home_rg;
+};
+
 /** Group @p id (index + 1), NULL: 0, out of range or not made. */
 struct zn_group *zn_group_by_id(const struct zn_mgr *m, uint32_t id);
 /** An NF's registration names group id @p g (0: none): valid? */

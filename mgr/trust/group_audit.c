@@ -60,10 +60,10 @@ busy(const struct zn_mgr *m, unsigned int g)
 {
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
 		if (zn_nf_state(m, s) != ZN_NF_FREE &&
-		    m->nf[s].group == &m->group[g])
+		    m->nf[s].group == &m->trust.group[g])
 			return "it has NFs (stop them first)";
 	for (uint16_t p = 0; p < m->n_ports; p++)
-		if (m->ports[p].group == &m->group[g])
+		if (m->ports[p].group == &m->trust.group[g])
 			return "a port receives into its pool";
 	return NULL;
 }
@@ -76,20 +76,20 @@ ask_workers(struct zn_mgr *m, const struct audit *a)
 	struct timespec ts = { 0, 100000 };
 	unsigned int held = 0;
 
-	for (unsigned int i = 0; i < m->n_workers; i++) {
-		struct zn_worker *w = m->workers[i];
+	for (unsigned int i = 0; i < m->dp.n_workers; i++) {
+		struct zn_worker *w = m->dp.workers[i];
 
 		w->audit_mp = a->mp;
-		w->audit_hdrs = m->group[a->g].port_headers != NULL ?
-				m->group[a->g].port_headers->mp : NULL;
+		w->audit_hdrs = m->trust.group[a->g].port_headers != NULL ?
+				m->trust.group[a->g].port_headers->mp : NULL;
 		w->audit_lo = a->d->lo;
 		w->audit_hi = a->d->hi;
 		__atomic_store_n(&w->audit_req, w->audit_req + 1,
 				 __ATOMIC_RELEASE);
 		zn_db_ring(&m->shm->workers[i].db);
 	}
-	for (unsigned int i = 0; i < m->n_workers; i++) {
-		struct zn_worker *w = m->workers[i];
+	for (unsigned int i = 0; i < m->dp.n_workers; i++) {
+		struct zn_worker *w = m->dp.workers[i];
 
 		for (unsigned int t = 0; zn_audit_pending(w); t++) {
 			if (t > ASK_TIMEOUT_MS * 10)
@@ -192,7 +192,7 @@ cmd_group_audit(struct zn_cmd_req *req)
 			 name);
 		return -ENOENT;
 	}
-	if (m->owner_maps == NULL) {
+	if (m->trust.owner_maps == NULL) {
 		snprintf(req->err, sizeof(req->err), "an audit reads the map "
 			 "of the pool's buffers: needs --validate on");
 		return -ENOTSUP;
@@ -202,9 +202,9 @@ cmd_group_audit(struct zn_cmd_req *req)
 			 why);
 		return -EBUSY;
 	}
-	a.mp = m->group[g].pool_mgr; /* the manager's header (pool_header.c) */
+	a.mp = m->trust.group[g].pool_mgr; /* the manager's header (pool_header.c) */
 	a.g = (unsigned int)g;
-	a.d = &m->owner_maps[g + 1];
+	a.d = &m->trust.owner_maps[g + 1];
 	held = ask_workers(m, &a);
 	if (held != 0) {
 		snprintf(req->err, sizeof(req->err), held < 0 ?

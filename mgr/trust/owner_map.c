@@ -49,6 +49,7 @@
 #include "../../lib/common/zn_pool_ops.h"
 #include "../../lib/common/zn_util.h"
 #include "../nf/nf_rec.h"
+#include "../core/subsys.h"
 
 #define ZN_OWNER_MAP_MAX_SPAN (8ULL << 30) /* a pool's memory, first to last */
 
@@ -172,51 +173,54 @@ pkt_data(const struct rte_mbuf *mb, uint32_t *len)
 	return zn_owner_map_pkt_data(check_pools, mb, len);
 }
 
-int
+/* Build the maps of the shared pool and of every trust group's. */
+static int
 zn_owner_map_init(struct zn_mgr *m)
 {
 	int rc;
 
-	m->owner_maps = calloc(ZN_MAX_GROUPS + 1, sizeof(*m->owner_maps));
-	if (m->owner_maps == NULL)
+	if (!m->cfg.validate)
+		return 0; /* --validate off: the NFs are trusted */
+	m->trust.owner_maps = calloc(ZN_MAX_GROUPS + 1, sizeof(*m->trust.owner_maps));
+	if (m->trust.owner_maps == NULL)
 		return -ENOMEM;
-	rc = map_pool(&m->owner_maps[0], m->pool, m->pool);
+	rc = map_pool(&m->trust.owner_maps[0], m->pool, m->pool);
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS && rc == 0; g++)
-		if (m->group[g].pool != NULL) {
-			m->group[g].owners = &m->owner_maps[g + 1];
-			rc = map_pool(m->group[g].owners, m->group[g].pool,
-				      m->group[g].pool_mgr);
+		if (m->trust.group[g].pool != NULL) {
+			m->trust.group[g].owners = &m->trust.owner_maps[g + 1];
+			rc = map_pool(m->trust.group[g].owners, m->trust.group[g].pool,
+				      m->trust.group[g].pool_mgr);
 		}
 	if (rc < 0) {
 		ZN_LOG(ERR, "cannot map the packet pools' buffers for "
 		       "--validate: %s", strerror(-rc));
 		return rc;
 	}
-	check_pools = m->owner_maps;
+	check_pools = m->trust.owner_maps;
 	zn_pool_ops_set_check(pool_check);
 	zn_flow_set_reader(pkt_data); /* routing's flow hash of a packet */
 	/* what the ports' drivers read of trust groups' packets */
 	return zn_port_headers_init(m);
 }
 
-void
+static void
 zn_owner_map_fini(struct zn_mgr *m)
 {
-	if (m->owner_maps == NULL)
+	if (m->trust.owner_maps == NULL)
 		return;
 	zn_port_headers_fini(m); /* after the ports: they gave theirs back */
 	zn_pool_ops_set_check(NULL); /* the workers are gone */
 	zn_flow_set_reader(NULL);
 	check_pools = NULL;
 	for (unsigned int g = 0; g <= ZN_MAX_GROUPS; g++) {
-		free(m->owner_maps[g].bits);
-		free(m->owner_maps[g].own);
-		free(m->owner_maps[g].page_iova);
+		free(m->trust.owner_maps[g].bits);
+		free(m->trust.owner_maps[g].own);
+		free(m->trust.owner_maps[g].page_iova);
 	}
-	free(m->owner_maps);
-	m->owner_maps = NULL;
+	free(m->trust.owner_maps);
+	m->trust.owner_maps = NULL;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		m->group[g].owners = NULL;
+		m->trust.group[g].owners = NULL;
 }
 
 unsigned int
@@ -227,7 +231,7 @@ zn_owner_map_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *mb = pkts[i];
-		const struct zn_owner_map *d = zn_owner_map_pool_at(m->owner_maps,
+		const struct zn_owner_map *d = zn_owner_map_pool_at(m->trust.owner_maps,
 							   (uintptr_t)mb);
 		bool dup = false;
 
@@ -241,7 +245,7 @@ zn_owner_map_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 		}
 		zn_owner_map_own(d, (uintptr_t)mb)->owner = 0; /* the pool's */
 		if (zn_owner_map_ok(d, mb)) { /* not through its pool field */
-			zn_owner_map_put(m->owner_maps, &mb, 1);
+			zn_owner_map_put(m->trust.owner_maps, &mb, 1);
 		} else {
 			ZN_LOG(ERR, "%s left a mangled buffer %p; given back "
 			       "to its pool as new", who, (void *)mb);
@@ -251,3 +255,9 @@ zn_owner_map_free(struct zn_mgr *m, struct rte_mbuf **pkts, unsigned int n,
 	}
 	return freed;
 }
+
+static const struct zn_subsys subsys = {
+	.name = "owner_maps", .order = ZN_SUBSYS_OWNER_MAPS,
+	.init = zn_owner_map_init, .fini = zn_owner_map_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

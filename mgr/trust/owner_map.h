@@ -399,9 +399,6 @@ zn_owner_map_drop(const struct zn_owner_map *maps, struct rte_mbuf **pkts,
 		rte_pktmbuf_free_bulk(pkts, n);
 }
 
-/** Build the maps of the shared pool and of every trust group's. */
-int zn_owner_map_init(struct zn_mgr *m);
-void zn_owner_map_fini(struct zn_mgr *m);
 
 /**
  * First look at @p pkts[0, n), dequeued from slot @p slot's TX ring: keep,

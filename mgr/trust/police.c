@@ -23,6 +23,7 @@
 #include "../../lib/common/zn_util.h"
 #include "police.h"
 #include "pool_header.h"
+#include "../core/subsys.h"
 
 #define POLICE_MS 50
 
@@ -93,8 +94,17 @@ police_cb(void *arg)
 	ring_repairs += n;
 }
 
-int
+/* Police every 50 ms on the control loop (m->loop). 0 or -errno. */
+static int
 zn_police_start(struct zn_mgr *m)
 {
+	if (!m->cfg.validate)
+		return 0;
 	return zn_loop_every(m->loop, POLICE_MS, police_cb, m);
 }
+
+static const struct zn_subsys subsys = {
+	.name = "police", .order = ZN_SUBSYS_POLICE,
+	.init = zn_police_start,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -12,8 +12,6 @@
 
 struct zn_mgr;
 
-/** Police every 50 ms on the control loop (m->loop). 0 or -errno. */
-int zn_police_start(struct zn_mgr *m);
 /** Did the NF in slot @p slot hand back a bad descriptor (this
  *  registration)? Its ledger is then no word to act on (reclaim.c). */
 bool zn_police_lied(struct zn_mgr *m, unsigned int slot);

@@ -75,11 +75,11 @@ caches_of(const struct rte_mempool *mp)
 static void
 as_made(const struct zn_mgr *m, unsigned int g, struct rte_mempool *want)
 {
-	const struct rte_mempool *t = m->group[g].pool_mgr;
+	const struct rte_mempool *t = m->trust.group[g].pool_mgr;
 
 	*want = *t;
-	want->mz = m->group[g].header.mz;
-	want->local_cache = t->cache_size != 0 ? caches_of(m->group[g].pool) : NULL;
+	want->mz = m->trust.group[g].header.mz;
+	want->local_cache = t->cache_size != 0 ? caches_of(m->trust.group[g].pool) : NULL;
 }
 
 size_t
@@ -94,8 +94,8 @@ zn_pool_header_bytes(void)
 int
 zn_pool_header_make(struct zn_mgr *m, unsigned int g)
 {
-	struct rte_mempool *mp = m->group[g].pool, *t;
-	struct zn_pool_header *tw = &m->group[g].header;
+	struct rte_mempool *mp = m->trust.group[g].pool, *t;
+	struct zn_pool_header *tw = &m->trust.group[g].header;
 	size_t len = RTE_MEMPOOL_HEADER_SIZE(mp, mp->cache_size) +
 		     mp->private_data_size;
 	struct rte_mempool_memhdr *hdr;
@@ -105,7 +105,7 @@ zn_pool_header_make(struct zn_mgr *m, unsigned int g)
 	if (len > zn_pool_header_bytes())
 		return -E2BIG;
 	t = rte_malloc_socket("zn_pool_mgr", len, RTE_CACHE_LINE_SIZE,
-			      m->priv_socket);
+			      m->priv.socket);
 	tw->chunks = calloc(mp->nb_mem_chunks, sizeof(*tw->chunks));
 	if (t == NULL || tw->chunks == NULL) {
 		rte_free(t);
@@ -131,15 +131,15 @@ zn_pool_header_make(struct zn_mgr *m, unsigned int g)
 		tw->chunks = NULL;
 		return rc;
 	}
-	m->group[g].pool_mgr = t;
+	m->trust.group[g].pool_mgr = t;
 	return 0;
 }
 
 void
 zn_pool_header_free(struct zn_mgr *m, unsigned int g)
 {
-	struct rte_mempool *mp = m->group[g].pool, *t = m->group[g].pool_mgr;
-	struct zn_pool_header *tw = &m->group[g].header;
+	struct rte_mempool *mp = m->trust.group[g].pool, *t = m->trust.group[g].pool_mgr;
+	struct zn_pool_header *tw = &m->trust.group[g].header;
 
 	if (mp == NULL || t == NULL)
 		return;
@@ -159,8 +159,8 @@ zn_pool_header_free(struct zn_mgr *m, unsigned int g)
 	}
 	mp->nb_mem_chunks = tw->n_chunks;
 	rte_mempool_free(mp);
-	m->group[g].pool = NULL;
-	m->group[g].pool_mgr = NULL;
+	m->trust.group[g].pool = NULL;
+	m->trust.group[g].pool_mgr = NULL;
 	rte_free(t);
 	free(tw->chunks);
 	*tw = (struct zn_pool_header){ 0 };
@@ -169,8 +169,8 @@ zn_pool_header_free(struct zn_mgr *m, unsigned int g)
 unsigned int
 zn_pool_header_avail(const struct zn_mgr *m, unsigned int g)
 {
-	const struct rte_mempool *t = m->group[g].pool_mgr;
-	const struct rte_mempool_cache *c = caches_of(m->group[g].pool);
+	const struct rte_mempool *t = m->trust.group[g].pool_mgr;
+	const struct rte_mempool_cache *c = caches_of(m->trust.group[g].pool);
 	/* The free ring (through the guard) and the manager's caches */
 	uint64_t n = rte_mempool_avail_count(t);
 
@@ -186,7 +186,7 @@ zn_pool_header_avail(const struct zn_mgr *m, unsigned int g)
 void
 zn_pool_header_flush_lcore(struct zn_mgr *m, unsigned int g, unsigned int lcore)
 {
-	struct rte_mempool *t = m->group[g].pool_mgr;
+	struct rte_mempool *t = m->trust.group[g].pool_mgr;
 	struct rte_mempool_cache *c;
 
 	if (t == NULL)
@@ -199,8 +199,8 @@ zn_pool_header_flush_lcore(struct zn_mgr *m, unsigned int g, unsigned int lcore)
 unsigned int
 zn_pool_header_take_nf_cache(struct zn_mgr *m, unsigned int g, unsigned int lcore)
 {
-	struct rte_mempool *mp = m->group[g].pool, *t = m->group[g].pool_mgr;
-	const struct zn_owner_map *d = m->owner_maps != NULL ? &m->owner_maps[g + 1] :
+	struct rte_mempool *mp = m->trust.group[g].pool, *t = m->trust.group[g].pool_mgr;
+	const struct zn_owner_map *d = m->trust.owner_maps != NULL ? &m->trust.owner_maps[g + 1] :
 				       NULL;
 	struct rte_mempool_cache *c;
 	void *objs[RTE_DIM(c->objs)];
@@ -239,7 +239,7 @@ zn_pool_header_repair(struct zn_mgr *m)
 	unsigned int n = 0;
 
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
-		struct rte_mempool *mp = m->group[g].pool, *t = m->group[g].pool_mgr;
+		struct rte_mempool *mp = m->trust.group[g].pool, *t = m->trust.group[g].pool_mgr;
 		struct rte_mempool_cache *c;
 		struct rte_mempool want;
 		void *priv;
@@ -278,7 +278,7 @@ zn_pool_header_repair(struct zn_mgr *m)
 			bad = true;
 		}
 		if (bad) {
-			m->group[g].header.repairs++;
+			m->trust.group[g].header.repairs++;
 			n++;
 		}
 	}

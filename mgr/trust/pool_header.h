@@ -30,7 +30,7 @@ struct zn_pool_header {
 void zn_pool_unlist(struct rte_mempool *mp);
 /** Private heap bytes one group's header takes (private_heap.c sizes it). */
 size_t zn_pool_header_bytes(void);
-/** Make m->group[@p g].pool_mgr from m->group[g].pool, just made (before any NF
+/** Make m->trust.group[@p g].pool_mgr from m->trust.group[g].pool, just made (before any NF
  *  can write it). 0 or -errno. */
 int zn_pool_header_make(struct zn_mgr *m, unsigned int g);
 /** Free the pool: the NFs' header rewritten as made, then freed; the

@@ -101,27 +101,27 @@ shadow_free(struct zn_port_headers *sh)
 static int
 shadow_make(struct zn_mgr *m, unsigned int g)
 {
-	const struct zn_owner_map *d = &m->owner_maps[g + 1];
+	const struct zn_owner_map *d = &m->trust.owner_maps[g + 1];
 	char name[RTE_MEMPOOL_NAMESIZE];
 	struct zn_port_headers *sh;
 	struct pairing pr;
 	int rc = -ENOMEM;
 
-	sh = rte_zmalloc_socket("zn_shadow", sizeof(*sh), 0, m->priv_socket);
+	sh = rte_zmalloc_socket("zn_shadow", sizeof(*sh), 0, m->priv.socket);
 	if (sh == NULL)
 		return -ENOMEM;
 	sh->d = d;
 	sh->n_of = ((d->hi - d->lo) >> d->own_shift) + 1;
 	sh->hdr_of = rte_zmalloc_socket("zn_shadow", sh->n_of *
 					sizeof(*sh->hdr_of), 0,
-					m->priv_socket);
+					m->priv.socket);
 	/* One header per buffer of the group, its private area naming the
 	 * buffer; no cache: every get and put goes to port_headers_hot.c (a
 	 * header is free exactly while its buffer is). */
 	snprintf(name, sizeof(name), "zn_shadow%u", g);
 	sh->mp = sh->hdr_of == NULL ? NULL :
 		 rte_pktmbuf_pool_create_by_ops(name, m->cfg.groups[g].n_mbufs,
-						0, HDR_PRIV, 0, m->priv_socket,
+						0, HDR_PRIV, 0, m->priv.socket,
 						ZN_POOL_OPS);
 	if (sh->mp == NULL)
 		goto fail;
@@ -138,7 +138,7 @@ shadow_make(struct zn_mgr *m, unsigned int g)
 					    zn_port_headers_give, sh);
 	if (rc < 0)
 		goto fail;
-	m->group[g].port_headers = sh;
+	m->trust.group[g].port_headers = sh;
 	return 0;
 fail:
 	if (rc == -ENOMEM && rte_errno != 0)
@@ -155,7 +155,7 @@ zn_port_headers_init(struct zn_mgr *m)
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
 		int rc;
 
-		if (m->group[g].pool == NULL)
+		if (m->trust.group[g].pool == NULL)
 			continue;
 		rc = shadow_make(m, g);
 		if (rc < 0) {
@@ -165,7 +165,7 @@ zn_port_headers_init(struct zn_mgr *m)
 			return rc;
 		}
 	}
-	m->shadowed = true;
+	m->trust.port_headers = true;
 	return 0;
 }
 
@@ -179,9 +179,9 @@ zn_port_headers_port(const struct zn_mgr *m, uint16_t p)
 void
 zn_port_headers_fini(struct zn_mgr *m)
 {
-	m->shadowed = false;
+	m->trust.port_headers = false;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
-		shadow_free(m->group[g].port_headers);
-		m->group[g].port_headers = NULL;
+		shadow_free(m->trust.group[g].port_headers);
+		m->trust.group[g].port_headers = NULL;
 	}
 }

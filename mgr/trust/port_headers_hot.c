@@ -83,7 +83,7 @@ zn_port_headers_give(void *arg, void *const *objs, unsigned int n)
 void
 zn_port_headers_tx(struct zn_worker *w, struct rte_mbuf **pkts, unsigned int n)
 {
-	const struct zn_owner_map *maps = w->mgr->owner_maps;
+	const struct zn_owner_map *maps = w->mgr->trust.owner_maps;
 
 	for (unsigned int i = 0; i < n; i++) {
 		const struct zn_owner_map *d =
@@ -97,7 +97,7 @@ zn_port_headers_tx(struct zn_worker *w, struct rte_mbuf **pkts, unsigned int n)
 		 * anyway: docs/security.md) or a driver's own */
 		if (d == NULL || d == maps)
 			continue;
-		sh = w->mgr->group[d - maps - 1].port_headers;
+		sh = w->mgr->trust.group[d - maps - 1].port_headers;
 		ns = zn_owner_map_segs(d, pkts[i], segs);
 		for (unsigned int k = 0; k < ns; k++) {
 			struct rte_mbuf *s = segs[k];

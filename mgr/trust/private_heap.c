@@ -44,16 +44,18 @@
 #include "port_headers.h"
 #include "../datapath/worker.h"
 #include "../../lib/common/zn_util.h"
+#include "../core/subsys.h"
 
 #define PRIV_PAGE (2u << 20) /* what DPDK is told: a power of two */
 #define PRIV_MORE (4u << 20)   /* 2 routing snapshots, RCU, slack */
 
 static char heap_name[] = "zn_private";
 
-int
+/* Make the heap (after rte_eal_init, before anything allocates). */
+static int
 zn_private_heap_init(struct zn_mgr *m)
 {
-	size_t len = RTE_ALIGN_CEIL(m->n_workers * sizeof(struct zn_worker) +
+	size_t len = RTE_ALIGN_CEIL(m->dp.n_workers * sizeof(struct zn_worker) +
 				    m->cfg.n_groups * zn_pool_header_bytes() +
 				    zn_port_headers_bytes(m) +
 				    PRIV_MORE, PRIV_PAGE);
@@ -82,27 +84,34 @@ zn_private_heap_init(struct zn_mgr *m)
 		munmap(raw, len + PRIV_PAGE);
 		return rc < 0 ? rc : -ENOMEM;
 	}
-	m->priv_raw = raw;
-	m->priv_va = va;
-	m->priv_len = len;
-	m->priv_socket = rte_malloc_heap_get_socket(heap_name);
-	return m->priv_socket < 0 ? -ENOENT : 0;
+	m->priv.raw = raw;
+	m->priv.va = va;
+	m->priv.len = len;
+	m->priv.socket = rte_malloc_heap_get_socket(heap_name);
+	return m->priv.socket < 0 ? -ENOENT : 0;
 }
 
-void
+/* Remove it (after everything in it was freed). */
+static void
 zn_private_heap_fini(struct zn_mgr *m)
 {
-	if (m->priv_raw == NULL)
+	if (m->priv.raw == NULL)
 		return;
 	/* Fails (EBUSY) if something was not freed: the memory then stays
 	 * mapped until the process exits, as a leak would. */
-	if (rte_malloc_heap_memory_remove(heap_name, m->priv_va,
-					  m->priv_len) < 0) {
+	if (rte_malloc_heap_memory_remove(heap_name, m->priv.va,
+					  m->priv.len) < 0) {
 		ZN_LOG(DEBUG, "private heap still in use at exit: %s",
 		       rte_strerror(rte_errno));
 		return;
 	}
 	rte_malloc_heap_destroy(heap_name);
-	munmap(m->priv_raw, m->priv_len + PRIV_PAGE);
-	m->priv_raw = NULL;
+	munmap(m->priv.raw, m->priv.len + PRIV_PAGE);
+	m->priv.raw = NULL;
 }
+
+static const struct zn_subsys subsys = {
+	.name = "private_heap", .order = ZN_SUBSYS_PRIVATE_HEAP,
+	.init = zn_private_heap_init, .fini = zn_private_heap_fini,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -6,15 +6,15 @@
 
 /* The manager's private DPDK memory (private_heap.c): an external rte_malloc
  * heap no NF maps, for what the workers read. Allocate from it with
- * socket id m->priv_socket. */
+ * socket id m->priv.socket. */
 
-#include <stdbool.h>
+#include <stddef.h>
 
-struct zn_mgr;
-
-/** Make the heap (after rte_eal_init, before anything allocates). */
-int zn_private_heap_init(struct zn_mgr *m);
-/** Remove it (after everything in it was freed). */
-void zn_private_heap_fini(struct zn_mgr *m);
+/** The heap (m->priv; private_heap.c, at start). */
+struct zn_private_heap {
+	int socket;      /* its socket id, for DPDK allocations */
+	void *raw, *va;  /* its mapping, and the heap's memory in it */
+	size_t len;
+};
 
 #endif /* ZN_PRIVATE_HEAP_H */

@@ -14,6 +14,7 @@
 #include "../core/mgr.h"
 #include "ring_guard.h"
 #include "../nf/nf_rec.h"
+#include "../core/subsys.h"
 
 struct zn_rguard *
 zn_rguard_alloc(unsigned int n)
@@ -26,7 +27,7 @@ zn_rguard_alloc(unsigned int n)
 	return memset(p, 0, n * sizeof(struct zn_rguard));
 }
 
-int
+static int
 zn_rguard_setup(struct zn_mgr *m)
 {
 	m->rg_link = zn_rguard_alloc(ZN_MAX_LINKS);
@@ -41,9 +42,15 @@ zn_rguard_setup(struct zn_mgr *m)
 	return 0;
 }
 
-void
+static void
 zn_rguard_teardown(struct zn_mgr *m)
 {
 	free(m->rg_link);
 	m->rg_link = NULL;
 }
+
+static const struct zn_subsys subsys = {
+	.name = "ring_guards", .order = ZN_SUBSYS_RING_GUARDS,
+	.init = zn_rguard_setup, .fini = zn_rguard_teardown,
+};
+ZN_SUBSYS_REGISTER(subsys)

@@ -179,7 +179,5 @@ struct zn_mgr;
 /** Guards of every NF ring and link (ring_guard.c), once they exist. */
 /** @p n zeroed guards (free()), NULL: no memory. */
 struct zn_rguard *zn_rguard_alloc(unsigned int n);
-int zn_rguard_setup(struct zn_mgr *m);
-void zn_rguard_teardown(struct zn_mgr *m);
 
 #endif /* ZN_RING_GUARD_H */

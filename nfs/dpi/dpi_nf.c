@@ -32,7 +32,7 @@
 
 struct rule {
 	int proto;                  /* nDPI protocol id */
-	struct zn_step steps[ZN_MAX_CHAIN_HOPS];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 	unsigned int n_steps;
 };
 

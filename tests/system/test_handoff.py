@@ -45,7 +45,7 @@ def test_chain_hops_go_nf_to_nf(managers, group):
     itself: the worker sees only ingress and the last hop's packets for
     the port. Nothing is lost, links are given back when NFs leave. With
     the three in trust group "a", the links are rings in the group's file
-    (mgr/trust/home.c) and the worker copies ingress into the group's pool."""
+    (mgr/trust/group_home.c) and the worker copies ingress into the group's pool."""
     args = ["--trust-group", "a:4095"] if group else []
     lib = ["--trust-group", group] if group else []
     m, base = start(managers, "1,2,3,port:1", args=args)

@@ -101,7 +101,7 @@ def test_a_groups_packets_are_not_mapped_outside_it(managers):
 
 def test_a_slot_moves_between_homes(managers):
     """An NF's slot and rings live in its group's file, or in the EAL's
-    memory for an NF of no group (mgr/trust/home.c): one slot, used in turn by
+    memory for an NF of no group (mgr/trust/group_home.c): one slot, used in turn by
     NFs of group a, of no group, of group b and of a again, moves home
     each time, and each NF registers and forwards whole."""
     m = managers(ports=traffic_ports(DATA / "pcap/bittorrent.pcap"),

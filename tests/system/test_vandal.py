@@ -193,7 +193,7 @@ def faults_and_harms_none(m, honest, mode, rx_more):
 
 def test_another_groups_nf_is_out_of_reach(managers):
     """The honest NF is in trust group "blue": its slot and rings are in
-    blue's file (mgr/trust/home.c), which the vandal (no group) does not map.
+    blue's file (mgr/trust/group_home.c), which the vandal (no group) does not map.
     The vandal sets "stop" in every slot it can write, every tick: the
     honest NF runs on and loses nothing. A second vandal writes into the
     honest NF's RX ring through the address the manager publishes, a

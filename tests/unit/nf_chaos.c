@@ -69,10 +69,10 @@ chaos_init(struct zn_nf *nf)
 static void
 random_steer(struct zn_nf *nf, struct rte_mbuf *m)
 {
-	struct zn_step steps[ZN_MAX_CHAIN_HOPS + 4];
+	struct zn_step steps[ZN_MAX_CHAIN_STEPS + 4];
 	struct zn_flow_key key;
 	uint64_t r = next_rand();
-	unsigned int n = (unsigned int)(r >> 8) % (ZN_MAX_CHAIN_HOPS + 4);
+	unsigned int n = (unsigned int)(r >> 8) % (ZN_MAX_CHAIN_STEPS + 4);
 	unsigned int flags = (unsigned int)(r >> 16) & 3; /* 2: invalid */
 	int rc;
 

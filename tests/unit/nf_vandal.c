@@ -17,14 +17,14 @@
  * --mode others: "stop" into every other slot of zn_shm.nfs (the homes
  * of NFs of no trust group), every tick. --mode reach: garbage into the
  * header of every other running NF's RX ring, through the pointer the
- * manager publishes: a ring in another trust group's file (mgr/trust/home.c) is
+ * manager publishes: a ring in another trust group's file (mgr/trust/group_home.c) is
  * not mapped here, and the vandal dies of SIGSEGV. --mode pool: garbage
  * into the header and free ring of every trust group's pool it finds by
  * their memzones' names: they are in the groups' files (mgr/trust/group.c), and
  * the vandal dies of SIGSEGV. --mode pointers: garbage into every NF
  * ring and link ring pointer the manager publishes (zn_shm_route.nf_rx,
  * nf_tx, zn_link.ring), every tick: the workers balance LEAST_LOADED
- * replicas with their own (mgr/trust/home.c, link.c), NFs with theirs.
+ * replicas with their own (mgr/trust/group_home.c, link.c), NFs with theirs.
  * --mode rcu: every other reader of the NFs' RCU variable of NFs of no
  * group marked online since long ago, every tick (the manager kills a
  * reader stuck online for 2 s): a group's NFs report to their group's.
@@ -258,7 +258,7 @@ vandalise(struct zn_nf *nf)
 	}
 	if (strcmp(mode, "ring") == 0 && shm == NULL) {
 		/* in a trust group: its rings in its group's file, where
-		 * the manager laid them out (mgr/trust/home.c) */
+		 * the manager laid them out (mgr/trust/group_home.c) */
 		uintptr_t mp = (uintptr_t)zn_nf_group_pool(nf);
 		unsigned int g = (unsigned int)((mp - ZN_GROUP_VA_BASE) /
 						ZN_GROUP_VA_STRIDE);

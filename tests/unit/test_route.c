@@ -18,10 +18,10 @@
 
 ZN_TEST(chain_parse)
 {
-	struct zn_step h[ZN_MAX_CHAIN_HOPS];
+	struct zn_step h[ZN_MAX_CHAIN_STEPS];
 	char err[128], buf[32];
 
-	ZT_EQ(zn_steps_parse_err("1,svc:2,port:0,drop", h, ZN_MAX_CHAIN_HOPS,
+	ZT_EQ(zn_steps_parse_err("1,svc:2,port:0,drop", h, ZN_MAX_CHAIN_STEPS,
 				 err, sizeof(err)), 4);
 	ZT_EQ(h[0].type, ZN_STEP_SERVICE);
 	ZT_EQ(h[0].id, 1);
@@ -37,13 +37,13 @@ ZN_TEST(chain_parse)
 			       "1,\0" ",1\0" ",\0" "0x10\0" "svc:0x1\0"
 			       "port:0x1\0" " 1\0" "+1\0";
 	     *bad != '\0'; bad += strlen(bad) + 1)
-		ZT_EQ(zn_steps_parse_err(bad, h, ZN_MAX_CHAIN_HOPS, err,
+		ZT_EQ(zn_steps_parse_err(bad, h, ZN_MAX_CHAIN_STEPS, err,
 				     sizeof(err)), -EINVAL);
-	ZT_EQ(zn_steps_parse_err("", h, ZN_MAX_CHAIN_HOPS, err, sizeof(err)),
+	ZT_EQ(zn_steps_parse_err("", h, ZN_MAX_CHAIN_STEPS, err, sizeof(err)),
 	      -EINVAL);
 	ZT_EQ(zn_steps_parse_err("1,2,3", h, 2, err, sizeof(err)), -EINVAL);
 	/* Leading zeros are decimal (not octal): svc:010 is service 10. */
-	ZT_EQ(zn_steps_parse_err("010,svc:08,port:01", h, ZN_MAX_CHAIN_HOPS, err,
+	ZT_EQ(zn_steps_parse_err("010,svc:08,port:01", h, ZN_MAX_CHAIN_STEPS, err,
 			     sizeof(err)), 3);
 	ZT_EQ(h[0].id, 10);
 	ZT_EQ(h[1].id, 8);
@@ -52,7 +52,7 @@ ZN_TEST(chain_parse)
 	/* 32 hops is the limit and works. */
 	ZT_EQ(zn_steps_parse_err("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,"
 			     "19,20,21,22,23,24,25,26,27,28,29,30,31,32", h,
-			     ZN_MAX_CHAIN_HOPS, err, sizeof(err)), 32);
+			     ZN_MAX_CHAIN_STEPS, err, sizeof(err)), 32);
 	/* One bound for ports, whoever parses: the last port id works,
 	 * the next does not (the manager and NFs once disagreed). */
 	snprintf(buf, sizeof(buf), "port:%u", ZN_STEP_MAX_PORT);
@@ -134,14 +134,14 @@ ZN_TEST(route_resolve)
 
 	memset(&rt, 0, sizeof(rt));
 	rt.chains[0].len = 4;
-	rt.chains[0].hops[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 1 };
-	rt.chains[0].hops[1] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 2 };
-	rt.chains[0].hops[2] = (struct zn_step){ .type = ZN_STEP_PORT, .id = 1 };
-	rt.chains[0].hops[3] = (struct zn_step){ .type = ZN_STEP_DROP, .id = 0 };
+	rt.chains[0].steps[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 1 };
+	rt.chains[0].steps[1] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 2 };
+	rt.chains[0].steps[2] = (struct zn_step){ .type = ZN_STEP_PORT, .id = 1 };
+	rt.chains[0].steps[3] = (struct zn_step){ .type = ZN_STEP_DROP, .id = 0 };
 	/* A per-flow chain: service 9, then port 0. */
 	rt.chains[5].len = 2;
-	rt.chains[5].hops[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 9 };
-	rt.chains[5].hops[1] = (struct zn_step){ .type = ZN_STEP_PORT, .id = 0 };
+	rt.chains[5].steps[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 9 };
+	rt.chains[5].steps[1] = (struct zn_step){ .type = ZN_STEP_PORT, .id = 0 };
 	rt.n_ports = 2;
 	set_service(&rt, 1, 1, (const uint16_t[]){ 7 });
 	set_service(&rt, 2, 3, (const uint16_t[]){ 3, 4, 5 });
@@ -336,7 +336,7 @@ ZN_TEST(lb_least_loaded)
 		     -1, 0, &moved);
 	w.lb_decay_cycles = 1000;
 	rt.chains[0].len = 1;
-	rt.chains[0].hops[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 2 };
+	rt.chains[0].steps[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 2 };
 	rt.lb_epoch_idle = 5;
 	set_service(&rt, 2, 2, (const uint16_t[]){ 3, 4 });
 	rt.svc[2].mode = ZN_LB_LEAST_LOADED;

@@ -25,15 +25,16 @@
 #include <rte_ring.h>
 
 #include "../core/mgr.h"
-#include "home.h"
+#include "group_home.h"
 #include "../nf/pool_acct.h"
 #include "ring_guard.h"
 #include "../flow/route.h"
 #include "../../lib/common/zn_util.h"
 #include "../nf/nf_rec.h"
+#include "../core/subsys.h"
 
 struct zn_nf_slot *
-zn_home_slot(const struct zn_mgr *m, const struct zn_group *g,
+zn_group_home_slot(const struct zn_mgr *m, const struct zn_group *g,
 	     unsigned int slot)
 {
 	if (slot >= ZN_MAX_NFS)
@@ -71,7 +72,7 @@ group_rings(struct zn_mgr *m, unsigned int g)
 		}
 		zn_rguard_init(&rg[i], r);
 	}
-	m->group[g].home_rg = rg;
+	m->trust.group[g].home_rg = rg;
 	return 0;
 }
 
@@ -93,36 +94,38 @@ view_init(struct zn_mgr *m, unsigned int g)
 }
 
 void
-zn_home_view_stopping(struct zn_mgr *m)
+zn_group_home_view_stopping(struct zn_mgr *m)
 {
 	m->shm->mgr.stopping = 1;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)
-		if (m->group[g].home_rg != NULL)
+		if (m->trust.group[g].home_rg != NULL)
 			__atomic_store_n(&zn_group_home_at(g)->view.stopping,
 					 1, __ATOMIC_RELEASE);
 }
 
 void
-zn_home_view_link(struct zn_mgr *m, unsigned int l,
+zn_group_home_view_link(struct zn_mgr *m, unsigned int l,
 		  const struct zn_group *grp, const struct zn_link *lk)
 {
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
 		struct zn_link *v;
 
-		if (m->group[g].home_rg == NULL)
+		if (m->trust.group[g].home_rg == NULL)
 			continue;
 		v = &zn_group_home_at(g)->view.links[l];
 		/* The pair's group sees the link; every other group sees
 		 * it unused (a link taken back: whichever group had it). */
-		if (&m->group[g] == grp && lk->used)
+		if (&m->trust.group[g] == grp && lk->used)
 			*v = *lk;
 		else
 			__atomic_store_n(&v->used, 0, __ATOMIC_RELEASE);
 	}
 }
 
-int
-zn_home_setup(struct zn_mgr *m)
+/* Make the homes' rings and keep their guards (after the groups, the
+ *  registry's rings and their guards). 0 or -errno. */
+static int
+zn_group_home_setup(struct zn_mgr *m)
 {
 	struct zn_rguard *rg = zn_rguard_alloc(ZN_HOME_RINGS);
 
@@ -134,11 +137,11 @@ zn_home_setup(struct zn_mgr *m)
 	}
 	for (unsigned int l = 0; l < ZN_MAX_LINKS; l++)
 		rg[ZN_HOME_LINK(l)] = m->rg_link[l];
-	m->home_rg = rg;
+	m->trust.home_rg = rg;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
 		int rc;
 
-		if (m->group[g].pool == NULL)
+		if (m->trust.group[g].pool == NULL)
 			continue;
 		rc = group_rings(m, g);
 		if (rc < 0) {
@@ -151,22 +154,22 @@ zn_home_setup(struct zn_mgr *m)
 	return 0;
 }
 
-void
-zn_home_teardown(struct zn_mgr *m)
+static void
+zn_group_home_teardown(struct zn_mgr *m)
 {
-	free(m->home_rg);
-	m->home_rg = NULL;
+	free(m->trust.home_rg);
+	m->trust.home_rg = NULL;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++) {
-		free(m->group[g].home_rg);
-		m->group[g].home_rg = NULL;
+		free(m->trust.group[g].home_rg);
+		m->trust.group[g].home_rg = NULL;
 	}
 }
 
 void
-zn_home_move(struct zn_mgr *m, unsigned int slot, const struct zn_group *g)
+zn_group_home_move(struct zn_mgr *m, unsigned int slot, const struct zn_group *g)
 {
-	struct zn_nf_slot *to = zn_home_slot(m, g, slot);
-	const struct zn_rguard *rg = g != NULL ? g->home_rg : m->home_rg;
+	struct zn_nf_slot *to = zn_group_home_slot(m, g, slot);
+	const struct zn_rguard *rg = g != NULL ? g->home_rg : m->trust.home_rg;
 	struct zn_nf_rec *r = &m->nf[slot];
 
 	if (to == NULL || r->where.slot == to)
@@ -184,9 +187,14 @@ zn_home_move(struct zn_mgr *m, unsigned int slot, const struct zn_group *g)
 }
 
 void
-zn_home_link(struct zn_mgr *m, unsigned int l, const struct zn_group *g)
+zn_group_home_link(struct zn_mgr *m, unsigned int l, const struct zn_group *g)
 {
-	m->rg_link[l] = (g != NULL ? g->home_rg : m->home_rg)[ZN_HOME_LINK(l)];
+	m->rg_link[l] = (g != NULL ? g->home_rg : m->trust.home_rg)[ZN_HOME_LINK(l)];
 	m->link_ring[l] = m->rg_link[l].ring;
 }
 
+static const struct zn_subsys subsys = {
+	.name = "homes", .order = ZN_SUBSYS_HOMES,
+	.init = zn_group_home_setup, .fini = zn_group_home_teardown,
+};
+ZN_SUBSYS_REGISTER(subsys)
