@@ -4,16 +4,26 @@
 #ifndef ZN_ARGS_H
 #define ZN_ARGS_H
 
-/* The manager's configuration: its command line (args.c). */
+/*
+ * The manager's configuration: its command line (args.c). Each subsystem
+ * registers its own options beside its code (ZN_OPTIONS_REGISTER, as VPP's
+ * VLIB_CONFIG_FUNCTION): how each is parsed into struct zn_mgr_cfg, its
+ * default, its --help text, and the checks across options once all are
+ * read. args.c parses the command line with them and prints --help from
+ * them, subsystem by subsystem in start-up order (subsys.h).
+ */
 
 #include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <zeronf/step.h>
 
 #include "../../lib/shm/zn_shm.h"
+#include "subsys.h"
 
 enum zn_ingress_policy {
 	ZN_INGRESS_BACKPRESSURE = 0, /* hold; stop polling the port */
@@ -120,10 +130,59 @@ struct zn_mgr_cfg {
 	char **eal_argv;
 };
 
+/** One option. */
+struct zn_opt {
+	const char *name;  /* --NAME */
+	char short_name;   /* -C too, or 0 */
+	const char *arg;   /* its argument in --help ("N"); NULL: none */
+	const char *help;  /* --help's text, lines split by "\n" */
+	enum zn_opt_kind {
+		ZN_OPT_FLAG,  /* sets the bool at `field` */
+		ZN_OPT_UINT,  /* the unsigned int at `field`, min..max */
+		ZN_OPT_PARSE, /* parse() */
+	} kind;
+	size_t field;      /* offsetof(struct zn_mgr_cfg, ...) */
+	unsigned int min, max;
+	/* the argument (NULL without one) into @p cfg: 0, or -EINVAL said
+	 * on stderr ("PROG: --NAME ...") */
+	int (*parse)(const char *prog, const char *arg,
+		     struct zn_mgr_cfg *cfg);
+};
+
+/** A subsystem's options. */
+struct zn_opts {
+	enum zn_subsys_order order; /* --help lists them in this order */
+	const struct zn_opt *opt;
+	unsigned int n;
+	/* the defaults of its fields (before any option); NULL: zero */
+	void (*defaults)(struct zn_mgr_cfg *cfg);
+	/* once every option is read: what spans several (a port an option
+	 * names exists, ...). 0, or -EINVAL said. NULL: none */
+	int (*check)(const char *prog, struct zn_mgr_cfg *cfg);
+};
+
+void zn_opts_register(const struct zn_opts *o);
+
+/** Register @p o (a static struct zn_opts) at load time. */
+#define ZN_OPTIONS_REGISTER(o)                                                \
+	static void __attribute__((constructor)) zn_opts_reg_##o(void)        \
+	{                                                                     \
+		zn_opts_register(&(o));                                       \
+	}
+
+/** @p arg as an unsigned number min..max into @p out; else -EINVAL, said
+ *  ("PROG: OPT must be MIN..MAX, not 'ARG'"). */
+int zn_opt_uint(const char *prog, const char *opt, const char *arg,
+		uint64_t min, uint64_t max, unsigned int *out);
+/** --OPT P=NAME (--port-name, --port-group): NAME into @p names[P], each
+ *  port once; else -EINVAL, said. */
+int zn_opt_port_name(const char *prog, const char *opt, const char *arg,
+		     char (*names)[ZN_NAME_LEN]);
+
 /** Parse the manager command line. @return 0, -ECANCELED (help shown)
  *  or -EINVAL (message printed). */
 int zn_mgr_parse_args(struct zn_mgr_cfg *cfg, int argc, char **argv);
-/** The options, described (args_usage.c). */
+/** The options, described, subsystem by subsystem. */
 void zn_mgr_usage(const char *prog, FILE *out);
 
 #endif /* ZN_ARGS_H */

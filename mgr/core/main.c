@@ -645,3 +645,75 @@ main(int argc, char **argv)
 	ZN_LOG(NOTICE, "manager '%s' stopped", m->cfg.instance);
 	return 0;
 }
+
+/* ---- The workers' options ---- */
+
+static int
+opt_cpus(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	if (zn_cpus_option(prog, arg, &cfg->cpus) < 0)
+		return -EINVAL;
+	cfg->cpus_set = true;
+	return 0;
+}
+
+static int
+opt_handoff(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	if (strcmp(arg, "direct") == 0) {
+		cfg->handoff = ZN_HANDOFF_DIRECT;
+	} else if (strcmp(arg, "worker") == 0) {
+		cfg->handoff = ZN_HANDOFF_WORKER;
+	} else {
+		fprintf(stderr, "%s: --handoff is direct or worker\n", prog);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void
+workers_defaults(struct zn_mgr_cfg *cfg)
+{
+	cfg->rx_threads = 1;
+	cfg->stall_ms = 2000;
+	cfg->idle_sleep_us = 1000;
+}
+
+static int
+workers_check(const char *prog, struct zn_mgr_cfg *cfg)
+{
+	if (cfg->rx_threads + cfg->tx_threads > ZN_MAX_WORKERS) {
+		fprintf(stderr, "%s: at most %d threads in all\n", prog,
+			ZN_MAX_WORKERS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+#define CFG(f) offsetof(struct zn_mgr_cfg, f)
+
+static const struct zn_opt workers_opt[] = {
+	{ "rx-threads", 0, "N", "threads polling ports (default 1)",
+	  ZN_OPT_UINT, CFG(rx_threads), 1, ZN_MAX_WORKERS, NULL },
+	{ "tx-threads", 0, "N", "threads moving NF output; 0 = the RX threads "
+	  "do it\n(default 0)", ZN_OPT_UINT, CFG(tx_threads), 0,
+	  ZN_MAX_WORKERS - 1, NULL },
+	{ "cpus", 0, "LIST", "CPUs for manager threads (default: all "
+	  "allowed)", ZN_OPT_PARSE, .parse = opt_cpus },
+	{ "stall-ms", 0, "N", "drop packets whose next hop made no progress "
+	  "for N ms\n(0 = never; default 2000)", ZN_OPT_UINT, CFG(stall_ms),
+	  0, 3600000, NULL },
+	{ "handoff", 0, "MODE", "direct: NFs hand packets to the next NF "
+	  "themselves\n(default); worker: every hop crosses a worker",
+	  ZN_OPT_PARSE, .parse = opt_handoff },
+	{ "idle-sleep-us", 0, "N", "longest sleep of an idle polling thread "
+	  "(default 1000)", ZN_OPT_UINT, CFG(idle_sleep_us), 1, 1000000,
+	  NULL },
+};
+
+static const struct zn_opts workers_opts = {
+	.order = ZN_SUBSYS_WORKERS, .opt = workers_opt,
+	.n = RTE_DIM(workers_opt), .defaults = workers_defaults,
+	.check = workers_check,
+};
+ZN_OPTIONS_REGISTER(workers_opts)

@@ -363,3 +363,23 @@ static const struct zn_subsys subsys = {
 	.init = zn_lb_init, .fini = zn_lb_fini,
 };
 ZN_SUBSYS_REGISTER(subsys)
+
+/* ---- Options ---- */
+
+static void
+lb_defaults(struct zn_mgr_cfg *cfg)
+{
+	cfg->lb_idle_s = 30;
+}
+
+static const struct zn_opt lb_opt[] = {
+	{ "lb-idle-s", 0, "S", "least_loaded balancing: a flow's pin expires "
+	  "after S s\nidle (default 30)", ZN_OPT_UINT,
+	  offsetof(struct zn_mgr_cfg, lb_idle_s), 1, 30000, NULL },
+};
+
+static const struct zn_opts lb_opts = {
+	.order = ZN_SUBSYS_LB, .opt = lb_opt, .n = RTE_DIM(lb_opt),
+	.defaults = lb_defaults,
+};
+ZN_OPTIONS_REGISTER(lb_opts)

@@ -630,3 +630,71 @@ static const struct zn_subsys subsys = {
 	.init = zn_launch_init, .fini = zn_launch_fini,
 };
 ZN_SUBSYS_REGISTER(subsys)
+
+/* ---- Options ---- */
+
+static int
+opt_log_dir(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	if (arg[0] == '\0' || strlen(arg) >= sizeof(cfg->log_dir) - 40) {
+		fprintf(stderr, "%s: --log-dir: a directory path\n", prog);
+		return -EINVAL;
+	}
+	zn_strlcpy(cfg->log_dir, arg, sizeof(cfg->log_dir));
+	return 0;
+}
+
+static int
+opt_cgroup_root(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	struct stat st;
+
+	if (arg[0] != '/' || strlen(arg) >= sizeof(cfg->cgroup_root) - 80 ||
+	    stat(arg, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: --cgroup-root: an existing directory, "
+			"absolute path\n", prog);
+		return -EINVAL;
+	}
+	zn_strlcpy(cfg->cgroup_root, arg, sizeof(cfg->cgroup_root));
+	return 0;
+}
+
+static int
+opt_uid_base(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	if (zn_opt_uint(prog, "--sandbox-uid-base", arg, 0, 4000000000u,
+			&cfg->sandbox_uid_base) < 0)
+		return -EINVAL;
+	if (cfg->sandbox_uid_base != 0 && cfg->sandbox_uid_base < 65536) {
+		fprintf(stderr, "%s: --sandbox-uid-base %u: below 65536 (users "
+			"of the system)\n", prog, cfg->sandbox_uid_base);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void
+launch_defaults(struct zn_mgr_cfg *cfg)
+{
+	cfg->sandbox_uid_base = 1515061248u; /* 0x5a4e0000 */
+}
+
+static const struct zn_opt launch_opt[] = {
+	{ "log-dir", 0, "DIR", "output of the NFs the manager launches "
+	  "(nf.start;\ndefault: the runtime directory, removed at exit)",
+	  ZN_OPT_PARSE, .parse = opt_log_dir },
+	{ "sandbox-uid-base", 0, "N", "sandboxed NFs of trust group g run as "
+	  "uid and gid\nN + 16 k + g (k: a block no other instance holds);\n"
+	  "default 1515061248; 0 = as the manager's user", ZN_OPT_PARSE,
+	  .parse = opt_uid_base },
+	{ "cgroup-root", 0, "DIR", "launched NFs' cgroups go in "
+	  "DIR/zeronf/<instance>:\na cgroup v2 directory (one delegated to "
+	  "ZeroNF),\nor one holding v1's cpuset and memory hierarchies\n"
+	  "(default /sys/fs/cgroup)", ZN_OPT_PARSE, .parse = opt_cgroup_root },
+};
+
+static const struct zn_opts launch_opts = {
+	.order = ZN_SUBSYS_LAUNCH, .opt = launch_opt, .n = RTE_DIM(launch_opt),
+	.defaults = launch_defaults,
+};
+ZN_OPTIONS_REGISTER(launch_opts)

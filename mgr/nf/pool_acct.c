@@ -371,3 +371,24 @@ static const struct zn_subsys subsys = {
 	.init = zn_pool_acct_init, .fini = zn_pool_acct_fini,
 };
 ZN_SUBSYS_REGISTER(subsys)
+
+/* ---- Options ---- */
+
+static void
+acct_defaults(struct zn_mgr_cfg *cfg)
+{
+	cfg->nf_pool_quota = UINT_MAX; /* a quarter of the pool */
+}
+
+static const struct zn_opt acct_opt[] = {
+	{ "nf-pool-quota", 0, "N", "buffers one NF may allocate from its pool "
+	  "(the\nshared one, its group's) and keep; default a quarter\nof that "
+	  "pool; 0 = none", ZN_OPT_UINT,
+	  offsetof(struct zn_mgr_cfg, nf_pool_quota), 0, 16u << 20, NULL },
+};
+
+static const struct zn_opts acct_opts = {
+	.order = ZN_SUBSYS_POOL_ACCT, .opt = acct_opt, .n = RTE_DIM(acct_opt),
+	.defaults = acct_defaults,
+};
+ZN_OPTIONS_REGISTER(acct_opts)

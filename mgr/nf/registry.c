@@ -633,3 +633,24 @@ static const struct zn_subsys subsys = {
 	.init = zn_registry_init, .fini = zn_registry_fini,
 };
 ZN_SUBSYS_REGISTER(subsys)
+
+/* ---- Options ---- */
+
+static void
+registry_defaults(struct zn_mgr_cfg *cfg)
+{
+	cfg->nf_steer_rate = 20000;
+}
+
+static const struct zn_opt registry_opt[] = {
+	{ "nf-steer-rate", 0, "N", "flow-rule requests one NF may make a "
+	  "second (a\nsecond's worth at once; EBUSY past it); default\n20000; "
+	  "0 = none", ZN_OPT_UINT, offsetof(struct zn_mgr_cfg, nf_steer_rate),
+	  0, 10000000, NULL },
+};
+
+static const struct zn_opts registry_opts = {
+	.order = ZN_SUBSYS_REGISTRY, .opt = registry_opt,
+	.n = RTE_DIM(registry_opt), .defaults = registry_defaults,
+};
+ZN_OPTIONS_REGISTER(registry_opts)

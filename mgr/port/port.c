@@ -11,7 +11,10 @@
  * per worker or a shared, locked one.
  */
 
+#include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -247,3 +250,128 @@ static const struct zn_subsys subsys = {
 	.init = ports_start, .fini = zn_ports_close,
 };
 ZN_SUBSYS_REGISTER(subsys)
+
+/* ---- Options ---- */
+
+static int
+opt_port(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	if (cfg->n_devargs >= ZN_MAX_PORT_ARGS ||
+	    strlen(arg) >= ZN_DEVARGS_LEN || arg[0] == '\0') {
+		fprintf(stderr, "%s: bad or too many --port\n", prog);
+		return -EINVAL;
+	}
+	zn_strlcpy(cfg->devargs[cfg->n_devargs++], arg, ZN_DEVARGS_LEN);
+	return 0;
+}
+
+static int
+opt_port_name(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	return zn_opt_port_name(prog, "--port-name", arg, cfg->port_name);
+}
+
+static int
+opt_ingress(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	if (strcmp(arg, "backpressure") == 0) {
+		cfg->ingress = ZN_INGRESS_BACKPRESSURE;
+	} else if (strcmp(arg, "drop") == 0) {
+		cfg->ingress = ZN_INGRESS_DROP;
+	} else {
+		fprintf(stderr, "%s: --ingress is backpressure or drop\n",
+			prog);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void
+port_defaults(struct zn_mgr_cfg *cfg)
+{
+	cfg->nf_tx_queues = 8;
+}
+
+/* A port's name: what a chain step "port:NAME" says (not a number). */
+static bool
+port_name_ok(const char *s)
+{
+	bool digits = true;
+
+	for (const char *c = s; *c != '\0'; c++) {
+		if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-')
+			return false;
+		digits = digits && isdigit((unsigned char)*c);
+	}
+	return !digits;
+}
+
+/* Each port a device of its own; each name a port's, once. */
+static int
+port_check(const char *prog, struct zn_mgr_cfg *cfg)
+{
+	for (unsigned int i = 0; i < cfg->n_devargs; i++)
+		for (unsigned int j = 0; j < i; j++) {
+			size_t a = strcspn(cfg->devargs[i], ","),
+			       b = strcspn(cfg->devargs[j], ",");
+
+			if (a == b && strncmp(cfg->devargs[i],
+					      cfg->devargs[j], a) == 0) {
+				fprintf(stderr, "%s: port %u and port %u are "
+					"both device '%.*s' (give each -p a "
+					"name of its own: net_null0, "
+					"net_null1, ...)\n", prog, j, i,
+					(int)a, cfg->devargs[i]);
+				return -EINVAL;
+			}
+		}
+	for (unsigned int p = 0; p < ZN_MAX_PORT_ARGS; p++) {
+		const char *name = cfg->port_name[p];
+
+		if (name[0] == '\0')
+			continue;
+		if (p >= cfg->n_devargs || !port_name_ok(name)) {
+			fprintf(stderr, "%s: --port-name %u=%s: %s\n", prog, p,
+				name, p >= cfg->n_devargs ? "no such port" :
+				"a name of [A-Za-z0-9_-], not a number");
+			return -EINVAL;
+		}
+		for (unsigned int q = 0; q < p; q++)
+			if (strcmp(cfg->port_name[q], name) == 0) {
+				fprintf(stderr, "%s: --port-name: ports %u and "
+					"%u are both '%s'\n", prog, q, p, name);
+				return -EINVAL;
+			}
+	}
+	return 0;
+}
+
+#define CFG(f) offsetof(struct zn_mgr_cfg, f)
+
+static const struct zn_opt port_opt[] = {
+	{ "port", 'p', "DEVARGS", "add a port: a vdev "
+	  "(net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap)\nor a PCI address; "
+	  "repeat for more ports", ZN_OPT_PARSE, .parse = opt_port },
+	{ "port-name", 0, "P=NAME", "port P's name (status; chains say "
+	  "port:NAME)", ZN_OPT_PARSE, .parse = opt_port_name },
+	{ "nf-tx-queues", 0, "N", "TX queues per port for NFs that transmit "
+	  "themselves\n(net_null, net_tap; 0: the workers transmit all;\n"
+	  "default 8)", ZN_OPT_UINT, CFG(nf_tx_queues), 0, ZN_MAX_NFS, NULL },
+	{ "ingress", 0, "MODE", "backpressure (hold, stop polling) or drop "
+	  "(default\nbackpressure)", ZN_OPT_PARSE, .parse = opt_ingress },
+	{ "rx-paused", 0, NULL, "start with port RX paused (enable it with "
+	  "the\ncontrol method rx.set)", ZN_OPT_FLAG, CFG(rx_paused), 0, 0,
+	  NULL },
+	{ "rx-when-ready", 0, NULL, "start with port RX paused until every "
+	  "service of\n--chain has a running NF (then enabled, once)",
+	  ZN_OPT_FLAG, CFG(rx_when_ready), 0, 0, NULL },
+	{ "rx-timestamp", 0, NULL, "RX timestamps (mbuf dynfield) where the "
+	  "port has them;\nnet_pcap: capture time in us", ZN_OPT_FLAG,
+	  CFG(rx_timestamp), 0, 0, NULL },
+};
+
+static const struct zn_opts port_opts = {
+	.order = ZN_SUBSYS_PORTS, .opt = port_opt, .n = RTE_DIM(port_opt),
+	.defaults = port_defaults, .check = port_check,
+};
+ZN_OPTIONS_REGISTER(port_opts)

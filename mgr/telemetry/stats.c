@@ -611,3 +611,16 @@ static const struct zn_subsys subsys = {
 	.init = zn_stats_init,
 };
 ZN_SUBSYS_REGISTER(subsys)
+
+/* ---- Options ---- */
+
+static const struct zn_opt stats_opt[] = {
+	{ "stats-interval", 0, "S", "log a stats line every S seconds (0 = "
+	  "off)", ZN_OPT_UINT, offsetof(struct zn_mgr_cfg, stats_interval_s),
+	  0, 86400, NULL },
+};
+
+static const struct zn_opts stats_opts = {
+	.order = ZN_SUBSYS_STATS, .opt = stats_opt, .n = RTE_DIM(stats_opt),
+};
+ZN_OPTIONS_REGISTER(stats_opts)

@@ -80,7 +80,7 @@ tenant_option(struct zn_tenant_cfg *t, const char *kv, size_t n)
 }
 
 /* --tenant NAME=GROUP[,services=LO-HI][,uid=N][,cpu=PCT][,mem=MB] */
-int
+static int
 zn_tenant_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
 {
 	struct zn_tenant_cfg *t = &cfg->tenants[cfg->n_tenants];
@@ -178,7 +178,7 @@ parse_match(const char *kv, struct zn_slice_cfg *s)
 }
 
 /* --slice TENANT:PORT[:vlan=V|:mac=M|:prefix=A/L] */
-int
+static int
 zn_slice_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
 {
 	struct zn_slice_cfg *s = &cfg->slices[cfg->n_slices];
@@ -292,7 +292,7 @@ resolve_slices(const char *prog, struct zn_mgr_cfg *cfg)
 	return 0;
 }
 
-int
+static int
 zn_tenant_resolve(const char *prog, struct zn_mgr_cfg *cfg)
 {
 	if (cfg->n_tenants != 0 && cfg->fdir_rehash) {
@@ -492,3 +492,24 @@ static const struct zn_subsys subsys = {
 	.init = zn_tenant_init, .fini = zn_tenant_fini,
 };
 ZN_SUBSYS_REGISTER(subsys)
+
+/* ---- Options ---- */
+
+static const struct zn_opt tenant_opt[] = {
+	{ "tenant", 0, "NAME=GROUP[,services=LO-HI][,uid=N][,cpu=PCT][,mem=MB]",
+	  "a tenant (an isolated virtual router): trust group\nGROUP, service "
+	  "ids LO..HI, its own chain and a control\nsocket user N may use; its "
+	  "launched NFs together\nget PCT % of a CPU and MB of memory "
+	  "(docs/security.md)", ZN_OPT_PARSE, .parse = zn_tenant_parse },
+	{ "slice", 0, "TENANT:PORT[:vlan=V|:mac=M|:prefix=A/L]", "what of port "
+	  "PORT is TENANT's: all of it, or packets\nof a VLAN, a destination "
+	  "MAC or IP prefix", ZN_OPT_PARSE, .parse = zn_slice_parse },
+};
+
+/* Once every option is read (trust groups' after): names to indexes,
+ * overlaps refused. */
+static const struct zn_opts tenant_opts = {
+	.order = ZN_SUBSYS_TENANTS, .opt = tenant_opt,
+	.n = RTE_DIM(tenant_opt), .check = zn_tenant_resolve,
+};
+ZN_OPTIONS_REGISTER(tenant_opts)

@@ -52,12 +52,6 @@ struct zn_tenants {
 };
 _Static_assert(ZN_MAX_TENANTS <= 16, "port_mask has a bit per tenant");
 
-/* Options (args.c calls these). 0, or -EINVAL with a message printed. */
-int zn_tenant_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg);
-int zn_slice_parse(const char *prog, const char *arg, struct zn_mgr_cfg *cfg);
-/** Once every option is read: names to indexes, overlaps refused. */
-int zn_tenant_resolve(const char *prog, struct zn_mgr_cfg *cfg);
-
 
 /** The index of the tenant called @p name, or -ENOENT. */
 int zn_tenant_find(const struct zn_mgr *m, const char *name);

@@ -447,128 +447,103 @@ zn_group_find(const struct zn_mgr *m, const char *name)
 	return -ENOENT;
 }
 
-/* Packets the workers copied into group @p g's pool (-1: the shared
- * one), and the tsc all copies took. */
-static uint64_t
-copied_into(const struct zn_mgr *m, int g, uint64_t *cycles)
-{
-	uint64_t n = 0;
-
-	*cycles = 0;
-	for (unsigned int w = 0; w < m->dp.n_workers; w++) {
-		n += m->shm->workers[w].stats.copied[g + 1];
-		*cycles += m->shm->workers[w].stats.copy_cycles;
-	}
-	return n;
-}
-
-/* Pointers the pool's driver took out of its ring that were no buffer
- * of it, dropped (owner_map.c): pool @p d of m->trust.owner_maps ([0]: the shared one). */
-static uint64_t
-foreign(const struct zn_mgr *m, unsigned int d)
-{
-	return m->trust.owner_maps != NULL ?
-	       __atomic_load_n(&m->trust.owner_maps[d].foreign, __ATOMIC_RELAXED) : 0;
-}
-
-static int
-cmd_group_list(struct zn_cmd_req *req)
-{
-	struct zn_mgr *m = req->mgr;
-	json_t *a = json_array();
-	uint64_t cycles, total = 0, n, repairs, cut;
-	uint64_t shadowed = 0, shadow_rx = 0;
-
-	for (unsigned int i = 0; i < ZN_MAX_GROUPS; i++) {
-		const struct zn_shm_group *g = &m->shm->groups[i];
-		json_t *nfs;
-
-		if (!g->used)
-			continue;
-		nfs = json_array();
-		for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
-			if (zn_nf_state(m, s) != ZN_NF_FREE &&
-			    m->nf[s].group == &m->trust.group[i])
-				json_array_append_new(nfs, json_integer(s));
-		n = copied_into(m, (int)i, &cycles);
-		total += n;
-		json_array_append_new(a, json_pack(
-			"{s:s, s:i, s:s, s:I, s:{s:i, s:i, s:I, s:I}, s:o, s:I}",
-			"name", g->name, "id", (int)i, "file", g->path,
-			"bytes", (json_int_t)g->len, "pool", "size",
-			(int)m->trust.group[i].pool_mgr->size, "in_use",
-			(int)(m->trust.group[i].pool_mgr->size - zn_pool_header_avail(m, i)),
-			"foreign",
-			(json_int_t)foreign(m, i + 1), "header_repairs",
-			(json_int_t)m->trust.group[i].header.repairs, "nfs", nfs,
-			"copied_in", (json_int_t)n));
-	}
-	n = copied_into(m, -1, &cycles);
-	total += n;
-	zn_police_ring_stats(&repairs, &cut);
-	for (unsigned int w = 0; w < m->dp.n_workers; w++) {
-		shadowed += m->shm->workers[w].stats.shadowed;
-		shadow_rx += m->shm->workers[w].stats.shadow_rx;
-	}
-	req->result = json_pack("{s:o, s:I, s:I, s:f, s:I, s:I, s:I, s:I}",
-				"groups", a,
-				"shared_pool_foreign", (json_int_t)foreign(m, 0),
-				"copied_to_shared", (json_int_t)n,
-				"ns_per_copy", total == 0 ? 0.0 :
-				(double)cycles * 1e9 /
-				(double)rte_get_tsc_hz() / (double)total,
-				"ring_repairs", (json_int_t)repairs,
-				"ring_waits_cut", (json_int_t)cut,
-				"sent_as_headers", (json_int_t)shadowed,
-				"received_as_headers", (json_int_t)shadow_rx);
-	return req->result ? 0 : -ENOMEM;
-}
-
-static const struct zn_cmd group_list_cmd = {
-	.name = "group.list", .help = "trust groups and their pools",
-	.result = "{\"groups\": \"[{name, id, file, bytes, pool: {size, "
-		  "in_use, foreign, header_repairs}, nfs, copied_in}]\", "
-		  "\"shared_pool_foreign\": \"pointers\", "
-		  "\"copied_to_shared\": \"packets\", \"ns_per_copy\": "
-		  "\"mean\", \"ring_repairs\": \"count\", "
-		  "\"ring_waits_cut\": \"count\", \"sent_as_headers\": "
-		  "\"packets\", \"received_as_headers\": \"packets\"}",
-	.doc = "A trust group's packet pool is a hugepage file of its own "
-	       "(`file`, `bytes`), mapped by the manager and by the NFs of "
-	       "the group only (`nfs`: their instances); the file also holds "
-	       "those NFs' slots, rings and links, the pool's own structures "
-	       "and the group's copy of the routing snapshot "
-	       "(docs/security.md). Groups are made at "
-	       "start (`--trust-group NAME[:BUFFERS]`). A packet for an NF "
-	       "that is not in its pool is copied into the NF's by a worker: "
-	       "`copied_in` counts those into a group, `copied_to_shared` "
-	       "those into the shared pool (for NFs of no group), "
-	       "`ns_per_copy` their mean cost. `foreign` (and "
-	       "`shared_pool_foreign`): pointers the pool's free ring held "
-	       "that were no buffer of it (an NF freed garbage, or wrote it "
-	       "there), dropped as the manager took them out (with "
-	       "`--validate on`). The manager uses every pool's free ring "
-	       "with the geometry it made it with: `ring_repairs` counts "
-	       "the times it wrote back a size, mask or capacity an NF had "
-	       "changed (every 50 ms), `ring_waits_cut` the times it stopped "
-	       "waiting for another process's operation on a ring to "
-	       "finish (after about 4M polls; an NF stuck or lying there). "
-	       "The manager gets and puts a group's buffers with its own "
-	       "copy of the pool's header; `pool.header_repairs` counts the "
-	       "times it wrote back the header the group's NFs use, an NF "
-	       "having changed it (every 50 ms). `in_use`: buffers in no "
-	       "cache and not in the free ring (NFs' caches as their "
-	       "lengths say). Port drivers see a group's buffers through "
-	       "headers of the manager's, one paired with each buffer "
-	       "(docs/security.md): `sent_as_headers` counts the group "
-	       "packets workers sent so, `received_as_headers` those a "
-	       "group's port (`--port-group`) received so.",
-	.fn = cmd_group_list,
-};
-ZN_CMD_REGISTER(group_list_cmd)
-
 static const struct zn_subsys subsys = {
 	.name = "trust_groups", .order = ZN_SUBSYS_GROUPS,
 	.init = zn_group_init, .fini = zn_group_fini,
 };
 ZN_SUBSYS_REGISTER(subsys)
+
+/* ---- Options ---- */
+
+/* --trust-group NAME[:BUFFERS]: a name (as an instance name) used once. */
+static int
+opt_trust_group(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	struct zn_group_cfg *g;
+	const char *colon = strchr(arg, ':');
+	size_t n = colon != NULL ? (size_t)(colon - arg) : strlen(arg);
+
+	if (cfg->n_groups >= ZN_MAX_GROUPS) {
+		fprintf(stderr, "%s: at most %u --trust-group\n", prog,
+			ZN_MAX_GROUPS);
+		return -EINVAL;
+	}
+	g = &cfg->groups[cfg->n_groups];
+	if (n == 0 || n >= sizeof(g->name)) {
+		fprintf(stderr, "%s: --trust-group '%s': a name of 1..%zu "
+			"characters first\n", prog, arg, sizeof(g->name) - 1);
+		return -EINVAL;
+	}
+	memcpy(g->name, arg, n);
+	g->name[n] = '\0';
+	if (!zn_instance_name_valid(g->name)) {
+		fprintf(stderr, "%s: --trust-group: bad name '%s' (letters, "
+			"digits, '_', '-')\n", prog, g->name);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < cfg->n_groups; i++)
+		if (strcmp(cfg->groups[i].name, g->name) == 0) {
+			fprintf(stderr, "%s: --trust-group '%s' given twice\n",
+				prog, g->name);
+			return -EINVAL;
+		}
+	g->n_mbufs = 8191;
+	if (colon != NULL &&
+	    zn_opt_uint(prog, "--trust-group's BUFFERS", colon + 1, 1023,
+			1u << 22, &g->n_mbufs) < 0)
+		return -EINVAL;
+	cfg->n_groups++;
+	return 0;
+}
+
+static int
+opt_port_group(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	return zn_opt_port_name(prog, "--port-group", arg,
+				cfg->port_group_name);
+}
+
+/* --port-group's port exists and its group was given: its id. */
+static int
+groups_check(const char *prog, struct zn_mgr_cfg *cfg)
+{
+	for (unsigned int p = 0; p < ZN_MAX_PORT_ARGS; p++) {
+		const char *name = cfg->port_group_name[p];
+		unsigned int g;
+
+		if (name[0] == '\0')
+			continue;
+		if (p >= cfg->n_devargs) {
+			fprintf(stderr, "%s: --port-group names port %u but "
+				"only %u port(s) are given\n", prog, p,
+				cfg->n_devargs);
+			return -EINVAL;
+		}
+		for (g = 0; g < cfg->n_groups; g++)
+			if (strcmp(cfg->groups[g].name, name) == 0)
+				break;
+		if (g == cfg->n_groups) {
+			fprintf(stderr, "%s: --port-group %u=%s: no "
+				"--trust-group %s\n", prog, p, name, name);
+			return -EINVAL;
+		}
+		cfg->port_group[p] = g + 1;
+	}
+	return 0;
+}
+
+static const struct zn_opt group_opt[] = {
+	{ "trust-group", 0, "NAME[:BUFFERS]", "a trust group: a packet pool "
+	  "of BUFFERS (default\n8191) in hugepage memory that only the "
+	  "group's NFs\nmap (repeat for more, up to " RTE_STR(ZN_MAX_GROUPS)
+	  ")", ZN_OPT_PARSE, .parse = opt_trust_group },
+	{ "port-group", 0, "P=NAME", "port P (0, 1, ... in -p order) receives "
+	  "into trust\ngroup NAME's pool: no copy for the group's NFs",
+	  ZN_OPT_PARSE, .parse = opt_port_group },
+};
+
+static const struct zn_opts group_opts = {
+	.order = ZN_SUBSYS_GROUPS, .opt = group_opt, .n = RTE_DIM(group_opt),
+	.check = groups_check,
+};
+ZN_OPTIONS_REGISTER(group_opts)

@@ -261,3 +261,39 @@ static const struct zn_subsys subsys = {
 	.init = zn_owner_map_init, .fini = zn_owner_map_fini,
 };
 ZN_SUBSYS_REGISTER(subsys)
+
+/* ---- Options ---- */
+
+static int
+opt_validate(const char *prog, const char *arg, struct zn_mgr_cfg *cfg)
+{
+	if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0) {
+		fprintf(stderr, "%s: --validate must be on or off, not '%s'\n",
+			prog, arg);
+		return -EINVAL;
+	}
+	cfg->validate = strcmp(arg, "on") == 0;
+	return 0;
+}
+
+static void
+checks_defaults(struct zn_mgr_cfg *cfg)
+{
+	cfg->validate = true;
+	cfg->bad_desc_limit = 64;
+}
+
+static const struct zn_opt checks_opt[] = {
+	{ "validate", 0, "on|off", "check every packet pointer an NF hands "
+	  "back (default on)", ZN_OPT_PARSE, .parse = opt_validate },
+	{ "bad-desc-limit", 0, "N", "kill an NF after N bad ones (default 64; "
+	  "0: never)", ZN_OPT_UINT, offsetof(struct zn_mgr_cfg,
+					     bad_desc_limit), 0, 1u << 30,
+	  NULL },
+};
+
+static const struct zn_opts checks_opts = {
+	.order = ZN_SUBSYS_OWNER_MAPS, .opt = checks_opt,
+	.n = RTE_DIM(checks_opt), .defaults = checks_defaults,
+};
+ZN_OPTIONS_REGISTER(checks_opts)
