@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_common.h>
+
 #include "../../lib/shm/zn_shm.h"
 #include "pool_header.h"
 
@@ -49,21 +51,20 @@ struct zn_group_file {
 	void *heap_as_made;
 };
 
-/** One trust group. Made at start (zn_group_init) with its pieces in the
- *  order below, and read-only after but for the counters named. */
+/** One trust group. Made at start (the trust_groups, owner_maps,
+ *  pool_accounts and homes steps, subsys.h), read-only after but for
+ *  the control thread's fields at the end. Its first cache line is what
+ *  the workers read (per packet, for a group's port headers). */
 struct zn_group {
-	unsigned int idx; /* zn_shm.groups[idx], cfg.groups[idx] */
 	/* its pool (group.c; NULL: no group here): what NFs and packets
 	 * name, its header in the file */
 	struct rte_mempool *pool;
 	/* the manager's own header of it (pool_header.c): what it calls
 	 * DPDK's mempool code with */
 	struct rte_mempool *pool_mgr;
-	struct zn_pool_header header;
-	struct zn_group_file file;
-	/* its pool's owner map and tags: m->trust.owner_maps[idx + 1] (owner_map.c),
-	 * m->acct[idx + 1] (pool_acct.c), pool-indexed for lookups by
-	 * address */
+	/* its pool's owner map and tags: m->trust.owner_maps[idx + 1]
+	 * (owner_map.c), m->acct[idx + 1] (pool_acct.c), pool-indexed for
+	 * lookups by address */
 	struct zn_owner_map *owners;
 	struct zn_acct *acct;
 	/* the manager's port headers of its buffers (port_headers.c), NULL:
@@ -71,8 +72,12 @@ struct zn_group {
 	struct zn_port_headers *port_headers;
 	/* the guards of its NFs' homes' rings as made (group_home.c) */
 	struct zn_rguard *home_rg;
-	/* its NFs' RCU variable's token (route.c sync_nfs): kept here, the
-	 * variable being in memory its NFs write */
+	unsigned int idx; /* zn_shm.groups[idx], cfg.groups[idx] */
+
+	struct zn_pool_header header __rte_cache_aligned;
+	struct zn_group_file file;
+	/* its NFs' RCU variable's token (route.c sync_nfs; control thread):
+	 * kept here, the variable being in memory its NFs write */
 	uint64_t qtoken;
 };
 
