@@ -86,7 +86,7 @@ fi
 # Python: control-plane client and test dependencies, in .venv.
 if ! .venv/bin/python -c 'import zeronf, pytest, scapy, yaml, jsonschema, \
     kubernetes_validate, dockerfile_parse, fastapi, uvicorn, httpx, \
-    prometheus_client, selenium, matplotlib' 2>/dev/null; then
+    prometheus_client, selenium, matplotlib, os_ken' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -e '.[test]'

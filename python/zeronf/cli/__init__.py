@@ -4,7 +4,8 @@ Each module of this package registers its own subcommands (register(sub))
 and runs them (a `run(args) -> exit status` set as the parser default):
 basic (the manager's methods one by one), deploy (up, down, apply,
 validate), nf (launched NFs, logs), vm (NFs in VMs), rules (flows and
-wildcard rules), top, api (the REST API and metrics).
+wildcard rules), top, api (the REST API and metrics), sdn (the OpenFlow
+agent).
 Exit status: 0 done, 1 refused or failed (one line saying why), 2 bad
 usage or input."""
 from __future__ import annotations
@@ -14,9 +15,9 @@ import os
 import sys
 
 from ..client import ZeroNFError
-from . import api, basic, deploy, nf, rules, top, vm
+from . import api, basic, deploy, nf, rules, sdn, top, vm
 
-MODULES = (deploy, basic, nf, vm, rules, top, api)
+MODULES = (deploy, basic, nf, vm, rules, top, api, sdn)
 
 
 def parser() -> argparse.ArgumentParser:
