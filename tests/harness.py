@@ -244,14 +244,7 @@ class Manager:
 
     def leftovers(self) -> list[str]:
         """Files this instance left behind (there should be none)."""
-        left = []
-        rd = Path(runtime_dir(self.name))
-        if rd.exists():
-            left += [str(p) for p in rd.iterdir()] or [str(rd)]
-        if HUGE_DIR.exists():
-            left += [str(p) for p in HUGE_DIR.glob(f"{self.name}map_*")]
-            left += [str(p) for p in HUGE_DIR.glob(f"{self.name}tg_*")]
-        return left
+        return instance_files(self.name)
 
     def remove_leftovers(self) -> None:
         """Remove what a killed manager of this name left behind."""
@@ -264,6 +257,27 @@ class Manager:
         for nf in self.nfs:
             nf.proc.close()
         self.proc.close()
+
+
+def instance_files(name: str) -> list[str]:
+    """What a manager of instance @p name leaves on the machine: its
+    runtime directory's files (or the directory) and its hugepage files."""
+    left = []
+    rd = Path(runtime_dir(name))
+    if rd.exists():
+        left += [str(p) for p in rd.iterdir()] or [str(rd)]
+    if HUGE_DIR.exists():
+        left += [str(p) for p in HUGE_DIR.glob(f"{name}map_*")]
+        left += [str(p) for p in HUGE_DIR.glob(f"{name}tg_*")]
+    return left
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def zeronf_cli(*args, timeout: float = 90) -> subprocess.CompletedProcess:

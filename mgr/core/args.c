@@ -321,8 +321,6 @@ core_check(const char *prog, struct zn_mgr_cfg *cfg)
 	return 0;
 }
 
-#define CFG(f) offsetof(struct zn_mgr_cfg, f)
-
 static const struct zn_opt core_opt[] = {
 	{ "instance", 'i', "NAME", "instance name = EAL file prefix "
 	  "(default '" ZN_INSTANCE_DEFAULT "')", ZN_OPT_PARSE,
@@ -331,11 +329,11 @@ static const struct zn_opt core_opt[] = {
 	  "or svc:ID,\nport:P, drop; up to " RTE_STR(ZN_MAX_CHAIN_STEPS) ")",
 	  ZN_OPT_PARSE, .parse = opt_chain },
 	{ "pool-size", 0, "N", "packet buffers (default 16383)", ZN_OPT_UINT,
-	  CFG(pool_size), 1023, 16u << 20, NULL },
+	  ZN_CFG(pool_size), 1023, 16u << 20, NULL },
 	{ "ring-size", 0, "N", "NF ring size, power of 2 (default 1024)",
 	  ZN_OPT_PARSE, .parse = opt_ring_size },
 	{ "mem", 0, "MB", "hugepage memory, reserved at start (default 256)",
-	  ZN_OPT_UINT, CFG(mem_mb), 32, 1u << 20, NULL },
+	  ZN_OPT_UINT, ZN_CFG(mem_mb), 32, 1u << 20, NULL },
 	{ "huge-dir", 0, "DIR", "hugetlbfs mount (default: found in "
 	  "/proc/mounts)", ZN_OPT_PARSE, .parse = opt_huge_dir },
 	{ "log-level", 0, "LVL", "log level (default notice)", ZN_OPT_PARSE,
@@ -352,16 +350,16 @@ ZN_OPTIONS_REGISTER(core_opts)
 /* What to do instead of running: listed last */
 static const struct zn_opt mode_opt[] = {
 	{ "schema", 0, NULL, "print the control protocol's schema (JSON) and "
-	  "exit", ZN_OPT_FLAG, CFG(print_schema), 0, 0, NULL },
+	  "exit", ZN_OPT_FLAG, ZN_CFG(print_schema), 0, 0, NULL },
 	{ "subsystems", 0, NULL, "print the subsystems in start-up order and "
 	  "exit\n(teardown is the reverse; docs/hacking.md)", ZN_OPT_FLAG,
-	  CFG(print_subsystems), 0, 0, NULL },
+	  ZN_CFG(print_subsystems), 0, 0, NULL },
 	{ "clean", 0, NULL, "remove what a manager of this instance that "
 	  "died\nleft (hugepage files, runtime directory), and exit",
-	  ZN_OPT_FLAG, CFG(clean), 0, 0, NULL },
+	  ZN_OPT_FLAG, ZN_CFG(clean), 0, 0, NULL },
 	{ "check", 0, NULL, "check these options and the requests on "
 	  "stdin\n(a JSON array; zeronf validate uses it), start nothing",
-	  ZN_OPT_FLAG, CFG(check), 0, 0, NULL },
+	  ZN_OPT_FLAG, ZN_CFG(check), 0, 0, NULL },
 	{ "help", 'h', NULL, "this help", ZN_OPT_PARSE, .parse = opt_help },
 };
 

@@ -149,6 +149,10 @@ struct zn_opt {
 		     struct zn_mgr_cfg *cfg);
 };
 
+/** Where option field @p f is in struct zn_mgr_cfg (struct zn_opt's
+ *  `field`). */
+#define ZN_CFG(f) offsetof(struct zn_mgr_cfg, f)
+
 /** A subsystem's options. */
 struct zn_opts {
 	enum zn_subsys_order order; /* --help lists them in this order */

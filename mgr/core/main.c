@@ -690,24 +690,22 @@ workers_check(const char *prog, struct zn_mgr_cfg *cfg)
 	return 0;
 }
 
-#define CFG(f) offsetof(struct zn_mgr_cfg, f)
-
 static const struct zn_opt workers_opt[] = {
 	{ "rx-threads", 0, "N", "threads polling ports (default 1)",
-	  ZN_OPT_UINT, CFG(rx_threads), 1, ZN_MAX_WORKERS, NULL },
+	  ZN_OPT_UINT, ZN_CFG(rx_threads), 1, ZN_MAX_WORKERS, NULL },
 	{ "tx-threads", 0, "N", "threads moving NF output; 0 = the RX threads "
-	  "do it\n(default 0)", ZN_OPT_UINT, CFG(tx_threads), 0,
+	  "do it\n(default 0)", ZN_OPT_UINT, ZN_CFG(tx_threads), 0,
 	  ZN_MAX_WORKERS - 1, NULL },
 	{ "cpus", 0, "LIST", "CPUs for manager threads (default: all "
 	  "allowed)", ZN_OPT_PARSE, .parse = opt_cpus },
 	{ "stall-ms", 0, "N", "drop packets whose next hop made no progress "
-	  "for N ms\n(0 = never; default 2000)", ZN_OPT_UINT, CFG(stall_ms),
+	  "for N ms\n(0 = never; default 2000)", ZN_OPT_UINT, ZN_CFG(stall_ms),
 	  0, 3600000, NULL },
 	{ "handoff", 0, "MODE", "direct: NFs hand packets to the next NF "
 	  "themselves\n(default); worker: every hop crosses a worker",
 	  ZN_OPT_PARSE, .parse = opt_handoff },
 	{ "idle-sleep-us", 0, "N", "longest sleep of an idle polling thread "
-	  "(default 1000)", ZN_OPT_UINT, CFG(idle_sleep_us), 1, 1000000,
+	  "(default 1000)", ZN_OPT_UINT, ZN_CFG(idle_sleep_us), 1, 1000000,
 	  NULL },
 };
 

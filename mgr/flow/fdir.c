@@ -479,24 +479,22 @@ fdir_defaults(struct zn_mgr_cfg *cfg)
 	cfg->tenant_flow_quota = UINT_MAX; /* a quarter (zn_fdir_init) */
 }
 
-#define CFG(f) offsetof(struct zn_mgr_cfg, f)
-
 static const struct zn_opt fdir_opt[] = {
 	{ "flow-capacity", 0, "N", "exact flow rules at most (default 262144; "
 	  "1M needs\nabout 100 MB more --mem)", ZN_OPT_UINT,
-	  CFG(flow_capacity), 8, 1u << 26, NULL },
+	  ZN_CFG(flow_capacity), 8, 1u << 26, NULL },
 	{ "flow-idle-s", 0, "S", "exact flow rules expire after S s without "
-	  "traffic\n(0 = never; default 300)", ZN_OPT_UINT, CFG(flow_idle_s),
+	  "traffic\n(0 = never; default 300)", ZN_OPT_UINT, ZN_CFG(flow_idle_s),
 	  0, 1u << 24, NULL },
 	{ "nf-flow-quota", 0, "N", "exact rules one NF may hold (and all NFs "
 	  "keep\nafter them); default flow capacity / 8; 0 = none",
-	  ZN_OPT_UINT, CFG(nf_flow_quota), 0, 1u << 26, NULL },
+	  ZN_OPT_UINT, ZN_CFG(nf_flow_quota), 0, 1u << 26, NULL },
 	{ "tenant-flow-quota", 0, "N", "exact rules of one tenant (its socket "
 	  "and NFs);\ndefault flow capacity / 4; 0 = none", ZN_OPT_UINT,
-	  CFG(tenant_flow_quota), 0, 1u << 26, NULL },
+	  ZN_CFG(tenant_flow_quota), 0, 1u << 26, NULL },
 	{ "fdir-rehash", 0, NULL, "benchmark baseline: parse, hash and look "
 	  "up every packet\nat every hop (as OpenNetVM does)", ZN_OPT_FLAG,
-	  CFG(fdir_rehash), 0, 0, NULL },
+	  ZN_CFG(fdir_rehash), 0, 0, NULL },
 };
 
 static const struct zn_opts fdir_opts = {

@@ -375,7 +375,7 @@ lb_defaults(struct zn_mgr_cfg *cfg)
 static const struct zn_opt lb_opt[] = {
 	{ "lb-idle-s", 0, "S", "least_loaded balancing: a flow's pin expires "
 	  "after S s\nidle (default 30)", ZN_OPT_UINT,
-	  offsetof(struct zn_mgr_cfg, lb_idle_s), 1, 30000, NULL },
+	  ZN_CFG(lb_idle_s), 1, 30000, NULL },
 };
 
 static const struct zn_opts lb_opts = {

@@ -384,7 +384,7 @@ static const struct zn_opt acct_opt[] = {
 	{ "nf-pool-quota", 0, "N", "buffers one NF may allocate from its pool "
 	  "(the\nshared one, its group's) and keep; default a quarter\nof that "
 	  "pool; 0 = none", ZN_OPT_UINT,
-	  offsetof(struct zn_mgr_cfg, nf_pool_quota), 0, 16u << 20, NULL },
+	  ZN_CFG(nf_pool_quota), 0, 16u << 20, NULL },
 };
 
 static const struct zn_opts acct_opts = {

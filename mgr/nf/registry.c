@@ -261,7 +261,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	}
 	/* Nobody uses a FREE slot's rings; they are empty after a reclaim.
 	 * The slot and its rings are now those of its group's home. */
-	zn_group_home_move(m, slot, zn_group_by_id(m, group));
+	zn_group_home_move(m, slot, g); /* the group checked: group == grp */
 	zn_rguard_reset(&m->nf[slot].rx_guard);
 	zn_rguard_reset(&m->nf[slot].tx_guard);
 	rc = zn_loop_watch(m->loop, pidfd, EPOLLIN, on_pidfd,
@@ -276,7 +276,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	memset(&s->mstats, 0, sizeof(s->mstats));
 	memset(&s->links, 0, sizeof(s->links));
 	s->exit_drops = 0;
-	m->nf[slot].group = zn_group_by_id(m, group); /* zn_group_valid */
+	m->nf[slot].group = g;
 	zn_registry_nf_joined(m, slot, pid); /* links, tenant cgroup */
 	zn_port_nftx_assign(m, slot);
 	zn_route_reader_add(m, slot);
@@ -645,7 +645,7 @@ registry_defaults(struct zn_mgr_cfg *cfg)
 static const struct zn_opt registry_opt[] = {
 	{ "nf-steer-rate", 0, "N", "flow-rule requests one NF may make a "
 	  "second (a\nsecond's worth at once; EBUSY past it); default\n20000; "
-	  "0 = none", ZN_OPT_UINT, offsetof(struct zn_mgr_cfg, nf_steer_rate),
+	  "0 = none", ZN_OPT_UINT, ZN_CFG(nf_steer_rate),
 	  0, 10000000, NULL },
 };
 

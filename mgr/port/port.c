@@ -346,8 +346,6 @@ port_check(const char *prog, struct zn_mgr_cfg *cfg)
 	return 0;
 }
 
-#define CFG(f) offsetof(struct zn_mgr_cfg, f)
-
 static const struct zn_opt port_opt[] = {
 	{ "port", 'p', "DEVARGS", "add a port: a vdev "
 	  "(net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap)\nor a PCI address; "
@@ -356,18 +354,18 @@ static const struct zn_opt port_opt[] = {
 	  "port:NAME)", ZN_OPT_PARSE, .parse = opt_port_name },
 	{ "nf-tx-queues", 0, "N", "TX queues per port for NFs that transmit "
 	  "themselves\n(net_null, net_tap; 0: the workers transmit all;\n"
-	  "default 8)", ZN_OPT_UINT, CFG(nf_tx_queues), 0, ZN_MAX_NFS, NULL },
+	  "default 8)", ZN_OPT_UINT, ZN_CFG(nf_tx_queues), 0, ZN_MAX_NFS, NULL },
 	{ "ingress", 0, "MODE", "backpressure (hold, stop polling) or drop "
 	  "(default\nbackpressure)", ZN_OPT_PARSE, .parse = opt_ingress },
 	{ "rx-paused", 0, NULL, "start with port RX paused (enable it with "
-	  "the\ncontrol method rx.set)", ZN_OPT_FLAG, CFG(rx_paused), 0, 0,
+	  "the\ncontrol method rx.set)", ZN_OPT_FLAG, ZN_CFG(rx_paused), 0, 0,
 	  NULL },
 	{ "rx-when-ready", 0, NULL, "start with port RX paused until every "
 	  "service of\n--chain has a running NF (then enabled, once)",
-	  ZN_OPT_FLAG, CFG(rx_when_ready), 0, 0, NULL },
+	  ZN_OPT_FLAG, ZN_CFG(rx_when_ready), 0, 0, NULL },
 	{ "rx-timestamp", 0, NULL, "RX timestamps (mbuf dynfield) where the "
 	  "port has them;\nnet_pcap: capture time in us", ZN_OPT_FLAG,
-	  CFG(rx_timestamp), 0, 0, NULL },
+	  ZN_CFG(rx_timestamp), 0, 0, NULL },
 };
 
 static const struct zn_opts port_opts = {

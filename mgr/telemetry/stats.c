@@ -616,7 +616,7 @@ ZN_SUBSYS_REGISTER(subsys)
 
 static const struct zn_opt stats_opt[] = {
 	{ "stats-interval", 0, "S", "log a stats line every S seconds (0 = "
-	  "off)", ZN_OPT_UINT, offsetof(struct zn_mgr_cfg, stats_interval_s),
+	  "off)", ZN_OPT_UINT, ZN_CFG(stats_interval_s),
 	  0, 86400, NULL },
 };
 

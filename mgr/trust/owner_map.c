@@ -287,8 +287,7 @@ static const struct zn_opt checks_opt[] = {
 	{ "validate", 0, "on|off", "check every packet pointer an NF hands "
 	  "back (default on)", ZN_OPT_PARSE, .parse = opt_validate },
 	{ "bad-desc-limit", 0, "N", "kill an NF after N bad ones (default 64; "
-	  "0: never)", ZN_OPT_UINT, offsetof(struct zn_mgr_cfg,
-					     bad_desc_limit), 0, 1u << 30,
+	  "0: never)", ZN_OPT_UINT, ZN_CFG(bad_desc_limit), 0, 1u << 30,
 	  NULL },
 };
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -18,13 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness import NF_BIN, wait_for
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from harness import NF_BIN, free_port, wait_for
 
 
 class Api:

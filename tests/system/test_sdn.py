@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from harness import REPO, scaled, wait_for
+from harness import REPO, free_port, scaled, wait_for
 
 ofp = pytest.importorskip("os_ken.ofproto.ofproto_v1_3")
 from os_ken.ofproto import ofproto_parser  # noqa: E402
@@ -24,12 +24,6 @@ OFCTL = "/usr/bin/ovs-ofctl"
 class DP:
     ofproto = ofp
     ofproto_parser = parser
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

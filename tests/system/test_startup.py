@@ -10,7 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from harness import HUGE_DIR, MGR_BIN, DATA, Manager, runtime_dir, unique_name
+from harness import (DATA, HUGE_DIR, MGR_BIN, Manager, instance_files,
+                     unique_name)
 
 CGROUP = Path("/sys/fs/cgroup")
 
@@ -22,11 +23,10 @@ def subsystems() -> list[str]:
 
 
 def leftovers(name: str) -> list[str]:
-    left = []
-    rd = Path(runtime_dir(name))
-    if rd.exists():
-        left += [str(p) for p in rd.iterdir()] or [str(rd)]
-    left += [str(p) for p in HUGE_DIR.glob(f"{name}*")]
+    """The instance's files (harness.instance_files), any other hugepage
+    file of its name, its cgroups, its processes."""
+    left = instance_files(name)
+    left += [str(p) for p in HUGE_DIR.glob(f"{name}*") if str(p) not in left]
     for d in (CGROUP / "zeronf" / name, CGROUP / "cpu/zeronf" / name,
               CGROUP / "memory/zeronf" / name):
         if d.exists():

@@ -37,8 +37,7 @@ from ..client import Client, ZeroNFError
 
 log = logging.getLogger("zeronf.sdn")
 
-HEADER = struct.Struct("!BBHI")  # version, type, length, xid
-MAX_MSG = 65535
+HEADER = struct.Struct(ofp.OFP_HEADER_PACK_STR)  # version, type, length, xid
 
 
 class _Datapath:
@@ -89,22 +88,17 @@ class Session:
         self.reader = reader
         self.writer = writer
         self.hello = False
-        self.xid = 0
 
     def send(self, msg) -> None:
-        if msg.xid is None:
-            self.xid = (self.xid + 1) & 0xffffffff
-            msg.set_xid(self.xid)
+        """An os-ken message, its xid set (a reply's is its request's)."""
         msg.serialize()
         self.writer.write(bytes(msg.buf))
 
     def raw(self, mtype: int, xid: int, body: bytes = b"") -> None:
         """A message os-ken has no builder for: its header and @p body,
         packed by the caller with ofproto_v1_3's pack strings."""
-        buf = bytearray()
-        msg_pack_into(ofp.OFP_HEADER_PACK_STR, buf, 0, ofp.OFP_VERSION,
-                      mtype, ofp.OFP_HEADER_SIZE + len(body), xid)
-        self.writer.write(bytes(buf) + body)
+        self.writer.write(HEADER.pack(ofp.OFP_VERSION, mtype,
+                                      HEADER.size + len(body), xid) + body)
 
     def error(self, xid: int, etype: int, code: int, data: bytes) -> None:
         m = parser.OFPErrorMsg(DP, type_=etype, code=code, data=data[:64])
