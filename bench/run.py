@@ -65,6 +65,12 @@ affects both sides alike. Progress goes to stderr.
          ZeroNF, dpdk-testpmd (io, mac), OVS-DPDK 3.1 and the kernel
          (veth + bridge) on the same vdevs and sizes 64, 512, 1500; p2p
          and 100k exact-match flows (bench/peers.py).
+  sdn    {"bench":"sdn","system":S,"match":K,"flows":N,"flow_mods_per_s":X,
+         "packet_in_rtt_p50_us":Y,"packet_in_rtt_p99_us":Z}: ZeroNF's
+         OpenFlow agent and OVS-DPDK under the same controller: N = 10,000
+         FLOW_MODs (K = exact 5-tuples or wildcard prefixes) until the
+         barrier's reply, then packet-in round trips through a table-miss
+         entry and the controller's PACKET_OUT (bench/sdn.py).
   lb     {"bench":"lb","replicas":R,"mpps":X,"max_share":S}: the same
          trace, R = 1, 2, 4 forward replicas of one service (hash mode, no
          RSS); max_share = the busiest replica's share of the packets. The
@@ -127,6 +133,7 @@ from apps import bench_dpi, bench_flowmon, bench_route_load, bench_router
 from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
     bench_idle, bench_latency, bench_lb, bench_p2p
 from peers import bench_peers
+from sdn import bench_sdn
 from soak import bench_soak
 from spinner import bench_spinner
 from tenants import bench_tenants
@@ -147,7 +154,7 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers,
            "trust": bench_trust, "validate": bench_validate,
            "tenants": bench_tenants, "group_port": bench_group_port,
-           "vm": bench_vm, "spinner": bench_spinner}
+           "vm": bench_vm, "spinner": bench_spinner, "sdn": bench_sdn}
 
 
 def main() -> int:

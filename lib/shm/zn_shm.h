@@ -116,6 +116,10 @@ enum zn_drop_reason {
 			       * matches it, or its tenant has no chain */
 	ZN_DROP_CROSS_TENANT, /* an NF of one tenant sent it to another
 			       * tenant's service or port (mgr/tenant/tenant.c) */
+	ZN_DROP_SDN_NO_MATCH, /* the OpenFlow table is on and no entry
+			       * matched it (mgr/sdn/oft.h) */
+	ZN_DROP_SDN_PUNT,     /* for the controller: none is connected, or
+			       * the packet-in queue is full */
 	ZN_DROP_MAX
 };
 
@@ -137,6 +141,8 @@ zn_drop_reason_name(unsigned int r)
 		[ZN_DROP_BAD_DESC] = "bad_descriptor",
 		[ZN_DROP_NO_TENANT] = "no_tenant",
 		[ZN_DROP_CROSS_TENANT] = "cross_tenant",
+		[ZN_DROP_SDN_NO_MATCH] = "sdn_no_match",
+		[ZN_DROP_SDN_PUNT] = "sdn_punt",
 	};
 
 	return r < ZN_DROP_MAX ? names[r] : NULL;
@@ -596,6 +602,7 @@ struct zn_chain {
 
 struct zn_ft;
 struct rte_acl_ctx;
+struct zn_oft_view;
 struct rte_rcu_qsbr;
 struct rte_ring;
 
@@ -608,6 +615,9 @@ struct zn_route {
 	struct zn_chain chains[ZN_MAX_CHAINS];
 	struct rte_acl_ctx *acl[2];     /* [0] IPv4, [1] IPv6; NULL: none */
 	struct zn_ft *exact;
+	/* The OpenFlow table (mgr/sdn/oft.h) while it is on: it classifies
+	 * port ingress in place of the above (workers only) */
+	const struct zn_oft_view *oft;
 	bool rehash_every_hop;          /* naive mode: no NF -> NF hand-off */
 	bool direct;                    /* NFs may hand packets to NFs */
 	uint16_t lb_epoch_idle;         /* LEAST_LOADED pin idle epochs */

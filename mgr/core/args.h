@@ -45,6 +45,7 @@ struct zn_mgr_cfg {
 	unsigned int n_devargs;
 	struct zn_step chain[ZN_MAX_CHAIN_STEPS];
 	unsigned int chain_len;
+	unsigned int of_flows;      /* OpenFlow table entries (sdn/oft.c) */
 	unsigned int rx_threads;
 	unsigned int tx_threads;
 	cpu_set_t cpus;

@@ -41,6 +41,7 @@ struct zn_registry;
 struct zn_loop;
 struct zn_rguard;
 struct zn_tenants;
+struct zn_oft;
 struct zn_nf_rec;
 struct zn_links;
 struct zn_acct;
@@ -91,6 +92,8 @@ struct zn_mgr {
 	struct zn_fdir *fdir;
 	struct zn_lb *lb;
 	struct zn_tenants *tn;
+	/* the OpenFlow table an SDN controller programs (mgr/sdn/oft.h) */
+	struct zn_oft *oft;
 };
 
 #endif /* ZN_MGR_H */

@@ -444,6 +444,35 @@ ingress_drop_rest(struct zn_worker *w, struct zn_stage *st, uint64_t *drops)
 	st->head = st->tail = 0;
 }
 
+/* Packet-outs of the OpenFlow table (mgr/sdn/oft_io.c): packets the
+ * control thread made or kept, their chain set, routed as a port's. */
+static unsigned int
+poll_inject(struct zn_worker *w, const struct zn_route *rt)
+{
+	struct zn_stage *st = &w->inject_stage;
+	unsigned int moved = 0, n;
+
+	if (st->tail != 0) {
+		moved = flush_stage(w, rt, st, w->inject_drops);
+		if (st->tail != 0)
+			return moved;
+	}
+	if (rte_ring_count(w->inject) == 0)
+		return moved;
+	n = zn_oft_inject_take(w, rt, w->inject, st->pkts, ZN_BURST);
+	if (n == 0)
+		return moved;
+	if (likely(w->mgr->trust.owner_maps != NULL))
+		zn_owner_map_hold(w->mgr->trust.owner_maps, st->pkts, n, 0, 0);
+	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, NULL, st->res, n,
+				       NULL);
+	st->head = 0;
+	st->tail = (uint16_t)n;
+	w->shm->stats.routed += n;
+	flush_stage(w, rt, st, w->inject_drops);
+	return moved + n;
+}
+
 /* Packets entering from a port queue. */
 static unsigned int
 poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
@@ -478,8 +507,18 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	 * itself left in the owner map (owner_map.h). */
 	if (likely(rq->owners != NULL))
 		zn_owner_map_hold(rq->owners, st->pkts, n, 0, 0);
-	if (likely(w->mgr->tn == NULL) ||
-	    w->mgr->tn->port_mask[rq->port] == 0) {
+	if (unlikely(rt->oft != NULL) && (w->mgr->tn == NULL ||
+					  w->mgr->tn->port_mask[rq->port] == 0)) {
+		/* The OpenFlow table (mgr/sdn/oft.h) in place of the flow
+		 * director; what it punts or drops is done with here. */
+		unsigned int kept = zn_oft_classify(w, rt, rq->port, st->pkts,
+						    n);
+
+		moved += n - kept;
+		if ((n = kept) == 0)
+			return moved;
+	} else if (likely(w->mgr->tn == NULL) ||
+		   w->mgr->tn->port_mask[rq->port] == 0) {
 		zn_fdir_classify(w, rt, st->pkts, n, NULL);
 	} else {
 		unsigned int kept = zn_tenant_classify(w, rt, rq->port,
@@ -525,7 +564,7 @@ stages_pending(const struct zn_worker *w)
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++)
 		if (w->nf_stage[s].tail != 0)
 			return true;
-	return false;
+	return w->inject_stage.tail != 0;
 }
 
 /* Sleeper's re-check: does an NF drained by this worker have packets?
@@ -537,6 +576,8 @@ worker_has_work(void *arg)
 	struct zn_mgr *m = w->mgr;
 
 	if (m->dp.quit || zn_audit_pending(w))
+		return true;
+	if (w->inject != NULL && rte_ring_count(w->inject) > 0)
 		return true;
 	for (unsigned int s = 0; s < ZN_MAX_NFS; s++) {
 		if (zn_nf_state(m, s) != ZN_NF_FREE && m->nf[s].worker == w->id &&
@@ -581,6 +622,8 @@ zn_worker_main(void *arg)
 		if (w->rx_role)
 			for (unsigned int q = 0; q < w->n_rxq; q++)
 				work += poll_rxq(w, rt, &w->rxq[q]);
+		if (unlikely(w->inject != NULL))
+			work += poll_inject(w, rt);
 		pending = flush_all_txbufs(w, &work);
 		w->shm->stats.loops++;
 		rte_rcu_qsbr_quiescent(m->route.qsbr, w->id);

@@ -115,6 +115,11 @@ struct zn_worker {
 	 * the manager's) */
 	struct zn_doorbell *db[1 + ZN_MAX_GROUPS];
 	unsigned int n_db;
+	/* Packet-outs of the OpenFlow table (mgr/sdn/oft_io.c) for this
+	 * worker to send, NULL: not this one's job; where they wait to */
+	struct rte_ring *inject;
+	struct zn_stage inject_stage;
+	uint64_t inject_drops[ZN_DROP_MAX]; /* (also in stats.drops) */
 };
 
 int zn_worker_main(void *arg);
@@ -141,5 +146,19 @@ unsigned int zn_copy_to_nf_pool(struct zn_worker *w, uint16_t slot,
 void zn_fdir_classify(struct zn_worker *w, const struct zn_route *rt,
 		      struct rte_mbuf **pkts, unsigned int n,
 		      const uint8_t *tenant);
+
+/** The OpenFlow table's classification of packets entering from port
+ *  @p port (mgr/sdn/oft_hot.c), while rt->oft is set: each packet's chain
+ *  set (or the flow director's), or it is punted to the controller or
+ *  dropped, counted. @return how many stay, in order, at the front. */
+unsigned int zn_oft_classify(struct zn_worker *w, const struct zn_route *rt,
+			     uint16_t port, struct rte_mbuf **pkts,
+			     unsigned int n);
+/** Take up to @p max packet-outs from ring @p r (oft_hot.c): their chain
+ *  set, or classified by the flow director. @return how many. */
+struct rte_ring;
+unsigned int zn_oft_inject_take(struct zn_worker *w, const struct zn_route *rt,
+				struct rte_ring *r, struct rte_mbuf **pkts,
+				unsigned int max);
 
 #endif /* ZN_WORKER_H */

@@ -145,6 +145,15 @@ int zn_fdir_tenant_chain_set(struct zn_mgr *m, unsigned int t,
 /** Steps of tenant @p t's chain. @return how many (0: none). */
 unsigned int zn_fdir_tenant_chain(struct zn_mgr *m, unsigned int t,
 				  struct zn_step *steps);
+/** A chain for another classifier (the OpenFlow table, mgr/sdn/oft.h):
+ *  @p steps checked, interned, one reference taken, and published before
+ *  this returns when new (workers know it before any packet is given
+ *  it). @return its id (1..255), or -errno (err set). */
+int zn_fdir_chain_take(struct zn_mgr *m, const struct zn_step *steps,
+		       unsigned int n, char *err, size_t errlen);
+/** Give back a reference of zn_fdir_chain_take() once no worker can
+ *  give a packet chain @p id any more (after a sync). */
+void zn_fdir_chain_put(struct zn_mgr *m, unsigned int id);
 /** Steps of chain @p id. @return how many (0: unused id). */
 unsigned int zn_fdir_chain_steps(struct zn_mgr *m, unsigned int id,
 				struct zn_step *steps);

@@ -130,6 +130,27 @@ fdir_chain_put(struct zn_fdir *fd, unsigned int id)
 }
 
 int
+zn_fdir_chain_take(struct zn_mgr *m, const struct zn_step *steps,
+		   unsigned int n, char *err, size_t errlen)
+{
+	bool created;
+	int rc = fdir_validate_steps(m, steps, n, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	rc = fdir_chain_take(m->fdir, steps, n, &created, err, errlen);
+	if (rc > 0 && created)
+		zn_route_publish(m);
+	return rc;
+}
+
+void
+zn_fdir_chain_put(struct zn_mgr *m, unsigned int id)
+{
+	fdir_chain_put(m->fdir, id);
+}
+
+int
 zn_chain_set(struct zn_mgr *m, const struct zn_step *steps, unsigned int n,
 	     char *err, size_t errlen)
 {

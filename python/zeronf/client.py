@@ -111,7 +111,8 @@ class Client:
                "version": f"{PROTOCOL_MAJOR}.0"}
         if params:
             req["params"] = params
-        reply = self.send_raw(json.dumps(req).encode())
+        reply = self.send_raw(json.dumps(req,
+                                         separators=(",", ":")).encode())
         if "error" in reply:
             err = reply["error"]
             raise ZeroNFError(err.get("code", -errno.EIO),

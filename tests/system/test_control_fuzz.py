@@ -41,11 +41,29 @@ VALID = {
     "nf.remove": {"name": "fz"},
     "event.list": {"since": 0, "limit": 5},
     "event.add": {"type": "fz", "message": "m"},
+    # The OpenFlow table (mgr/sdn): a batch of mods, stats, a packet-out
+    "of.flow_mod": {"mods": [
+        {"command": "add", "priority": 7, "cookie": "0x5",
+         "match": {"in_port": 1, "eth_type": 2048, "ip_proto": 6,
+                   "ipv4_src": "10.0.0.0/8", "tcp_dst": 80,
+                   "tcp_flags": "0x2/0x12", "eth_dst": "02:00:00:00:00:01"},
+         "idle_timeout": 30, "flags": 1,
+         "actions": {"type": "chain", "steps": ["svc:1", "port:0"]}},
+        {"command": "delete", "match": {"eth_type": 2048},
+         "cookie": "0x5", "cookie_mask": "0xff", "out_port": 1}]},
+    "of.flows": {"match": {"in_port": 1}, "strict": False, "priority": 7,
+                 "out_port": 1, "cookie": "0x5", "cookie_mask": "0xf",
+                 "limit": 5},
+    "of.packet_out": {"in_port": 1, "data": "02" * 60,
+                      "outputs": [{"type": "chain", "steps": ["port:0"]},
+                                  {"type": "flood"}]},
+    "of.events": {"max": 5, "wait_ms": 0},
+    "of.mode": {"on": False, "controller": False},
 }
 # Read-only methods without parameters get junk parameters too.
 NO_PARAMS = ["version", "help", "status", "port.list", "nf.list",
              "service.list", "stats", "chain.get", "rule.list",
-             "launch.list", "schema"]
+             "launch.list", "schema", "of.table"]
 
 JUNK = [None, True, False, 0, -1, 1, 255, 256, 65535, 65536, 2**31, 2**32,
         2**63, -2**63, 2**64, 1e308, -1e308, 0.5, "", "x" * 5000, "svc:",
@@ -108,6 +126,8 @@ def clean(c) -> None:
         c.call("flow.del", flows=[{"flow": f["flow"]} for f in flows])
     c.call("chain.set", hops=["svc:1", "port:0"])
     c.call("service.set", service=1, lb="hash")
+    c.call("of.flow_mod", mods=[{"command": "delete", "match": {}}])
+    c.call("of.mode", on=False, controller=False)
     for spec in c.call("launch.list")["launched"]:
         if not spec["removing"]:  # one being removed goes by itself
             c.call("nf.remove", name=spec["name"])

@@ -51,7 +51,9 @@ def agent(managers):
 
 
 def ofctl(port: int, cmd: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([OFCTL, "-O", "OpenFlow13", cmd,
+    opts = [a for a in args if a.startswith("--")]
+    args = tuple(a for a in args if not a.startswith("--"))
+    return subprocess.run([OFCTL, "-O", "OpenFlow13", *opts, cmd,
                            f"tcp:127.0.0.1:{port}", *args],
                           capture_output=True, text=True, timeout=30)
 
@@ -63,7 +65,7 @@ def test_ovs_ofctl_sees_the_switch(agent):
     dpid = int.from_bytes(hashlib.sha256(m.name.encode()).digest()[:8],
                           "big") & 0xffffffffffff
     assert f"dpid:{dpid:016x}" in r.stdout, r.stdout
-    assert "n_tables:1, n_buffers:0" in r.stdout
+    assert "n_tables:1, n_buffers:256" in r.stdout
     # ZeroNF port P is OpenFlow port P + 1, by its name, with its MAC
     ports = m.call("port.list")["ports"]
     for p in ports:
@@ -99,27 +101,175 @@ def test_port_counters_are_the_managers(agent):
     assert "OFPBRC_BAD_PORT" in r.stdout + r.stderr
 
 
-def test_what_is_not_done_yet_is_refused_as_the_spec_says(agent):
+def flows(port: int, *args: str) -> list[str]:
+    r = ofctl(port, "dump-flows", *args)
+    assert r.returncode == 0, r.stderr
+    return sorted(ln.strip() for ln in r.stdout.splitlines()[1:]
+                  if ln.strip())
+
+
+def test_ovs_ofctl_programs_the_table(agent):
+    """add-flow, dump-flows, del-flows (strict and not, cookies,
+    priorities, out_port) as an operator types them; traffic follows the
+    entries; each entry counts its own packets."""
     m, port = agent
-    r = ofctl(port, "dump-flows")
-    assert "OFPBRC_BAD_STAT" in r.stdout + r.stderr  # BAD_MULTIPART
-    # ovs-ofctl asks for the table's features first: refused, it stops
-    r = ofctl(port, "add-flow", "in_port=1,actions=output:2")
-    assert r.returncode != 0
-    # a controller's FLOW_MOD: the message type is not supported yet
+    # the table is on: what matches nothing drops, counted, and no
+    # longer reaches the port the flow director's chain sends it to
+    wait_for(lambda: m.call("of.table")["no_match_drops"] > 0, scaled(20),
+             "misses counted")
+    tx0 = m.call("port.list")["ports"][1]["tx"]
+    seen = m.call("of.table")["no_match_drops"]
+    wait_for(lambda: m.call("of.table")["no_match_drops"] > seen + 10000,
+             scaled(20), "more misses")
+    assert m.call("port.list")["ports"][1]["tx"] == tx0
+    for f in ("priority=10,in_port=1,actions=output:2",
+              "cookie=0x51,priority=20,ip,nw_src=10.0.0.0/8,actions=drop",
+              "cookie=0x52,priority=20,tcp,tp_dst=80,actions=output:61441",
+              "priority=0,actions=CONTROLLER:128"):
+        r = ofctl(port, "add-flow", f)
+        assert r.returncode == 0, (f, r.stderr)
+    got = flows(port)
+    assert len(got) == 4, got
+    assert any("priority=10,in_port=1 actions=output:2" in x for x in got)
+    assert any("cookie=0x52" in x and "tcp,tp_dst=80" in x and
+               "actions=output:61441" in x for x in got), got
+    # net_null's packets are zeros: not IP, from port 1: the first entry
+    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > 1000,
+             scaled(20), "traffic out of port 2")
+    byp = {x.split("priority=")[1].split(",")[0].split(" ")[0]:
+           int(x.split("n_packets=")[1].split(",")[0]) for x in flows(port)}
+    assert byp["10"] > 1000 and byp["0"] == byp["20"] == 0, byp
+    agg = ofctl(port, "dump-aggregate").stdout
+    assert "flow_count=4" in agg, agg
+    # non-strict delete by cookie: both cookie 0x5x entries
+    assert ofctl(port, "del-flows", "cookie=0x50/0xf0").returncode == 0
+    got = flows(port)
+    assert len(got) == 2 and not any("cookie=0x5" in x for x in got), got
+    # out_port filter: only the entry that outputs to port 2
+    assert ofctl(port, "del-flows", "out_port=2").returncode == 0
+    got = flows(port)
+    assert len(got) == 1 and "CONTROLLER" in got[0], got
+    # strict: a different priority selects nothing, the right one it
+    assert ofctl(port, "del-flows", "--strict", "priority=1").returncode == 0
+    assert len(flows(port)) == 1
+    assert ofctl(port, "del-flows", "--strict", "priority=0").returncode == 0
+    assert flows(port) == []
+    tbl = ofctl(port, "dump-tables").stdout
+    assert "active=0" in tbl, tbl
+
+
+def test_a_thousand_flows_at_once(agent, tmp_path):
+    """ovs-ofctl add-flows: 1,000 FLOW_MODs in one stream, more than one
+    request to the manager can carry: every one in, none refused."""
+    m, port = agent
+    f = tmp_path / "flows"
+    f.write_text("".join(
+        f"priority=100,udp,in_port=1,nw_src=10.{i >> 8}.{i & 255}.1,"
+        f"tp_dst={1000 + i},actions=output:2\n" for i in range(1000)))
+    r = ofctl(port, "add-flows", str(f))
+    assert r.returncode == 0, r.stderr
+    t = m.call("of.table")
+    assert t["active"] == 1000 and t["subtables"] == 1, t
+    assert ofctl(port, "dump-aggregate").stdout.count("flow_count=1000") == 1
+    assert ofctl(port, "del-flows").returncode == 0
+    assert m.call("of.table")["active"] == 0
+
+
+def test_flow_mod_errors_are_the_specs(agent):
+    m, port = agent
     c = Conn(port)
-    c.recv()
+    assert isinstance(c.recv(), parser.OFPHello)
     c.send(parser.OFPHello(DP))
-    match = parser.OFPMatch(in_port=1)
-    inst = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
-                                         [parser.OFPActionOutput(2)])]
-    c.send(parser.OFPFlowMod(DP, match=match, instructions=inst))
-    e = c.recv()
-    assert (e.type, e.code) == (ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_TYPE)
+
+    def mod(match, actions=(), **kw):
+        inst = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
+                                             list(actions))]
+        msg = parser.OFPFlowMod(DP, match=match, instructions=inst, **kw)
+        c.send(msg)
+        c.send(parser.OFPBarrierRequest(DP))
+        r = c.recv()
+        if isinstance(r, parser.OFPBarrierReply):
+            return None
+        assert isinstance(c.recv(), parser.OFPBarrierReply)
+        return (r.type, r.code)
+
+    out2 = [parser.OFPActionOutput(2)]
+    # a field without its prerequisite; a field not matched here
+    assert mod(parser.OFPMatch(tcp_dst=80), out2) == (
+        ofp.OFPET_BAD_MATCH, ofp.OFPBMC_BAD_PREREQ)
+    assert mod(parser.OFPMatch(mpls_label=3, eth_type=0x8847), out2) == (
+        ofp.OFPET_BAD_MATCH, ofp.OFPBMC_BAD_FIELD)
+    # another table; an action this switch does not do; no such port
+    assert mod(parser.OFPMatch(), out2, table_id=3) == (
+        ofp.OFPET_FLOW_MOD_FAILED, ofp.OFPFMFC_BAD_TABLE_ID)
+    assert mod(parser.OFPMatch(in_port=1),
+               [parser.OFPActionSetField(vlan_vid=0x1005)] + out2) == (
+        ofp.OFPET_BAD_ACTION, ofp.OFPBAC_BAD_TYPE)
+    assert mod(parser.OFPMatch(in_port=1), [parser.OFPActionOutput(9)]) == (
+        ofp.OFPET_BAD_ACTION, ofp.OFPBAC_BAD_OUT_PORT)
+    # CHECK_OVERLAP: an entry of the same priority that some packet
+    # matches too is refused; another priority is not an overlap
+    assert mod(parser.OFPMatch(in_port=1), out2, priority=5) is None
+    assert mod(parser.OFPMatch(eth_type=0x800), out2, priority=5,
+               flags=ofp.OFPFF_CHECK_OVERLAP) == (
+        ofp.OFPET_FLOW_MOD_FAILED, ofp.OFPFMFC_OVERLAP)
+    assert mod(parser.OFPMatch(eth_type=0x800), out2, priority=6,
+               flags=ofp.OFPFF_CHECK_OVERLAP) is None
+    # a slave may not change the table
+    c.send(parser.OFPRoleRequest(DP, ofp.OFPCR_ROLE_SLAVE, 1))
+    assert isinstance(c.recv(), parser.OFPRoleReply)
+    assert mod(parser.OFPMatch(in_port=2), out2) == (
+        ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_IS_SLAVE)
     c.close()
-    # nothing of the manager's changed
+    got = m.call("of.flows")["flows"]
+    assert sorted(f["priority"] for f in got) == [5, 6], got
+    # nothing of the flow director's changed
     assert m.call("flow.list")["flows"] == []
     assert m.call("rule.list")["rules"] == []
+
+
+def test_timeouts_remove_entries_and_say_so(agent):
+    """Idle and hard timeouts, FLOW_REMOVED with the reason and the
+    entry's counters to a controller that asked for them, and the delete
+    reason for a delete."""
+    m, port = agent
+    c = Conn(port)
+    assert isinstance(c.recv(), parser.OFPHello)
+    c.send(parser.OFPHello(DP))
+    # a passive connection gets async messages once it asks
+    c.send(parser.OFPSetAsync(DP, [0, 0], [0, 0], [0xf, 0]))
+    out2 = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
+                                         [parser.OFPActionOutput(2)])]
+    rem = ofp.OFPFF_SEND_FLOW_REM
+    # in_port=1 has traffic (net_null): only the hard timeout ends it;
+    # in_port=2 has none: its idle timeout does
+    c.send(parser.OFPFlowMod(DP, cookie=1, priority=9, hard_timeout=2,
+                             idle_timeout=1, flags=rem,
+                             match=parser.OFPMatch(in_port=1),
+                             instructions=out2))
+    c.send(parser.OFPFlowMod(DP, cookie=2, priority=9, idle_timeout=1,
+                             flags=rem, match=parser.OFPMatch(in_port=2),
+                             instructions=out2))
+    c.send(parser.OFPFlowMod(DP, cookie=3, priority=8, flags=rem,
+                             match=parser.OFPMatch(eth_type=0x806),
+                             instructions=out2))
+    c.send(parser.OFPFlowMod(DP, command=ofp.OFPFC_DELETE_STRICT,
+                             priority=8, out_port=ofp.OFPP_ANY,
+                             out_group=ofp.OFPG_ANY,
+                             match=parser.OFPMatch(eth_type=0x806)))
+    got = {}
+    while len(got) < 3:
+        r = c.recv()
+        assert isinstance(r, parser.OFPFlowRemoved), r
+        got[r.cookie] = r
+    assert got[3].reason == ofp.OFPRR_DELETE
+    assert got[2].reason == ofp.OFPRR_IDLE_TIMEOUT
+    assert got[2].packet_count == 0
+    assert got[1].reason == ofp.OFPRR_HARD_TIMEOUT
+    assert got[1].packet_count > 0 and got[1].duration_sec >= 1
+    assert dict(got[1].match._fields2) == {"in_port": 1}
+    assert m.call("of.flows")["flows"] == []
+    c.close()
 
 
 class Conn:
@@ -203,3 +353,82 @@ def test_garbage_closes_its_connection_only(agent):
     assert c.recv() is None
     c.close()
     assert ofctl(port, "show").returncode == 0  # the next one is served
+
+
+ARP = bytes.fromhex("ffffffffffff020000000001" "0806" "0001080006040001"
+                    "020000000001" "0a000001" "000000000000" "0a000002")
+
+
+def test_packet_in_buffers_and_packet_out(agent):
+    """A packet-in of max_len bytes keeps its packet for a buffer_id; a
+    PACKET_OUT of that buffer sends it once (then the buffer is gone); a
+    FLOW_MOD with a buffer_id sends its packet through the new entry.
+    The packets come "from port 2", which receives nothing: net_null's
+    packets from port 1 are recycled buffers, our ARP among them."""
+    m, port = agent
+    c = Conn(port)
+    assert isinstance(c.recv(), parser.OFPHello)
+    c.send(parser.OFPHello(DP))
+    c.send(parser.OFPSetAsync(DP, [0x7, 0], [0, 0], [0, 0]))
+    wait_for(lambda: m.call("of.table")["controller"], scaled(10),
+             "packet-ins on")
+    to_ctl = [parser.OFPInstructionActions(
+        ofp.OFPIT_APPLY_ACTIONS,
+        [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, 20)])]
+    c.send(parser.OFPFlowMod(DP, cookie=0x77, priority=50,
+                             match=parser.OFPMatch(in_port=2,
+                                                   eth_type=0x806),
+                             instructions=to_ctl))
+
+    def arp_in() -> parser.OFPPacketIn:
+        # the ARP packet "from port 2", through the table: to us
+        c.send(parser.OFPPacketOut(
+            DP, buffer_id=ofp.OFP_NO_BUFFER, in_port=2, data=ARP,
+            actions=[parser.OFPActionOutput(ofp.OFPP_TABLE)]))
+        r = c.recv()
+        assert isinstance(r, parser.OFPPacketIn), r
+        return r
+
+    def tx1() -> int:
+        return m.call("port.list")["ports"][0]["tx"]
+
+    pi = arp_in()
+    assert pi.buffer_id != ofp.OFP_NO_BUFFER and pi.reason == \
+        ofp.OFPR_ACTION and pi.cookie == 0x77
+    assert pi.total_len == len(ARP) and pi.data == ARP[:20]
+    assert pi.match["in_port"] == 2
+    before = tx1()
+    out1 = [parser.OFPActionOutput(1)]
+    c.send(parser.OFPPacketOut(DP, buffer_id=pi.buffer_id, in_port=2,
+                               actions=out1))
+    wait_for(lambda: tx1() == before + 1, scaled(10), "the buffer sent")
+    # the buffer is used: the spec's BUFFER_UNKNOWN, nothing sent
+    c.send(parser.OFPPacketOut(DP, buffer_id=pi.buffer_id, in_port=2,
+                               actions=out1))
+    e = c.recv()
+    assert (e.type, e.code) == (ofp.OFPET_BAD_REQUEST,
+                                ofp.OFPBRC_BUFFER_UNKNOWN)
+    # a FLOW_MOD that outputs ARP from port 2 to port 1, with a buffer:
+    # that packet goes through it
+    pi = arp_in()
+    c.send(parser.OFPFlowMod(
+        DP, priority=60, buffer_id=pi.buffer_id,
+        match=parser.OFPMatch(in_port=2, eth_type=0x806),
+        instructions=[parser.OFPInstructionActions(
+            ofp.OFPIT_APPLY_ACTIONS, out1)]))
+    c.send(parser.OFPBarrierRequest(DP))
+    assert isinstance(c.recv(), parser.OFPBarrierReply)
+    wait_for(lambda: tx1() == before + 2, scaled(10),
+             "the flow mod's buffer sent")
+    hit = [f for f in m.call("of.flows")["flows"] if f["priority"] == 60]
+    assert hit[0]["packets"] == 1
+    # whole packets when asked (no buffer); flood: every port but its own
+    c.send(parser.OFPPacketOut(
+        DP, buffer_id=ofp.OFP_NO_BUFFER, in_port=2, data=ARP,
+        actions=[parser.OFPActionOutput(ofp.OFPP_FLOOD)]))
+    c.send(parser.OFPBarrierRequest(DP))
+    assert isinstance(c.recv(), parser.OFPBarrierReply)
+    wait_for(lambda: tx1() == before + 3, scaled(10), "flooded")
+    c.close()
+    st = m.call("status")
+    assert st["pool"]["in_use"] <= 2 * 1024  # net_null's own, no leak
