@@ -444,6 +444,20 @@ ingress_drop_rest(struct zn_worker *w, struct zn_stage *st, uint64_t *drops)
 	st->head = st->tail = 0;
 }
 
+/* @p n new packets in an empty stage from a port (or the packet-outs):
+ * where each goes, then as many delivered as will go. */
+static void
+route_stage(struct zn_worker *w, const struct zn_route *rt,
+	    struct zn_stage *st, unsigned int n, uint64_t *src_drops)
+{
+	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, NULL, st->res, n,
+				       NULL);
+	st->head = 0;
+	st->tail = (uint16_t)n;
+	w->shm->stats.routed += n;
+	flush_stage(w, rt, st, src_drops);
+}
+
 /* Packet-outs of the OpenFlow table (mgr/sdn/oft_io.c): packets the
  * control thread made or kept, their chain set, routed as a port's. */
 static unsigned int
@@ -464,12 +478,7 @@ poll_inject(struct zn_worker *w, const struct zn_route *rt)
 		return moved;
 	if (likely(w->mgr->trust.owner_maps != NULL))
 		zn_owner_map_hold(w->mgr->trust.owner_maps, st->pkts, n, 0, 0);
-	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, NULL, st->res, n,
-				       NULL);
-	st->head = 0;
-	st->tail = (uint16_t)n;
-	w->shm->stats.routed += n;
-	flush_stage(w, rt, st, w->inject_drops);
+	route_stage(w, rt, st, n, w->inject_drops);
 	return moved + n;
 }
 
@@ -529,12 +538,7 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 		if ((n = kept) == 0)
 			return moved;
 	}
-	st->uniform = zn_resolve_burst(&w->rc, rt, st->pkts, NULL, st->res, n,
-				       NULL);
-	st->head = 0;
-	st->tail = (uint16_t)n;
-	w->shm->stats.routed += n;
-	flush_stage(w, rt, st, ps->drops);
+	route_stage(w, rt, st, n, ps->drops);
 	if (st->tail != 0 && w->mgr->cfg.ingress == ZN_INGRESS_DROP)
 		ingress_drop_rest(w, st, ps->drops);
 	return moved + n;

@@ -11,7 +11,8 @@
  * place; which subtables exist and their order is the view, replaced
  * whole and published with the routing snapshot at zn_oft_commit(). An
  * entry removed from the hash, its key position and its chain reference
- * are given back only after a sync (no worker holds it then). A new
+ * are given back only after a sync (no worker holds it then); a modified
+ * entry's old chain at once (entry_set_actions says why). A new
  * entry's chain reaches the workers (zn_fdir_chain_take publishes it)
  * before the entry does.
  *
@@ -452,6 +453,21 @@ entry_reset_counts(struct zn_oft *t, struct zn_oft_entry *e)
 	e->idle_since_tsc = rte_rdtsc();
 }
 
+/* New actions for @p e (its chain @p chain taken); workers see them with
+ * one store. The old chain's reference goes at once: a freed chain id is
+ * reused last, so a packet already given it keeps its hops. */
+static void
+entry_set_actions(struct zn_mgr *m, struct zn_oft_entry *e,
+		  const struct zn_oft_action *a, int chain)
+{
+	uint32_t old = e->act;
+
+	e->act_full = *a;
+	__atomic_store_n(&e->act, act_word(a, chain), __ATOMIC_RELEASE);
+	if (OFT_ACT_VERDICT(old) == ZN_OFT_CHAIN)
+		zn_fdir_chain_put(m, OFT_ACT_CHAIN(old));
+}
+
 static int
 flow_add(struct zn_mgr *m, const struct zn_oft_mod *mod,
 	 struct zn_oft_err *er)
@@ -489,8 +505,6 @@ flow_add(struct zn_mgr *m, const struct zn_oft_mod *mod,
 	if (same != NULL) {
 		/* Replaced (section 6.4): its duration restarts; counters
 		 * kept unless RESET_COUNTS. */
-		uint32_t old = same->act;
-
 		if (mod->flags & ZN_OFPFF_RESET_COUNTS)
 			entry_reset_counts(t, same);
 		same->cookie = mod->cookie;
@@ -499,11 +513,7 @@ flow_add(struct zn_mgr *m, const struct zn_oft_mod *mod,
 		same->flags = mod->flags;
 		same->created_ns = zn_now_ns();
 		same->idle_since_tsc = rte_rdtsc();
-		same->act_full = mod->act;
-		__atomic_store_n(&same->act, act_word(&mod->act, chain),
-				 __ATOMIC_RELEASE);
-		if (OFT_ACT_VERDICT(old) == ZN_OFT_CHAIN)
-			zn_fdir_chain_put(m, OFT_ACT_CHAIN(old));
+		entry_set_actions(m, same, &mod->act, chain);
 		return 0;
 	}
 	s = sub_find(t, &mod->mask, true);
@@ -605,7 +615,6 @@ flow_modify(struct zn_mgr *m, const struct zn_oft_mod *mod,
 
 	for (uint32_t i = 0; i < t->capacity; i++) {
 		struct zn_oft_entry *e = t->by_idx[i];
-		uint32_t old;
 		int chain;
 
 		if (e == NULL || !selected(e, &f))
@@ -613,14 +622,9 @@ flow_modify(struct zn_mgr *m, const struct zn_oft_mod *mod,
 		chain = act_take(m, &mod->act, er);
 		if (chain < 0)
 			return chain;
-		old = e->act;
 		if (mod->flags & ZN_OFPFF_RESET_COUNTS)
 			entry_reset_counts(t, e);
-		e->act_full = mod->act;
-		__atomic_store_n(&e->act, act_word(&mod->act, chain),
-				 __ATOMIC_RELEASE);
-		if (OFT_ACT_VERDICT(old) == ZN_OFT_CHAIN)
-			zn_fdir_chain_put(m, OFT_ACT_CHAIN(old));
+		entry_set_actions(m, e, &mod->act, chain);
 	}
 	/* None matched: nothing (OpenFlow 1.3 no longer adds one). */
 	return 0;
