@@ -26,7 +26,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from pcaputil import linktype, read_frames  # noqa: E402
 
 CORPORA = REPO.parent / "shared" / "corpora"
-TARGETS = ["flow_parse", "dpi_parse", "flowmon", "routes", "ctl_json"]
+TARGETS = ["flow_parse", "dpi_parse", "flowmon", "routes", "ctl_json",
+           "oft_key"]
 # the link types the packet targets index by their first byte
 DPI_DLTS = [0, 1, 12, 14, 104, 113, 9, 50, 228, 229, 105, 127, 276, 999]
 FLOWMON_DLTS = [1, 12, 113, 0, 228, 229, 105, 127]
@@ -62,6 +63,7 @@ def packet_seeds(dirs: dict[str, Path]) -> None:
             name = f"{n:05d}"
             if lt == 1:
                 (dirs["flow_parse"] / name).write_bytes(fr)
+                (dirs["oft_key"] / name).write_bytes(fr)
             if lt in DPI_DLTS:
                 (dirs["dpi_parse"] / name).write_bytes(
                     bytes([DPI_DLTS.index(lt), 1]) + fr)

@@ -264,6 +264,7 @@ zn_route_publish(struct zn_mgr *m)
 	memcpy(nf, rt, sizeof(*nf));
 	nf->acl[0] = nf->acl[1] = NULL; /* workers only, private memory */
 	nf->exact = NULL;
+	nf->oft = NULL;
 	m->route.spare = __atomic_exchange_n(&m->route.live, rt,
 					     __ATOMIC_ACQ_REL);
 	m->route.nf_spare = m->shm->rt.route;
