@@ -432,3 +432,37 @@ def test_packet_in_buffers_and_packet_out(agent):
     c.close()
     st = m.call("status")
     assert st["pool"]["in_use"] <= 2 * 1024  # net_null's own, no leak
+
+
+def test_the_table_outlives_its_agent(agent):
+    """The table is the manager's: an agent killed -9 and another started
+    find the same entries, counters going on, and the table still on."""
+    m, port = agent
+    assert ofctl(port, "add-flow",
+                 "priority=10,in_port=1,actions=output:2").returncode == 0
+    wait_for(lambda: m.call("of.flows")["packets"] > 1000, scaled(20),
+             "traffic on the entry")
+    agents = [p for p in subprocess.run(
+        ["pgrep", "-f", f"zeronf -i {m.name} sdn"], capture_output=True,
+        text=True).stdout.split()]
+    assert len(agents) == 1, agents
+    subprocess.run(["kill", "-9", agents[0]], check=True)
+    before = m.call("of.flows")["packets"]
+    assert m.call("of.table")["on"]
+    port2 = free_port()
+    p = subprocess.Popen([sys.executable, "-m", "zeronf", "-i", m.name,
+                          "sdn", "--listen", f"127.0.0.1:{port2}"],
+                         cwd=REPO, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        def listening():
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port2)) == 0
+        wait_for(listening, scaled(20), "the new agent listening")
+        got = flows(port2)
+        assert len(got) == 1 and "priority=10" in got[0], got
+        n = int(got[0].split("n_packets=")[1].split(",")[0])
+        assert n > before
+    finally:
+        p.terminate()
+        p.wait(10)
