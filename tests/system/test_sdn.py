@@ -463,6 +463,19 @@ def test_the_table_outlives_its_agent(agent):
         assert len(got) == 1 and "priority=10" in got[0], got
         n = int(got[0].split("n_packets=")[1].split(",")[0])
         assert n > before
-    finally:
+        # stopped (SIGTERM): packet-ins go nowhere now, the table stays
+        c = Conn(port2)
+        assert isinstance(c.recv(), parser.OFPHello)
+        c.send(parser.OFPHello(DP))
+        c.send(parser.OFPSetAsync(DP, [0x7, 0], [0, 0], [0, 0]))
+        wait_for(lambda: m.call("of.table")["controller"], scaled(10),
+                 "packet-ins taken")
         p.terminate()
-        p.wait(10)
+        assert p.wait(10) == 0
+        c.close()
+        t = m.call("of.table")
+        assert t["on"] and not t["controller"] and t["active"] == 1
+    finally:
+        if p.poll() is None:
+            p.terminate()
+            p.wait(10)

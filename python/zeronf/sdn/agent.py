@@ -42,6 +42,7 @@ import errno
 import hashlib
 import json
 import logging
+import signal
 import struct
 import threading
 import time
@@ -778,6 +779,10 @@ async def serve(instance: str, host: str | None, port: int | None,
     tasks.append(asyncio.create_task(watch()))
     server = await asyncio.start_server(on_conn, host, port) \
         if host is not None else None
+    # SIGTERM and SIGINT end the agent through the finally below
+    main = asyncio.current_task()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, main.cancel)
     try:
         if ready is not None:
             ready.set()
@@ -786,12 +791,17 @@ async def serve(instance: str, host: str | None, port: int | None,
                 await server.serve_forever()
         else:
             await asyncio.gather(*tasks)
+    except asyncio.CancelledError:
+        pass
     finally:
         for t in tasks:
             t.cancel()
         stop.set()
-        if fail_mode == "standalone" and controllers:
-            try:
-                sw.call("of.mode", on=False, controller=False)
-            except ZeroNFError:
-                pass
+        # Leaving: no one takes packet-ins any more (they drop, counted,
+        # instead of filling the event queue); standalone hands packets to
+        # the flow director as without a controller; the table stays.
+        try:
+            sw.call("of.mode", controller=False,
+                    on=not (fail_mode == "standalone" and controllers))
+        except ZeroNFError:
+            pass
