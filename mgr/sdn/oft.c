@@ -146,13 +146,22 @@ json_t *
 zn_oft_events_take(struct zn_mgr *m, unsigned int max)
 {
 	struct zn_oft *t = oft(m);
-	json_t *out = json_array();
+	json_t *out = json_array(), *rest;
 	size_t n = RTE_MIN((size_t)max, json_array_size(t->events));
 
-	for (size_t i = 0; i < n; i++)
-		json_array_append(out, json_array_get(t->events, i));
-	for (size_t i = 0; i < n; i++)
-		json_array_remove(t->events, 0);
+	if (n == json_array_size(t->events)) { /* all: the queue itself */
+		rest = out;
+		out = t->events;
+		t->events = rest;
+		return out;
+	}
+	/* the first n out, the rest a new queue: each event moved once */
+	rest = json_array();
+	for (size_t i = 0; i < json_array_size(t->events); i++)
+		json_array_append(i < n ? out : rest,
+				  json_array_get(t->events, i));
+	json_decref(t->events);
+	t->events = rest;
 	return out;
 }
 
@@ -173,17 +182,16 @@ flow_removed(struct zn_mgr *m, const struct zn_oft_entry *e,
 		 uint8_t reason)
 {
 	struct zn_oft_entry_info in;
+	json_t *ev;
 
 	zn_oft_entry_info(m, e, &in);
-	zn_oft_event_push(m, json_pack(
-		"{s:s, s:o, s:i, s:i, s:i, s:I, s:i, s:i, s:I, s:I, s:o}",
-		"event", "flow_removed", "cookie",
-		zn_oft_cookie_json(in.cookie),
-		"priority", in.priority, "reason", reason, "table_id", 0,
-		"duration_ns", (json_int_t)in.duration_ns, "idle_timeout",
-		in.idle_timeout, "hard_timeout", in.hard_timeout, "packets",
-		(json_int_t)in.packets, "bytes", (json_int_t)in.bytes,
-		"match", zn_oft_match_json(&in.value, &in.mask)));
+	ev = zn_oft_entry_json(&in);
+	if (ev != NULL) {
+		json_object_set_new(ev, "event", json_string("flow_removed"));
+		json_object_set_new(ev, "reason", json_integer(reason));
+		json_object_set_new(ev, "table_id", json_integer(0));
+	}
+	zn_oft_event_push(m, ev);
 }
 
 /* ---- the view ---- */
@@ -468,20 +476,28 @@ entry_set_actions(struct zn_mgr *m, struct zn_oft_entry *e,
 		zn_fdir_chain_put(m, OFT_ACT_CHAIN(old));
 }
 
+/* The entry of exactly this match and priority, or NULL: found through
+ * the hash (its match's list), not by a scan. */
+static struct zn_oft_entry *
+entry_exact(struct zn_oft *t, const struct zn_oft_key *value,
+	    const struct zn_oft_key *mask, uint16_t priority)
+{
+	for (struct zn_oft_entry *e = head_of(t, value, mask); e != NULL;
+	     e = e->next_same)
+		if (e->priority == priority)
+			return e;
+	return NULL;
+}
+
 static int
 flow_add(struct zn_mgr *m, const struct zn_oft_mod *mod,
 	 struct zn_oft_err *er)
 {
 	struct zn_oft *t = oft(m);
-	struct zn_oft_entry *e, *same = NULL;
+	struct zn_oft_entry *e, *same = entry_exact(t, &mod->value, &mod->mask,
+						    mod->priority);
 	int chain, s, rc;
 
-	for (e = head_of(t, &mod->value, &mod->mask); e != NULL;
-	     e = e->next_same)
-		if (e->priority == mod->priority) {
-			same = e;
-			break;
-		}
 	if (mod->flags & ZN_OFPFF_CHECK_OVERLAP) {
 		for (uint32_t i = 0; i < t->capacity; i++) {
 			const struct zn_oft_entry *o = t->by_idx[i];
@@ -582,72 +598,118 @@ selected(const struct zn_oft_entry *e, const struct zn_oft_filter *f)
 	return covers(&f->value, &f->mask, &e->value, &e->mask);
 }
 
+/* Call @p fn on each entry @p f selects (@p fn may unlink it): a strict
+ * filter's one entry found through the hash, else every entry tested.
+ * @return 0, or the first negative @p fn returned (it stops there). */
+typedef int oft_each_fn(struct zn_mgr *m, struct zn_oft_entry *e, void *arg);
+
+static int
+each_selected(struct zn_mgr *m, const struct zn_oft_filter *f,
+	      oft_each_fn *fn, void *arg)
+{
+	struct zn_oft *t = oft(m);
+	int rc;
+
+	if (f->strict) {
+		struct zn_oft_entry *e = entry_exact(t, &f->value, &f->mask,
+						     f->priority);
+
+		return e != NULL && selected(e, f) ? fn(m, e, arg) : 0;
+	}
+	for (uint32_t i = 0; i < t->capacity; i++) {
+		struct zn_oft_entry *e = t->by_idx[i];
+
+		if (e != NULL && selected(e, f) && (rc = fn(m, e, arg)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+struct select_arg {
+	zn_oft_entry_fn *fn;
+	void *arg;
+	unsigned int n;
+};
+
+static int
+select_one(struct zn_mgr *m, struct zn_oft_entry *e, void *arg)
+{
+	struct select_arg *a = arg;
+
+	if (a->fn != NULL)
+		a->fn(m, e, a->arg);
+	a->n++;
+	return 0;
+}
+
 unsigned int
 zn_oft_select(struct zn_mgr *m, const struct zn_oft_filter *f,
 	      zn_oft_entry_fn *fn, void *arg)
 {
-	struct zn_oft *t = oft(m);
-	unsigned int n = 0;
+	struct select_arg a = { .fn = fn, .arg = arg };
 
-	for (uint32_t i = 0; t != NULL && i < t->capacity; i++) {
-		const struct zn_oft_entry *e = t->by_idx[i];
+	if (oft(m) != NULL)
+		each_selected(m, f, select_one, &a);
+	return a.n;
+}
 
-		if (e != NULL && selected(e, f)) {
-			if (fn != NULL)
-				fn(m, e, arg);
-			n++;
-		}
-	}
-	return n;
+/* What a modify or delete selects (OpenFlow 1.3 section 6.4). */
+static struct zn_oft_filter
+mod_filter(const struct zn_oft_mod *mod, bool strict, uint32_t out_port)
+{
+	return (struct zn_oft_filter){
+		.value = mod->value, .mask = mod->mask, .strict = strict,
+		.priority = mod->priority, .out_port = out_port,
+		.cookie = mod->cookie, .cookie_mask = mod->cookie_mask,
+	};
+}
+
+struct modify_arg {
+	const struct zn_oft_mod *mod;
+	struct zn_oft_err *er;
+};
+
+static int
+modify_one(struct zn_mgr *m, struct zn_oft_entry *e, void *arg)
+{
+	struct modify_arg *a = arg;
+	int chain = act_take(m, &a->mod->act, a->er);
+
+	if (chain < 0)
+		return chain;
+	if (a->mod->flags & ZN_OFPFF_RESET_COUNTS)
+		entry_reset_counts(oft(m), e);
+	entry_set_actions(m, e, &a->mod->act, chain);
+	return 0;
+}
+
+static int
+delete_one(struct zn_mgr *m, struct zn_oft_entry *e, void *arg)
+{
+	(void)arg;
+	entry_unlink(m, e, ZN_OFPRR_DELETE);
+	return 0;
 }
 
 static int
 flow_modify(struct zn_mgr *m, const struct zn_oft_mod *mod,
 	    struct zn_oft_err *er)
 {
-	struct zn_oft *t = oft(m);
-	struct zn_oft_filter f = {
-		.value = mod->value, .mask = mod->mask,
-		.strict = mod->command == ZN_OFPFC_MODIFY_STRICT,
-		.priority = mod->priority, .out_port = ZN_OFPP_ANY,
-		.cookie = mod->cookie, .cookie_mask = mod->cookie_mask,
-	};
+	struct zn_oft_filter f = mod_filter(
+		mod, mod->command == ZN_OFPFC_MODIFY_STRICT, ZN_OFPP_ANY);
+	struct modify_arg a = { .mod = mod, .er = er };
 
-	for (uint32_t i = 0; i < t->capacity; i++) {
-		struct zn_oft_entry *e = t->by_idx[i];
-		int chain;
-
-		if (e == NULL || !selected(e, &f))
-			continue;
-		chain = act_take(m, &mod->act, er);
-		if (chain < 0)
-			return chain;
-		if (mod->flags & ZN_OFPFF_RESET_COUNTS)
-			entry_reset_counts(t, e);
-		entry_set_actions(m, e, &mod->act, chain);
-	}
-	/* None matched: nothing (OpenFlow 1.3 no longer adds one). */
-	return 0;
+	/* None selected: nothing (OpenFlow 1.3 no longer adds one). */
+	return each_selected(m, &f, modify_one, &a);
 }
 
 static int
 flow_delete(struct zn_mgr *m, const struct zn_oft_mod *mod)
 {
-	struct zn_oft *t = oft(m);
-	struct zn_oft_filter f = {
-		.value = mod->value, .mask = mod->mask,
-		.strict = mod->command == ZN_OFPFC_DELETE_STRICT,
-		.priority = mod->priority, .out_port = mod->out_port,
-		.cookie = mod->cookie, .cookie_mask = mod->cookie_mask,
-	};
+	struct zn_oft_filter f = mod_filter(
+		mod, mod->command == ZN_OFPFC_DELETE_STRICT, mod->out_port);
 
-	for (uint32_t i = 0; i < t->capacity; i++) {
-		struct zn_oft_entry *e = t->by_idx[i];
-
-		if (e != NULL && selected(e, &f))
-			entry_unlink(m, e, ZN_OFPRR_DELETE);
-	}
-	return 0;
+	return each_selected(m, &f, delete_one, NULL);
 }
 
 int
@@ -771,21 +833,11 @@ const struct zn_oft_entry *
 oft_lookup_ctl(struct zn_mgr *m, const struct zn_oft_key *key, uint32_t len)
 {
 	struct zn_oft *t = oft(m);
-	const struct zn_oft_entry *best = NULL;
+	const struct zn_oft_entry *best;
 
-	for (uint32_t i = 0; i < t->capacity; i++) {
-		const struct zn_oft_entry *e = t->by_idx[i];
-		struct zn_oft_key k = *key;
-
-		if (e == NULL || (best != NULL && e->priority <= best->priority))
-			continue;
-		for (unsigned int j = 0; j < ZN_OFT_KEY_WORDS; j++)
-			zn_oft_key_set_word(&k, j, W(&k, j) &
-						W(&e->mask, j));
-		k.sub = 0;
-		if (key_eq(&k, &e->value))
-			best = e;
-	}
+	if (t->view_dirty) /* a batch's changes, not yet published */
+		view_publish(m);
+	oft_search(t->view, key, 1, &best);
 	if (best != NULL) {
 		/* counted as the control thread's (an entry's carry) */
 		struct zn_oft_entry *e = t->by_idx[best->idx];

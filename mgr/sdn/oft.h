@@ -236,5 +236,9 @@ json_t *zn_oft_action_json(const struct zn_oft_action *a);
 int zn_oft_json_u64(json_t *j, uint64_t dflt, uint64_t *out);
 /** "0x..." (JSON's integers are signed 64-bit). */
 json_t *zn_oft_cookie_json(uint64_t cookie);
+/** An entry as of.flows and the flow-removed event show it: {match,
+ *  priority, cookie, idle_timeout, hard_timeout, flags, packets, bytes,
+ *  duration_ns, actions}. */
+json_t *zn_oft_entry_json(const struct zn_oft_entry_info *in);
 
 #endif /* ZN_OFT_H */

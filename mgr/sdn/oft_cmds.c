@@ -192,15 +192,7 @@ flow_one(struct zn_mgr *m, const struct zn_oft_entry *e, void *arg)
 	a->bytes += in.bytes;
 	if (a->flows == NULL || a->n++ >= a->limit)
 		return;
-	json_array_append_new(a->flows, json_pack(
-		"{s:o, s:i, s:o, s:i, s:i, s:i, s:I, s:I, s:I, s:o}",
-		"match", zn_oft_match_json(&in.value, &in.mask),
-		"priority", in.priority, "cookie", zn_oft_cookie_json(in.cookie),
-		"idle_timeout", in.idle_timeout, "hard_timeout",
-		in.hard_timeout, "flags", in.flags, "packets",
-		(json_int_t)in.packets, "bytes", (json_int_t)in.bytes,
-		"duration_ns", (json_int_t)in.duration_ns, "actions",
-		zn_oft_action_json(&in.act)));
+	json_array_append_new(a->flows, zn_oft_entry_json(&in));
 }
 
 static int
@@ -415,9 +407,8 @@ static const struct zn_cmd events_cmd = {
 	},
 	.result = "{\"events\": \"[{event: packet_in, buffer_id, total_len, "
 		  "reason, table_id, cookie, in_port, data (hex)} | {event: "
-		  "flow_removed, cookie, priority, reason, table_id, "
-		  "duration_ns, idle_timeout, hard_timeout, packets, bytes, "
-		  "match}]\", \"lost\": \"events dropped past the queue's "
+		  "flow_removed, reason, table_id, and the entry as of.flows "
+		  "has it}]\", \"lost\": \"events dropped past the queue's "
 		  "bound\"}",
 	.fn = cmd_events,
 };

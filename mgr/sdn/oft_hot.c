@@ -136,9 +136,8 @@ masked(const struct zn_oft_key *k, const struct zn_oft_key *mask,
 	out->sub = mask->sub;
 }
 
-/* The highest-priority entry of each packet's key, or NULL. */
-static void
-search(const struct zn_oft_view *v, const struct zn_oft_key *keys,
+void
+oft_search(const struct zn_oft_view *v, const struct zn_oft_key *keys,
        unsigned int n, const struct zn_oft_entry **best)
 {
 	struct zn_oft_key mk[CHUNK];
@@ -231,7 +230,7 @@ zn_oft_classify(struct zn_worker *w, const struct zn_route *rt, uint16_t port,
 			oft_key_of(p != NULL ? p : (const uint8_t *)"", p != NULL ?
 				   len : 0, (uint32_t)port + 1, &keys[i]);
 		}
-		search(v, keys, c, best);
+		oft_search(v, keys, c, best);
 		ws->lookups += c;
 		for (unsigned int i = 0; i < c; i++) {
 			struct rte_mbuf *m = pkts[base + i];

@@ -108,16 +108,28 @@ get_num(const uint8_t *at, unsigned int bytes)
 	return y;
 }
 
+/* A whole string as a number, decimal or "0x..." (masks read best in
+ * hex), no sign. 0 or -EINVAL. */
+static int
+text_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-')
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
 static int
 parse_u32(const char *s, uint32_t *v)
 {
-	char *end;
-	unsigned long x;
+	uint64_t x;
 
-	errno = 0;
-	x = strtoul(s, &end, 0);
-	if (errno != 0 || end == s || *end != '\0' || x > UINT32_MAX ||
-	    s[0] == '-')
+	if (text_u64(s, &x) < 0 || x > UINT32_MAX)
 		return -EINVAL;
 	*v = (uint32_t)x;
 	return 0;
@@ -500,15 +512,8 @@ zn_oft_json_u64(json_t *j, uint64_t dflt, uint64_t *out)
 		*out = (uint64_t)json_integer_value(j);
 		return 0;
 	}
-	if (json_is_string(j)) {
-		char *end;
-
-		errno = 0;
-		*out = strtoull(json_string_value(j), &end, 0);
-		if (errno == 0 && end != json_string_value(j) && *end == '\0' &&
-		    json_string_value(j)[0] != '-')
-			return 0;
-	}
+	if (json_is_string(j))
+		return text_u64(json_string_value(j), out);
 	return -EINVAL;
 }
 
@@ -519,4 +524,19 @@ zn_oft_cookie_json(uint64_t c)
 
 	snprintf(b, sizeof(b), "0x%" PRIx64, c);
 	return json_string(b);
+}
+
+json_t *
+zn_oft_entry_json(const struct zn_oft_entry_info *in)
+{
+	return json_pack(
+		"{s:o, s:i, s:o, s:i, s:i, s:i, s:I, s:I, s:I, s:o}",
+		"match", zn_oft_match_json(&in->value, &in->mask),
+		"priority", in->priority, "cookie",
+		zn_oft_cookie_json(in->cookie), "idle_timeout",
+		in->idle_timeout, "hard_timeout", in->hard_timeout, "flags",
+		in->flags, "packets", (json_int_t)in->packets, "bytes",
+		(json_int_t)in->bytes, "duration_ns",
+		(json_int_t)in->duration_ns, "actions",
+		zn_oft_action_json(&in->act));
 }

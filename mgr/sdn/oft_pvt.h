@@ -160,9 +160,14 @@ const struct zn_oft_entry *oft_lookup_ctl(struct zn_mgr *m,
 					  const struct zn_oft_key *key,
 					  uint32_t len);
 
-/* oft_hot.c: a packet's key (what a match can read of it). */
+/* oft_hot.c: a packet's key (what a match can read of it); the
+ * highest-priority entry of each of @p n keys (at most 64) in view @p v,
+ * or NULL (the workers' lookup; the control thread's for a packet-out to
+ * TABLE). */
 void oft_key_of(const uint8_t *p, uint32_t len, uint32_t in_port,
 		struct zn_oft_key *k);
+void oft_search(const struct zn_oft_view *v, const struct zn_oft_key *keys,
+		unsigned int n, const struct zn_oft_entry **best);
 
 
 #endif /* ZN_OFT_PVT_H */

@@ -34,6 +34,17 @@ def agent(managers):
                  chain="port:1", args=["--port-name", "0=lan",
                                        "--port-name", "1=wan"])
     port = free_port()
+    p = start_agent(m, port)
+    try:
+        yield m, port
+    finally:
+        p.terminate()
+        p.wait(10)
+
+
+def start_agent(m, port: int) -> subprocess.Popen:
+    """`zeronf sdn --listen` for manager @p m on @p port, once it
+    listens."""
     p = subprocess.Popen([sys.executable, "-m", "zeronf", "-i", m.name,
                           "sdn", "--listen", f"127.0.0.1:{port}"],
                          cwd=REPO, stdout=subprocess.PIPE,
@@ -44,10 +55,11 @@ def agent(managers):
             return s.connect_ex(("127.0.0.1", port)) == 0
     try:
         wait_for(listening, scaled(20), "the agent listening")
-        yield m, port
-    finally:
-        p.terminate()
+    except BaseException:
+        p.kill()
         p.wait(10)
+        raise
+    return p
 
 
 def ofctl(port: int, cmd: str, *args: str) -> subprocess.CompletedProcess:
@@ -177,9 +189,7 @@ def test_a_thousand_flows_at_once(agent, tmp_path):
 
 def test_flow_mod_errors_are_the_specs(agent):
     m, port = agent
-    c = Conn(port)
-    assert isinstance(c.recv(), parser.OFPHello)
-    c.send(parser.OFPHello(DP))
+    c = hello(port)
 
     def mod(match, actions=(), **kw):
         inst = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
@@ -233,9 +243,7 @@ def test_timeouts_remove_entries_and_say_so(agent):
     entry's counters to a controller that asked for them, and the delete
     reason for a delete."""
     m, port = agent
-    c = Conn(port)
-    assert isinstance(c.recv(), parser.OFPHello)
-    c.send(parser.OFPHello(DP))
+    c = hello(port)
     # a passive connection gets async messages once it asks
     c.send(parser.OFPSetAsync(DP, [0, 0], [0, 0], [0xf, 0]))
     out2 = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
@@ -299,6 +307,15 @@ class Conn:
         self.s.close()
 
 
+def hello(port: int) -> Conn:
+    """A controller's connection to the agent on @p port, past the HELLO
+    exchange (the agent's HELLO checked)."""
+    c = Conn(port)
+    assert isinstance(c.recv(), parser.OFPHello)
+    c.send(parser.OFPHello(DP))
+    return c
+
+
 def test_hello_negotiates_1_3_and_refuses_other_versions(agent):
     m, port = agent
     c = Conn(port)
@@ -317,9 +334,7 @@ def test_hello_negotiates_1_3_and_refuses_other_versions(agent):
 
 def test_roles_and_stale_generations(agent):
     m, port = agent
-    c = Conn(port)
-    assert isinstance(c.recv(), parser.OFPHello)
-    c.send(parser.OFPHello(DP))
+    c = hello(port)
     # MASTER at generation 5
     c.send(parser.OFPRoleRequest(DP, ofp.OFPCR_ROLE_MASTER, 5))
     r = c.recv()
@@ -366,9 +381,7 @@ def test_packet_in_buffers_and_packet_out(agent):
     The packets come "from port 2", which receives nothing: net_null's
     packets from port 1 are recycled buffers, our ARP among them."""
     m, port = agent
-    c = Conn(port)
-    assert isinstance(c.recv(), parser.OFPHello)
-    c.send(parser.OFPHello(DP))
+    c = hello(port)
     c.send(parser.OFPSetAsync(DP, [0x7, 0], [0, 0], [0, 0]))
     wait_for(lambda: m.call("of.table")["controller"], scaled(10),
              "packet-ins on")
@@ -450,23 +463,14 @@ def test_the_table_outlives_its_agent(agent):
     before = m.call("of.flows")["packets"]
     assert m.call("of.table")["on"]
     port2 = free_port()
-    p = subprocess.Popen([sys.executable, "-m", "zeronf", "-i", m.name,
-                          "sdn", "--listen", f"127.0.0.1:{port2}"],
-                         cwd=REPO, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    p = start_agent(m, port2)
     try:
-        def listening():
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", port2)) == 0
-        wait_for(listening, scaled(20), "the new agent listening")
         got = flows(port2)
         assert len(got) == 1 and "priority=10" in got[0], got
         n = int(got[0].split("n_packets=")[1].split(",")[0])
         assert n > before
         # stopped (SIGTERM): packet-ins go nowhere now, the table stays
-        c = Conn(port2)
-        assert isinstance(c.recv(), parser.OFPHello)
-        c.send(parser.OFPHello(DP))
+        c = hello(port2)
         c.send(parser.OFPSetAsync(DP, [0x7, 0], [0, 0], [0, 0]))
         wait_for(lambda: m.call("of.table")["controller"], scaled(10),
                  "packet-ins taken")

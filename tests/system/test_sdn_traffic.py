@@ -8,7 +8,6 @@ packets to the flow director; the controller coming back takes over
 again."""
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 
@@ -208,24 +207,15 @@ def test_port_status_when_a_link_goes_down(managers):
     connection that asked for port status."""
     from os_ken.ofproto import ofproto_v1_3 as ofp
     from os_ken.ofproto import ofproto_v1_3_parser as parser
-    from test_sdn import DP, Conn
+    from test_sdn import DP, hello, start_agent
 
     tap = f"zs{unique_tag(4)}"
     m = managers(ports=[f"net_tap0,iface={tap}", "net_null1,no-rx=1"])
     subprocess.run(["ip", "link", "set", tap, "up"], check=True)
     port = free_port()
-    a = subprocess.Popen([sys.executable, "-m", "zeronf", "-i", m.name,
-                          "sdn", "--listen", f"127.0.0.1:{port}"], cwd=REPO,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True)
+    a = start_agent(m, port)
     try:
-        def listening():
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", port)) == 0
-        wait_for(listening, scaled(20), "the agent listening")
-        c = Conn(port)
-        assert isinstance(c.recv(), parser.OFPHello)
-        c.send(parser.OFPHello(DP))
+        c = hello(port)
         c.send(parser.OFPSetAsync(DP, [0, 0], [0x7, 0x7], [0, 0]))
         c.send(parser.OFPBarrierRequest(DP))
         assert isinstance(c.recv(), parser.OFPBarrierReply)
