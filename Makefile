@@ -6,7 +6,7 @@ FUZZ_S ?= 60
 SOAK_S ?= 600
 FUZZ_BUILD ?= build-fuzz
 ASAN_BUILD ?= build-asan
-FUZZ_TARGETS := flow_parse dpi_parse flowmon routes ctl_json oft_key
+FUZZ_TARGETS := flow_parse dpi_parse flowmon routes ctl_json oft_key ofp_msgs
 
 .PHONY: all setup build demo test unit pytest bench dpi-report clean fuzz \
 	sanitize schema

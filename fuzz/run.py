@@ -8,7 +8,11 @@ Seeds: frames of tcpdump's test captures (many malformed on purpose),
 nDPI's and Zeek's traces (shared/corpora), each prefixed with the two
 selector bytes the packet targets read (link type, flags); the first 300
 lines of the RouteViews table and of its IPv6 one, and hand-written route
-files; one request per control method from schema/control.json."""
+files; one request per control method from schema/control.json; OpenFlow
+1.3 messages a controller sends (os-ken's classes: FLOW_MODs of every
+match field and instruction, GROUP_MODs, PACKET_OUTs, flow statistics
+requests), each
+as the ofp_msgs target reads them (a type selector byte, then the body)."""
 
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from pcaputil import linktype, read_frames  # noqa: E402
 
 CORPORA = REPO.parent / "shared" / "corpora"
 TARGETS = ["flow_parse", "dpi_parse", "flowmon", "routes", "ctl_json",
-           "oft_key"]
+           "oft_key", "ofp_msgs"]
 # the link types the packet targets index by their first byte
 DPI_DLTS = [0, 1, 12, 14, 104, 113, 9, 50, 228, 229, 105, 127, 276, 999]
 FLOWMON_DLTS = [1, 12, 113, 0, 228, 229, 105, 127]
@@ -108,6 +112,69 @@ def ctl_seeds(d: Path) -> None:
             "priority": 5}}))
 
 
+def ofp_seeds(d: Path) -> None:
+    try:
+        from os_ken.ofproto import ofproto_v1_3 as ofp
+        from os_ken.ofproto import ofproto_v1_3_parser as p
+    except ImportError:  # no os-ken: the target starts from nothing
+        return
+
+    class DP:
+        ofproto = ofp
+        ofproto_parser = p
+    out = [p.OFPActionOutput(2)]
+    matches = [
+        p.OFPMatch(),
+        p.OFPMatch(in_port=1, eth_type=0x0800, ip_proto=6,
+                   ipv4_src=("10.0.0.0", "255.0.0.0"), tcp_dst=80,
+                   tcp_flags=(0x2, 0x12)),
+        p.OFPMatch(eth_dst=("02:00:00:00:00:01", "ff:ff:ff:00:00:00"),
+                   vlan_vid=(0x1005, 0x1fff)),
+        p.OFPMatch(eth_type=0x86dd, ip_proto=17,
+                   ipv6_src=("2001:db8::", "ffff:ffff::"), udp_src=53),
+        p.OFPMatch(eth_type=0x0806, arp_op=1, arp_tpa="10.0.0.2"),
+        p.OFPMatch(eth_type=0x0800, ip_proto=1, icmpv4_type=8),
+        p.OFPMatch(mpls_label=3, eth_type=0x8847),
+    ]
+    insts = [
+        [p.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, out)],
+        [p.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
+                                 [p.OFPActionOutput(0xf001),
+                                  p.OFPActionOutput(0xf002),
+                                  p.OFPActionOutput(1)])],
+        [p.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, [
+            p.OFPActionOutput(ofp.OFPP_CONTROLLER, 128)])],
+        [p.OFPInstructionActions(ofp.OFPIT_WRITE_ACTIONS, out),
+         p.OFPInstructionActions(ofp.OFPIT_CLEAR_ACTIONS, [])],
+        [p.OFPInstructionGotoTable(1)],
+        [p.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
+                                 [p.OFPActionGroup(1)])],
+    ]
+    msgs = []
+    for i, mt in enumerate(matches):
+        for j, ins in enumerate(insts):
+            msgs.append((0, p.OFPFlowMod(
+                DP, match=mt, instructions=ins, priority=i * 10 + j,
+                command=(i + j) % 5, idle_timeout=j, cookie=i)))
+        msgs.append((2, p.OFPFlowStatsRequest(DP, match=mt)))
+        msgs.append((2, p.OFPAggregateStatsRequest(DP, 0, ofp.OFPTT_ALL,
+                                                   ofp.OFPP_ANY, ofp.OFPG_ANY,
+                                                   0, 0, mt)))
+    for g, typ in ((1, ofp.OFPGT_SELECT), (2, ofp.OFPGT_INDIRECT),
+                   (3, ofp.OFPGT_ALL)):
+        buckets = [p.OFPBucket(weight=w, actions=[p.OFPActionOutput(0xf001),
+                                                  p.OFPActionOutput(2)])
+                   for w in (1, 3)][:1 if typ == ofp.OFPGT_INDIRECT else 2]
+        msgs.append((3, p.OFPGroupMod(DP, ofp.OFPGC_ADD, typ, g, buckets)))
+    for port in (1, ofp.OFPP_FLOOD, ofp.OFPP_TABLE, 0xf003, 9):
+        msgs.append((1, p.OFPPacketOut(
+            DP, buffer_id=ofp.OFP_NO_BUFFER, in_port=1,
+            actions=[p.OFPActionOutput(port)], data=b"\x02" * 60)))
+    for i, (sel, m) in enumerate(msgs):
+        m.serialize()
+        (d / f"of{i:03d}").write_bytes(bytes([sel]) + bytes(m.buf)[8:])
+
+
 def run(build: Path, seconds: int, only: list[str] | None = None) -> int:
     work = build / "fuzz-work"
     shutil.rmtree(work, ignore_errors=True)
@@ -117,6 +184,7 @@ def run(build: Path, seconds: int, only: list[str] | None = None) -> int:
     packet_seeds(seeds)
     route_seeds(seeds["routes"])
     ctl_seeds(seeds["ctl_json"])
+    ofp_seeds(seeds["ofp_msgs"])
     crashes = build / "crashes"
     crashes.mkdir(exist_ok=True)
     failed = 0

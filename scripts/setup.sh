@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       libjansson-dev libpcap-dev libndpi-dev libndpi-bin iproute2 ethtool
       iputils-ping clang libclang-rt-14-dev bubblewrap prometheus chromium
-      chromium-driver qemu-system-x86)
+      chromium-driver qemu-system-x86 openvswitch-source)
 # `setup.sh --bench` (make bench): the peers benchmark's OVS-DPDK too.
 if [ "${1:-}" = "--bench" ]; then
   PKGS+=(openvswitch-switch-dpdk)
@@ -82,6 +82,10 @@ if [ ! -f .vm/vmlinuz ] || [ ! -f .vm/modules/08-virtio_net.ko ]; then
     rm -rf "$tmp"
   fi
 fi
+
+# The manager's OpenFlow codec: libopenvswitch, built once and cached
+# (scripts/openvswitch.sh says why and how).
+scripts/openvswitch.sh
 
 # Python: control-plane client and test dependencies, in .venv.
 if ! .venv/bin/python -c 'import zeronf, pytest, scapy, yaml, jsonschema, \

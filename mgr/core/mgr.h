@@ -42,6 +42,7 @@ struct zn_loop;
 struct zn_rguard;
 struct zn_tenants;
 struct zn_oft;
+struct zn_ofp;
 struct zn_nf_rec;
 struct zn_links;
 struct zn_acct;
@@ -92,8 +93,10 @@ struct zn_mgr {
 	struct zn_fdir *fdir;
 	struct zn_lb *lb;
 	struct zn_tenants *tn;
-	/* the OpenFlow table an SDN controller programs (mgr/sdn/oft.h) */
+	/* the OpenFlow table an SDN controller programs (mgr/sdn/oft.h) and
+	 * the endpoint it speaks to (mgr/sdn/ofp_pvt.h) */
 	struct zn_oft *oft;
+	struct zn_ofp *ofp;
 };
 
 #endif /* ZN_MGR_H */

@@ -44,6 +44,7 @@ enum zn_subsys_order {
 	ZN_SUBSYS_LB,           /* flow/lb.c */
 	ZN_SUBSYS_OFT,          /* sdn/oft.c: the OpenFlow table */
 	ZN_SUBSYS_OFT_IO,       /* sdn/oft_io.c: its packet-in, packet-out */
+	ZN_SUBSYS_OFP,          /* sdn/ofp.c: the OpenFlow endpoint */
 	ZN_SUBSYS_CTL,          /* core/ctl.c: the control socket */
 	ZN_SUBSYS_LAUNCH,       /* nf/launch.c */
 	ZN_SUBSYS_POLICY,       /* nf/policy.c */

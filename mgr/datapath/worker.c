@@ -30,6 +30,7 @@
  */
 
 #include <sched.h>
+#include <sys/prctl.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -599,6 +600,10 @@ zn_worker_main(void *arg)
 	uint64_t sleep_us = SLEEP_MIN_US;
 	unsigned int idle = 0;
 
+	/* its sleeps are short and timed (16 us up to --idle-sleep-us): the
+	 * kernel's default slack (50 us) would stretch each one, and with it
+	 * the time a packet waits for a sleeping worker */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	w->db[0] = &w->shm->db;
 	w->n_db = 1;
 	for (unsigned int g = 0; g < ZN_MAX_GROUPS; g++)

@@ -125,73 +125,26 @@ entry_counts(const struct zn_oft *t, const struct zn_oft_entry *e,
 	*by = *by - e->base_bytes + e->carry_bytes;
 }
 
-/* ---- events (packet-in: oft_io.c; flow-removed: below) ---- */
-
 void
-zn_oft_event_push(struct zn_mgr *m, json_t *ev)
+zn_oft_set_listener(struct zn_mgr *m, const struct zn_oft_listener *l)
 {
 	struct zn_oft *t = oft(m);
 
-	if (ev == NULL)
-		return;
-	if (json_array_size(t->events) >= OFT_EVENTS_MAX) {
-		t->events_lost++;
-		json_decref(ev);
-		return;
-	}
-	json_array_append_new(t->events, ev);
-}
-
-json_t *
-zn_oft_events_take(struct zn_mgr *m, unsigned int max)
-{
-	struct zn_oft *t = oft(m);
-	json_t *out = json_array(), *rest;
-	size_t n = RTE_MIN((size_t)max, json_array_size(t->events));
-
-	if (n == json_array_size(t->events)) { /* all: the queue itself */
-		rest = out;
-		out = t->events;
-		t->events = rest;
-		return out;
-	}
-	/* the first n out, the rest a new queue: each event moved once */
-	rest = json_array();
-	for (size_t i = 0; i < json_array_size(t->events); i++)
-		json_array_append(i < n ? out : rest,
-				  json_array_get(t->events, i));
-	json_decref(t->events);
-	t->events = rest;
-	return out;
-}
-
-bool
-zn_oft_events_pending(struct zn_mgr *m)
-{
-	return oft(m) != NULL && json_array_size(oft(m)->events) > 0;
-}
-
-uint64_t
-zn_oft_events_lost(struct zn_mgr *m)
-{
-	return oft(m) != NULL ? oft(m)->events_lost : 0;
+	if (t != NULL)
+		t->listener = l != NULL ? *l : (struct zn_oft_listener){ 0 };
 }
 
 static void
 flow_removed(struct zn_mgr *m, const struct zn_oft_entry *e,
 		 uint8_t reason)
 {
+	struct zn_oft *t = oft(m);
 	struct zn_oft_entry_info in;
-	json_t *ev;
 
+	if (t->listener.flow_removed == NULL)
+		return;
 	zn_oft_entry_info(m, e, &in);
-	ev = zn_oft_entry_json(&in);
-	if (ev != NULL) {
-		json_object_set_new(ev, "event", json_string("flow_removed"));
-		json_object_set_new(ev, "reason", json_integer(reason));
-		json_object_set_new(ev, "table_id", json_integer(0));
-	}
-	zn_oft_event_push(m, ev);
+	t->listener.flow_removed(t->listener.arg, &in, reason);
 }
 
 /* ---- the view ---- */
@@ -234,6 +187,8 @@ view_publish(struct zn_mgr *m)
 	v->hash = t->hash;
 	memcpy(v->cnt, t->cnt, sizeof(v->cnt));
 	v->wst = t->wst;
+	v->gv = t->gv;
+	memcpy(v->gcnt, t->gcnt, sizeof(v->gcnt));
 	v->punt = t->punt;
 	v->punt_fd = t->punt_fd;
 	v->punt_waiting = &t->punt_waiting;
@@ -416,13 +371,26 @@ oft_entry_by_idx(struct zn_mgr *m, uint32_t idx)
 	return t != NULL && idx < t->capacity ? t->by_idx[idx] : NULL;
 }
 
-/* The chain of an entry's action, taken (0: none needed). */
+/* The chain of an entry's action, taken, or its group's index, used (0:
+ * none needed). */
 static int
 act_take(struct zn_mgr *m, const struct zn_oft_action *a,
 	 struct zn_oft_err *e)
 {
 	int id;
 
+	if (a->verdict == ZN_OFT_GROUP) {
+		id = oft_group_find(oft(m), a->group_id);
+		if (id < 0) {
+			e->type = "OFPET_BAD_ACTION";
+			e->code = "OFPBAC_BAD_OUT_GROUP";
+			snprintf(e->msg, sizeof(e->msg), "no group %u",
+				 a->group_id);
+			return id;
+		}
+		oft_group_ref(oft(m), (unsigned int)id);
+		return id;
+	}
 	if (a->verdict != ZN_OFT_CHAIN)
 		return 0;
 	id = zn_fdir_chain_take(m, a->steps, a->n_steps, e->msg,
@@ -433,6 +401,18 @@ act_take(struct zn_mgr *m, const struct zn_oft_action *a,
 					  "OFPBAC_BAD_OUT_PORT";
 	}
 	return id;
+}
+
+/* Give back what act_take took for an act word's verdict and chain. */
+static void
+act_put(struct zn_mgr *m, unsigned int verdict, int chain)
+{
+	if (chain <= 0)
+		return;
+	if (verdict == ZN_OFT_CHAIN)
+		zn_fdir_chain_put(m, (unsigned int)chain);
+	else if (verdict == ZN_OFT_GROUP)
+		oft_group_unref(oft(m), (unsigned int)chain);
 }
 
 static uint32_t
@@ -472,8 +452,7 @@ entry_set_actions(struct zn_mgr *m, struct zn_oft_entry *e,
 
 	e->act_full = *a;
 	__atomic_store_n(&e->act, act_word(a, chain), __ATOMIC_RELEASE);
-	if (OFT_ACT_VERDICT(old) == ZN_OFT_CHAIN)
-		zn_fdir_chain_put(m, OFT_ACT_CHAIN(old));
+	act_put(m, OFT_ACT_VERDICT(old), (int)OFT_ACT_CHAIN(old));
 }
 
 /* The entry of exactly this match and priority, or NULL: found through
@@ -534,15 +513,13 @@ flow_add(struct zn_mgr *m, const struct zn_oft_mod *mod,
 	}
 	s = sub_find(t, &mod->mask, true);
 	if (s < 0) {
-		if (chain > 0)
-			zn_fdir_chain_put(m, (unsigned int)chain);
+		act_put(m, mod->act.verdict, chain);
 		return err(er, "OFPET_FLOW_MOD_FAILED", "OFPFMFC_TABLE_FULL",
 			   -ENOSPC, "too many distinct masks (255 subtables)");
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL) {
-		if (chain > 0)
-			zn_fdir_chain_put(m, (unsigned int)chain);
+		act_put(m, mod->act.verdict, chain);
 		return err(er, "OFPET_FLOW_MOD_FAILED", "OFPFMFC_UNKNOWN",
 			   -ENOMEM, "out of memory");
 	}
@@ -564,8 +541,7 @@ flow_add(struct zn_mgr *m, const struct zn_oft_mod *mod,
 	if (rc < 0) {
 		t->free_idx[t->n_free++] = e->idx;
 		free(e);
-		if (chain > 0)
-			zn_fdir_chain_put(m, (unsigned int)chain);
+		act_put(m, mod->act.verdict, chain);
 		return err(er, "OFPET_FLOW_MOD_FAILED", "OFPFMFC_TABLE_FULL",
 			   rc, "the table's hash is full");
 	}
@@ -591,6 +567,9 @@ selected(const struct zn_oft_entry *e, const struct zn_oft_filter *f)
 {
 	if (!cookie_ok(e, f->cookie, f->cookie_mask) ||
 	    !outputs_to(e, f->out_port))
+		return false;
+	if (f->by_group && (e->act_full.verdict != ZN_OFT_GROUP ||
+			    e->act_full.group_id != f->out_group))
 		return false;
 	if (f->strict)
 		return e->priority == f->priority && key_eq(&e->mask, &f->mask) &&
@@ -660,6 +639,8 @@ mod_filter(const struct zn_oft_mod *mod, bool strict, uint32_t out_port)
 	return (struct zn_oft_filter){
 		.value = mod->value, .mask = mod->mask, .strict = strict,
 		.priority = mod->priority, .out_port = out_port,
+		.by_group = mod->by_group && mod->command >= ZN_OFPFC_DELETE,
+		.out_group = mod->out_group,
 		.cookie = mod->cookie, .cookie_mask = mod->cookie_mask,
 	};
 }
@@ -739,6 +720,55 @@ zn_oft_flow_mod(struct zn_mgr *m, const struct zn_oft_mod *mod,
 	}
 }
 
+/* Group @p g deleted: the entries that use it go first (reason
+ * GROUP_DELETE), freed before the index can be another group's. */
+static void
+group_delete(struct zn_mgr *m, unsigned int g)
+{
+	struct zn_oft *t = oft(m);
+
+	for (uint32_t i = 0; i < t->capacity; i++) {
+		struct zn_oft_entry *e = t->by_idx[i];
+
+		if (e != NULL && OFT_ACT_VERDICT(e->act) == ZN_OFT_GROUP &&
+		    OFT_ACT_CHAIN(e->act) == g)
+			entry_unlink(m, e, ZN_OFPRR_GROUP_DELETE);
+	}
+	zn_oft_commit(m);
+	oft_group_remove(m, g);
+}
+
+int
+zn_oft_group_mod(struct zn_mgr *m, const struct zn_oft_group_mod *gm,
+		 struct zn_oft_err *er)
+{
+	struct zn_oft *t = oft(m);
+	int g;
+
+	if (t == NULL)
+		return err(er, "OFPET_GROUP_MOD_FAILED", "OFPGMFC_UNKNOWN",
+			   -ENODEV, "no OpenFlow table");
+	switch (gm->command) {
+	case ZN_OFPGC_ADD:
+	case ZN_OFPGC_MODIFY:
+		return oft_group_set(m, gm, er);
+	case ZN_OFPGC_DELETE:
+		/* a group that is not there: nothing to do, no error
+		 * (OpenFlow 1.3 section 6.7) */
+		if (gm->group_id == ZN_OFPG_ALL) {
+			for (unsigned int i = 1; i <= ZN_OFT_MAX_GROUPS; i++)
+				if (t->group[i] != NULL)
+					group_delete(m, i);
+		} else if ((g = oft_group_find(t, gm->group_id)) > 0) {
+			group_delete(m, (unsigned int)g);
+		}
+		return 0;
+	default:
+		return err(er, "OFPET_GROUP_MOD_FAILED", "OFPGMFC_BAD_COMMAND",
+			   -EINVAL, "unknown command");
+	}
+}
+
 void
 zn_oft_commit(struct zn_mgr *m)
 {
@@ -759,8 +789,7 @@ zn_oft_commit(struct zn_mgr *m)
 		struct zn_oft_entry *e = t->to_free;
 
 		t->to_free = e->next_free;
-		if (OFT_ACT_VERDICT(e->act) == ZN_OFT_CHAIN)
-			zn_fdir_chain_put(m, OFT_ACT_CHAIN(e->act));
+		act_put(m, OFT_ACT_VERDICT(e->act), (int)OFT_ACT_CHAIN(e->act));
 		t->free_idx[t->n_free++] = e->idx;
 		free(e);
 	}
@@ -806,6 +835,7 @@ zn_oft_table_stats(struct zn_mgr *m, struct zn_oft_table_stats *s)
 		s->punt_drops += ws->punt_drops;
 		s->no_match_drops += ws->no_match;
 	}
+	s->punt_drops += t->punt_unsent;
 }
 
 void
@@ -940,15 +970,18 @@ zn_oft_init(struct zn_mgr *m)
 			return -ENOMEM;
 		}
 	}
+	if (oft_group_init(t) < 0) {
+		ZN_LOG(ERR, "OpenFlow group counters: out of memory");
+		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < t->capacity; i++)
 		t->free_idx[i] = t->capacity - 1 - i;
 	t->n_free = t->capacity;
-	t->events = json_array();
 	t->punt_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	t->punt = rte_ring_create_elem("zn_oft_punt", sizeof(struct oft_punt),
 				       OFT_PUNT_RING, SOCKET_ID_ANY,
 				       RING_F_SC_DEQ);
-	if (t->events == NULL || t->punt == NULL || t->punt_fd < 0) {
+	if (t->punt == NULL || t->punt_fd < 0) {
 		ZN_LOG(ERR, "OpenFlow packet-in ring: out of memory");
 		return -ENOMEM;
 	}
@@ -970,7 +1003,6 @@ zn_oft_fini(struct zn_mgr *m)
 	rte_ring_free(t->punt); /* emptied by oft_io.c's teardown */
 	if (t->punt_fd >= 0)
 		close(t->punt_fd);
-	json_decref(t->events);
 	for (uint32_t i = 0; t->by_idx != NULL && i < t->capacity; i++)
 		free(t->by_idx[i]);
 	while (t->to_free != NULL) {
@@ -979,6 +1011,7 @@ zn_oft_fini(struct zn_mgr *m)
 		t->to_free = e->next_free;
 		free(e);
 	}
+	oft_group_fini(m);
 	rte_hash_free(t->hash);
 	for (unsigned int w = 0; w < ZN_MAX_WORKERS; w++)
 		free(t->cnt[w]);

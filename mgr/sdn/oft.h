@@ -6,7 +6,7 @@
 
 /*
  * The OpenFlow table (mgr/sdn/): the one flow table an SDN controller
- * programs through the agent (python/zeronf/sdn, docs/sdn.md), with
+ * programs through the OpenFlow endpoint (ofp_pvt.h, docs/sdn.md), with
  * OpenFlow 1.3's semantics: entries of a match (value and mask over the
  * fields below), a priority and a cookie; add, modify and delete, strict
  * or not; idle and hard timeouts; per-entry counters; what matches nothing
@@ -25,8 +25,8 @@
  *
  * Files: oft.c (entries, flow_mod semantics, timeouts, counters; control
  * thread), oft_hot.c (the workers' lookup and punt), oft_io.c (packet-in
- * and packet-out: buffers, the event queue, injection), oft_cmds.c (the
- * of.* commands, JSON).
+ * and packet-out: buffers, injection), oft_cmds.c and oft_json.c (the
+ * of.* commands, JSON); the OpenFlow endpoint over it: ofp_pvt.h.
  */
 
 #include <stdbool.h>
@@ -90,6 +90,8 @@ enum zn_oft_verdict {
 	ZN_OFT_DROP,       /* no action */
 	ZN_OFT_CONTROLLER, /* output:CONTROLLER: a packet-in */
 	ZN_OFT_NORMAL,     /* output:NORMAL: the flow director's pipeline */
+	ZN_OFT_GROUP,      /* a group (select: one bucket's chain by the
+			    * packet's symmetric flow hash) */
 };
 
 /* OpenFlow 1.3's numbers the table keeps (ofp_flow_mod_command,
@@ -115,12 +117,14 @@ enum { ZN_OFPRR_IDLE_TIMEOUT, ZN_OFPRR_HARD_TIMEOUT, ZN_OFPRR_DELETE };
 /* ZeroNF service S as an OpenFlow output port (docs/sdn.md). */
 #define ZN_OFT_SERVICE_PORT(s) (0xf000u + (s)) /* below 0xff00: ovs-ofctl takes it */
 
-/** An entry's actions: a verdict, and its chain or packet-in length. */
+/** An entry's actions: a verdict, and its chain, group or packet-in
+ *  length. */
 struct zn_oft_action {
 	uint8_t verdict;  /* enum zn_oft_verdict */
 	uint16_t max_len; /* CONTROLLER: bytes sent (ZN_OFPCML_NO_BUFFER:
 			   * the whole packet, not buffered) */
 	uint16_t n_steps; /* CHAIN */
+	uint32_t group_id; /* GROUP: OpenFlow's group id */
 	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
 };
 
@@ -133,6 +137,8 @@ struct zn_oft_mod {
 	uint16_t flags;   /* ZN_OFPFF_* */
 	uint64_t cookie, cookie_mask;
 	uint32_t out_port; /* delete filter; ZN_OFPP_ANY: none */
+	bool by_group;     /* delete filter: entries to group out_group */
+	uint32_t out_group;
 	uint32_t buffer_id; /* the packet to apply it to (oft_io.c) */
 	struct zn_oft_action act;
 };
@@ -144,9 +150,9 @@ struct zn_oft_err {
 	char msg[160];
 };
 
-/** Apply @p mod. 0, or -errno with @p e set. Entries a delete removed
- *  with SEND_FLOW_REM queue a flow-removed event. Changes reach the
- *  workers at zn_oft_commit(). */
+/** Apply @p mod to the entries (its buffer_id aside). 0, or -errno with
+ *  @p e set. Entries a delete removed with SEND_FLOW_REM are told to the
+ *  listener. Changes reach the workers at zn_oft_commit(). */
 int zn_oft_flow_mod(struct zn_mgr *m, const struct zn_oft_mod *mod,
 		    struct zn_oft_err *e);
 /** Publish what flow mods since the last commit changed and free what
@@ -155,13 +161,15 @@ void zn_oft_commit(struct zn_mgr *m);
 
 /** Entries matching a request's filter (OFPMP_FLOW / AGGREGATE): a
  *  non-strict match (@p strict: identical match and @p priority),
- *  out_port, cookie. @p fn gets each; @return how many. */
+ *  out_port, out_group, cookie. @p fn gets each; @return how many. */
 struct zn_oft_entry;
 struct zn_oft_filter {
 	struct zn_oft_key value, mask;
 	bool strict;
 	uint16_t priority;
 	uint32_t out_port;
+	bool by_group;      /* only entries to group out_group */
+	uint32_t out_group;
 	uint64_t cookie, cookie_mask;
 };
 typedef void zn_oft_entry_fn(struct zn_mgr *m, const struct zn_oft_entry *e,
@@ -194,14 +202,27 @@ void zn_oft_table_stats(struct zn_mgr *m, struct zn_oft_table_stats *s);
 void zn_oft_set_mode(struct zn_mgr *m, bool on, bool controller);
 void zn_oft_get_mode(struct zn_mgr *m, bool *on, bool *controller);
 
-/* oft.c: the event queue (packet-in, flow-removed) the agent reads with
- * of.events. */
-/** Queue @p ev (owned). Past the queue's bound it is dropped, counted. */
-void zn_oft_event_push(struct zn_mgr *m, json_t *ev);
-/** Up to @p max queued events, oldest first (a new array, maybe empty). */
-json_t *zn_oft_events_take(struct zn_mgr *m, unsigned int max);
-bool zn_oft_events_pending(struct zn_mgr *m);
-uint64_t zn_oft_events_lost(struct zn_mgr *m);
+/* oft.c, oft_io.c: what the table tells the OpenFlow endpoint
+ * (ofp_pvt.h), as it happens: a packet for the controller, an entry
+ * removed with SEND_FLOW_REM. */
+struct zn_oft_packet_in {
+	const uint8_t *data;
+	uint32_t len;       /* bytes of it sent */
+	uint32_t total_len; /* the packet's */
+	uint32_t buffer_id; /* ZN_OFP_NO_BUFFER: not kept */
+	uint32_t in_port;   /* OpenFlow port */
+	uint8_t reason;     /* OFPR_NO_MATCH (0), OFPR_ACTION (1) */
+	uint64_t cookie;    /* the entry's; all ones: none */
+};
+struct zn_oft_listener {
+	/* true: some connection took it (false: counted as a punt drop) */
+	bool (*packet_in)(void *arg, const struct zn_oft_packet_in *pi);
+	void (*flow_removed)(void *arg, const struct zn_oft_entry_info *e,
+			     uint8_t reason);
+	void *arg;
+};
+/** Tell @p l (NULL: no one; packet-ins then drop) from now on. */
+void zn_oft_set_listener(struct zn_mgr *m, const struct zn_oft_listener *l);
 
 /* oft_io.c: packet-out. */
 /** One output of a packet-out: a chain (or NORMAL, TABLE, a port list). */
@@ -209,6 +230,61 @@ struct zn_oft_output {
 	uint32_t port; /* ZN_OFPP_* reserved port, or 0: `act` */
 	struct zn_oft_action act;
 };
+/* Groups (oft_group.c; OpenFlow 1.3 section 5.6): select groups, whose
+ * buckets are chains with weights, each flow's packets (both directions)
+ * to one bucket by the flow's symmetric hash over 256 slots shared out by
+ * weight, as a service's replicas are (mgr/flow/lb.h); indirect groups
+ * (one bucket). Flow entries name them with a GROUP action. */
+#define ZN_OFT_MAX_GROUPS 255
+#define ZN_OFT_GROUP_BUCKETS 32
+enum { ZN_OFPGC_ADD, ZN_OFPGC_MODIFY, ZN_OFPGC_DELETE };
+enum { ZN_OFPGT_ALL, ZN_OFPGT_SELECT, ZN_OFPGT_INDIRECT, ZN_OFPGT_FF };
+#define ZN_OFPG_MAX 0xffffff00u
+#define ZN_OFPG_ALL 0xfffffffcu
+#define ZN_OFPG_ANY 0xffffffffu
+enum { ZN_OFPRR_GROUP_DELETE = 3 };
+
+struct zn_oft_bucket {
+	uint16_t weight;             /* select: its share; 0: none */
+	struct zn_oft_action act;    /* a CHAIN */
+};
+struct zn_oft_group_mod {
+	uint16_t command;            /* ZN_OFPGC_* */
+	uint8_t type;                /* ZN_OFPGT_* */
+	uint32_t group_id;
+	unsigned int n_buckets;
+	struct zn_oft_bucket bucket[ZN_OFT_GROUP_BUCKETS];
+};
+/** Add, modify or delete a group (delete: ZN_OFPG_ALL for every one;
+ *  the flow entries that use a group deleted go with it, reason
+ *  GROUP_DELETE). 0 or -errno with @p e set (OFPET_GROUP_MOD_FAILED...).
+ *  In force when it returns. */
+int zn_oft_group_mod(struct zn_mgr *m, const struct zn_oft_group_mod *gm,
+		     struct zn_oft_err *e);
+/** What a group reports (group statistics and description). */
+struct zn_oft_group_info {
+	uint32_t group_id;
+	uint8_t type;
+	unsigned int n_buckets;
+	struct zn_oft_bucket bucket[ZN_OFT_GROUP_BUCKETS];
+	uint32_t ref_count;          /* flow entries that use it */
+	uint64_t packets, bytes;
+	uint64_t bucket_packets[ZN_OFT_GROUP_BUCKETS];
+	uint64_t bucket_bytes[ZN_OFT_GROUP_BUCKETS];
+	uint64_t duration_ns;
+};
+/** @p fn for group @p group_id (ZN_OFPG_ALL: each, by id). @return how
+ *  many. */
+unsigned int zn_oft_groups(struct zn_mgr *m, uint32_t group_id,
+			   void (*fn)(const struct zn_oft_group_info *g,
+				      void *arg),
+			   void *arg);
+
+/** zn_oft_flow_mod, and for an add or modify with a buffer_id, that
+ *  packet sent through the table as changed (committed first), as
+ *  OpenFlow says. What FLOW_MODs from anywhere go through. */
+int zn_oft_mod_apply(struct zn_mgr *m, const struct zn_oft_mod *mod,
+		     struct zn_oft_err *e);
 /** Send a packet (@p data of @p len bytes, or buffer @p buffer_id) from
  *  OpenFlow port @p in_port (ZN_OFPP_ANY with a buffer: the port it came
  *  in from) to each of @p outs. 0 or -errno (@p e). */

@@ -3,13 +3,12 @@
  */
 
 /*
- * The OpenFlow table's commands (of.*): what the agent
- * (python/zeronf/sdn/agent.py) turns OpenFlow messages into. Their JSON
- * is oft_json.c's; the manager checks every field and prerequisite
- * itself: any client may send these.
+ * The OpenFlow table's commands (of.flow_mod, of.flows, of.table): the
+ * table through the control protocol, for scripts and the CLI, beside
+ * OpenFlow itself (ofp_*.c). Their JSON is oft_json.c's; every field and
+ * prerequisite is checked here: any client may send these.
  */
 
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -134,17 +133,7 @@ cmd_flow_mod(struct zn_cmd_req *req)
 		int rc = mod_parse(o, &mod, &e);
 
 		if (rc == 0)
-			rc = zn_oft_flow_mod(req->mgr, &mod, &e);
-		if (rc == 0 && mod.buffer_id != ZN_OFP_NO_BUFFER &&
-		    mod.command <= ZN_OFPFC_MODIFY_STRICT) {
-			/* the buffered packet goes through the table */
-			struct zn_oft_output out = { .port = ZN_OFPP_TABLE };
-
-			zn_oft_commit(req->mgr);
-			rc = zn_oft_packet_out(req->mgr, mod.buffer_id,
-					       ZN_OFPP_ANY, NULL, 0, &out, 1,
-					       &e);
-		}
+			rc = zn_oft_mod_apply(req->mgr, &mod, &e);
 		json_array_append_new(res, rc == 0 ? json_null() : err_json(&e));
 		failed += rc != 0;
 	}
@@ -166,8 +155,9 @@ static const struct zn_cmd flow_mod_cmd = {
 	       "priority, cookie, cookie_mask, idle_timeout, hard_timeout, "
 	       "flags, out_port, buffer_id, actions}` as OpenFlow 1.3's "
 	       "FLOW_MOD (docs/sdn.md); `actions`: `{type: chain, steps}`, "
-	       "`{type: controller, max_len}`, `{type: normal}` or "
-	       "`{type: drop}`. All of a batch is in force when it answers.",
+	       "`{type: group, group_id}`, `{type: controller, max_len}`, "
+	       "`{type: normal}` or `{type: drop}`. All of a batch is in "
+	       "force when it answers.",
 	.fn = cmd_flow_mod,
 };
 ZN_CMD_REGISTER(flow_mod_cmd)
@@ -280,7 +270,7 @@ static const struct zn_cmd flows_cmd = {
 };
 ZN_CMD_REGISTER(flows_cmd)
 
-/* ---- of.table, of.mode ---- */
+/* ---- of.table ---- */
 
 static int
 cmd_table(struct zn_cmd_req *req)
@@ -291,14 +281,13 @@ cmd_table(struct zn_cmd_req *req)
 	zn_oft_table_stats(req->mgr, &s);
 	zn_oft_get_mode(req->mgr, &on, &ctl);
 	req->result = json_pack(
-		"{s:b, s:b, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"{s:b, s:b, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
 		"on", on, "controller", ctl, "active", (int)s.active,
 		"capacity", (int)s.capacity, "subtables", (int)s.subtables,
 		"lookups", (json_int_t)s.lookups, "matched",
 		(json_int_t)s.matched, "punted", (json_int_t)s.punted,
 		"punt_drops", (json_int_t)s.punt_drops, "no_match_drops",
-		(json_int_t)s.no_match_drops, "events_lost",
-		(json_int_t)zn_oft_events_lost(req->mgr));
+		(json_int_t)s.no_match_drops);
 	return 0;
 }
 
@@ -312,194 +301,7 @@ static const struct zn_cmd table_cmd = {
 		  "\"of those, matched an entry\", \"punted\": \"sent to the "
 		  "controller\", \"punt_drops\": \"for the controller, "
 		  "dropped (none connected, queue full)\", \"no_match_drops\": "
-		  "\"matched nothing\", \"events_lost\": \"events past the "
-		  "queue's bound\"}",
+		  "\"matched nothing\"}",
 	.fn = cmd_table,
 };
 ZN_CMD_REGISTER(table_cmd)
-
-static int
-cmd_mode(struct zn_cmd_req *req)
-{
-	bool on, ctl;
-	json_t *j;
-
-	zn_oft_get_mode(req->mgr, &on, &ctl);
-	if ((j = json_object_get(req->params, "on")) != NULL)
-		on = json_is_true(j);
-	if ((j = json_object_get(req->params, "controller")) != NULL)
-		ctl = json_is_true(j);
-	zn_oft_set_mode(req->mgr, on, ctl);
-	req->result = json_pack("{s:b, s:b}", "on", on, "controller", ctl);
-	return 0;
-}
-
-static const struct zn_cmd mode_cmd = {
-	.name = "of.mode",
-	.help = "turn the OpenFlow table on or off; say whether a controller "
-		"is connected",
-	.params = {
-		{ .name = "on", .type = ZN_CMD_BOOL,
-		  .desc = "the table classifies port ingress (else the flow "
-			  "director: OpenFlow's NORMAL)" },
-		{ .name = "controller", .type = ZN_CMD_BOOL,
-		  .desc = "packet-ins may go (else dropped as sdn_punt)" },
-	},
-	.result = "{\"on\": \"as now\", \"controller\": \"as now\"}",
-	.doc = "The agent turns the table on when it starts and says when a "
-	       "controller comes and goes; fail-standalone turns it off "
-	       "while no controller is connected (docs/sdn.md).",
-	.fn = cmd_mode,
-};
-ZN_CMD_REGISTER(mode_cmd)
-
-/* ---- of.events ---- */
-
-static int
-events_poll(struct zn_cmd_req *req)
-{
-	unsigned int max = *(unsigned int *)req->poll_arg;
-
-	if (!zn_oft_events_pending(req->mgr))
-		return -EAGAIN;
-	req->result = json_pack("{s:o, s:I}", "events",
-				zn_oft_events_take(req->mgr, max), "lost",
-				(json_int_t)zn_oft_events_lost(req->mgr));
-	return 0;
-}
-
-static int
-cmd_events(struct zn_cmd_req *req)
-{
-	json_t *jm = json_object_get(req->params, "max");
-	json_t *jw = json_object_get(req->params, "wait_ms");
-	unsigned int max = jm ? (unsigned int)json_integer_value(jm) : 256;
-	unsigned int wait = jw ? (unsigned int)json_integer_value(jw) : 0;
-	unsigned int *arg;
-
-	if (wait == 0 || zn_oft_events_pending(req->mgr)) {
-		req->result = json_pack("{s:o, s:I}", "events",
-					zn_oft_events_take(req->mgr, max),
-					"lost",
-					(json_int_t)zn_oft_events_lost(req->mgr));
-		return 0;
-	}
-	arg = malloc(sizeof(*arg));
-	if (arg == NULL)
-		return -ENOMEM;
-	*arg = max;
-	req->poll = events_poll;
-	req->poll_arg = arg;
-	req->deadline_ns = zn_now_ns() + wait * 1000000ULL;
-	return 0;
-}
-
-static const struct zn_cmd events_cmd = {
-	.name = "of.events",
-	.help = "packet-ins and flow-removed events, oldest first",
-	.params = {
-		{ .name = "max", .type = ZN_CMD_INT, .bounded = true,
-		  .min = 1, .max = 4096 },
-		{ .name = "wait_ms", .type = ZN_CMD_INT, .bounded = true,
-		  .min = 0, .max = 60000,
-		  .desc = "with none queued, answer when one comes or then "
-			  "(an error: timed out)" },
-	},
-	.result = "{\"events\": \"[{event: packet_in, buffer_id, total_len, "
-		  "reason, table_id, cookie, in_port, data (hex)} | {event: "
-		  "flow_removed, reason, table_id, and the entry as of.flows "
-		  "has it}]\", \"lost\": \"events dropped past the queue's "
-		  "bound\"}",
-	.fn = cmd_events,
-};
-ZN_CMD_REGISTER(events_cmd)
-
-/* ---- of.packet_out ---- */
-
-static int
-hex_decode(const char *s, uint8_t *out, size_t cap, size_t *len)
-{
-	size_t n = strlen(s);
-
-	if (n % 2 != 0 || n / 2 > cap)
-		return -EINVAL;
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned int x;
-
-		if (sscanf(s + 2 * i, "%2x", &x) != 1 ||
-		    !isxdigit((unsigned char)s[2 * i]) ||
-		    !isxdigit((unsigned char)s[2 * i + 1]))
-			return -EINVAL;
-		out[i] = (uint8_t)x;
-	}
-	*len = n / 2;
-	return 0;
-}
-
-static int
-cmd_packet_out(struct zn_cmd_req *req)
-{
-	json_t *p = req->params, *outs = json_object_get(p, "outputs"), *o;
-	struct zn_oft_output out[16];
-	struct zn_oft_err e = { 0 };
-	static uint8_t data[UINT16_MAX];
-	const char *hex = json_string_value(json_object_get(p, "data"));
-	uint64_t buffer_id, in_port;
-	size_t len = 0, i;
-	int rc;
-
-	if (zn_oft_json_u64(json_object_get(p, "buffer_id"), ZN_OFP_NO_BUFFER,
-		    &buffer_id) < 0 || buffer_id > UINT32_MAX ||
-	    zn_oft_json_u64(json_object_get(p, "in_port"), ZN_OFPP_CONTROLLER,
-		    &in_port) < 0 || in_port > UINT32_MAX) {
-		snprintf(req->err, sizeof(req->err), "buffer_id, in_port: "
-			 "32-bit numbers");
-		return -EINVAL;
-	}
-	if (hex != NULL && hex_decode(hex, data, sizeof(data), &len) < 0) {
-		snprintf(req->err, sizeof(req->err), "data: hex, at most "
-			 "65535 bytes");
-		return -EINVAL;
-	}
-	if (json_array_size(outs) > RTE_DIM(out)) {
-		snprintf(req->err, sizeof(req->err), "outputs: at most %zu",
-			 RTE_DIM(out));
-		return -EINVAL;
-	}
-	json_array_foreach(outs, i, o) {
-		memset(&out[i], 0, sizeof(out[i]));
-		if (zn_oft_action_parse(o, &out[i].act, &out[i].port, req->err,
-				 sizeof(req->err)) < 0)
-			return -EINVAL;
-		if (out[i].port == ZN_OFPP_NORMAL)
-			out[i].act.verdict = ZN_OFT_NORMAL;
-	}
-	rc = zn_oft_packet_out(req->mgr, (uint32_t)buffer_id,
-			       (uint32_t)in_port, data, len, out,
-			       (unsigned int)json_array_size(outs), &e);
-	req->result = rc == 0 ? json_object() :
-				json_pack("{s:o}", "error", err_json(&e));
-	return 0;
-}
-
-static const struct zn_cmd packet_out_cmd = {
-	.name = "of.packet_out",
-	.help = "send a packet (given, or a buffered packet-in) to outputs",
-	.params = {
-		{ .name = "outputs", .type = ZN_CMD_ARRAY, .required = true,
-		  .schema = "{\"items\": {\"type\": \"object\"}}" },
-		{ .name = "data", .type = ZN_CMD_STR,
-		  .desc = "the packet, hex" },
-		{ .name = "buffer_id", .type = ZN_CMD_INT, .bounded = true,
-		  .min = 0, .max = UINT32_MAX },
-		{ .name = "in_port", .type = ZN_CMD_INT, .bounded = true,
-		  .min = 0, .max = UINT32_MAX },
-	},
-	.result = "{\"error\": \"{type, code, message}: OpenFlow's error, if "
-		  "it failed\"}",
-	.doc = "`outputs`: actions as in `of.flow_mod`, and `{type: flood}`, "
-	       "`all`, `in_port`, `table` (looked up as if it came in from "
-	       "`in_port`); each output gets its copy.",
-	.fn = cmd_packet_out,
-};
-ZN_CMD_REGISTER(packet_out_cmd)

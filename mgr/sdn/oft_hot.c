@@ -14,6 +14,7 @@
 
 #include <rte_byteorder.h>
 #include <rte_hash.h>
+#include <rte_hash_crc.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
@@ -179,6 +180,23 @@ oft_search(const struct zn_oft_view *v, const struct zn_oft_key *keys,
 	}
 }
 
+/* A select group's choice: the packet's symmetric flow hash (the NIC's,
+ * or one a hop before computed), else one of its key's, symmetric too:
+ * both directions of a flow take one bucket. */
+static inline uint32_t
+group_hash(struct rte_mbuf *m, const struct zn_oft_key *k)
+{
+	const struct zn_pkt_meta *meta = zn_pkt_meta(m);
+	uint32_t a, b, p;
+
+	if (meta->flags & ZN_PKT_F_HASH_VALID)
+		return meta->flow_hash;
+	a = rte_hash_crc(k->ip_src, sizeof(k->ip_src), 0);
+	b = rte_hash_crc(k->ip_dst, sizeof(k->ip_dst), 0);
+	p = (uint32_t)(k->l4_src ^ k->l4_dst) | (uint32_t)k->ip_proto << 16;
+	return rte_hash_crc_4byte(p, a ^ b) * 0x9e3779b1u;
+}
+
 static void
 punt(struct zn_worker *w, const struct zn_oft_view *v, struct oft_wstats *ws,
      struct rte_mbuf *m, const struct zn_oft_entry *e, uint32_t act,
@@ -257,7 +275,23 @@ zn_oft_classify(struct zn_worker *w, const struct zn_route *rt, uint16_t port,
 			case ZN_OFT_NORMAL:
 				normal[n_normal++] = m;
 				break;
+			case ZN_OFT_GROUP: {
+				unsigned int g = OFT_ACT_CHAIN(act), b;
+				const struct oft_gview *gv =
+					__atomic_load_n(&v->gv[g],
+							__ATOMIC_ACQUIRE);
+
+				if (gv == NULL)
+					goto drop; /* no bucket, or gone */
+				b = gv->slot[group_hash(m, &keys[i]) >> 24];
+				v->gcnt[w->id][OFT_GCOUNT_IDX(g, b)].packets++;
+				v->gcnt[w->id][OFT_GCOUNT_IDX(g, b)].bytes +=
+					rte_pktmbuf_pkt_len(m);
+				zn_pkt_meta(m)->chain = gv->chain[b];
+				break;
+			}
 			case ZN_OFT_DROP:
+drop:
 				zn_owner_map_drop(w->mgr->trust.owner_maps, &m,
 						  1);
 				w->shm->stats.drops[ZN_DROP_CHAIN]++;

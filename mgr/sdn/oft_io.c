@@ -5,7 +5,7 @@
 /*
  * The OpenFlow table's packets to and from the controller (oft.h):
  * packet-in (workers punt onto the table's ring and wake the control
- * thread, which turns each packet into an event on the table's queue,
+ * thread, which hands each packet to the listener, the OpenFlow endpoint,
  * keeping the packet for a buffer_id when the entry asked for fewer bytes
  * than it has) and packet-out (a packet from a buffer or the controller,
  * copied per output, handed to one worker through its inject ring: the
@@ -40,25 +40,6 @@ static struct zn_oft *
 oft(struct zn_mgr *m)
 {
 	return m->oft;
-}
-
-static json_t *
-hex_json(const uint8_t *p, size_t n)
-{
-	static const char dig[] = "0123456789abcdef";
-	char *s = malloc(2 * n + 1);
-	json_t *j;
-
-	if (s == NULL)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		s[2 * i] = dig[p[i] >> 4];
-		s[2 * i + 1] = dig[p[i] & 15];
-	}
-	s[2 * n] = '\0';
-	j = json_string(s);
-	free(s);
-	return j;
 }
 
 /* ---- packet-in ---- */
@@ -97,35 +78,32 @@ buffer_keep(struct zn_mgr *m, struct rte_mbuf *mb, uint32_t in_port)
 	return id;
 }
 
-/* A packet-in event of @p mb for entry @p e (NULL: none), with @p max_len
- * and @p reason; the packet is kept in a buffer or freed. */
+/* A packet-in of @p mb for entry @p e (NULL: none), with @p max_len and
+ * @p reason, to the listener; the packet is kept in a buffer or freed. */
 static void
 oft_packet_in(struct zn_mgr *m, struct rte_mbuf *mb, uint32_t in_port,
 	      const struct zn_oft_entry *e, uint16_t max_len, uint8_t reason)
 {
-	const uint8_t *p;
-	uint32_t len, send, buffer_id = ZN_OFP_NO_BUFFER;
-	json_t *ev, *data;
+	struct zn_oft *t = oft(m);
+	struct zn_oft_packet_in pi = { .buffer_id = ZN_OFP_NO_BUFFER,
+				       .in_port = in_port, .reason = reason,
+				       .cookie = e != NULL ? e->cookie :
+							     UINT64_MAX };
 
-	p = zn_owner_map_pkt_data(m->trust.owner_maps, mb, &len);
-	if (p == NULL)
-		len = 0;
-	send = len;
-	if (max_len != ZN_OFPCML_NO_BUFFER && max_len < len) {
-		send = max_len;
-		buffer_id = buffer_keep(m, mb, in_port);
+	pi.data = zn_owner_map_pkt_data(m->trust.owner_maps, mb,
+					&pi.total_len);
+	if (pi.data == NULL)
+		pi.total_len = 0;
+	pi.len = pi.total_len;
+	if (t->listener.packet_in != NULL && max_len != ZN_OFPCML_NO_BUFFER &&
+	    max_len < pi.len) {
+		pi.len = max_len;
+		pi.buffer_id = buffer_keep(m, mb, in_port);
 	}
-	data = hex_json(p, send);
-	ev = json_pack("{s:s, s:I, s:I, s:i, s:i, s:o, s:I, s:o}", "event",
-		       "packet_in", "buffer_id", (json_int_t)buffer_id,
-		       "total_len", (json_int_t)len, "reason", reason,
-		       "table_id", 0, "cookie",
-		       zn_oft_cookie_json(e != NULL ? e->cookie :
-						  UINT64_MAX),
-		       "in_port", (json_int_t)in_port, "data",
-		       data != NULL ? data : json_string(""));
-	zn_oft_event_push(m, ev);
-	if (buffer_id == ZN_OFP_NO_BUFFER)
+	if (t->listener.packet_in == NULL ||
+	    !t->listener.packet_in(t->listener.arg, &pi))
+		t->punt_unsent++; /* no one took it (any more) */
+	if (pi.buffer_id == ZN_OFP_NO_BUFFER)
 		zn_owner_map_drop(m->trust.owner_maps, &mb, 1);
 }
 
@@ -299,6 +277,21 @@ output_one(struct zn_mgr *m, struct rte_mbuf *mb, uint32_t in_port,
 	/* a freed chain id is reused last: the packet keeps its chain */
 	zn_fdir_chain_put(m, (unsigned int)chain);
 	return 0;
+}
+
+int
+zn_oft_mod_apply(struct zn_mgr *m, const struct zn_oft_mod *mod,
+		 struct zn_oft_err *e)
+{
+	struct zn_oft_output out = { .port = ZN_OFPP_TABLE };
+	int rc = zn_oft_flow_mod(m, mod, e);
+
+	if (rc < 0 || mod->buffer_id == ZN_OFP_NO_BUFFER ||
+	    mod->command > ZN_OFPFC_MODIFY_STRICT)
+		return rc;
+	zn_oft_commit(m);
+	return zn_oft_packet_out(m, mod->buffer_id, ZN_OFPP_ANY, NULL, 0,
+				 &out, 1, e);
 }
 
 int

@@ -416,8 +416,8 @@ zn_oft_action_parse(json_t *o, struct zn_oft_action *a, uint32_t *port,
 	memset(a, 0, sizeof(*a));
 	*port = 0;
 	if (type == NULL) {
-		snprintf(err, errlen, "actions.type: chain, controller, "
-			 "normal or drop");
+		snprintf(err, errlen, "actions.type: chain, group, "
+			 "controller, normal or drop");
 		return -EINVAL;
 	}
 	if (strcmp(type, "drop") == 0) {
@@ -439,6 +439,17 @@ zn_oft_action_parse(json_t *o, struct zn_oft_action *a, uint32_t *port,
 			}
 			a->max_len = (uint16_t)json_integer_value(ml);
 		}
+	} else if (strcmp(type, "group") == 0) {
+		json_t *g = json_object_get(o, "group_id");
+
+		a->verdict = ZN_OFT_GROUP;
+		if (!json_is_integer(g) || json_integer_value(g) < 0 ||
+		    json_integer_value(g) > ZN_OFPG_MAX) {
+			snprintf(err, errlen, "actions.group_id: 0..%u",
+				 ZN_OFPG_MAX);
+			return -EINVAL;
+		}
+		a->group_id = (uint32_t)json_integer_value(g);
 	} else if (strcmp(type, "chain") == 0) {
 		json_t *steps = json_object_get(o, "steps"), *s;
 		size_t i;
@@ -482,9 +493,12 @@ json_t *
 zn_oft_action_json(const struct zn_oft_action *a)
 {
 	static const char *const v[] = { "chain", "drop", "controller",
-					 "normal" };
-	json_t *o = json_pack("{s:s}", "type", v[a->verdict & 3]);
+					 "normal", "group" };
+	json_t *o = json_pack("{s:s}", "type", a->verdict < RTE_DIM(v) ?
+					       v[a->verdict] : "?");
 
+	if (a->verdict == ZN_OFT_GROUP)
+		json_object_set_new(o, "group_id", json_integer(a->group_id));
 	if (a->verdict == ZN_OFT_CONTROLLER)
 		json_object_set_new(o, "max_len", json_integer(a->max_len));
 	if (a->verdict == ZN_OFT_CHAIN) {

@@ -24,7 +24,6 @@ struct rte_ring;
 #define OFT_PUNT_RING 1024    /* packet-ins waiting for the control thread */
 #define OFT_INJECT_RING 1024  /* packet-outs waiting for the worker */
 #define OFT_BUFFERS 256       /* packets kept for a buffer_id */
-#define OFT_EVENTS_MAX 4096   /* events waiting for the agent */
 
 /* An entry's act word, what workers read of it (one atomic load):
  * verdict | chain << 8 | max_len << 16. */
@@ -67,6 +66,36 @@ struct oft_count {
 	uint64_t used_tsc; /* the last hit */
 };
 
+/* A group as the workers read it (immutable; replaced whole, the old
+ * one freed after a sync): slot (the flow hash's top byte) -> bucket,
+ * bucket -> chain. */
+struct oft_gview {
+	uint8_t slot[256];
+	uint8_t chain[ZN_OFT_GROUP_BUCKETS];
+};
+
+/* A worker's counts of a group's buckets. */
+struct oft_gcount {
+	uint64_t packets, bytes;
+};
+#define OFT_GCOUNT_IDX(g, b) ((g) * ZN_OFT_GROUP_BUCKETS + (b))
+#define OFT_GCOUNTS ((ZN_OFT_MAX_GROUPS + 1) * ZN_OFT_GROUP_BUCKETS)
+
+/* A group (oft_group.c): index g in the table's groups[] (1..255, what an
+ * entry's act word names). Control thread. */
+struct oft_group {
+	uint32_t id;
+	uint8_t type;
+	unsigned int n_buckets;
+	struct zn_oft_bucket bucket[ZN_OFT_GROUP_BUCKETS];
+	int chain[ZN_OFT_GROUP_BUCKETS]; /* taken (zn_fdir_chain_take) */
+	uint16_t slot_owner[256];        /* bucket per slot (lb.h's) */
+	uint32_t ref_count;
+	uint64_t created_ns;
+	uint64_t base_packets[ZN_OFT_GROUP_BUCKETS]; /* counts at creation */
+	uint64_t base_bytes[ZN_OFT_GROUP_BUCKETS];
+};
+
 /* A worker's table counters. */
 struct oft_wstats {
 	uint64_t lookups, matched, punted, punt_drops, no_match;
@@ -78,6 +107,9 @@ struct zn_oft_view {
 	struct rte_hash *hash;
 	struct oft_count *cnt[ZN_MAX_WORKERS];
 	struct oft_wstats *wst;      /* [worker] */
+	struct oft_gview *const *gv; /* [group]: the table's, loaded
+				      * atomically (NULL: gone) */
+	struct oft_gcount *gcnt[ZN_MAX_WORKERS]; /* [OFT_GCOUNTS] */
 	struct rte_ring *punt;       /* elements: struct oft_punt */
 	int punt_fd;                 /* eventfd the control thread watches */
 	uint32_t *punt_waiting;      /* 1: the control thread was woken */
@@ -146,8 +178,12 @@ struct zn_oft {
 	unsigned int inject_worker;
 	struct oft_buffer buf[OFT_BUFFERS];
 	uint32_t buf_seq;
-	json_t *events;                /* array, oldest first */
-	uint64_t events_lost;
+	/* groups (oft_group.c) */
+	struct oft_group *group[ZN_OFT_MAX_GROUPS + 1]; /* [0] unused */
+	struct oft_gview *gv[ZN_OFT_MAX_GROUPS + 1];    /* what workers read */
+	struct oft_gcount *gcnt[ZN_MAX_WORKERS];
+	struct zn_oft_listener listener;
+	uint64_t punt_unsent;          /* punted, no one took it by then */
 	uint64_t packet_outs;
 	int port_chain[ZN_MAX_PORTS]; /* chain [port:p] packet-outs use */
 };
@@ -159,6 +195,19 @@ const struct zn_oft_entry *oft_entry_by_idx(struct zn_mgr *m, uint32_t idx);
 const struct zn_oft_entry *oft_lookup_ctl(struct zn_mgr *m,
 					  const struct zn_oft_key *key,
 					  uint32_t len);
+
+/* oft_group.c: the groups below the entries (oft.c calls it, not the
+ * other way). _find: the index of group @p id, or -ENOENT. _ref, _unref:
+ * a flow entry's use. _set: add or replace (modify) one; _remove: gone
+ * once no entry uses it (oft.c deleted them). _init, _fini: its memory. */
+int oft_group_find(const struct zn_oft *t, uint32_t id);
+void oft_group_ref(struct zn_oft *t, unsigned int g);
+void oft_group_unref(struct zn_oft *t, unsigned int g);
+int oft_group_set(struct zn_mgr *m, const struct zn_oft_group_mod *gm,
+		  struct zn_oft_err *e);
+void oft_group_remove(struct zn_mgr *m, unsigned int g);
+int oft_group_init(struct zn_oft *t);
+void oft_group_fini(struct zn_mgr *m);
 
 /* oft_hot.c: a packet's key (what a match can read of it); the
  * highest-priority entry of each of @p n keys (at most 64) in view @p v,

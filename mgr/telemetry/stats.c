@@ -199,6 +199,22 @@ zn_stats_services(struct zn_mgr *m)
 	return a;
 }
 
+static void
+port_sum(struct zn_mgr *m, unsigned int i, struct zn_port_wstats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned int w = 0; w < m->dp.n_workers; w++) {
+		const struct zn_port_wstats *ws = &m->shm->workers[w].port[i];
+
+		sum->rx += ws->rx;
+		sum->tx += ws->tx;
+		sum->rx_paused += ws->rx_paused;
+		sum->tx_retry += ws->tx_retry;
+		for (int r = 0; r < ZN_DROP_MAX; r++)
+			sum->drops[r] += ws->drops[r];
+	}
+}
+
 static json_t *
 port_json(struct zn_mgr *m, unsigned int i)
 {
@@ -211,16 +227,7 @@ port_json(struct zn_mgr *m, unsigned int i)
 	json_t *nftx, *o;
 	const struct zn_group *g = p->group;
 
-	for (unsigned int w = 0; w < m->dp.n_workers; w++) {
-		const struct zn_port_wstats *ws = &m->shm->workers[w].port[i];
-
-		sum.rx += ws->rx;
-		sum.tx += ws->tx;
-		sum.rx_paused += ws->rx_paused;
-		sum.tx_retry += ws->tx_retry;
-		for (int r = 0; r < ZN_DROP_MAX; r++)
-			sum.drops[r] += ws->drops[r];
-	}
+	port_sum(m, i, &sum);
 	nftx = zn_port_nftx_json(m, i, &sum);
 	rte_eth_stats_get(p->port_id, &hw);
 	rte_eth_link_get_nowait(p->port_id, &link);
@@ -263,6 +270,38 @@ port_json(struct zn_mgr *m, unsigned int i)
 				    zn_cmd_steps_json(steps, n) : json_null());
 	}
 	return o;
+}
+
+void
+zn_stats_port_report(struct zn_mgr *m, unsigned int i,
+		     struct zn_port_report *r)
+{
+	const struct zn_port *p = &m->ports[i];
+	struct zn_port_wstats sum;
+	struct rte_eth_stats hw = { 0 };
+	struct rte_eth_link link = { 0 };
+	struct rte_ether_addr mac = { 0 };
+
+	memset(r, 0, sizeof(*r));
+	port_sum(m, i, &sum);
+	json_decref(zn_port_nftx_json(m, i, &sum)); /* adds the NFs' tx */
+	rte_eth_stats_get(p->port_id, &hw);
+	rte_eth_link_get_nowait(p->port_id, &link);
+	rte_eth_macaddr_get(p->port_id, &mac);
+	snprintf(r->name, sizeof(r->name), "%s", m->cfg.port_name[i][0] ?
+		 m->cfg.port_name[i] : p->name);
+	memcpy(r->mac, mac.addr_bytes, sizeof(r->mac));
+	r->link_up = link.link_status == RTE_ETH_LINK_UP;
+	r->speed_mbps = link.link_speed;
+	r->rx = sum.rx;
+	r->tx = sum.tx;
+	for (int d = 0; d < ZN_DROP_MAX; d++)
+		r->drops += sum.drops[d];
+	r->ibytes = hw.ibytes;
+	r->obytes = hw.obytes;
+	r->imissed = hw.imissed;
+	r->ierrors = hw.ierrors;
+	r->oerrors = hw.oerrors;
 }
 
 json_t *

@@ -54,16 +54,13 @@ VALID = {
     "of.flows": {"match": {"in_port": 1}, "strict": False, "priority": 7,
                  "out_port": 1, "cookie": "0x5", "cookie_mask": "0xf",
                  "limit": 5},
-    "of.packet_out": {"in_port": 1, "data": "02" * 60,
-                      "outputs": [{"type": "chain", "steps": ["port:0"]},
-                                  {"type": "flood"}]},
-    "of.events": {"max": 5, "wait_ms": 0},
-    "of.mode": {"on": False, "controller": False},
+    "of.endpoint": {"controllers": ["tcp:127.0.0.1:1"], "fail": "standalone",
+                    "listen": "127.0.0.1:0"},
 }
 # Read-only methods without parameters get junk parameters too.
 NO_PARAMS = ["version", "help", "status", "port.list", "nf.list",
              "service.list", "stats", "chain.get", "rule.list",
-             "launch.list", "schema", "of.table"]
+             "launch.list", "schema", "of.table", "of.endpoint"]
 
 JUNK = [None, True, False, 0, -1, 1, 255, 256, 65535, 65536, 2**31, 2**32,
         2**63, -2**63, 2**64, 1e308, -1e308, 0.5, "", "x" * 5000, "svc:",
@@ -127,7 +124,7 @@ def clean(c) -> None:
     c.call("chain.set", hops=["svc:1", "port:0"])
     c.call("service.set", service=1, lb="hash")
     c.call("of.flow_mod", mods=[{"command": "delete", "match": {}}])
-    c.call("of.mode", on=False, controller=False)
+    c.call("of.endpoint", off=True)
     for spec in c.call("launch.list")["launched"]:
         if not spec["removing"]:  # one being removed goes by itself
             c.call("nf.remove", name=spec["name"])

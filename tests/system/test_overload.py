@@ -100,11 +100,16 @@ def overloaded_chain(managers, tmp_path, ingress) -> str | None:
     assert m.shutdown() == 0
     got = read_frames(out)[tx0:]
     assert len(got) == tx
-    # about twice overloaded: half or so of what was sent is lost
+    # about twice overloaded: up to half of what was sent is lost. Less
+    # when the queues on the way (the tap's, the port's RX rings, the NFs'
+    # rings: several thousand frames) took more of the excess: a manager
+    # that polls sooner fills them sooner (17 to 20 % lost was seen once
+    # the workers' sleeps stopped overshooting). Lost at all is what says
+    # the chain was overloaded; where it was lost is what is checked.
     lost = len(frames) - tx
     if took >= len(frames) / RATE * 1.5:
         return f"sender too slow: {took:.2f} s\n{busiest()}"
-    assert len(frames) * 0.2 < lost < len(frames) * 0.8, (lost, drops)
+    assert len(frames) * 0.05 < lost < len(frames) * 0.8, (lost, drops)
     # every loss counted at ingress, none inside the chain
     if ingress == "drop":
         assert rx + kernel_dropped == len(frames)

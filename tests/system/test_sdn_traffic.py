@@ -2,7 +2,7 @@
 os-ken (the maintained Ryu) running its stock simple_switch_13 learning
 switch, and an application of ours that puts flows through ZeroNF services,
 between two network-namespace hosts whose kernel TCP and UDP cross a
-manager driven by the OpenFlow agent (which dials the controller). The
+manager whose OpenFlow endpoint dials the controller. The
 controller going away: fail-secure keeps the table, fail-standalone hands
 packets to the flow director; the controller coming back takes over
 again."""
@@ -60,18 +60,18 @@ def net(managers):
             return c
 
         def agent(self, ctl: Controller, *args: str):
-            a = subprocess.Popen(
+            """`zeronf sdn --controller` (ARGS after it): once the
+            controller is connected and has put its table-miss entry."""
+            r = subprocess.run(
                 [sys.executable, "-m", "zeronf", "-i", self.m.name, "sdn",
                  "--controller", f"tcp:127.0.0.1:{ctl.port}", *args],
-                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                text=True)
-            procs.append(a)
+                cwd=REPO, capture_output=True, text=True, timeout=30)
+            assert r.returncode == 0, r.stderr
             wait_for(lambda: self.m.call("of.table")["controller"],
                      scaled(30), "the controller connected")
             # the controller's table-miss entry
             wait_for(lambda: self.m.call("of.table")["active"] >= 1,
                      scaled(30), "the table-miss entry")
-            return a
 
     n = Net()
     n.hosts = hosts
@@ -79,11 +79,7 @@ def net(managers):
         yield n
     finally:
         for p in procs:
-            if isinstance(p, Controller):
-                p.stop()
-            else:
-                p.terminate()
-                p.wait(10)
+            p.stop()
         for h in hosts:
             h.close()
 
@@ -213,24 +209,90 @@ def test_port_status_when_a_link_goes_down(managers):
     m = managers(ports=[f"net_tap0,iface={tap}", "net_null1,no-rx=1"])
     subprocess.run(["ip", "link", "set", tap, "up"], check=True)
     port = free_port()
-    a = start_agent(m, port)
-    try:
-        c = hello(port)
-        c.send(parser.OFPSetAsync(DP, [0, 0], [0x7, 0x7], [0, 0]))
-        c.send(parser.OFPBarrierRequest(DP))
-        assert isinstance(c.recv(), parser.OFPBarrierReply)
-        wait_for(lambda: m.call("port.list")["ports"][0]["link_up"],
-                 scaled(20), "the tap up")
-        subprocess.run(["ip", "link", "set", tap, "down"], check=True)
-        r = c.recv()
-        assert isinstance(r, parser.OFPPortStatus), r
-        assert r.reason == ofp.OFPPR_MODIFY and r.desc.port_no == 1
-        assert r.desc.state & ofp.OFPPS_LINK_DOWN
-        subprocess.run(["ip", "link", "set", tap, "up"], check=True)
-        r = c.recv()
-        assert isinstance(r, parser.OFPPortStatus) and \
-            r.desc.port_no == 1 and r.desc.state == ofp.OFPPS_LIVE, r
-        c.close()
-    finally:
-        a.terminate()
-        a.wait(10)
+    start_agent(m, port)
+    c = hello(port)
+    c.send(parser.OFPSetAsync(DP, [0, 0], [0x7, 0x7], [0, 0]))
+    c.send(parser.OFPBarrierRequest(DP))
+    assert isinstance(c.recv(), parser.OFPBarrierReply)
+    wait_for(lambda: m.call("port.list")["ports"][0]["link_up"],
+             scaled(20), "the tap up")
+    subprocess.run(["ip", "link", "set", tap, "down"], check=True)
+    r = c.recv()
+    assert isinstance(r, parser.OFPPortStatus), r
+    assert r.reason == ofp.OFPPR_MODIFY and r.desc.port_no == 1
+    assert r.desc.state & ofp.OFPPS_LINK_DOWN
+    subprocess.run(["ip", "link", "set", tap, "up"], check=True)
+    r = c.recv()
+    assert isinstance(r, parser.OFPPortStatus) and \
+        r.desc.port_no == 1 and r.desc.state == ofp.OFPPS_LIVE, r
+    c.close()
+
+
+def group_stats(port: int) -> dict[int, list[int]]:
+    """ovs-ofctl dump-group-stats: group id -> packets per bucket."""
+    import re
+
+    from test_sdn import ofctl
+    r = ofctl(port, "dump-group-stats")
+    assert r.returncode == 0, r.stderr
+    out = {}
+    for line in r.stdout.splitlines():
+        g = re.search(r"group_id=(\d+)", line)
+        if g:
+            out[int(g.group(1))] = [int(x) for x in re.findall(
+                r"bucket\d+:packet_count=(\d+)", line)]
+    return out
+
+
+def test_select_groups_balance_flows_both_ways_alike(net):
+    """GROUP_MOD select groups as ZeroNF balances a service's replicas:
+    two groups (one per direction) whose buckets are the same two
+    services, then the egress port; each TCP connection between the
+    namespace hosts takes one bucket, the same index both ways (the
+    symmetric flow hash over the 256 slots the weights share out), and
+    the connections spread over both. Kernel TCP completes every one;
+    ovs-ofctl adds, dumps and deletes the groups."""
+    from test_sdn import ofctl, start_agent
+    m = net.manager()
+    fwd = [m.start_nf("forward", 1), m.start_nf("forward", 2)]
+    port = free_port()
+    start_agent(m, port)
+    for g, out in ((1, 2), (2, 1)):
+        r = ofctl(port, "add-group",
+                  f"group_id={g},type=select,"
+                  f"bucket=weight:2,actions=output:61441,output:{out},"
+                  f"bucket=weight:2,actions=output:61442,output:{out}")
+        assert r.returncode == 0, r.stderr
+    for f in ("priority=10,tcp,in_port=1,actions=group:1",
+              "priority=10,tcp,in_port=2,actions=group:2",
+              "priority=5,in_port=1,actions=output:2",
+              "priority=5,in_port=2,actions=output:1"):
+        assert ofctl(port, "add-flow", f).returncode == 0
+    r = ofctl(port, "dump-groups")
+    assert "group_id=1,type=select" in r.stdout and \
+        "bucket=weight:2,actions=output:61441,output:2" in r.stdout, r.stdout
+    r = ofctl(port, "dump-group-features")
+    assert "select" in r.stdout and "indirect" in r.stdout, r.stdout
+    a, b = net.hosts
+    assert ping(a, b.addr)
+    used = set()
+    before = group_stats(port)
+    for _ in range(16):
+        sent, got = tcp_transfer(net.hosts, 64 << 10)
+        assert sent == got and int(got[0]) == 64 << 10
+        now = group_stats(port)
+        grew = {g: [i for i, (x, y) in enumerate(zip(before[g], now[g]))
+                    if y > x] for g in (1, 2)}
+        # one bucket each way, the same one
+        assert grew[1] == grew[2] and len(grew[1]) == 1, (before, now)
+        used.add(grew[1][0])
+        before = now
+    assert used == {0, 1}, used
+    nfs = {n["service"]: n for n in m.call("nf.list")["nfs"]}
+    assert nfs[1]["rx"] > 0 and nfs[2]["rx"] > 0
+    # deleting a group deletes the entries that use it
+    assert ofctl(port, "del-groups", "group_id=1").returncode == 0
+    flows = m.call("of.flows")["flows"]
+    assert [f["actions"] for f in flows if f["priority"] == 10] == \
+        [{"type": "group", "group_id": 2}], flows
+    assert fwd

@@ -1,65 +1,54 @@
-"""zeronf CLI: sdn runs the OpenFlow 1.3 agent of an instance (docs/sdn.md):
-it dials the controllers named (--controller) and listens for tools and
-controllers that connect to switches (--listen; by default when no
-controller is named)."""
+"""zeronf CLI: sdn configures an instance's OpenFlow 1.3 endpoint (in its
+manager, docs/sdn.md): the controllers it dials (--controller), where tools
+and controllers that connect to switches reach it (--listen; by default
+when no controller is named), the fail mode; `--off` closes it all; with
+`--status` (or nothing to set) it prints its state."""
 from __future__ import annotations
 
-import asyncio
-import logging
+import json
 import sys
 
-
-def _addr(text: str, what: str) -> tuple[str, int] | None:
-    host, _, port = text.removeprefix("tcp:").rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        print(f"zeronf: sdn {what} {text}: [tcp:]HOST:PORT", file=sys.stderr)
-        return None
-    return host.strip("[]"), int(port)
+from ..client import Client, ZeroNFError
 
 
 def run_sdn(a) -> int:
-    from ..sdn import agent  # os-ken: imported only by this command
-
-    controllers = []
-    for c in a.controller or []:
-        addr = _addr(c, "--controller")
-        if addr is None:
-            return 2
-        controllers.append(addr)
-    listen = a.listen or (None if controllers else "127.0.0.1:6653")
-    host = port = None
-    if listen is not None:
-        addr = _addr(listen, "--listen")
-        if addr is None:
-            return 2
-        host, port = addr
-    logging.basicConfig(level=logging.INFO, format="zeronf sdn: %(message)s")
+    params: dict = {}
+    if a.off:
+        params["off"] = True
+    elif a.controller or a.listen or a.fail or not a.status:
+        params["controllers"] = a.controller or []
+        listen = a.listen or (None if a.controller else "127.0.0.1:6653")
+        if listen is not None:
+            params["listen"] = listen
+        params["fail"] = a.fail or "secure"
     try:
-        asyncio.run(agent.serve(a.instance, host, port,
-                                controllers=controllers, fail_mode=a.fail))
-    except OSError as e:
-        print(f"zeronf: sdn: cannot listen on {listen}: {e.strerror}",
-              file=sys.stderr)
+        with Client(a.instance) as c:
+            r = c.call("of.endpoint", **params)
+    except ZeroNFError as e:
+        print(f"zeronf: sdn: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        pass
+    print(json.dumps(r, indent=2))
     return 0
 
 
 def register(sub) -> None:
-    p = sub.add_parser("sdn", help="present the instance to OpenFlow 1.3 "
-                       "controllers and tools (docs/sdn.md)")
-    p.add_argument("--listen", metavar="HOST:PORT",
+    p = sub.add_parser("sdn", help="the instance as an OpenFlow 1.3 switch "
+                       "to controllers and tools (docs/sdn.md)")
+    p.add_argument("--listen", metavar="[tcp:]HOST:PORT",
                    help="where tools and controllers connect (default "
                         "127.0.0.1:6653 when no --controller is named)")
     p.add_argument("--controller", action="append", metavar="tcp:HOST:PORT",
-                   help="a controller to connect to (again and again); "
-                        "may be repeated")
+                   help="a controller to connect to (redialled every "
+                        "second); may be repeated")
     p.add_argument("--fail", choices=["secure", "standalone"],
-                   default="secure",
                    help="with no controller connected: keep the flow "
                         "table, packets for the controller dropped "
                         "(secure, the default), or hand every packet to "
                         "the flow director, OpenFlow's NORMAL "
                         "(standalone)")
+    p.add_argument("--off", action="store_true",
+                   help="close the endpoint (the table's entries stay; "
+                        "the flow director classifies again)")
+    p.add_argument("--status", action="store_true",
+                   help="print the endpoint's state, change nothing")
     p.set_defaults(run=run_sdn)
