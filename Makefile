@@ -6,7 +6,7 @@ FUZZ_S ?= 60
 SOAK_S ?= 600
 FUZZ_BUILD ?= build-fuzz
 ASAN_BUILD ?= build-asan
-FUZZ_TARGETS := flow_parse dpi_parse flowmon routes ctl_json oft_key ofp_msgs
+FUZZ_TARGETS := flow_parse dpi_parse flowmon routes ctl_json oft_key ofp_msgs nsh
 
 .PHONY: all setup build demo test unit pytest bench dpi-report clean fuzz \
 	sanitize schema
@@ -48,7 +48,8 @@ fuzz: setup
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang meson setup $(FUZZ_BUILD) \
 	    -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
 	    -Dbuildtype=debugoptimized
-	ninja -C $(FUZZ_BUILD) $(addprefix fuzz/zn-fuzz-,$(FUZZ_TARGETS))
+	ninja -C $(FUZZ_BUILD) $(addprefix fuzz/zn-fuzz-,$(FUZZ_TARGETS)) \
+	    tests/unit/zn-unit
 	$(PY) fuzz/run.py --build "$(abspath $(FUZZ_BUILD))" --seconds $(FUZZ_S)
 
 # The C unit tests and a packet/system subset on an ASan+UBSan build

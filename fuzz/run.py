@@ -12,7 +12,8 @@ files; one request per control method from schema/control.json; OpenFlow
 1.3 messages a controller sends (os-ken's classes: FLOW_MODs of every
 match field and instruction, GROUP_MODs, PACKET_OUTs, flow statistics
 requests), each
-as the ofp_msgs target reads them (a type selector byte, then the body)."""
+as the ofp_msgs target reads them (a type selector byte, then the body);
+frames of every NSH tunnel (tests/unit/test_nsh.c's)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from pcaputil import linktype, read_frames  # noqa: E402
 
 CORPORA = REPO.parent / "shared" / "corpora"
 TARGETS = ["flow_parse", "dpi_parse", "flowmon", "routes", "ctl_json",
-           "oft_key", "ofp_msgs"]
+           "oft_key", "ofp_msgs", "nsh"]
 # the link types the packet targets index by their first byte
 DPI_DLTS = [0, 1, 12, 14, 104, 113, 9, 50, 228, 229, 105, 127, 276, 999]
 FLOWMON_DLTS = [1, 12, 113, 0, 228, 229, 105, 127]
@@ -68,6 +69,7 @@ def packet_seeds(dirs: dict[str, Path]) -> None:
             if lt == 1:
                 (dirs["flow_parse"] / name).write_bytes(fr)
                 (dirs["oft_key"] / name).write_bytes(fr)
+                (dirs["nsh"] / name).write_bytes(fr)
             if lt in DPI_DLTS:
                 (dirs["dpi_parse"] / name).write_bytes(
                     bytes([DPI_DLTS.index(lt), 1]) + fr)
@@ -175,6 +177,21 @@ def ofp_seeds(d: Path) -> None:
         (d / f"of{i:03d}").write_bytes(bytes([sel]) + bytes(m.buf)[8:])
 
 
+def nsh_seeds(build: Path, d: Path) -> None:
+    """Frames of every NSH tunnel, as tests/unit/test_nsh.c writes them
+    (its nsh_pcap, from the fuzz build's own zn-unit)."""
+    unit = build / "tests" / "unit" / "zn-unit"
+    pcap = d / "nsh.pcap"
+    if not unit.exists():
+        return
+    subprocess.run([str(unit), "nsh_pcap"], env={"ZN_NSH_PCAP": str(pcap)},
+                   capture_output=True, timeout=60)
+    if pcap.exists():
+        for i, fr in enumerate(read_frames(pcap)):
+            (d / f"nsh{i:02d}").write_bytes(fr)
+        pcap.unlink()
+
+
 def run(build: Path, seconds: int, only: list[str] | None = None) -> int:
     work = build / "fuzz-work"
     shutil.rmtree(work, ignore_errors=True)
@@ -185,6 +202,7 @@ def run(build: Path, seconds: int, only: list[str] | None = None) -> int:
     route_seeds(seeds["routes"])
     ctl_seeds(seeds["ctl_json"])
     ofp_seeds(seeds["ofp_msgs"])
+    nsh_seeds(build, seeds["nsh"])
     crashes = build / "crashes"
     crashes.mkdir(exist_ok=True)
     failed = 0
