@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       libjansson-dev libpcap-dev libndpi-dev libndpi-bin iproute2 ethtool
       iputils-ping clang libclang-rt-14-dev bubblewrap prometheus chromium
-      chromium-driver qemu-system-x86 openvswitch-source tcpdump)
+      chromium-driver qemu-system-x86 openvswitch-source tcpdump
+      libssl-dev openssl)
 # `setup.sh --bench` (make bench): the peers benchmark's OVS-DPDK too.
 if [ "${1:-}" = "--bench" ]; then
   PKGS+=(openvswitch-switch-dpdk)

@@ -106,11 +106,18 @@ set_events(struct zn_ofp *ep, struct ofp_session *s)
 {
 	uint32_t ev = 0;
 
+	if (s->handshaking) { /* what the TLS handshake waits for */
+		s->reading = false;
+		zn_loop_rearm(ep->m->loop, s->fd,
+			      s->tls_want_write ? EPOLLOUT : EPOLLIN);
+		return;
+	}
 	s->reading = !s->connecting && !s->closing &&
 		     s->tx_len - s->tx_off < OFP_TX_PAUSE;
 	if (s->reading)
 		ev |= EPOLLIN;
-	if (s->connecting || s->tx_len > s->tx_off)
+	if (s->connecting || s->tx_len > s->tx_off ||
+	    (s->tls != NULL && s->tls_want_write))
 		ev |= EPOLLOUT;
 	zn_loop_rearm(ep->m->loop, s->fd, ev);
 }
@@ -121,15 +128,13 @@ session_flush(struct zn_ofp *ep, struct ofp_session *s)
 {
 	bool was_reading = s->reading, had_out = s->tx_len > s->tx_off;
 
-	if (s->fd < 0 || s->connecting || s->broken)
+	if (s->fd < 0 || s->connecting || s->handshaking || s->broken)
 		return;
 	while (s->tx_len > s->tx_off) {
-		ssize_t n = send(s->fd, s->tx + s->tx_off,
-				 s->tx_len - s->tx_off, MSG_NOSIGNAL);
+		ssize_t n = ofp_io_send(s, s->tx + s->tx_off,
+					s->tx_len - s->tx_off);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (n == -EAGAIN)
 			break;
 		if (n <= 0) {
 			ofp_session_fail(s);
@@ -195,10 +200,8 @@ session_read(struct zn_ofp *ep, struct ofp_session *s)
 			s->rx_cap = s->rx_len + 2 * MSG_MAX;
 		}
 		want = s->rx_cap - s->rx_len;
-		n = recv(s->fd, s->rx + s->rx_len, want, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		n = ofp_io_recv(s, s->rx + s->rx_len, want);
+		if (n == -EAGAIN)
 			break;
 		if (n <= 0) {
 			ofp_session_fail(s);
@@ -209,7 +212,7 @@ session_read(struct zn_ofp *ep, struct ofp_session *s)
 		session_messages(ep, s);
 		if (s->tx_len - s->tx_off >= OFP_TX_PAUSE)
 			break;
-		if ((size_t)n < want)
+		if ((size_t)n < want && !ofp_io_more(s))
 			break; /* read all there was: epoll says when more is */
 	}
 	ofp_commit(ep);
@@ -219,15 +222,52 @@ session_read(struct zn_ofp *ep, struct ofp_session *s)
 static void
 established(struct zn_ofp *ep, struct ofp_session *s)
 {
-	int one = 1;
-
-	s->connecting = false;
 	s->since_ns = zn_now_ns();
-	setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	ofp_send(s, ofp_hello());
 	session_flush(ep, s);
 	if (s->fd >= 0)
 		set_events(ep, s);
+}
+
+/* The TLS handshake, once more; the OpenFlow HELLO once it is done. */
+static void
+handshake(struct zn_ofp *ep, struct ofp_session *s)
+{
+	char err[sizeof(ep->target[0].last_error) - 8];
+	int rc = ofp_tls_handshake(s, err, sizeof(err));
+
+	if (rc == 1) {
+		established(ep, s);
+		return;
+	}
+	if (rc == -EAGAIN) {
+		set_events(ep, s);
+		return;
+	}
+	ZN_LOG(WARNING, "OpenFlow: %s: %s", s->peer, err);
+	if (s->target >= 0)
+		snprintf(ep->target[s->target].last_error,
+			 sizeof(ep->target[0].last_error), "%s", err);
+	ofp_session_fail(s);
+}
+
+/* The connection is up (dialled or accepted): TLS first, or HELLO. */
+static void
+connected(struct zn_ofp *ep, struct ofp_session *s, bool tls)
+{
+	int one = 1;
+
+	s->connecting = false;
+	setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (!tls) {
+		established(ep, s);
+		return;
+	}
+	if (ofp_tls_start(ep->tls_ctx, s, s->target < 0) < 0) {
+		ofp_session_fail(s);
+		return;
+	}
+	handshake(ep, s);
 }
 
 static void
@@ -235,6 +275,11 @@ on_session(void *arg, uint32_t events)
 {
 	struct ofp_session *s = arg;
 	struct zn_ofp *ep = s->ep;
+
+	if (s->handshaking) {
+		handshake(ep, s);
+		return;
+	}
 
 	if (s->connecting) {
 		int err = 0;
@@ -253,10 +298,12 @@ on_session(void *arg, uint32_t events)
 		ZN_LOG(INFO, "OpenFlow: controller %s connected",
 		       ep->target[s->target].spec);
 		ep->target[s->target].last_error[0] = '\0';
-		established(ep, s);
+		connected(ep, s, ep->target[s->target].tls);
 		return;
 	}
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+	/* TLS: a record may need the socket either way (renegotiation, key
+	 * updates): any event reads (then writes) */
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR) || s->tls != NULL) {
 		session_read(ep, s);
 		return; /* it may be gone */
 	}
@@ -314,6 +361,7 @@ session_close(struct zn_ofp *ep, struct ofp_session *s)
 			ZN_LOG(INFO, "OpenFlow: controller %s gone",
 			       ep->target[s->target].spec);
 	}
+	ofp_tls_free(s);
 	free(s->rx);
 	free(s->tx);
 	free(s);
@@ -374,7 +422,7 @@ on_listen(void *arg, uint32_t events)
 			close(fd);
 			continue;
 		}
-		established(ep, s);
+		connected(ep, s, ep->listen_tls);
 		len = sizeof(sa);
 	}
 }
@@ -429,10 +477,11 @@ on_tick(void *arg)
 
 /* ---- configuration ---- */
 
-/* "[tcp:]HOST:PORT" ("[v6]:PORT" too) into @p sa. 0 or -EINVAL (@p err). */
+/* "[tcp:|ssl:]HOST:PORT" ("[v6]:PORT" too) into @p sa, *@p tls. 0 or
+ * -EINVAL (@p err). */
 static int
 parse_addr(const char *spec, bool passive, struct sockaddr_storage *sa,
-	   socklen_t *len, char *err, size_t errlen)
+	   socklen_t *len, bool *tls, char *err, size_t errlen)
 {
 	char host[OFP_TARGET_LEN], *port;
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
@@ -441,7 +490,8 @@ parse_addr(const char *spec, bool passive, struct sockaddr_storage *sa,
 	struct addrinfo *ai = NULL;
 	int rc;
 
-	if (strncmp(spec, "tcp:", 4) == 0)
+	*tls = strncmp(spec, "ssl:", 4) == 0;
+	if (strncmp(spec, "tcp:", 4) == 0 || *tls)
 		spec += 4;
 	if (snprintf(host, sizeof(host), "%s", spec) >= (int)sizeof(host) ||
 	    (port = strrchr(host, ':')) == NULL || port == host)
@@ -464,7 +514,7 @@ parse_addr(const char *spec, bool passive, struct sockaddr_storage *sa,
 	freeaddrinfo(ai);
 	return 0;
 bad:
-	snprintf(err, errlen, "%s: [tcp:]HOST:PORT", spec);
+	snprintf(err, errlen, "%s: [tcp:|ssl:]HOST:PORT", spec);
 	return -EINVAL;
 }
 
@@ -475,9 +525,14 @@ listen_on(struct zn_ofp *ep, const char *spec, char *err, size_t errlen)
 	socklen_t len;
 	int fd, one = 1, rc;
 
-	rc = parse_addr(spec, true, &sa, &len, err, errlen);
+	rc = parse_addr(spec, true, &sa, &len, &ep->listen_tls, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (ep->listen_tls && ep->tls_ctx == NULL) {
+		snprintf(err, errlen, "%s: TLS needs a private key, its "
+			 "certificate and a CA certificate", spec);
+		return -EINVAL;
+	}
 	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		    0);
 	if (fd < 0)
@@ -514,6 +569,8 @@ endpoint_clear(struct zn_ofp *ep)
 	memset(ep->target, 0, sizeof(ep->target));
 	ep->n_targets = 0;
 	ep->configured = false;
+	ofp_tls_ctx_free(ep->tls_ctx);
+	ep->tls_ctx = NULL;
 }
 
 static json_t *
@@ -572,7 +629,9 @@ cmd_endpoint(struct zn_cmd_req *req)
 	json_t *lis = json_object_get(p, "listen");
 	json_t *fail = json_object_get(p, "fail"), *off = json_object_get(p,
 									"off");
+	json_t *tls = json_object_get(p, "ssl");
 	struct ofp_target t[OFP_MAX_CONTROLLERS];
+	void *ctx = NULL;
 	unsigned int n = 0;
 	size_t i;
 	json_t *c;
@@ -583,7 +642,7 @@ cmd_endpoint(struct zn_cmd_req *req)
 	if (json_is_true(off)) {
 		endpoint_clear(ep);
 		ofp_update_mode(ep);
-	} else if (ctl != NULL || lis != NULL || fail != NULL) {
+	} else if (ctl != NULL || lis != NULL || fail != NULL || tls != NULL) {
 		memset(t, 0, sizeof(t));
 		if (json_array_size(ctl) > OFP_MAX_CONTROLLERS) {
 			snprintf(req->err, sizeof(req->err), "controllers: at "
@@ -599,15 +658,41 @@ cmd_endpoint(struct zn_cmd_req *req)
 				return -EINVAL;
 			}
 			rc = parse_addr(spec, false, &t[n].addr,
-					&t[n].addr_len, req->err,
+					&t[n].addr_len, &t[n].tls, req->err,
 					sizeof(req->err));
+			if (rc == 0 && t[n].tls && tls == NULL) {
+				snprintf(req->err, sizeof(req->err), "%s: TLS "
+					 "needs ssl {private_key, certificate, "
+					 "ca_cert}", spec);
+				rc = -EINVAL;
+			}
 			if (rc < 0)
 				return rc;
 			snprintf(t[n].spec, sizeof(t[n].spec), "%s", spec);
 			n++;
 		}
+		if (tls != NULL) {
+			const char *k = json_string_value(json_object_get(
+				tls, "private_key"));
+			const char *cert = json_string_value(json_object_get(
+				tls, "certificate"));
+			const char *ca = json_string_value(json_object_get(
+				tls, "ca_cert"));
+
+			if (k == NULL || cert == NULL || ca == NULL) {
+				snprintf(req->err, sizeof(req->err), "ssl: "
+					 "{private_key, certificate, ca_cert}, "
+					 "PEM files");
+				return -EINVAL;
+			}
+			rc = ofp_tls_ctx(k, cert, ca, &ctx, req->err,
+					 sizeof(req->err));
+			if (rc < 0)
+				return rc;
+		}
 		/* the new configuration replaces the old one whole */
 		endpoint_clear(ep);
+		ep->tls_ctx = ctx;
 		if (json_string_value(lis) != NULL) {
 			rc = listen_on(ep, json_string_value(lis), req->err,
 				       sizeof(req->err));
@@ -639,12 +724,12 @@ static const struct zn_cmd endpoint_cmd = {
 		"listen, the fail mode; its connections",
 	.params = {
 		{ .name = "controllers", .type = ZN_CMD_ARRAY,
-		  .desc = "tcp:HOST:PORT of each controller, dialled and "
-			  "redialled every second",
+		  .desc = "tcp:HOST:PORT or ssl:HOST:PORT of each "
+			  "controller, dialled and redialled every second",
 		  .schema = "{\"items\": {\"type\": \"string\"}, "
 			    "\"maxItems\": 8}" },
 		{ .name = "listen", .type = ZN_CMD_STR,
-		  .desc = "[tcp:]HOST:PORT where tools and controllers "
+		  .desc = "[tcp:|ssl:]HOST:PORT where tools and controllers "
 			  "connect" },
 		{ .name = "fail", .type = ZN_CMD_STR, .choices = fail_modes,
 		  .desc = "with no controller connected: keep the table "
@@ -652,6 +737,14 @@ static const struct zn_cmd endpoint_cmd = {
 			  "(standalone)" },
 		{ .name = "off", .type = ZN_CMD_BOOL,
 		  .desc = "close everything; the table stays, off" },
+		{ .name = "ssl", .type = ZN_CMD_OBJECT,
+		  .desc = "for ssl: targets: {private_key, certificate, "
+			  "ca_cert}, PEM files (this switch's key and "
+			  "certificate, the CA that signs its peers')",
+		  .schema = "{\"properties\": {\"private_key\": {\"type\": "
+			    "\"string\"}, \"certificate\": {\"type\": "
+			    "\"string\"}, \"ca_cert\": {\"type\": "
+			    "\"string\"}}}" },
 	},
 	.result = "{\"configured\": \"on\", \"controllers\": \"[{target, "
 		  "state, last_error}]\", \"listen\": \"address or null\", "
@@ -659,7 +752,7 @@ static const struct zn_cmd endpoint_cmd = {
 		  "\"connections\": \"[{peer, active, state, role, "
 		  "packet_ins, msgs_in, msgs_out, async_dropped, queued, "
 		  "seconds}]\"}",
-	.doc = "With any of `controllers`, `listen`, `fail`: the new "
+	.doc = "With any of `controllers`, `listen`, `fail`, `ssl`: the new "
 	       "configuration replaces the old one (connections closed, the "
 	       "table's entries kept). Without parameters: the state. The "
 	       "table classifies while configured, unless fail-standalone "

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <openvswitch/ofp-connection.h>
 
@@ -45,6 +46,10 @@ struct ofp_session {
 	bool hello;           /* versions agreed (1.3) */
 	bool closing;         /* close once its output is written */
 	bool broken;          /* close at the next reaping (ofp.c) */
+	bool handshaking;     /* TLS: its handshake under way */
+	bool tls_want_write;  /* TLS: the last call needs the socket
+			       * writable (else readable) */
+	void *tls;            /* SSL *, NULL: plain TCP */
 	bool reading;         /* EPOLLIN armed (not paused by output) */
 	uint32_t role;        /* OFPCR12_ROLE_* */
 	struct ofputil_async_cfg async;
@@ -61,12 +66,13 @@ struct ofp_session {
 
 /* A controller to dial. */
 struct ofp_target {
-	char spec[OFP_TARGET_LEN];   /* as configured: tcp:HOST:PORT */
+	char spec[OFP_TARGET_LEN];   /* as configured: tcp: or ssl:HOST:PORT */
+	bool tls;
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	struct ofp_session *s;       /* its connection, NULL: none now */
 	uint64_t next_dial_ns;
-	char last_error[64];
+	char last_error[160];
 };
 
 struct zn_ofp {
@@ -76,7 +82,9 @@ struct zn_ofp {
 	struct ofp_target target[OFP_MAX_CONTROLLERS];
 	unsigned int n_targets;
 	int listen_fd;
+	bool listen_tls;
 	char listen_spec[OFP_TARGET_LEN];
+	void *tls_ctx;               /* SSL_CTX *: key, certificate, CA */
 	struct ofp_session *sessions;
 	bool have_generation;
 	uint64_t generation;         /* the last master/slave request's */
@@ -106,6 +114,22 @@ bool ofp_wants(const struct ofp_session *s, int oam, unsigned int reason);
 void ofp_update_mode(struct zn_ofp *ep);
 /** Flow mods applied since the last commit reach the workers now. */
 void ofp_commit(struct zn_ofp *ep);
+
+/* ofp_tls.c: the transport, plain or TLS. _ctx: a context of a private
+ * key, its certificate and the CA that signs peers' (PEM files), 0 or
+ * -errno (@p err); _start: TLS on @p s's socket, client or server;
+ * _handshake: 1 done, -EAGAIN (again on the next event), -EPIPE (@p err).
+ * _send, _recv: bytes, or 0 (recv: closed), -EAGAIN, -EPIPE; _more:
+ * bytes TLS already decrypted wait (no event will say so). */
+int ofp_tls_ctx(const char *key, const char *cert, const char *ca,
+		void **out, char *err, size_t errlen);
+void ofp_tls_ctx_free(void *ctx);
+int ofp_tls_start(void *ctx, struct ofp_session *s, bool server);
+void ofp_tls_free(struct ofp_session *s);
+int ofp_tls_handshake(struct ofp_session *s, char *err, size_t errlen);
+ssize_t ofp_io_send(struct ofp_session *s, const void *p, size_t n);
+ssize_t ofp_io_recv(struct ofp_session *s, void *p, size_t n);
+bool ofp_io_more(const struct ofp_session *s);
 
 /* ofp_msgs.c */
 /** Answer one whole message (8-byte aligned). 0, or -1: close the

@@ -549,3 +549,4 @@ def test_garbage_messages_are_answered_and_harm_nothing(agent):
     assert m.call("status")["ready"]
     wait_for(lambda: m.call("status")["pool"]["in_use"] <= 2 * 1024,
              scaled(20), "packet-outs gone out, buffers freed")
+
