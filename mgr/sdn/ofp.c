@@ -185,7 +185,11 @@ session_read(struct zn_ofp *ep, struct ofp_session *s)
 {
 	size_t total = 0;
 
-	while (total < READ_MAX && !s->closing) {
+	/* nothing read while its output is past OFP_TX_PAUSE: what it sends
+	 * waits in the kernel, not here (a TLS connection reads on any
+	 * event, so this is the bound, not EPOLLIN being off) */
+	while (total < READ_MAX && !s->closing &&
+	       s->tx_len - s->tx_off < OFP_TX_PAUSE) {
 		size_t want;
 		ssize_t n;
 
@@ -210,8 +214,6 @@ session_read(struct zn_ofp *ep, struct ofp_session *s)
 		s->rx_len += (size_t)n;
 		total += (size_t)n;
 		session_messages(ep, s);
-		if (s->tx_len - s->tx_off >= OFP_TX_PAUSE)
-			break;
 		if ((size_t)n < want && !ofp_io_more(s))
 			break; /* read all there was: epoll says when more is */
 	}
@@ -454,6 +456,10 @@ on_wake(void *arg)
 			ofp_commit(ep);
 			session_flush(ep, s);
 		}
+		/* and what TLS decrypted and holds (no event will say) */
+		if (!s->broken && !s->handshaking && ofp_io_more(s) &&
+		    s->tx_len - s->tx_off < OFP_TX_PAUSE)
+			session_read(ep, s);
 	}
 }
 

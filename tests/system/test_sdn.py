@@ -510,13 +510,16 @@ def test_a_controller_that_does_not_read_slows_only_itself(agent):
     assert peak["queued"] <= (1 << 20) + 65536, peak
     assert peak["msgs_in"] < n, peak  # not read past the pause
     assert ofctl(port, "show").returncode == 0  # another one is served
+    # every request sent (in the kernel's buffers) before reading: one
+    # thread at a time on the connection (an SSL object is not shared)
+    sender.join(scaled(20))
+    assert not sender.is_alive()
     got = 0
     c.s.settimeout(30)
     while got < n:
         r = c.recv()
         assert isinstance(r, parser.OFPDescStatsReply), r
         got += 1
-    sender.join(10)
     c.close()
 
 

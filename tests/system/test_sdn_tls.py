@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from harness import free_port
+from harness import free_port, scaled, wait_for
 
 pytest.importorskip("os_ken.ofproto.ofproto_v1_3")
 from test_sdn import DP, OFCTL, Conn, parser, zeronf_sdn  # noqa: E402
@@ -108,3 +108,51 @@ def test_tls_both_ways(managers, tmp_path):
     assert st["controllers"][0]["state"] == "connected", st
     c.close()
     ls.close()
+
+
+def test_tls_controller_that_does_not_read(managers, tmp_path):
+    """Over TLS too, a connection that does not read its replies: the
+    manager's queue for it stays bounded (it stops reading, TLS records
+    included), and every request is answered once it reads."""
+    import ssl
+    import threading
+    pki = make_pki(tmp_path)
+    m = managers(ports=["net_null0,no-rx=1"])
+    port = free_port()
+    zeronf_sdn(m, "--listen", f"ssl:127.0.0.1:{port}", "--private-key",
+               pki["switch"][0], "--certificate", pki["switch"][1],
+               "--ca-cert", pki["ca"])
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.load_cert_chain(pki["controller"][1], pki["controller"][0])
+    ctx.load_verify_locations(pki["ca"])
+    c = Conn.__new__(Conn)
+    c.s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)))
+    c.buf = b""
+    assert isinstance(c.recv(), parser.OFPHello)
+    c.send(parser.OFPHello(DP))
+    req = parser.OFPDescStatsRequest(DP, 0)
+    req.serialize()
+    n = 20000
+    sender = threading.Thread(target=c.s.sendall, args=(bytes(req.buf) * n,),
+                              daemon=True)
+    sender.start()
+
+    def queued():
+        conns = zeronf_sdn(m, "--status")["connections"]
+        mine = [x for x in conns if x["queued"] > 0]
+        return mine[0] if mine else None
+    peak = wait_for(queued, scaled(20), "its output queued")
+    assert peak["queued"] <= (1 << 20) + 65536, peak
+    assert peak["msgs_in"] < n, peak
+    # every request sent (in the kernel's buffers) before reading: one
+    # thread at a time on the connection (an SSL object is not shared)
+    sender.join(scaled(20))
+    assert not sender.is_alive()
+    got = 0
+    c.s.settimeout(30)
+    while got < n:
+        r = c.recv()
+        assert isinstance(r, parser.OFPDescStatsReply), r
+        got += 1
+    c.close()
