@@ -768,7 +768,7 @@ phy_port(struct zn_ofp *ep, unsigned int i, struct ofputil_phy_port *pp)
 {
 	struct zn_port_report r;
 
-	zn_stats_port_report(ep->m, i, &r);
+	zn_stats_port_report(ep->m, i, false, &r);
 	memset(pp, 0, sizeof(*pp));
 	pp->port_no = ofp16(i + 1);
 	memcpy(pp->hw_addr.ea, r.mac, 6);
@@ -798,7 +798,7 @@ port_stats(struct zn_ofp *ep, struct ofp_session *s,
 
 		if (want != OFPP_ANY && want != ofp16(i + 1u))
 			continue;
-		zn_stats_port_report(m, i, &r);
+		zn_stats_port_report(m, i, true, &r);
 		memset(&ps, 0xff, sizeof(ps)); /* all ones: not counted */
 		memset(&ps.custom_stats, 0, sizeof(ps.custom_stats));
 		ps.port_no = ofp16(i + 1);

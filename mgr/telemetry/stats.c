@@ -273,7 +273,7 @@ port_json(struct zn_mgr *m, unsigned int i)
 }
 
 void
-zn_stats_port_report(struct zn_mgr *m, unsigned int i,
+zn_stats_port_report(struct zn_mgr *m, unsigned int i, bool counters,
 		     struct zn_port_report *r)
 {
 	const struct zn_port *p = &m->ports[i];
@@ -283,9 +283,6 @@ zn_stats_port_report(struct zn_mgr *m, unsigned int i,
 	struct rte_ether_addr mac = { 0 };
 
 	memset(r, 0, sizeof(*r));
-	port_sum(m, i, &sum);
-	json_decref(zn_port_nftx_json(m, i, &sum)); /* adds the NFs' tx */
-	rte_eth_stats_get(p->port_id, &hw);
 	rte_eth_link_get_nowait(p->port_id, &link);
 	rte_eth_macaddr_get(p->port_id, &mac);
 	snprintf(r->name, sizeof(r->name), "%s", m->cfg.port_name[i][0] ?
@@ -293,6 +290,11 @@ zn_stats_port_report(struct zn_mgr *m, unsigned int i,
 	memcpy(r->mac, mac.addr_bytes, sizeof(r->mac));
 	r->link_up = link.link_status == RTE_ETH_LINK_UP;
 	r->speed_mbps = link.link_speed;
+	if (!counters)
+		return;
+	port_sum(m, i, &sum);
+	json_decref(zn_port_nftx_json(m, i, &sum)); /* adds the NFs' tx */
+	rte_eth_stats_get(p->port_id, &hw);
 	r->rx = sum.rx;
 	r->tx = sum.tx;
 	for (int d = 0; d < ZN_DROP_MAX; d++)
