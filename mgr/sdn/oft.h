@@ -10,7 +10,8 @@
  * OpenFlow 1.3's semantics: entries of a match (value and mask over the
  * fields below), a priority and a cookie; add, modify and delete, strict
  * or not; idle and hard timeouts; per-entry counters; what matches nothing
- * drops. While the table is on (of.mode), it classifies what enters from
+ * drops. While the table is on (the endpoint's mode, ofp_session.c), it
+ * classifies what enters from
  * ports in place of the flow director, whose pipeline is OpenFlow's
  * NORMAL port: an entry may hand its packets to it.
  *

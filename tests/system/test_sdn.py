@@ -29,14 +29,14 @@ class DP:
 
 
 @pytest.fixture
-def agent(managers):
+def switch(managers):
     """A manager with two named ports, one receiving (net_null makes
     packets), and its OpenFlow endpoint listening."""
     m = managers(ports=["net_null0", "net_null1,no-rx=1"],
                  chain="port:1", args=["--port-name", "0=lan",
                                        "--port-name", "1=wan"])
     port = free_port()
-    start_agent(m, port)
+    start_endpoint(m, port)
     yield m, port
 
 
@@ -50,7 +50,7 @@ def zeronf_sdn(m, *args: str) -> dict:
     return json.loads(r.stdout)
 
 
-def start_agent(m, port: int) -> dict:
+def start_endpoint(m, port: int) -> dict:
     """`zeronf sdn --listen` for manager @p m on @p port: listening when
     it returns."""
     st = zeronf_sdn(m, "--listen", f"127.0.0.1:{port}")
@@ -67,8 +67,8 @@ def ofctl(port: int, cmd: str, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=30)
 
 
-def test_ovs_ofctl_sees_the_switch(agent):
-    m, port = agent
+def test_ovs_ofctl_sees_the_switch(switch):
+    m, port = switch
     r = ofctl(port, "show")
     assert r.returncode == 0, r.stderr
     # 48 bits of FNV-1a over the instance's name (docs/sdn.md)
@@ -90,8 +90,8 @@ def test_ovs_ofctl_sees_the_switch(agent):
     assert "table 0:" in r.stdout, r.stdout
 
 
-def test_port_counters_are_the_managers(agent):
-    m, port = agent
+def test_port_counters_are_the_managers(switch):
+    m, port = switch
     wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > 1000,
              scaled(20), "traffic out of wan")
     before = {p["port"] + 1: p for p in m.call("port.list")["ports"]}
@@ -120,11 +120,11 @@ def flows(port: int, *args: str) -> list[str]:
                   if ln.strip())
 
 
-def test_ovs_ofctl_programs_the_table(agent):
+def test_ovs_ofctl_programs_the_table(switch):
     """add-flow, dump-flows, del-flows (strict and not, cookies,
     priorities, out_port) as an operator types them; traffic follows the
     entries; each entry counts its own packets."""
-    m, port = agent
+    m, port = switch
     # the table is on: what matches nothing drops, counted, and no
     # longer reaches the port the flow director's chain sends it to
     wait_for(lambda: m.call("of.table")["no_match_drops"] > 0, scaled(20),
@@ -170,10 +170,10 @@ def test_ovs_ofctl_programs_the_table(agent):
     assert "active=0" in tbl, tbl
 
 
-def test_a_thousand_flows_at_once(agent, tmp_path):
+def test_a_thousand_flows_at_once(switch, tmp_path):
     """ovs-ofctl add-flows: 1,000 FLOW_MODs in one stream, more than one
     request to the manager can carry: every one in, none refused."""
-    m, port = agent
+    m, port = switch
     f = tmp_path / "flows"
     f.write_text("".join(
         f"priority=100,udp,in_port=1,nw_src=10.{i >> 8}.{i & 255}.1,"
@@ -187,8 +187,8 @@ def test_a_thousand_flows_at_once(agent, tmp_path):
     assert m.call("of.table")["active"] == 0
 
 
-def test_flow_mod_errors_are_the_specs(agent):
-    m, port = agent
+def test_flow_mod_errors_are_the_specs(switch):
+    m, port = switch
     c = hello(port)
 
     def mod(match, actions=(), **kw):
@@ -239,11 +239,11 @@ def test_flow_mod_errors_are_the_specs(agent):
     assert m.call("rule.list")["rules"] == []
 
 
-def test_timeouts_remove_entries_and_say_so(agent):
+def test_timeouts_remove_entries_and_say_so(switch):
     """Idle and hard timeouts, FLOW_REMOVED with the reason and the
     entry's counters to a controller that asked for them, and the delete
     reason for a delete."""
-    m, port = agent
+    m, port = switch
     c = hello(port)
     # a passive connection gets async messages once it asks
     c.send(parser.OFPSetAsync(DP, [0, 0], [0, 0], [0xf, 0]))
@@ -309,16 +309,16 @@ class Conn:
 
 
 def hello(port: int) -> Conn:
-    """A controller's connection to the agent on @p port, past the HELLO
-    exchange (the agent's HELLO checked)."""
+    """A controller's connection to the endpoint on @p port, past the HELLO
+    exchange (the endpoint's HELLO checked)."""
     c = Conn(port)
     assert isinstance(c.recv(), parser.OFPHello)
     c.send(parser.OFPHello(DP))
     return c
 
 
-def test_hello_negotiates_1_3_and_refuses_other_versions(agent):
-    m, port = agent
+def test_hello_negotiates_1_3_and_refuses_other_versions(switch):
+    m, port = switch
     c = Conn(port)
     hello = c.recv()
     assert isinstance(hello, parser.OFPHello)
@@ -333,8 +333,8 @@ def test_hello_negotiates_1_3_and_refuses_other_versions(agent):
     c.close()
 
 
-def test_roles_and_stale_generations(agent):
-    m, port = agent
+def test_roles_and_stale_generations(switch):
+    m, port = switch
     c = hello(port)
     # MASTER at generation 5
     c.send(parser.OFPRoleRequest(DP, ofp.OFPCR_ROLE_MASTER, 5))
@@ -357,8 +357,8 @@ def test_roles_and_stale_generations(agent):
     c.close()
 
 
-def test_garbage_closes_its_connection_only(agent):
-    m, port = agent
+def test_garbage_closes_its_connection_only(switch):
+    m, port = switch
     c = Conn(port)
     c.recv()
     c.send(parser.OFPHello(DP))
@@ -375,13 +375,13 @@ ARP = bytes.fromhex("ffffffffffff020000000001" "0806" "0001080006040001"
                     "020000000001" "0a000001" "000000000000" "0a000002")
 
 
-def test_packet_in_buffers_and_packet_out(agent):
+def test_packet_in_buffers_and_packet_out(switch):
     """A packet-in of max_len bytes keeps its packet for a buffer_id; a
     PACKET_OUT of that buffer sends it once (then the buffer is gone); a
     FLOW_MOD with a buffer_id sends its packet through the new entry.
     The packets come "from port 2", which receives nothing: net_null's
     packets from port 1 are recycled buffers, our ARP among them."""
-    m, port = agent
+    m, port = switch
     c = hello(port)
     c.send(parser.OFPSetAsync(DP, [0x7, 0], [0, 0], [0, 0]))
     wait_for(lambda: m.call("of.table")["controller"], scaled(10),
@@ -448,11 +448,11 @@ def test_packet_in_buffers_and_packet_out(agent):
     assert st["pool"]["in_use"] <= 2 * 1024  # net_null's own, no leak
 
 
-def test_the_table_outlives_its_endpoint(agent):
+def test_the_table_outlives_its_endpoint(switch):
     """The table is the manager's: the endpoint configured again (its
     connections closed, another address) and turned off keeps the
     entries, counters going on; off, the flow director classifies."""
-    m, port = agent
+    m, port = switch
     assert ofctl(port, "add-flow",
                  "priority=10,in_port=1,actions=output:2").returncode == 0
     wait_for(lambda: m.call("of.flows")["packets"] > 1000, scaled(20),
@@ -465,7 +465,7 @@ def test_the_table_outlives_its_endpoint(agent):
     assert [x["packet_ins"] for x in st["connections"]] == [True], st
     before = m.call("of.flows")["packets"]
     port2 = free_port()
-    st = start_agent(m, port2)
+    st = start_endpoint(m, port2)
     assert st["listen"] == f"127.0.0.1:{port2}" and not st["connections"]
     assert c.recv() is None  # closed
     c.close()
@@ -488,12 +488,12 @@ def test_the_table_outlives_its_endpoint(agent):
     assert m.call("of.table")["lookups"] == lookups
 
 
-def test_a_controller_that_does_not_read_slows_only_itself(agent):
+def test_a_controller_that_does_not_read_slows_only_itself(switch):
     """A connection that sends requests and reads none of the replies: the
     manager queues its output up to 1 MiB, then stops reading it (its
     memory bounded), while another connection is served; every request is
     answered, in order, once it reads."""
-    m, port = agent
+    m, port = switch
     c = hello(port)
     req = parser.OFPDescStatsRequest(DP, 0)
     req.serialize()
@@ -523,13 +523,13 @@ def test_a_controller_that_does_not_read_slows_only_itself(agent):
     c.close()
 
 
-def test_garbage_messages_are_answered_and_harm_nothing(agent):
+def test_garbage_messages_are_answered_and_harm_nothing(switch):
     """A hostile controller: thousands of messages of every type with
     random bodies (the codec's length and field checks, the endpoint's
     translation), then a barrier. Each gets its answer (an error or a
     reply), the barrier comes back, the manager and other connections go
     on, and no packet buffer is left behind."""
-    m, port = agent
+    m, port = switch
     rng = random.Random(31)
     c = hello(port)
     blob = bytearray()

@@ -42,7 +42,7 @@ class Controller:
 @pytest.fixture
 def net(managers):
     """Two hosts on veths, a manager with a port on each, and a way to
-    start the agent and controllers (all stopped at the end)."""
+    point its OpenFlow endpoint at controllers (all stopped at the end)."""
     tag = unique_tag(3)
     hosts = [Host(tag + "a", "10.232.0.1"), Host(tag + "b", "10.232.0.2")]
     procs: list = []
@@ -59,7 +59,7 @@ def net(managers):
             procs.append(c)
             return c
 
-        def agent(self, ctl: Controller, *args: str):
+        def endpoint(self, ctl: Controller, *args: str):
             """`zeronf sdn --controller` (ARGS after it): once the
             controller is connected and has put its table-miss entry."""
             r = subprocess.run(
@@ -96,7 +96,7 @@ def transfer_ok(hosts, nbytes: int = 4 << 20) -> bool:
 
 def test_simple_switch_13_learns_and_kernel_tcp_crosses(net):
     m = net.manager()
-    net.agent(net.controller("simple_switch_13.py"))
+    net.endpoint(net.controller("simple_switch_13.py"))
     a, b = net.hosts
     assert ping(a, b.addr)
     assert transfer_ok(net.hosts)
@@ -121,13 +121,13 @@ def test_simple_switch_13_learns_and_kernel_tcp_crosses(net):
 def test_fail_secure_keeps_the_table_while_the_controller_is_gone(net):
     m = net.manager()
     ctl = net.controller("simple_switch_13.py")
-    net.agent(ctl)
+    net.endpoint(ctl)
     a, b = net.hosts
     assert ping(a, b.addr) and transfer_ok(net.hosts)
     before = m.call("of.flows")["count"]
     ctl.stop()
     wait_for(lambda: not m.call("of.table")["controller"], scaled(30),
-             "the agent sees the controller gone")
+             "the endpoint sees the controller gone")
     assert m.call("of.table")["on"]  # fail-secure: the table stays
     # learned flows go on...
     assert transfer_ok(net.hosts)
@@ -139,10 +139,10 @@ def test_fail_secure_keeps_the_table_while_the_controller_is_gone(net):
     assert not ping(a, "10.232.0.9", 2)
     assert m.call("of.table")["punt_drops"] >= drops + 2
     assert m.call("stats")["drops"]["sdn_punt"] >= 2
-    # the controller back (same address): the agent dials it again
+    # the controller back (same address): the endpoint dials it again
     net.controller("simple_switch_13.py", ctl.port)
     wait_for(lambda: m.call("of.table")["controller"], scaled(30),
-             "the agent back with the controller")
+             "the endpoint back with the controller")
     assert ping(a, b.addr) and transfer_ok(net.hosts)
 
 
@@ -152,7 +152,7 @@ def test_fail_standalone_hands_packets_to_the_flow_director(net):
     m = net.manager(chain="1")
     fwd = m.start_nf("forward", 1, nf_args=["--cross-connect"])
     ctl = net.controller("simple_switch_13.py")
-    net.agent(ctl, "--fail", "standalone")
+    net.endpoint(ctl, "--fail", "standalone")
     a, b = net.hosts
     assert ping(a, b.addr) and transfer_ok(net.hosts)
     ctl.stop()
@@ -171,7 +171,7 @@ def test_custom_app_puts_flows_through_services(net):
     m = net.manager()
     dpi = m.start_nf("dpi", 1)
     filt = m.start_nf("filter", 2)
-    net.agent(net.controller("steer_13.py"))
+    net.endpoint(net.controller("steer_13.py"))
     a, b = net.hosts
     assert ping(a, b.addr)  # learns both hosts
     assert transfer_ok(net.hosts)  # TCP 5001: through the DPI
@@ -203,13 +203,13 @@ def test_port_status_when_a_link_goes_down(managers):
     connection that asked for port status."""
     from os_ken.ofproto import ofproto_v1_3 as ofp
     from os_ken.ofproto import ofproto_v1_3_parser as parser
-    from test_sdn import DP, hello, start_agent
+    from test_sdn import DP, hello, start_endpoint
 
     tap = f"zs{unique_tag(4)}"
     m = managers(ports=[f"net_tap0,iface={tap}", "net_null1,no-rx=1"])
     subprocess.run(["ip", "link", "set", tap, "up"], check=True)
     port = free_port()
-    start_agent(m, port)
+    start_endpoint(m, port)
     c = hello(port)
     c.send(parser.OFPSetAsync(DP, [0, 0], [0x7, 0x7], [0, 0]))
     c.send(parser.OFPBarrierRequest(DP))
@@ -252,11 +252,11 @@ def test_select_groups_balance_flows_both_ways_alike(net):
     symmetric flow hash over the 256 slots the weights share out), and
     the connections spread over both. Kernel TCP completes every one;
     ovs-ofctl adds, dumps and deletes the groups."""
-    from test_sdn import ofctl, start_agent
+    from test_sdn import ofctl, start_endpoint
     m = net.manager()
     fwd = [m.start_nf("forward", 1), m.start_nf("forward", 2)]
     port = free_port()
-    start_agent(m, port)
+    start_endpoint(m, port)
     for g, out in ((1, 2), (2, 1)):
         r = ofctl(port, "add-group",
                   f"group_id={g},type=select,"
