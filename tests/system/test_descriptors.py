@@ -8,6 +8,7 @@ it, and the honest replica next to the liar loses nothing; past
 
 from __future__ import annotations
 
+import re
 import signal
 
 import pytest
@@ -72,10 +73,16 @@ def test_a_liar_past_the_limit_is_killed(managers):
     events = m.call("event.list")["events"]
     assert any(e["type"] == "nf.killed" and "bad descriptors" in
                e["message"] for e in events), events
+    # What its ledger named when it died is not believed, so not freed
+    # (docs/security.md, reclaim.c): left, counted in nf.ledger_ignored.
+    # How many depends on when the kill came (none, or up to a burst).
+    ignored = sum(int(re.search(r"the (\d+) buffers", e["message"])[1])
+                  for e in events if e["type"] == "nf.ledger_ignored")
+    assert ignored <= 128, events  # its ledger's held[]: one burst
     wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
              "the honest replica alone")
     m.call("rx.set", enabled=False)
-    st = m.wait_idle(baseline=base)
+    st = m.wait_idle(baseline=base + ignored)
     assert st["status"]["registry"]["died"] == 1
     assert st["drops"]["bad_descriptor"] >= 50
     assert m.shutdown() == 0
