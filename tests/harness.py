@@ -193,10 +193,11 @@ class Manager:
         return self.call("status")["pool"]
 
     def wait_idle(self, timeout: float = 30.0, settle: float = 0.3,
-                  baseline: int = 0) -> dict:
+                  baseline: int = 0, leeway: int = 0) -> dict:
         """Wait until nothing moves: port counters stable, NF rings empty,
         every buffer back in the pool (but `baseline` buffers a port keeps
-        for itself, such as net_pcap's infinite_rx copies)."""
+        for itself, such as net_pcap's infinite_rx copies, and up to
+        `leeway` more that the test knows may be left)."""
         def snapshot():
             st = self.stats()
             key = json.dumps([[p["rx"], p["tx"]] for p in st["ports"]] +
@@ -214,7 +215,8 @@ class Manager:
             rings_empty = all((n["rx_ring"] or {}).get("count", 0) == 0 and
                               (n["tx_ring"] or {}).get("count", 0) == 0 and
                               n["staged"] == 0 for n in st2["nfs"])
-            if key2 == key and rings_empty and pool["in_use"] == baseline:
+            if key2 == key and rings_empty and \
+                    baseline <= pool["in_use"] <= baseline + leeway:
                 return st2
             st, key = st2, key2
         keys = ("name", "pid", "state", "rx", "tx", "dequeued", "staged",

@@ -75,14 +75,16 @@ def test_a_liar_past_the_limit_is_killed(managers):
                e["message"] for e in events), events
     # What its ledger named when it died is not believed, so not freed
     # (docs/security.md, reclaim.c): left, counted in nf.ledger_ignored.
-    # How many depends on when the kill came (none, or up to a burst).
+    # How many depends on when the kill came (none, or up to a burst);
+    # and some of those may be ones it had handed on, which come back by
+    # their own way: at most that many are missing.
     ignored = sum(int(re.search(r"the (\d+) buffers", e["message"])[1])
                   for e in events if e["type"] == "nf.ledger_ignored")
     assert ignored <= 128, events  # its ledger's held[]: one burst
     wait_for(lambda: (honest.stats() or {}).get("rx", 0) > 5000, 30,
              "the honest replica alone")
     m.call("rx.set", enabled=False)
-    st = m.wait_idle(baseline=base + ignored)
+    st = m.wait_idle(baseline=base, leeway=ignored)
     assert st["status"]["registry"]["died"] == 1
     assert st["drops"]["bad_descriptor"] >= 50
     assert m.shutdown() == 0
