@@ -382,11 +382,11 @@ act_take(struct zn_mgr *m, const struct zn_oft_action *a,
 	if (a->verdict == ZN_OFT_GROUP) {
 		id = oft_group_find(oft(m), a->group_id);
 		if (id < 0) {
-			e->type = "OFPET_BAD_ACTION";
-			e->code = "OFPBAC_BAD_OUT_GROUP";
 			snprintf(e->msg, sizeof(e->msg), "no group %u",
 				 a->group_id);
-			return id;
+			return zn_oft_err_set(e, "OFPET_BAD_ACTION",
+					      "OFPBAC_BAD_OUT_GROUP", id,
+					      e->msg);
 		}
 		oft_group_ref(oft(m), (unsigned int)id);
 		return id;
@@ -423,13 +423,9 @@ act_word(const struct zn_oft_action *a, int chain)
 }
 
 static int
-err(struct zn_oft_err *e, const char *type, const char *code, int rc,
-    const char *msg)
+fm_err(struct zn_oft_err *e, const char *code, int rc, const char *msg)
 {
-	e->type = type;
-	e->code = code;
-	snprintf(e->msg, sizeof(e->msg), "%s", msg);
-	return rc;
+	return zn_oft_err_set(e, "OFPET_FLOW_MOD_FAILED", code, rc, msg);
 }
 
 /* Counters' base: an entry starts at 0 (its index's counters go on). */
@@ -485,14 +481,13 @@ flow_add(struct zn_mgr *m, const struct zn_oft_mod *mod,
 			    o->priority == mod->priority &&
 			    overlaps(&o->value, &o->mask, &mod->value,
 				     &mod->mask))
-				return err(er, "OFPET_FLOW_MOD_FAILED",
-					   "OFPFMFC_OVERLAP", -EEXIST,
+				return fm_err(er, "OFPFMFC_OVERLAP", -EEXIST,
 					   "overlaps an entry of the same "
 					   "priority");
 		}
 	}
 	if (same == NULL && t->n_free == 0)
-		return err(er, "OFPET_FLOW_MOD_FAILED", "OFPFMFC_TABLE_FULL",
+		return fm_err(er, "OFPFMFC_TABLE_FULL",
 			   -ENOSPC, "the table is full (--of-flows)");
 	chain = act_take(m, &mod->act, er);
 	if (chain < 0)
@@ -514,13 +509,13 @@ flow_add(struct zn_mgr *m, const struct zn_oft_mod *mod,
 	s = sub_find(t, &mod->mask, true);
 	if (s < 0) {
 		act_put(m, mod->act.verdict, chain);
-		return err(er, "OFPET_FLOW_MOD_FAILED", "OFPFMFC_TABLE_FULL",
+		return fm_err(er, "OFPFMFC_TABLE_FULL",
 			   -ENOSPC, "too many distinct masks (255 subtables)");
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL) {
 		act_put(m, mod->act.verdict, chain);
-		return err(er, "OFPET_FLOW_MOD_FAILED", "OFPFMFC_UNKNOWN",
+		return fm_err(er, "OFPFMFC_UNKNOWN",
 			   -ENOMEM, "out of memory");
 	}
 	e->idx = t->free_idx[--t->n_free];
@@ -542,7 +537,7 @@ flow_add(struct zn_mgr *m, const struct zn_oft_mod *mod,
 		t->free_idx[t->n_free++] = e->idx;
 		free(e);
 		act_put(m, mod->act.verdict, chain);
-		return err(er, "OFPET_FLOW_MOD_FAILED", "OFPFMFC_TABLE_FULL",
+		return fm_err(er, "OFPFMFC_TABLE_FULL",
 			   rc, "the table's hash is full");
 	}
 	t->sub[s].n++;
@@ -698,13 +693,14 @@ zn_oft_flow_mod(struct zn_mgr *m, const struct zn_oft_mod *mod,
 		struct zn_oft_err *er)
 {
 	if (oft(m) == NULL)
-		return err(er, "OFPET_FLOW_MOD_FAILED", "OFPFMFC_UNKNOWN",
+		return fm_err(er, "OFPFMFC_UNKNOWN",
 			   -ENODEV, "no OpenFlow table");
 	for (unsigned int i = 0; i < ZN_OFT_KEY_WORDS; i++)
 		if ((W(&mod->value, i) & ~W(&mod->mask, i)) != 0)
-			return err(er, "OFPET_BAD_MATCH", "OFPBMC_BAD_WILDCARDS",
-				   -EINVAL, "a value has bits its mask has "
-				   "not");
+			return zn_oft_err_set(er, "OFPET_BAD_MATCH",
+					      "OFPBMC_BAD_WILDCARDS", -EINVAL,
+					      "a value has bits its mask has "
+					      "not");
 	switch (mod->command) {
 	case ZN_OFPFC_ADD:
 		return flow_add(m, mod, er);
@@ -715,7 +711,7 @@ zn_oft_flow_mod(struct zn_mgr *m, const struct zn_oft_mod *mod,
 	case ZN_OFPFC_DELETE_STRICT:
 		return flow_delete(m, mod);
 	default:
-		return err(er, "OFPET_FLOW_MOD_FAILED", "OFPFMFC_BAD_COMMAND",
+		return fm_err(er, "OFPFMFC_BAD_COMMAND",
 			   -EINVAL, "unknown command");
 	}
 }
@@ -746,8 +742,9 @@ zn_oft_group_mod(struct zn_mgr *m, const struct zn_oft_group_mod *gm,
 	int g;
 
 	if (t == NULL)
-		return err(er, "OFPET_GROUP_MOD_FAILED", "OFPGMFC_UNKNOWN",
-			   -ENODEV, "no OpenFlow table");
+		return zn_oft_err_set(er, "OFPET_GROUP_MOD_FAILED",
+				      "OFPGMFC_UNKNOWN", -ENODEV,
+				      "no OpenFlow table");
 	switch (gm->command) {
 	case ZN_OFPGC_ADD:
 	case ZN_OFPGC_MODIFY:
@@ -764,8 +761,9 @@ zn_oft_group_mod(struct zn_mgr *m, const struct zn_oft_group_mod *gm,
 		}
 		return 0;
 	default:
-		return err(er, "OFPET_GROUP_MOD_FAILED", "OFPGMFC_BAD_COMMAND",
-			   -EINVAL, "unknown command");
+		return zn_oft_err_set(er, "OFPET_GROUP_MOD_FAILED",
+				      "OFPGMFC_BAD_COMMAND", -EINVAL,
+				      "unknown command");
 	}
 }
 

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -150,6 +151,18 @@ struct zn_oft_err {
 	const char *type, *code;
 	char msg[160];
 };
+
+/** Set @p e (@p msg may be e->msg itself: kept as it is). @return @p rc. */
+static inline int
+zn_oft_err_set(struct zn_oft_err *e, const char *type, const char *code,
+	       int rc, const char *msg)
+{
+	e->type = type;
+	e->code = code;
+	if (msg != e->msg)
+		snprintf(e->msg, sizeof(e->msg), "%s", msg);
+	return rc;
+}
 
 /** Apply @p mod to the entries (its buffer_id aside). 0, or -errno with
  *  @p e set. Entries a delete removed with SEND_FLOW_REM are told to the

@@ -31,10 +31,7 @@
 static int
 gerr(struct zn_oft_err *e, const char *code, int rc, const char *msg)
 {
-	e->type = "OFPET_GROUP_MOD_FAILED";
-	e->code = code;
-	snprintf(e->msg, sizeof(e->msg), "%s", msg);
-	return rc;
+	return zn_oft_err_set(e, "OFPET_GROUP_MOD_FAILED", code, rc, msg);
 }
 
 int

@@ -150,20 +150,13 @@ on_punt(void *arg, uint32_t events)
 static int
 perr(struct zn_oft_err *e, const char *code, int rc, const char *msg)
 {
-	e->type = "OFPET_BAD_REQUEST";
-	e->code = code;
-	snprintf(e->msg, sizeof(e->msg), "%s", msg);
-	return rc;
+	return zn_oft_err_set(e, "OFPET_BAD_REQUEST", code, rc, msg);
 }
 
 static int
 aerr(struct zn_oft_err *e, const char *code, int rc, const char *msg)
 {
-	e->type = "OFPET_BAD_ACTION";
-	e->code = code;
-	if (msg != e->msg)
-		snprintf(e->msg, sizeof(e->msg), "%s", msg);
-	return rc;
+	return zn_oft_err_set(e, "OFPET_BAD_ACTION", code, rc, msg);
 }
 
 /* One packet for the worker: @p chain (or the flow director's, @p
