@@ -55,28 +55,14 @@
 static void session_close(struct zn_ofp *ep, struct ofp_session *s);
 static void session_flush(struct zn_ofp *ep, struct ofp_session *s);
 
-/* An async message to every connection that takes it (@p oam, @p
- * reason), written at once: a controller waits for packet-ins. @return
- * how many took it. */
-static unsigned int
-fan_out(struct zn_ofp *ep, struct ofpbuf *msg, int oam, unsigned int reason)
+/* Write every connection's queued output (async messages: a controller
+ * waits for packet-ins). */
+static void
+flush_all(struct zn_ofp *ep)
 {
-	unsigned int n = 0;
-
-	ofpmsg_update_length(msg);
-	for (struct ofp_session *s = ep->sessions; s != NULL; s = s->next) {
-		if (!ofp_wants(s, oam, reason))
-			continue;
-		if (s->tx_len - s->tx_off > OFP_TX_ASYNC_MAX) {
-			s->async_dropped++;
-			continue;
-		}
-		ofp_tx_put(s, msg->data, msg->size);
-		session_flush(ep, s);
-		n++;
-	}
-	ofpbuf_delete(msg);
-	return n;
+	for (struct ofp_session *s = ep->sessions; s != NULL; s = s->next)
+		if (s->tx_len > s->tx_off)
+			session_flush(ep, s);
 }
 
 /* ---- the table's events ---- */
@@ -85,9 +71,11 @@ static bool
 on_packet_in(void *arg, const struct zn_oft_packet_in *pi)
 {
 	struct zn_ofp *ep = arg;
+	unsigned int n = ofp_fan_out(ep, ofp_encode_packet_in(pi),
+				     OAM_PACKET_IN, pi->reason);
 
-	return fan_out(ep, ofp_encode_packet_in(pi), OAM_PACKET_IN,
-		       pi->reason) > 0;
+	flush_all(ep);
+	return n > 0;
 }
 
 static void
@@ -95,8 +83,9 @@ on_flow_removed(void *arg, const struct zn_oft_entry_info *e, uint8_t reason)
 {
 	struct zn_ofp *ep = arg;
 
-	fan_out(ep, ofp_encode_flow_removed(e, reason), OAM_FLOW_REMOVED,
-		reason);
+	ofp_fan_out(ep, ofp_encode_flow_removed(e, reason), OAM_FLOW_REMOVED,
+		    reason);
+	flush_all(ep);
 }
 
 /* ---- connections ---- */
@@ -477,8 +466,7 @@ on_tick(void *arg)
 		if (ep->target[i].s == NULL && now >= ep->target[i].next_dial_ns)
 			dial(ep, i);
 	ofp_watch_ports(ep);
-	for (struct ofp_session *s = ep->sessions; s != NULL; s = s->next)
-		session_flush(ep, s);
+	flush_all(ep);
 }
 
 /* ---- configuration ---- */
@@ -589,8 +577,7 @@ session_json(const struct ofp_session *s)
 			 "peer", s->peer, "active", s->target >= 0, "state",
 			 s->connecting ? "connecting" :
 			 s->hello ? "connected" : "hello",
-			 "packet_ins", ofp_wants(s, OAM_PACKET_IN, 0) ||
-				       ofp_wants(s, OAM_PACKET_IN, 1),
+			 "packet_ins", ofp_takes(s, OAM_PACKET_IN),
 			 "role", s->role < 4 ? roles[s->role] : "?",
 			 "msgs_in", (json_int_t)s->msgs_in, "msgs_out",
 			 (json_int_t)s->msgs_out, "async_dropped",

@@ -392,7 +392,7 @@ static const uint16_t ff_bits[][2] = {
 
 int
 ofp_flow_mod_decode(unsigned int n_ports, const struct ofp_header *oh,
-		    struct zn_oft_mod *mod, bool *apply)
+		    struct zn_oft_mod *mod)
 {
 	uint64_t stub[1024 / 8];
 	struct ofpbuf ofpacts;
@@ -401,7 +401,6 @@ ofp_flow_mod_decode(unsigned int n_ports, const struct ofp_header *oh,
 	enum ofperr err;
 	bool del;
 
-	*apply = false;
 	ofpbuf_use_stub(&ofpacts, stub, sizeof(stub));
 	err = ofputil_decode_flow_mod(&fm, oh, PROTO, NULL, NULL, &ofpacts,
 				      OFPP_MAX, 255);
@@ -434,15 +433,13 @@ ofp_flow_mod_decode(unsigned int n_ports, const struct ofp_header *oh,
 	for (unsigned int i = 0; i < RTE_DIM(ff_bits); i++)
 		if (fm.flags & ff_bits[i][0])
 			mod->flags |= ff_bits[i][1];
-	mod->out_port = fm.out_port == OFPP_ANY ? ZN_OFPP_ANY :
-						  port32(fm.out_port);
+	mod->out_port = port32(fm.out_port); /* OFPP_ANY: ZN_OFPP_ANY */
 	mod->buffer_id = fm.buffer_id;
 	mod->by_group = fm.out_group != OFPG_ANY;
 	mod->out_group = fm.out_group;
 	if (!del)
 		err = action_of(n_ports, fm.ofpacts, fm.ofpacts_len,
 				&mod->act);
-	*apply = err == 0;
 out:
 	minimatch_destroy(&fm.match);
 out_acts:
@@ -455,11 +452,9 @@ flow_mod(struct zn_ofp *ep, const struct ofp_header *oh)
 {
 	struct zn_oft_mod mod;
 	struct zn_oft_err e = { 0 };
-	bool apply;
-	enum ofperr err = ofp_flow_mod_decode(ep->m->n_ports, oh, &mod,
-					      &apply);
+	enum ofperr err = ofp_flow_mod_decode(ep->m->n_ports, oh, &mod);
 
-	if (err != 0 || !apply)
+	if (err != 0)
 		return err;
 	ep->mods_pending = true;
 	return zn_oft_mod_apply(ep->m, &mod, &e) < 0 ? table_error(&e) : 0;
@@ -536,8 +531,7 @@ flow_stats(struct zn_ofp *ep, struct ofp_session *s,
 	err = ofp_key_from_match(&fsr.match, &f.value, &f.mask);
 	if (err != 0)
 		return err;
-	f.out_port = fsr.out_port == OFPP_ANY ? ZN_OFPP_ANY :
-						port32(fsr.out_port);
+	f.out_port = port32(fsr.out_port);
 	f.cookie = be64(fsr.cookie);
 	f.cookie_mask = be64(fsr.cookie_mask);
 	f.by_group = fsr.out_group != OFPG_ANY;
@@ -847,7 +841,6 @@ ofp_watch_ports(struct zn_ofp *ep)
 {
 	for (unsigned int i = 0; i < ep->m->n_ports && i < 256; i++) {
 		struct ofputil_port_status ps = { .reason = OFPPR_MODIFY };
-		struct ofpbuf *msg;
 		uint8_t now;
 
 		phy_port(ep, i, &ps.desc);
@@ -857,12 +850,8 @@ ofp_watch_ports(struct zn_ofp *ep)
 			continue;
 		}
 		ep->link[i] = now;
-		msg = ofputil_encode_port_status(&ps, PROTO);
-		ofpmsg_update_length(msg);
-		for (struct ofp_session *s = ep->sessions; s; s = s->next)
-			if (ofp_wants(s, OAM_PORT_STATUS, OFPPR_MODIFY))
-				ofp_send(s, ofpbuf_clone(msg));
-		ofpbuf_delete(msg);
+		ofp_fan_out(ep, ofputil_encode_port_status(&ps, PROTO),
+			    OAM_PORT_STATUS, OFPPR_MODIFY);
 	}
 }
 

@@ -107,8 +107,14 @@ void ofp_send(struct ofp_session *s, struct ofpbuf *msg);
 void ofp_send_error(struct ofp_session *s, int ofperr,
 		    const struct ofp_header *oh);
 /** @p s takes async messages of type @p oam (enum
- *  ofputil_async_msg_type) for @p reason. */
-bool ofp_wants(const struct ofp_session *s, int oam, unsigned int reason);
+ *  ofputil_async_msg_type), for some reason. */
+bool ofp_takes(const struct ofp_session *s, int oam);
+/** Queue async message @p msg (consumed) on every connection that takes
+ *  it for @p reason, but those whose output is past OFP_TX_ASYNC_MAX
+ *  (counted in their async_dropped); written when ofp.c flushes.
+ *  @return how many took it. */
+unsigned int ofp_fan_out(struct zn_ofp *ep, struct ofpbuf *msg, int oam,
+			 unsigned int reason);
 /** Who is connected changed (hello, role, async config): the table's
  *  mode follows. */
 void ofp_update_mode(struct zn_ofp *ep);
@@ -158,10 +164,9 @@ int ofp_key_from_match(const struct match *mt, struct zn_oft_key *v,
 void ofp_match_from_key(const struct zn_oft_key *v,
 			const struct zn_oft_key *k, struct match *mt);
 /** A FLOW_MOD (type checked) as the table's mod, for an instance of @p
- *  n_ports ports. 0 (*@p apply false: it selects nothing, a delete by
- *  group) or an enum ofperr. */
+ *  n_ports ports. 0 or an enum ofperr. */
 int ofp_flow_mod_decode(unsigned int n_ports, const struct ofp_header *oh,
-			struct zn_oft_mod *mod, bool *apply);
+			struct zn_oft_mod *mod);
 /** A GROUP_MOD (type checked) as the table's. 0 or an enum ofperr. */
 int ofp_group_mod_decode(unsigned int n_ports, const struct ofp_header *oh,
 			 struct zn_oft_group_mod *gm);

@@ -92,14 +92,49 @@ ofp_send_error(struct ofp_session *s, int ofperr, const struct ofp_header *oh)
 	ofp_send(s, ofperr_encode_reply((enum ofperr)ofperr, oh));
 }
 
-bool
-ofp_wants(const struct ofp_session *s, int oam, unsigned int reason)
+/* The reasons for which @p s takes async messages of type @p oam (its
+ * role's half of its async configuration); none before HELLO or once
+ * closing. */
+static uint32_t
+async_mask(const struct ofp_session *s, int oam)
 {
-	const uint32_t *cfg = s->role == OFPCR12_ROLE_SECONDARY ?
-			      s->async.secondary : s->async.primary;
+	if (!s->hello || s->closing)
+		return 0;
+	return (s->role == OFPCR12_ROLE_SECONDARY ? s->async.secondary :
+						    s->async.primary)[oam];
+}
 
-	return s->hello && !s->closing && reason < 32 &&
-	       (cfg[oam] & (1u << reason)) != 0;
+static bool
+wants(const struct ofp_session *s, int oam, unsigned int reason)
+{
+	return reason < 32 && (async_mask(s, oam) & (1u << reason)) != 0;
+}
+
+bool
+ofp_takes(const struct ofp_session *s, int oam)
+{
+	return async_mask(s, oam) != 0;
+}
+
+unsigned int
+ofp_fan_out(struct zn_ofp *ep, struct ofpbuf *msg, int oam,
+	    unsigned int reason)
+{
+	unsigned int n = 0;
+
+	ofpmsg_update_length(msg);
+	for (struct ofp_session *s = ep->sessions; s != NULL; s = s->next) {
+		if (!wants(s, oam, reason))
+			continue;
+		if (s->tx_len - s->tx_off > OFP_TX_ASYNC_MAX) {
+			s->async_dropped++;
+			continue;
+		}
+		ofp_tx_put(s, msg->data, msg->size);
+		n++;
+	}
+	ofpbuf_delete(msg);
+	return n;
 }
 
 /* ---- the table's mode ---- */
@@ -111,10 +146,7 @@ ofp_update_mode(struct zn_ofp *ep)
 
 	for (struct ofp_session *s = ep->sessions; s != NULL; s = s->next) {
 		ctl |= s->target >= 0 && s->hello;
-		takers |= s->hello && !s->closing &&
-			  (s->role == OFPCR12_ROLE_SECONDARY ?
-			   s->async.secondary : s->async.primary)[OAM_PACKET_IN]
-			  != 0;
+		takers |= ofp_takes(s, OAM_PACKET_IN);
 	}
 	on = ep->configured &&
 	     (ctl || ep->n_targets == 0 || !ep->standalone);
