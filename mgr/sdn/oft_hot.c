@@ -14,9 +14,10 @@
 
 #include <rte_byteorder.h>
 #include <rte_hash.h>
-#include <rte_hash_crc.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+
+#include <zeronf/pkt.h>
 
 #include "oft_pvt.h"
 #include "../core/mgr.h"
@@ -180,23 +181,6 @@ oft_search(const struct zn_oft_view *v, const struct zn_oft_key *keys,
 	}
 }
 
-/* A select group's choice: the packet's symmetric flow hash (the NIC's,
- * or one a hop before computed), else one of its key's, symmetric too:
- * both directions of a flow take one bucket. */
-static inline uint32_t
-group_hash(struct rte_mbuf *m, const struct zn_oft_key *k)
-{
-	const struct zn_pkt_meta *meta = zn_pkt_meta(m);
-	uint32_t a, b, p;
-
-	if (meta->flags & ZN_PKT_F_HASH_VALID)
-		return meta->flow_hash;
-	a = rte_hash_crc(k->ip_src, sizeof(k->ip_src), 0);
-	b = rte_hash_crc(k->ip_dst, sizeof(k->ip_dst), 0);
-	p = (uint32_t)(k->l4_src ^ k->l4_dst) | (uint32_t)k->ip_proto << 16;
-	return rte_hash_crc_4byte(p, a ^ b) * 0x9e3779b1u;
-}
-
 static void
 punt(struct zn_worker *w, const struct zn_oft_view *v, struct oft_wstats *ws,
      struct rte_mbuf *m, const struct zn_oft_entry *e, uint32_t act,
@@ -283,7 +267,9 @@ zn_oft_classify(struct zn_worker *w, const struct zn_route *rt, uint16_t port,
 
 				if (gv == NULL)
 					goto drop; /* no bucket, or gone */
-				b = gv->slot[group_hash(m, &keys[i]) >> 24];
+				/* the hash a service's replicas are picked
+				 * by (zn_route_hot.h): both directions alike */
+				b = gv->slot[zn_pkt_flow_hash(m) >> 24];
 				v->gcnt[w->id][OFT_GCOUNT_IDX(g, b)].packets++;
 				v->gcnt[w->id][OFT_GCOUNT_IDX(g, b)].bytes +=
 					rte_pktmbuf_pkt_len(m);
