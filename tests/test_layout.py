@@ -182,7 +182,8 @@ def test_manager_modules_have_no_circles():
     hot = {"mgr/datapath/worker", "mgr/flow/fdir_hot",
            "mgr/trust/owner_map_hot", "mgr/trust/copy_hot",
            "mgr/tenant/tenant_hot", "mgr/trust/group_audit_hot",
-           "mgr/trust/port_headers_hot", "mgr/sdn/oft_hot"}
+           "mgr/trust/port_headers_hot", "mgr/sdn/oft_hot",
+           "mgr/fabric/fabric_hot"}
     seen, todo = set(), list(hot)
     while todo:
         m = todo.pop()

@@ -65,6 +65,12 @@ struct zn_pkt_meta {
  *  it handed it out, or once if new; a new packet's hop count starts at
  *  0). */
 #define ZN_PKT_F_NEW 0x40000000u
+/** Reserved (the manager's, chains across hosts): the packet came in
+ *  NSH whose TTL, less this host's hop, is in bits 16..21
+ *  (zn_pkt_nsh_ttl); the next host gets that TTL. */
+#define ZN_PKT_F_NSH_TTL 0x00400000u
+#define ZN_PKT_NSH_TTL_SHIFT 16
+#define ZN_PKT_NSH_TTL_MASK (0x3fu << ZN_PKT_NSH_TTL_SHIFT)
 
 /** Offset of the metadata dynfield; set by zn_nf_open() / the manager. */
 extern int zn_pkt_meta_offset;

@@ -8,7 +8,10 @@
  * @file
  * One step of a service chain: the type the manager's chains and flow
  * rules, the control protocol and NFs (zn_nf_flow_steer) all use, with
- * its one text form: "svc:S" (or a bare S), "port:P" or "drop".
+ * its one text form: "svc:S" (or a bare S), "port:P" or "drop", any but
+ * "drop" followed by "@H" when the step is on another host: host H of the
+ * fabric (docs/multihost.md; host ids are the deployment's, 1..254, the
+ * same on every host).
  */
 
 #include <stddef.h>
@@ -22,13 +25,22 @@ enum zn_step_type {
 	ZN_STEP_DROP = 3,    /**< drop, counted as "chain" (ends the chain) */
 };
 
-/** A step is its type and id: compare those, not bytes (pad may hold
- *  anything a caller left; zn_step_parse sets it to 0). */
+/** A step is its type, host and id: compare those (zn_step_equal), not
+ *  bytes. */
 struct zn_step {
 	uint8_t type; /**< enum zn_step_type */
-	uint8_t pad;
+	uint8_t host; /**< 0: this host; else the fabric host it runs on */
 	uint16_t id;
 };
+
+/** Most hosts of a fabric: ids 1..ZN_STEP_MAX_HOST. */
+#define ZN_STEP_MAX_HOST 254
+
+static inline int
+zn_step_equal(const struct zn_step *a, const struct zn_step *b)
+{
+	return a->type == b->type && a->host == b->host && a->id == b->id;
+}
 
 /** Most steps in a chain (the default chain, a rule's, a steered flow's). */
 #define ZN_MAX_CHAIN_STEPS 32
@@ -57,7 +69,7 @@ int zn_steps_parse(const char *text, struct zn_step *steps, unsigned int max);
 int zn_steps_parse_err(const char *text, struct zn_step *steps,
 		       unsigned int max, char *err, size_t errlen);
 
-/** Format as "svc:1", "port:0" or "drop". */
+/** Format as "svc:1", "port:0", "svc:2@3" or "drop". */
 void zn_step_format(const struct zn_step *step, char *buf, size_t len);
 
 #endif /* ZERONF_STEP_H */

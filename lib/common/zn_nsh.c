@@ -17,7 +17,11 @@
 
 #define VXLAN_FLAG_I 0x08     /* RFC 7348: the VNI is valid */
 #define GPE_FLAG_P 0x04       /* VXLAN-GPE: next protocol present */
-#define UDP_SPORT_BASE 49152  /* ephemeral range: 49152 + hash % 16384 */
+/* The UDP source port: in the ephemeral range RFC 7348 names, from the
+ * flow hash's top bits, never 49152 itself (decoders take that port for
+ * Broadcom's LI shim, tcpdump among them) */
+#define UDP_SPORT_BASE 49153
+#define UDP_SPORTS 16383
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -175,14 +179,41 @@ put_eth(uint8_t *p, const uint8_t *dst, const uint8_t *src, uint16_t type)
 	return p + sizeof(*e);
 }
 
+/* Ethernet, IPv4 and UDP to @p dport for @p ip_len bytes of IPv4 packet;
+ * @return where the UDP payload goes. */
+static uint8_t *
+put_udp(uint8_t *p, const struct zn_nsh_tunnel *t, size_t ip_len,
+	uint16_t dport, uint32_t flow_hash)
+{
+	uint8_t *q = put_eth(p, t->dst_mac, t->src_mac, RTE_ETHER_TYPE_IPV4);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)q;
+	struct rte_udp_hdr *udp;
+
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)ip_len);
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = t->src_ip;
+	ip->dst_addr = t->dst_ip;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp = (struct rte_udp_hdr *)(ip + 1);
+	udp->src_port = rte_cpu_to_be_16((uint16_t)(UDP_SPORT_BASE +
+						    (flow_hash >> 18) %
+						    UDP_SPORTS));
+	udp->dst_port = rte_cpu_to_be_16(dport);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(ip_len - sizeof(*ip)));
+	udp->dgram_cksum = 0;
+	return (uint8_t *)(udp + 1);
+}
+
 int
 zn_nsh_encap_put(uint8_t *p, size_t cap, const struct zn_nsh_tunnel *t,
 		 const struct zn_nsh *h, size_t inner_len, uint32_t flow_hash)
 {
 	unsigned int outer = zn_nsh_outer_len(t->encap);
 	size_t ip_len;
-	struct rte_ipv4_hdr *ip;
-	struct rte_udp_hdr *udp;
 	uint8_t *q;
 	int n;
 
@@ -200,34 +231,18 @@ zn_nsh_encap_put(uint8_t *p, size_t cap, const struct zn_nsh_tunnel *t,
 	ip_len = outer - sizeof(struct rte_ether_hdr) + (size_t)n + inner_len;
 	if (ip_len > 65535)
 		return -EINVAL;
-	q = put_eth(p, t->dst_mac, t->src_mac, RTE_ETHER_TYPE_IPV4);
-	ip = (struct rte_ipv4_hdr *)q;
-	memset(ip, 0, sizeof(*ip));
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->total_length = rte_cpu_to_be_16((uint16_t)ip_len);
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->src_addr = t->src_ip;
-	ip->dst_addr = t->dst_ip;
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	udp = (struct rte_udp_hdr *)(ip + 1);
-	udp->src_port = rte_cpu_to_be_16((uint16_t)(UDP_SPORT_BASE +
-						    (flow_hash >> 18)));
-	udp->dst_port = rte_cpu_to_be_16(t->encap == ZN_NSH_VXLAN_GPE ?
-					 RTE_VXLAN_GPE_DEFAULT_PORT :
-					 RTE_VXLAN_DEFAULT_PORT);
-	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(ip_len - sizeof(*ip)));
-	udp->dgram_cksum = 0;
+	q = put_udp(p, t, ip_len, t->encap == ZN_NSH_VXLAN_GPE ?
+		    RTE_VXLAN_GPE_DEFAULT_PORT : RTE_VXLAN_DEFAULT_PORT,
+		    flow_hash);
 	if (t->encap == ZN_NSH_VXLAN_GPE) {
-		struct rte_vxlan_gpe_hdr *g = (struct rte_vxlan_gpe_hdr *)(udp + 1);
+		struct rte_vxlan_gpe_hdr *g = (struct rte_vxlan_gpe_hdr *)q;
 
 		g->vx_flags = VXLAN_FLAG_I | GPE_FLAG_P;
 		g->reserved[0] = g->reserved[1] = 0;
 		g->proto = RTE_VXLAN_GPE_TYPE_NSH;
 		g->vx_vni = rte_cpu_to_be_32(t->vni << 8);
 	} else {
-		struct rte_vxlan_hdr *v = (struct rte_vxlan_hdr *)(udp + 1);
+		struct rte_vxlan_hdr *v = (struct rte_vxlan_hdr *)q;
 
 		v->vx_flags = rte_cpu_to_be_32((uint32_t)VXLAN_FLAG_I << 24);
 		v->vx_vni = rte_cpu_to_be_32(t->vni << 8);
@@ -236,6 +251,63 @@ zn_nsh_encap_put(uint8_t *p, size_t cap, const struct zn_nsh_tunnel *t,
 			ZN_NSH_ETHERTYPE);
 	}
 	return (int)outer + n;
+}
+
+int
+zn_vxlan_put(uint8_t *p, size_t cap, const struct zn_nsh_tunnel *t,
+	     size_t inner_len, uint32_t flow_hash)
+{
+	size_t ip_len = ZN_VXLAN_LEN - sizeof(struct rte_ether_hdr) +
+			inner_len;
+	struct rte_vxlan_hdr *v;
+
+	if (t->vni > 0xffffff || ip_len > 65535)
+		return -EINVAL;
+	if (cap < ZN_VXLAN_LEN)
+		return -ENOSPC;
+	v = (struct rte_vxlan_hdr *)put_udp(p, t, ip_len,
+					    RTE_VXLAN_DEFAULT_PORT, flow_hash);
+	v->vx_flags = rte_cpu_to_be_32((uint32_t)VXLAN_FLAG_I << 24);
+	v->vx_vni = rte_cpu_to_be_32(t->vni << 8);
+	return ZN_VXLAN_LEN;
+}
+
+int
+zn_vxlan_decap(const uint8_t *p, size_t len, uint32_t *vni, size_t *inner_off)
+{
+	size_t off = sizeof(struct rte_ether_hdr);
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_udp_hdr *udp;
+	const struct rte_vxlan_hdr *v;
+	size_t ihl;
+
+	if (len < off + 4)
+		return -ENOENT;
+	if (get16(p + 12) == RTE_ETHER_TYPE_VLAN)
+		off += 4;
+	if (get16(p + off - 2) != RTE_ETHER_TYPE_IPV4 ||
+	    len < off + sizeof(*ip))
+		return -ENOENT;
+	ip = (const struct rte_ipv4_hdr *)(p + off);
+	ihl = (size_t)(ip->version_ihl & 0x0f) * 4;
+	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) ||
+	    ip->next_proto_id != IPPROTO_UDP ||
+	    (rte_be_to_cpu_16(ip->fragment_offset) &
+	     (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0 ||
+	    len < off + ihl + sizeof(*udp))
+		return -ENOENT;
+	udp = (const struct rte_udp_hdr *)(p + off + ihl);
+	if (rte_be_to_cpu_16(udp->dst_port) != RTE_VXLAN_DEFAULT_PORT)
+		return -ENOENT;
+	off += ihl + sizeof(*udp);
+	if (len < off + sizeof(*v) + sizeof(struct rte_ether_hdr))
+		return -EINVAL;
+	v = (const struct rte_vxlan_hdr *)(p + off);
+	if (!(rte_be_to_cpu_32(v->vx_flags) & ((uint32_t)VXLAN_FLAG_I << 24)))
+		return -EINVAL; /* RFC 7348: the I flag must be set */
+	*vni = rte_be_to_cpu_32(v->vx_vni) >> 8;
+	*inner_off = off + sizeof(*v);
+	return 0;
 }
 
 int

@@ -36,6 +36,7 @@
 #define ZN_NSH_CTX_MAX 244        /* context bytes: 63 words (length: 6
 				   * bits) less the 2 of base and path */
 #define ZN_NSH_TTL_DEFAULT 63     /* RFC 8300 section 2.2 */
+#define ZN_NSH_SI_FIRST 255       /* a path's first hop's index */
 
 /* Next protocol (RFC 8300 section 9.1.5) */
 enum { ZN_NSH_NP_IPV4 = 1, ZN_NSH_NP_IPV6 = 2, ZN_NSH_NP_ETH = 3,
@@ -124,5 +125,25 @@ int zn_nsh_encap_put(uint8_t *p, size_t cap, const struct zn_nsh_tunnel *t,
  *  a tunnel or an NSH that does not parse (a counted drop). */
 int zn_nsh_decap(const uint8_t *p, size_t len, enum zn_nsh_encap *encap,
 		 struct zn_nsh *h, size_t *inner_off, uint32_t *src_ip);
+
+/* ---- plain VXLAN (RFC 7348): no NSH, the frame itself inside ---- */
+
+/** Ethernet, IPv4, UDP and VXLAN: 50 bytes. */
+#define ZN_VXLAN_LEN 50
+
+/** Write plain VXLAN outer headers at @p p for an inner frame of
+ *  @p inner_len bytes (@p t's VNI and addresses; its encap is not read):
+ *  what a path's last host sends to a VXLAN end point that knows no NSH
+ *  (a kernel's vxlan device). @return ZN_VXLAN_LEN, -ENOSPC or -EINVAL. */
+int zn_vxlan_put(uint8_t *p, size_t cap, const struct zn_nsh_tunnel *t,
+		 size_t inner_len, uint32_t flow_hash);
+
+/** Recognize plain VXLAN (IPv4, UDP 4789; one VLAN tag allowed outside):
+ *  its VNI in *@p vni, the inner frame at p + *@p inner_off. Whether it
+ *  carries NSH is zn_nsh_decap's question, asked first. @return 0;
+ *  -ENOENT: not VXLAN; -EINVAL: VXLAN without room for a frame or without
+ *  its I flag. */
+int zn_vxlan_decap(const uint8_t *p, size_t len, uint32_t *vni,
+		   size_t *inner_off);
 
 #endif /* ZN_NSH_H */

@@ -35,15 +35,19 @@ enum zn_res_type {
 	ZN_RES_NF = 1,
 	ZN_RES_PORT = 2,
 	ZN_RES_DROP = 3,
+	ZN_RES_REMOTE = 4, /* to another host (mgr/fabric): a worker
+			    * encapsulates it for host `id` */
 };
 
 struct zn_res {
 	uint8_t type;  /* enum zn_res_type */
-	uint8_t pos;   /* NF: chain position the packet is at there */
+	uint8_t pos;   /* NF: chain position the packet is at there;
+			* REMOTE: the hop the next host runs */
 	uint8_t hops;  /* NF: hop count the packet will have there */
 	uint8_t reason; /* DROP: enum zn_drop_reason */
-	uint16_t svc;  /* NF: service (to re-pick an instance) */
-	uint16_t id;   /* NF: instance; PORT: port */
+	uint16_t svc;  /* NF: service (to re-pick an instance); REMOTE:
+			* the chain (its service path) */
+	uint16_t id;   /* NF: instance; PORT: port; REMOTE: host */
 };
 
 /* Where one NF slot is for a reader and its RX ring there
@@ -261,6 +265,11 @@ zn_route_resolve_at(struct zn_rctx *c, const struct zn_route *rt,
 		if (pos >= chain->len)
 			return zn_res_drop(ZN_DROP_CHAIN_END);
 		step = &chain->steps[pos];
+		if (unlikely(step->host != 0)) /* the path goes on elsewhere */
+			return (struct zn_res){ .type = ZN_RES_REMOTE,
+						.pos = (uint8_t)pos,
+						.svc = meta->chain,
+						.id = step->host };
 		if (step->type == ZN_STEP_PORT)
 			return step->id < rt->n_ports ?
 				(struct zn_res){ .type = ZN_RES_PORT,

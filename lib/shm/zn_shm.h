@@ -57,6 +57,16 @@
 #define ZN_MAX_REPLICAS 16
 /* ZN_MAX_CHAIN_STEPS (32): public, in zeronf/step.h */
 #define ZN_MAX_CHAINS 256 /* chain ids 0..255 (0: the default chain) */
+#define ZN_SPI_MAP_SLOTS 512 /* twice the chains: probes stay short */
+
+/** Where service path @p spi's probe starts in zn_route.spi_map
+ *  (Fibonacci hashing; the map is open-addressed, linear probing). */
+static inline unsigned int
+zn_spi_slot(uint32_t spi)
+{
+	return (unsigned int)((spi * 2654435769u) >> 23) &
+	       (ZN_SPI_MAP_SLOTS - 1);
+}
 #define ZN_MAX_PORTS RTE_MAX_ETHPORTS
 #define ZN_NF_MAX_COUNTERS 16
 #define ZN_COUNTER_NAME_LEN 24
@@ -120,6 +130,18 @@ enum zn_drop_reason {
 			       * matched it (mgr/sdn/oft.h) */
 	ZN_DROP_SDN_PUNT,     /* for the controller: none is connected, or
 			       * the packet-in queue is full */
+	/* Chains across hosts (mgr/fabric/fabric.h, docs/multihost.md) */
+	ZN_DROP_NSH_MALFORMED, /* a tunnel or NSH that does not parse, or
+				* NSH not carrying Ethernet */
+	ZN_DROP_NSH_NO_PATH,  /* NSH from no peer, for another host, of an
+			       * unknown path, index 0 or an index past the
+			       * path or not at a hop of this host; or a
+			       * chain with hops elsewhere but no path */
+	ZN_DROP_NSH_TTL,      /* NSH whose TTL ran out: a loop of hosts */
+	ZN_DROP_NSH_MTU,      /* too large for its peer's MTU once
+			       * encapsulated (or no headroom for it) */
+	ZN_DROP_PEER_DOWN,    /* its next hop's host is no peer (not
+			       * configured, or marked down), or no fabric */
 	ZN_DROP_MAX
 };
 
@@ -143,6 +165,11 @@ zn_drop_reason_name(unsigned int r)
 		[ZN_DROP_CROSS_TENANT] = "cross_tenant",
 		[ZN_DROP_SDN_NO_MATCH] = "sdn_no_match",
 		[ZN_DROP_SDN_PUNT] = "sdn_punt",
+		[ZN_DROP_NSH_MALFORMED] = "nsh_malformed",
+		[ZN_DROP_NSH_NO_PATH] = "nsh_no_path",
+		[ZN_DROP_NSH_TTL] = "nsh_ttl",
+		[ZN_DROP_NSH_MTU] = "nsh_mtu",
+		[ZN_DROP_PEER_DOWN] = "peer_down",
 	};
 
 	return r < ZN_DROP_MAX ? names[r] : NULL;
@@ -603,6 +630,7 @@ struct zn_chain {
 struct zn_ft;
 struct rte_acl_ctx;
 struct zn_oft_view;
+struct zn_fabric_view;
 struct rte_rcu_qsbr;
 struct rte_ring;
 
@@ -618,6 +646,17 @@ struct zn_route {
 	/* The OpenFlow table (mgr/sdn/oft.h) while it is on: it classifies
 	 * port ingress in place of the above (workers only) */
 	const struct zn_oft_view *oft;
+	/* Chains across hosts (mgr/fabric/fabric.h; workers only): the
+	 * fabric port, peers and tunnels, NULL while there is no fabric */
+	const struct zn_fabric_view *fabric;
+	/* Service paths (RFC 8300's SPI, mgr/flow/fdir_path.c): a chain's
+	 * path id (0: none), and path id -> chain by open addressing
+	 * (spi 0: an empty slot) */
+	uint32_t chain_spi[ZN_MAX_CHAINS];
+	struct {
+		uint32_t spi;
+		uint32_t chain;
+	} spi_map[ZN_SPI_MAP_SLOTS];
 	bool rehash_every_hop;          /* naive mode: no NF -> NF hand-off */
 	bool direct;                    /* NFs may hand packets to NFs */
 	uint16_t lb_epoch_idle;         /* LEAST_LOADED pin idle epochs */

@@ -396,9 +396,10 @@ zn_cmd_parse_steps(json_t *a, const char *name, struct zn_step *steps,
 		if (!json_is_string(h) ||
 		    zn_step_parse(json_string_value(h), &steps[i]) < 0) {
 			snprintf(err, errlen, "%s[%zu]: want \"svc:ID\" "
-				 "(1..%d), \"port:P\" (0..%d) or \"drop\"",
+				 "(1..%d), \"port:P\" (0..%d) or \"drop\"; "
+				 "\"@HOST\" (1..%d) after any but drop",
 				 name, i, ZN_STEP_MAX_SERVICE,
-				 ZN_STEP_MAX_PORT);
+				 ZN_STEP_MAX_PORT, ZN_STEP_MAX_HOST);
 			return -EINVAL;
 		}
 	}

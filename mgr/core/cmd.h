@@ -144,6 +144,12 @@ int zn_cmd_check_requests(FILE *in, FILE *out);
 json_t *zn_cmd_schema(const char *envelope);
 
 /* JSON of the shared types, for commands and views. */
+/** A step's text in a command's schema (zn_step_parse's syntax):
+ *  "svc:S" or "S", "port:P", either with "@H" (another host), or
+ *  "drop". */
+#define ZN_STEP_PATTERN                                                       \
+	"^((svc:)?[0-9]+|port:[0-9]+)(@[0-9]+)?$|^drop$"
+
 /** A JSON array of steps ("svc:ID", "port:P", "drop") named @p name in
  *  messages. @return step count, or -EINVAL (err set). */
 int zn_cmd_parse_steps(json_t *a, const char *name, struct zn_step *steps,

@@ -42,6 +42,7 @@ struct zn_loop;
 struct zn_rguard;
 struct zn_tenants;
 struct zn_oft;
+struct zn_fabric;
 struct zn_ofp;
 struct zn_nf_rec;
 struct zn_links;
@@ -97,6 +98,8 @@ struct zn_mgr {
 	 * the endpoint it speaks to (mgr/sdn/ofp_pvt.h) */
 	struct zn_oft *oft;
 	struct zn_ofp *ofp;
+	/* chains across hosts: this host's fabric and peers (fabric.h) */
+	struct zn_fabric *fabric;
 };
 
 #endif /* ZN_MGR_H */

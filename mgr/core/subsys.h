@@ -40,6 +40,7 @@ enum zn_subsys_order {
 	ZN_SUBSYS_HOMES,        /* trust/group_home.c */
 	ZN_SUBSYS_POLICE,       /* trust/police.c (--validate) */
 	ZN_SUBSYS_ROUTE,        /* flow/route.c: the routing snapshot */
+	ZN_SUBSYS_FABRIC,       /* fabric/fabric.c: chains across hosts */
 	ZN_SUBSYS_FDIR,         /* flow/fdir.c */
 	ZN_SUBSYS_LB,           /* flow/lb.c */
 	ZN_SUBSYS_OFT,          /* sdn/oft.c: the OpenFlow table */

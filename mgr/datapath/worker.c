@@ -46,6 +46,7 @@
 #include "../trust/ring_guard.h"
 #include "worker.h"
 #include "../flow/route.h"
+#include "../fabric/fabric.h"
 #include "../tenant/tenant.h"
 #include "../../lib/common/zn_doorbell.h"
 #include "../nf/nf_rec.h"
@@ -149,6 +150,31 @@ deliver_port(struct zn_worker *w, uint16_t port, struct rte_mbuf **pkts,
 	tb->n = (uint16_t)(tb->n + k);
 	if (tb->n >= ZN_BURST)
 		flush_txbuf(w, port);
+	return k;
+}
+
+/* To another host (ZN_RES_REMOTE): as many as the fabric port's buffer
+ * takes, encapsulated (mgr/fabric/fabric_hot.c; what cannot go is
+ * dropped there), then buffered as any port's. Encapsulation is not
+ * idempotent: only what the buffer will take is encapsulated.
+ * @return packets consumed. */
+static unsigned int
+deliver_remote(struct zn_worker *w, const struct zn_route *rt,
+	       const struct zn_res *r, struct rte_mbuf **pkts, unsigned int n,
+	       uint64_t *src_drops)
+{
+	uint16_t port = rt->fabric != NULL ? zn_fabric_port(rt->fabric) : 0;
+	struct zn_txbuf *tb = &w->txbuf[port];
+	unsigned int k = n, ok;
+
+	if (rt->fabric != NULL) {
+		if (ZN_TXBUF_SZ - tb->n < n)
+			flush_txbuf(w, port);
+		k = RTE_MIN(n, (unsigned int)(ZN_TXBUF_SZ - tb->n));
+	}
+	ok = zn_fabric_encap(w, rt, r, pkts, k, src_drops);
+	if (ok > 0)
+		deliver_port(w, port, pkts, ok); /* room was made: takes all */
 	return k;
 }
 
@@ -283,6 +309,9 @@ flush_stage(struct zn_worker *w, const struct zn_route *rt,
 			break;
 		case ZN_RES_PORT:
 			k = deliver_port(w, r->id, pkts, run);
+			break;
+		case ZN_RES_REMOTE:
+			k = deliver_remote(w, rt, r, pkts, run, src_drops);
 			break;
 		default:
 			k = deliver_drop(w, r, pkts, run, src_drops);
@@ -483,13 +512,34 @@ poll_inject(struct zn_worker *w, const struct zn_route *rt)
 	return moved + n;
 }
 
+/* Classify @p n packets from port queue @p rq: by the OpenFlow table
+ * (mgr/sdn/oft.h) while it is on, else by the flow director, or on a port
+ * sliced among tenants by their slices. @return how many go on, at the
+ * start of @p pkts; the rest (punted or dropped) are done with. */
+static unsigned int
+classify(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq,
+	 struct rte_mbuf **pkts, unsigned int n)
+{
+	bool sliced = unlikely(w->mgr->tn != NULL) &&
+		      w->mgr->tn->port_mask[rq->port] != 0;
+
+	if (unlikely(rt->oft != NULL) && !sliced)
+		return zn_oft_classify(w, rt, rq->port, pkts, n);
+	if (likely(!sliced)) {
+		zn_fdir_classify(w, rt, pkts, n, NULL);
+		return n;
+	}
+	rq->stage.no_wait = true;
+	return zn_tenant_classify(w, rt, rq->port, pkts, n);
+}
+
 /* Packets entering from a port queue. */
 static unsigned int
 poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 {
 	struct zn_port_wstats *ps = &w->shm->port[rq->port];
 	struct zn_stage *st = &rq->stage;
-	unsigned int moved = 0, n;
+	unsigned int moved = 0, n, kept, routed = 0;
 
 	if (st->tail != 0) {
 		moved = flush_stage(w, rt, st, ps->drops);
@@ -517,28 +567,22 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	 * itself left in the owner map (owner_map.h). */
 	if (likely(rq->owners != NULL))
 		zn_owner_map_hold(rq->owners, st->pkts, n, 0, 0);
-	if (unlikely(rt->oft != NULL) && (w->mgr->tn == NULL ||
-					  w->mgr->tn->port_mask[rq->port] == 0)) {
-		/* The OpenFlow table (mgr/sdn/oft.h) in place of the flow
-		 * director; what it punts or drops is done with here. */
-		unsigned int kept = zn_oft_classify(w, rt, rq->port, st->pkts,
-						    n);
-
+	if (unlikely(rt->fabric != NULL) &&
+	    rq->port == zn_fabric_port(rt->fabric)) {
+		/* Tunnels this host ends (mgr/fabric/fabric.h): what their
+		 * path routes comes first, not classified */
+		kept = zn_fabric_ingress(w, rt, st->pkts, n, &routed);
 		moved += n - kept;
-		if ((n = kept) == 0)
-			return moved;
-	} else if (likely(w->mgr->tn == NULL) ||
-		   w->mgr->tn->port_mask[rq->port] == 0) {
-		zn_fdir_classify(w, rt, st->pkts, n, NULL);
-	} else {
-		unsigned int kept = zn_tenant_classify(w, rt, rq->port,
-						       st->pkts, n);
-
-		st->no_wait = true;
-		moved += n - kept; /* dropped: work done all the same */
-		if ((n = kept) == 0)
-			return moved;
+		n = kept;
 	}
+	if (n > routed) {
+		kept = routed + classify(w, rt, rq, st->pkts + routed,
+					 n - routed);
+		moved += n - kept; /* dropped: work done all the same */
+		n = kept;
+	}
+	if (n == 0)
+		return moved;
 	route_stage(w, rt, st, n, ps->drops);
 	if (st->tail != 0 && w->mgr->cfg.ingress == ZN_INGRESS_DROP)
 		ingress_drop_rest(w, st, ps->drops);

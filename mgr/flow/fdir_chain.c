@@ -19,6 +19,7 @@
 
 #include "fdir.h"
 #include "fdir_pvt.h"
+#include "../fabric/fabric.h"
 #include "../core/mgr.h"
 #include "route.h"
 #include "../tenant/tenant.h"
@@ -35,6 +36,13 @@ fdir_validate_steps(struct zn_mgr *m, const struct zn_step *steps,
 		return -EINVAL;
 	}
 	for (unsigned int i = 0; i < n; i++) {
+		int rc = zn_fabric_step_check(m, &steps[i], i + 1 == n, err,
+					      errlen);
+
+		if (rc < 0)
+			return rc;
+		if (steps[i].host != 0)
+			continue; /* the far host checks its own */
 		switch (steps[i].type) {
 		case ZN_STEP_PORT:
 			if (steps[i].id < m->n_ports)
@@ -65,13 +73,13 @@ fdir_validate_steps(struct zn_mgr *m, const struct zn_step *steps,
  * @return chain id (1..255), or -ENOSPC. *created tells whether the
  * snapshot must be republished for workers to see it.
  */
-/* Field by field: a step has a padding byte, which memcmp would compare
- * (two "port:0" chains parsed on the stack were two chains). */
+/* Field by field (zn_step_equal), not memcmp: a step built by hand may
+ * leave bytes a parsed one has zeroed. */
 static bool
 steps_equal(const struct zn_step *a, const struct zn_step *b, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
-		if (a[i].type != b[i].type || a[i].id != b[i].id)
+		if (!zn_step_equal(&a[i], &b[i]))
 			return false;
 	return true;
 }
@@ -275,6 +283,21 @@ fdir_fill(struct zn_mgr *m, struct zn_route *rt)
 		rt->n_port_chains += fd->port_chain[p] != 0;
 	}
 	memcpy(rt->tenant_chain, fd->tenant_chain, sizeof(rt->tenant_chain));
+	memset(rt->chain_spi, 0, sizeof(rt->chain_spi));
+	memset(rt->spi_map, 0, sizeof(rt->spi_map));
+	for (unsigned int id = 1; id < ZN_MAX_CHAINS; id++) {
+		uint32_t spi = fd->chains[id].spi;
+		unsigned int i;
+
+		if (spi == 0)
+			continue;
+		rt->chain_spi[id] = spi;
+		for (i = zn_spi_slot(spi); rt->spi_map[i].spi != 0;
+		     i = (i + 1) & (ZN_SPI_MAP_SLOTS - 1))
+			;
+		rt->spi_map[i].spi = spi;
+		rt->spi_map[i].chain = id;
+	}
 	rt->acl[0] = fd->acl[0];
 	rt->acl[1] = fd->acl[1];
 	rt->exact = fd->exact;

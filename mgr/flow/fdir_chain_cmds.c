@@ -168,7 +168,7 @@ cmd_chain_set(struct zn_cmd_req *req)
 
 #define STEPS_SCHEMA_0                                                       \
 	"{\"maxItems\": 32, \"items\": {\"type\": "                         \
-	"\"string\", \"pattern\": \"^(svc:)?[0-9]+$|^port:[0-9]+$|^drop$\"}}"
+	"\"string\", \"pattern\": \"" ZN_STEP_PATTERN "\"}}"
 #define CHAIN_PORT_PARAM                                                     \
 	{ .name = "port", .type = ZN_CMD_INT, .bounded = true, .min = 0,      \
 	  .max = ZN_MAX_PORTS - 1,                                            \

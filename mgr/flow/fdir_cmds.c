@@ -333,11 +333,11 @@ cmd_rule_list(struct zn_cmd_req *req)
 
 #define STEPS_SCHEMA                                                         \
 	"{\"minItems\": 1, \"maxItems\": 32, \"items\": {\"type\": "         \
-	"\"string\", \"pattern\": \"^(svc:)?[0-9]+$|^port:[0-9]+$|^drop$\"}}"
+	"\"string\", \"pattern\": \"" ZN_STEP_PATTERN "\"}}"
 #define STEPS_SCHEMA_TYPED                                                   \
 	"{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 32, \"items\": " \
 	"{\"type\": \"string\", \"pattern\": "                               \
-	"\"^(svc:)?[0-9]+$|^port:[0-9]+$|^drop$\"}}"
+	"\"" ZN_STEP_PATTERN "\"}}"
 #define PROTO_SCHEMA                                                         \
 	"{\"oneOf\": [{\"type\": \"string\", \"enum\": [\"icmp\", \"tcp\", "  \
 	"\"udp\", \"gre\", \"esp\", \"icmpv6\", \"sctp\"]}, {\"type\": "      \

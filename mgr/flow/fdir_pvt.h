@@ -23,7 +23,9 @@ struct zn_ft;
 struct fdir_chain {
 	uint16_t len;
 	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
-	uint32_t refs;      /* rules using it (chain 0: unused) */
+	uint32_t refs;      /* rules using it (chain 0: unused); a path
+			     * holds one too */
+	uint32_t spi;       /* its service path's id (fdir_path.c), 0: none */
 	uint64_t freed_seq; /* when refs fell to 0 (reuse the oldest) */
 };
 

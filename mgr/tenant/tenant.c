@@ -456,9 +456,14 @@ zn_tenant_steps_check(const struct zn_mgr *m, int tenant,
 	for (unsigned int i = 0; i < n; i++) {
 		int o;
 
-		if (steps[i].type != ZN_STEP_SERVICE ||
+		if (steps[i].host != 0 && tenant >= 0) {
+			snprintf(err, errlen, "hop %u: on host %u: a tenant's "
+				 "chain stays on this host", i, steps[i].host);
+			return -EPERM;
+		}
+		if (steps[i].type != ZN_STEP_SERVICE || steps[i].host != 0 ||
 		    steps[i].id >= ZN_MAX_SERVICES)
-			continue;
+			continue; /* another host's services are its own */
 		o = m->tn->svc_tenant[steps[i].id];
 		if (owner < 0) {
 			owner = o;
@@ -476,7 +481,11 @@ zn_tenant_steps_check(const struct zn_mgr *m, int tenant,
 		}
 	}
 	for (unsigned int i = 0; i < n && owner > 0; i++)
-		if (steps[i].type == ZN_STEP_PORT &&
+		if (steps[i].host != 0) {
+			snprintf(err, errlen, "hop %u: on host %u: a tenant's "
+				 "chain stays on this host", i, steps[i].host);
+			return -EPERM;
+		} else if (steps[i].type == ZN_STEP_PORT &&
 		    (steps[i].id >= ZN_MAX_PORTS ||
 		     !((m->tn->port_mask[steps[i].id] >> (owner - 1)) & 1))) {
 			snprintf(err, errlen, "hop %u: port %u has no slice of "

@@ -150,11 +150,16 @@ class Client:
         """A chain as a user writes it, in the manager's words: a
         service by its NF's name (`fw`), a port by its name (`port:wan`,
         --port-name / the file's) or number; `svc:ID`, `port:P` and
-        `drop` as they are. ZeroNFError(-ENOENT) names what is not
+        `drop` as they are; another host's hop (`svc:2@3`) in that
+        host's ids, as it is. ZeroNFError(-ENOENT) names what is not
         there."""
         svcs = ports = None
         out = []
         for h in hops:
+            if "@" in h:  # another host's hop: in its ids, as written
+                out.append(h if h.startswith(("svc:", "port:")) else
+                           f"svc:{h}")
+                continue
             if h == "drop" or h.startswith("svc:") or \
                     (h.startswith("port:") and h[5:].isdigit()):
                 out.append(h)

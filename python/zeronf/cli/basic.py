@@ -129,9 +129,13 @@ def run_simple(a) -> int:
     with Client(a.instance) as c:
         if a.cmd == "status":
             st = c.status()
+            fab = c.call("fabric.show")
             if a.json:
-                return show(st)
+                return show({**st, "fabric": fab})
             print(_status_text(st))
+            from .fabric import fabric_text
+            if fab["fabric"] is not None:
+                print(fabric_text(fab))
             nfs = c.nfs()
             if nfs:
                 print()

@@ -1,0 +1,477 @@
+"""Chains across hosts (docs/multihost.md): two ZeroNF hosts, each a
+manager with a port on a veth into a fabric bridge, a client namespace on
+the first and a server namespace on the second; kernel TCP between them
+crosses a chain of three NFs, one on the first host and two on the second,
+the packets between hosts in NSH over VXLAN-GPE, plain VXLAN or Ethernet.
+tcpdump on the fabric decodes what crossed; a kernel vxlan device is the
+far end of a plain-VXLAN path; NFs are killed and peers go away under
+load."""
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness import REPO, scaled, wait_for
+from netns import Host, no_offloads, sh, unique_tag
+from test_kernel_traffic import CLIENT, SERVER, tcp_transfer
+
+TCPDUMP = shutil.which("tcpdump") or "/usr/bin/tcpdump"
+NET = "10.233.0"       # client and server
+FAB = "192.168.233"    # the fabric
+# The fabric's MTU leaves room for the encapsulation of the hosts' 1500
+# (as an overlay's underlay does: jumbo frames, or smaller inner MTUs)
+FAB_MTU = 1600
+
+# SPI 10 client -> server, 11 back; as host 1 and host 2 write them
+FWD = {1: ["svc:1", "svc:2@2", "svc:3@2", "port:1@2"],
+       2: ["svc:1@1", "svc:2", "svc:3", "port:1"]}
+REV = {1: ["svc:3@2", "svc:2@2", "svc:1", "port:0"],
+       2: ["svc:3", "svc:2", "svc:1@1", "port:0@1"]}
+
+
+class Fabric:
+    """A bridge in the root namespace and veths into it: a port per
+    ZeroNF host (its other end in the bridge), or a namespace of its own
+    (a kernel host on the fabric)."""
+
+    def __init__(self, tag: str):
+        self.tag = tag
+        self.br = f"zf{tag}"
+        self.links: list[str] = []
+        self.bridge_end: dict[str, str] = {}  # a port's end in the bridge
+        sh("ip", "link", "add", self.br, "mtu", str(FAB_MTU), "type",
+           "bridge")
+        sh("sysctl", "-q", "-w", f"net.ipv6.conf.{self.br}.disable_ipv6=1",
+           check=False)
+        sh("ip", "link", "set", self.br, "up")
+
+    def port(self, i: int) -> str:
+        """A veth pair: one end in the bridge, the other (returned) for a
+        manager's AF_PACKET port."""
+        dev, br_end = f"zq{self.tag}{i}", f"zr{self.tag}{i}"
+        sh("ip", "link", "add", dev, "mtu", str(FAB_MTU), "type", "veth",
+           "peer", "name", br_end, "mtu", str(FAB_MTU))
+        for d in (dev, br_end):
+            sh("sysctl", "-q", "-w", f"net.ipv6.conf.{d}.disable_ipv6=1",
+               check=False)
+            no_offloads(d)
+        sh("ip", "link", "set", br_end, "master", self.br)
+        sh("ip", "link", "set", br_end, "up")
+        sh("ip", "link", "set", dev, "up")
+        self.links.append(dev)
+        self.bridge_end[dev] = br_end
+        return dev
+
+    @staticmethod
+    def mac(dev: str) -> str:
+        with open(f"/sys/class/net/{dev}/address") as f:
+            return f.read().strip()
+
+    def close(self) -> None:
+        for d in self.links:
+            sh("ip", "link", "del", d, check=False)
+        sh("ip", "link", "del", self.br, check=False)
+
+
+class Capture:
+    """tcpdump decoding what crosses a device."""
+
+    def __init__(self, dev: str):
+        self.p = subprocess.Popen([TCPDUMP, "-i", dev, "-nn", "-vvv", "-l"],
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        # tcpdump says it listens once the capture is open
+        line = self.p.stderr.readline()
+        assert "listening" in line, line
+
+    def records(self) -> list[str]:
+        """One text per packet, as tcpdump decoded it."""
+        time.sleep(0.3)
+        self.p.send_signal(signal.SIGINT)
+        text = self.p.communicate(timeout=30)[0]
+        out, cur = [], []
+        for line in text.splitlines():
+            if re.match(r"\d\d:\d\d:\d\d\.", line) and cur:
+                out.append("\n".join(cur))
+                cur = []
+            cur.append(line)
+        if cur:
+            out.append("\n".join(cur))
+        return out
+
+
+def start(managers, ports):
+    """A manager on @p ports. DPDK 22.11's AF_PACKET driver names its
+    fanout group by its process id XOR the interface's index: a second
+    manager whose two numbers XOR to the first's is refused (EINVAL) the
+    group. Another process id is another name."""
+    for attempt in range(4):
+        try:
+            return managers(ports=ports, rx_paused=True)
+        except RuntimeError as e:
+            if "PACKET_FANOUT" not in str(e) or attempt == 3:
+                raise
+
+
+@pytest.fixture
+def two_hosts(managers):
+    """Host 1: client namespace on port 0, fabric on port 1; host 2:
+    fabric on port 0, server namespace on port 1. Returned unconfigured
+    but for the fabric itself: (managers, fabric devs, client, server,
+    fabric)."""
+    if not shutil.which("tcpdump"):
+        pytest.skip("no tcpdump (scripts/setup.sh installs it)")
+    tag = unique_tag(5)
+    fab = Fabric(tag)
+    cli, srv = Host(tag + "c", f"{NET}.1"), Host(tag + "s", f"{NET}.2")
+    try:
+        fa, fb = fab.port(1), fab.port(2)
+        m1 = start(managers, [f"net_af_packet0,iface={cli.attach_veth()}",
+                              f"net_af_packet1,iface={fa}"])
+        m2 = start(managers, [f"net_af_packet0,iface={fb}",
+                              f"net_af_packet1,iface={srv.attach_veth()}"])
+        m1.call("fabric.set", port=1, host=1, ip=f"{FAB}.1")
+        m2.call("fabric.set", port=0, host=2, ip=f"{FAB}.2")
+        yield (m1, m2), (fa, fb), cli, srv, fab
+    finally:
+        cli.close()
+        srv.close()
+        fab.close()
+
+
+def peer(m, host: int, ip: str, mac: str, **kw) -> None:
+    kw.setdefault("mtu", FAB_MTU)
+    m.call("fabric.peer.set", host=host, ip=ip, mac=mac, **kw)
+
+
+def chain_of_three(two_hosts, encap: str = "vxlan-gpe"):
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    peer(m1, 2, f"{FAB}.2", Fabric.mac(fb), encap=encap, name="two")
+    peer(m2, 1, f"{FAB}.1", Fabric.mac(fa), encap=encap, name="one")
+    for m, h in ((m1, 1), (m2, 2)):
+        assert m.call("path.set", spi=10, hops=FWD[h])["spi"] == 10
+        assert m.call("path.set", spi=11, hops=REV[h])["spi"] == 11
+    m1.call("chain.set", port=0, hops=FWD[1])
+    m2.call("chain.set", port=1, hops=REV[2])
+    nfs = [m1.start_nf("monitor", 1), m2.start_nf("monitor", 2),
+           m2.start_nf("monitor", 3)]
+    for m in (m1, m2):
+        m.call("rx.set", enabled=True)
+    return nfs
+
+
+def transfer_ok(cli, srv, nbytes: int = 4 << 20, during=None) -> bool:
+    sent, got = tcp_transfer([cli, srv], nbytes, during)
+    return sent == got and int(got[0]) == nbytes
+
+
+def peers(m) -> dict:
+    return {p["host"]: p for p in m.call("fabric.show")["peers"]}
+
+
+@pytest.mark.parametrize("encap", ["vxlan-gpe", "vxlan", "ethernet"])
+def test_kernel_tcp_through_three_nfs_on_two_hosts(two_hosts, encap):
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    nfs = chain_of_three(two_hosts, encap)
+    assert transfer_ok(cli, srv)
+    # every NF saw the transfer, both ways
+    for nf in nfs:
+        c = nf.stats()["counters"]
+        assert c["tcp"] > 2800, (nf.service, c)
+    p1, p2 = peers(m1)[2], peers(m2)[1]
+    # what host 1 sent host 2 in NSH is what host 2 took from it, and back
+    assert p1["tx"] > 2800 and p2["tx"] > 100
+    assert p1["tx"] == p2["rx"] and p2["tx"] == p1["rx"], (p1, p2)
+    for m in (m1, m2):
+        show = m.call("fabric.show")
+        assert all(v == 0 for k, v in show["ingress"].items()
+                   if k != "arp_answered"), show
+        drops = m.stats()["drops"]
+        assert not any(drops.get(k) for k in (
+            "nsh_malformed", "nsh_no_path", "nsh_ttl", "nsh_mtu",
+            "peer_down")), drops
+    for m in (m1, m2):
+        m.wait_idle()
+
+
+def test_tcpdump_sees_the_path_and_index_at_each_hop(two_hosts, tmp_path):
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    chain_of_three(two_hosts)
+    # the wire of host 1: both ways
+    cap = Capture(fab.bridge_end[fa])
+    cli.run("ping", "-c", "3", "-i", "0.2", "-W", "2", f"{NET}.2")
+    recs = cap.records()
+    fwd = [r for r in recs if f"{FAB}.1." in r and f"> {FAB}.2.4790" in r]
+    rev = [r for r in recs if f"{FAB}.2." in r and f"> {FAB}.1.4790" in r]
+    assert fwd and rev, recs
+    # host 1 ran hop 0 (svc 1): host 2 gets index 254 of path 10; back,
+    # host 2 ran hops 0 and 1 (svc 3, svc 2): host 1 gets 253 of path 11
+    for r in fwd:
+        assert re.search(r"VXLAN-GPE, flags \[IP\]", r), r
+        assert re.search(r"NSH, ver 0, flags \[none\], TTL 63, length 5, "
+                         r"md type 2, next-protocol Ethernet, "
+                         r"service-path-id 0x00000a, service-index 0xfe", r), r
+    for r in rev:
+        assert re.search(r"service-path-id 0x00000b, service-index 0xfd",
+                         r), r
+    inner = "\n".join(fwd)
+    assert re.search(rf"{NET}\.1 > {NET}\.2: ICMP echo request", inner), inner
+    assert re.search(rf"{NET}\.2 > {NET}\.1: ICMP echo reply",
+                     "\n".join(rev)), rev
+
+
+def test_a_path_that_comes_back_counts_down_its_ttl(two_hosts):
+    """Path 12 starts on host 2 though host 1 classifies (index 255),
+    then comes back to host 1 (index 254, TTL one less)."""
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    chain_of_three(two_hosts)
+    back = {1: ["svc:2@2", "svc:1", "port:1@2"],
+            2: ["svc:2", "svc:1@1", "port:1"]}
+    for m, h in ((m1, 1), (m2, 2)):
+        m.call("path.set", spi=12, hops=back[h])
+    m1.call("chain.set", port=0, hops=back[1])
+    cap = Capture(fab.bridge_end[fa])
+    cli.run("ping", "-c", "2", "-i", "0.2", "-W", "2", f"{NET}.2")
+    recs = cap.records()
+    out = [r for r in recs if "service-path-id 0x00000c" in r]
+    hops = {(re.search(rf"> {FAB}\.(\d)\.4790", r).group(1),
+             re.search(r"TTL (\d+)", r).group(1),
+             re.search(r"service-index (0x\w+)", r).group(1)) for r in out}
+    # to host 2 for hop 0 (index 255), back to host 1 for hop 1, one TTL
+    # less, to host 2 again for hop 2 (the port), one less again
+    assert hops == {("2", "63", "0xff"), ("1", "62", "0xfe"),
+                    ("2", "61", "0xfd")}, "\n".join(out)
+    # host 2's packets back to host 1 carry the flow hash host 1 gave
+    # them: the same UDP source port both ways of the fabric
+    sport = {re.search(rf"{FAB}\.\d\.(\d+) >", r).group(1) for r in out
+             if "echo request" in r}
+    assert len(sport) == 1, out
+
+
+def test_a_kernel_vxlan_device_ends_a_plain_vxlan_path(two_hosts):
+    """Host 3 is a kernel: a namespace on the fabric with a vxlan device
+    (VNI 42) whose address the client talks to. Host 1 sends it its
+    chain's packets in plain VXLAN, the kernel decapsulates and answers
+    in VXLAN, host 1 takes that off and sends it to the client."""
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    k = Host(fab.tag + "k", f"{FAB}.3")
+    try:
+        dev = f"zq{fab.tag}3"
+        sh("ip", "link", "add", dev, "mtu", str(FAB_MTU), "type", "veth",
+           "peer", "name", f"zr{fab.tag}3", "mtu", str(FAB_MTU))
+        sh("ip", "link", "set", f"zr{fab.tag}3", "master", fab.br)
+        sh("ip", "link", "set", f"zr{fab.tag}3", "up")
+        k.adopt(dev)
+        k.run("ip", "link", "add", "vx0", "type", "vxlan", "id", "42",
+              "remote", f"{FAB}.1", "local", f"{FAB}.3", "dstport", "4789")
+        k.run("ip", "addr", "add", f"{NET}.3/24", "dev", "vx0")
+        k.run("ip", "link", "set", "vx0", "up")
+        mac = k.run("cat", f"/sys/class/net/{dev}/address").stdout.strip()
+        peer(m1, 3, f"{FAB}.3", mac, encap="vxlan", vni=42, nsh=False)
+        m1.call("chain.set", port=0, hops=["svc:1", "port:0@3"])
+        m1.call("chain.set", port=1, hops=["svc:1", "port:0"])
+        nf = m1.start_nf("monitor", 1)
+        m1.call("rx.set", enabled=True)
+        k_srv = Host.__new__(Host)  # the server end: the kernel host
+        k_srv.ns, k_srv.addr = k.ns, f"{NET}.3"
+        assert transfer_ok(cli, k_srv)
+        p3 = peers(m1)[3]
+        assert p3["tx"] > 2800 and p3["rx"] > 100, p3
+        assert nf.stats()["counters"]["tcp"] > 2800
+        # the kernel found host 1's address by ARP, answered by host 1
+        assert m1.call("fabric.show")["ingress"]["arp_answered"] >= 1
+        m1.wait_idle()
+    finally:
+        k.close()
+
+
+def test_a_too_large_packet_is_a_counted_drop(two_hosts):
+    """The peers' MTU says 1500: a 1500-byte IP packet does not fit with
+    the tunnel's 70 bytes; it drops as nsh_mtu, small ones go."""
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    chain_of_three(two_hosts)
+    peer(m1, 2, f"{FAB}.2", Fabric.mac(fb), mtu=1500)
+    assert cli.run("ping", "-c", "2", "-i", "0.2", "-W", "2", "-s", "1400",
+                   f"{NET}.2", check=False).returncode == 0
+    assert cli.run("ping", "-c", "3", "-i", "0.2", "-W", "1", "-M", "do",
+                   "-s", "1472", f"{NET}.2", check=False).returncode != 0
+    assert peers(m1)[2]["drops"]["nsh_mtu"] == 3
+    assert m1.stats()["drops"]["nsh_mtu"] == 3
+    m1.wait_idle()
+
+
+def test_what_names_no_path_here_is_counted_and_dropped(two_hosts):
+    """NSH sent into host 2's fabric port from a namespace: an unknown
+    path, index 0, an index at another host's hop, TTL 1, a stranger, a
+    broken header: each counted under its reason, none forwarded."""
+    from scapy.all import IP, UDP, Ether, Raw, sendp
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    chain_of_three(two_hosts)
+    srv.run("ip", "link", "set", "lo", "up")
+    dev = fab.port(3)
+    peer(m2, 3, f"{FAB}.3", Fabric.mac(dev))
+    inner = bytes(Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01") /
+                  IP(src=f"{NET}.1", dst=f"{NET}.2") / UDP(dport=9) /
+                  Raw(b"x" * 32))
+
+    def nsh(spi, si, ttl=63, ver=0, length=6, md=1, np=3):
+        base = (ver << 30) | (ttl << 22) | (length << 16) | (md << 8) | np
+        return base.to_bytes(4, "big") + (spi << 8 | si).to_bytes(4, "big") \
+            + bytes(16)
+
+    def gpe(payload, src=f"{FAB}.3"):
+        return Ether(dst=Fabric.mac(fb), src=Fabric.mac(dev)) / \
+            IP(src=src, dst=f"{FAB}.2", flags="DF") / \
+            UDP(sport=50000, dport=4790) / \
+            Raw(bytes([0x0c, 0, 0, 4, 0, 0, 0, 0]) + payload)
+
+    cases = {"nsh_no_path": [gpe(nsh(99, 254) + inner),   # unknown path
+                             gpe(nsh(10, 0) + inner),     # index 0
+                             gpe(nsh(10, 255) + inner),   # host 1's hop
+                             gpe(nsh(10, 200) + inner)],  # past the path
+             "nsh_ttl": [gpe(nsh(10, 254, ttl=1) + inner)],
+             "nsh_malformed": [gpe(nsh(10, 254, ver=1) + inner),
+                               gpe(nsh(10, 254, length=60) + inner),
+                               gpe(nsh(10, 254, np=1) + inner)]}
+    stranger = gpe(nsh(10, 254) + inner, src=f"{FAB}.9")
+    before = m2.stats()["drops"]
+    for pkts in cases.values():
+        sendp(pkts, iface=dev, verbose=False)
+    sendp([stranger], iface=dev, verbose=False)
+    want = {k: before[k] + len(v) for k, v in cases.items()}
+    want["nsh_no_path"] += 1  # the stranger's
+
+    def counted():
+        d = m2.stats()["drops"]
+        return all(d[k] == v for k, v in want.items())
+    wait_for(counted, scaled(10), f"drops {want}")
+    ing = m2.call("fabric.show")["ingress"]
+    assert ing["nsh_no_path"] == 4 and ing["nsh_stranger"] == 1, ing
+    assert ing["nsh_ttl"] == 1 and ing["nsh_malformed"] == 3, ing
+    # and the same packet as a peer's, well formed, goes through
+    nf2 = [n for n in m2.call("nf.list")["nfs"] if n["service"] == 2][0]
+    sendp([gpe(nsh(10, 254) + inner)], iface=dev, verbose=False)
+    wait_for(lambda: [n for n in m2.call("nf.list")["nfs"]
+                      if n["service"] == 2][0]["rx"] == nf2["rx"] + 1,
+             scaled(10), "the good one taken")
+    m2.wait_idle()
+
+
+def test_hops_on_no_peer_are_refused(two_hosts):
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    peer(m1, 2, f"{FAB}.2", Fabric.mac(fb))
+    bad = {("svc:1", "svc:2@7"): "host 7 is no peer",
+           ("svc:1", "svc:2@1"): "host 1 is this host",
+           ("svc:1", "drop@2"): "drop",
+           }
+    for hops, why in bad.items():
+        with pytest.raises(Exception, match=why):
+            m1.call("chain.set", port=0, hops=list(hops))
+    peer(m1, 3, f"{FAB}.3", "02:00:00:00:00:03", encap="vxlan", nsh=False)
+    with pytest.raises(Exception, match="plain VXLAN end point"):
+        m1.call("chain.set", port=0, hops=["svc:1@3", "port:0@3"])
+    with pytest.raises(Exception, match="these hops are path 10"):
+        m1.call("path.set", spi=10, hops=["svc:1", "port:0@2"])
+        m1.call("path.set", spi=11, hops=["svc:1", "port:0@2"])
+    m2.call("fabric.set", off=True)
+    with pytest.raises(Exception, match="on no fabric"):
+        m2.call("chain.set", port=0, hops=["svc:1@1"])
+
+
+def test_an_nf_killed_on_the_far_host_under_load(two_hosts):
+    """Host 2's first NF killed mid-transfer and started again: its
+    packets are counted (no_instance, nf_exit), TCP recovers, both hosts'
+    pools are whole after."""
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    nfs = chain_of_three(two_hosts)
+    victim = nfs[1]
+
+    def kill_and_restart():
+        wait_for(lambda: victim.stats()["rx"] > 2000, scaled(30),
+                 "TCP flowing", interval=0.005)
+        victim.proc.signal(signal.SIGKILL)
+        wait_for(lambda: m2.nf_by_pid(victim.proc.pid) is None, scaled(10),
+                 "NF gone")
+        time.sleep(0.2)
+        m2.start_nf("monitor", 2, "again")
+
+    assert transfer_ok(cli, srv, 32 << 20, during=kill_and_restart)
+    d = m2.stats()["drops"]
+    assert d["no_instance"] + d["nf_exit"] > 0, d
+    assert m2.stats()["status"]["registry"]["died"] == 1
+    for m in (m1, m2):
+        m.wait_idle()
+
+
+def test_a_peer_gone_under_load(two_hosts):
+    """Host 2's manager killed mid-transfer: host 1 goes on sending its
+    hops' packets (counted as sent to host 2) and holds none of them;
+    marked down, they drop as peer_down; nothing is stuck."""
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    chain_of_three(two_hosts)
+
+    def kill_peer():
+        wait_for(lambda: peers(m1)[2]["tx"] > 2000, scaled(30),
+                 "TCP flowing", interval=0.005)
+        m2.proc.kill()
+
+    srv_p = srv.popen(sys.executable, "-c", SERVER)
+    assert srv_p.stdout.readline().strip() == "ready"
+    cli_p = cli.popen(sys.executable, "-c", CLIENT, srv.addr, str(64 << 20))
+    kill_peer()
+    tx = peers(m1)[2]["tx"]
+    wait_for(lambda: peers(m1)[2]["tx"] > tx + 3, scaled(30),
+             "TCP retransmitting into the void")
+    m1.call("fabric.peer.set", host=2, ip=f"{FAB}.2", mac=Fabric.mac(fb),
+            mtu=FAB_MTU, down=True)
+    wait_for(lambda: peers(m1)[2]["drops"]["peer_down"] > 0, scaled(30),
+             "retransmissions counted as peer_down")
+    assert m1.stats()["drops"]["peer_down"] == \
+        peers(m1)[2]["drops"]["peer_down"]
+    for p in (cli_p, srv_p):
+        p.kill()
+        p.wait(10)
+    m1.wait_idle()
+
+
+def zeronf(m, *args: str) -> str:
+    r = subprocess.run([sys.executable, "-m", "zeronf", "-i", m.name, *args],
+                       cwd=REPO, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_the_cli_sets_up_a_host_and_status_shows_its_peers(two_hosts):
+    """Host 1 set up with the CLI as a newcomer would (README's
+    commands); host 2 by the methods; ping crosses; `zeronf status` shows
+    the peer and what it counted."""
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    zeronf(m1, "fabric", "peer", "2", "--ip", f"{FAB}.2", "--mac",
+           Fabric.mac(fb), "--mtu", str(FAB_MTU), "--name", "two")
+    peer(m2, 1, f"{FAB}.1", Fabric.mac(fa))
+    zeronf(m1, "path", "10", ",".join(FWD[1]))
+    zeronf(m1, "path", "11", *REV[1])
+    m2.call("path.set", spi=10, hops=FWD[2])
+    m2.call("path.set", spi=11, hops=REV[2])
+    zeronf(m1, "chain", "--port", "0", ",".join(FWD[1]))
+    m2.call("chain.set", port=1, hops=REV[2])
+    m1.start_nf("monitor", 1)
+    m2.start_nf("monitor", 2)
+    m2.start_nf("monitor", 3)
+    for m in (m1, m2):
+        m.call("rx.set", enabled=True)
+    assert cli.run("ping", "-c", "3", "-i", "0.2", "-W", "2", f"{NET}.2",
+                   check=False).returncode == 0
+    paths = zeronf(m1, "path")
+    assert "10  svc:1,svc:2@2,svc:3@2,port:1@2" in paths, paths
+    out = zeronf(m1, "status")
+    assert re.search(rf"fabric +host 1 on port 1, {FAB}\.1", out), out
+    row = [ln for ln in out.splitlines() if " two " in ln]
+    assert row and re.search(rf"2 +two +{FAB}\.2 +vxlan-gpe +{FAB_MTU} +up "
+                             r"+[3-9]\d* +[3-9]", row[0]), out
