@@ -4,9 +4,12 @@
 /* NSH and its tunnels (lib/common/zn_nsh.c) on any frame: no read past it
  * (ASan: the frame copied to its exact size); a frame taken for NSH has
  * its inner packet inside it, and its NSH written back reads the same
- * (zn_nsh_put and zn_nsh_parse agree on every field). */
+ * (zn_nsh_put and zn_nsh_parse agree on every field); plain VXLAN's
+ * inner frame is inside the frame too (zn_vxlan_decap). */
 #include <stdlib.h>
 #include <string.h>
+
+#include <rte_ether.h>
 
 #include "../lib/common/zn_nsh.h"
 
@@ -20,7 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct zn_nsh h, g;
 	enum zn_nsh_encap e;
 	size_t off;
-	uint32_t src;
+	uint32_t src, vni;
 	int n;
 
 	memcpy(copy, data, size);
@@ -36,6 +39,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    memcmp(g.ctx, h.ctx, h.ctx_len) != 0)
 			abort();
 	}
+	if (zn_vxlan_decap(copy, size, &vni, &off) == 0 &&
+	    (off + RTE_ETHER_HDR_LEN > size || vni > 0xffffff))
+		abort();
 	free(copy);
 	return 0;
 }

@@ -188,6 +188,39 @@ ZN_TEST(nsh_ordinary_packets_are_not_tunnels)
 	ZT_EQ(zn_nsh_decap(f, n + 8 + 14, &got, &g, &off, &src), -ENOENT);
 }
 
+/* Plain VXLAN (no NSH), what a path's last host sends a kernel's vxlan
+ * device: written and read back; NSH in VXLAN is not taken for it by
+ * the order the fabric asks (zn_nsh_decap first). */
+ZN_TEST(vxlan_plain_round_trip)
+{
+	uint8_t f[256];
+	struct zn_nsh_tunnel t;
+	uint32_t vni;
+	size_t off;
+	int n;
+
+	tunnel(&t, ZN_NSH_VXLAN);
+	n = zn_vxlan_put(f, sizeof(f), &t, 42, 0x12345678);
+	ZT_EQ(n, ZN_VXLAN_LEN);
+	ZT_EQ(f[12], 0x08); /* IPv4 */
+	ZT_EQ(f[36] << 8 | f[37], 4789);
+	ZT_EQ(f[16] << 8 | f[17], 20 + 8 + 8 + 42); /* IP total length */
+	inner_udp(f + n, 5000);
+	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 42, &vni, &off), 0);
+	ZT_EQ(vni, 0x4242);
+	ZT_EQ(off, (size_t)n);
+	/* no room for an inner frame, or no I flag: malformed */
+	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 13, &vni, &off), -EINVAL);
+	f[42] = 0;
+	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 42, &vni, &off), -EINVAL);
+	/* not UDP 4789: not VXLAN */
+	f[37] = 0xb6;
+	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 42, &vni, &off), -ENOENT);
+	ZT_EQ(zn_vxlan_put(f, ZN_VXLAN_LEN - 1, &t, 42, 0), -ENOSPC);
+	t.vni = 1u << 24;
+	ZT_EQ(zn_vxlan_put(f, sizeof(f), &t, 42, 0), -EINVAL);
+}
+
 /* With ZN_NSH_PCAP set: every tunnel, SIs 255 down to 253, MD types 1 and
  * 2, written to that pcap for tcpdump to decode (tests/pkt/test_nsh.py). */
 ZN_TEST(nsh_pcap)

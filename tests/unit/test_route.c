@@ -62,6 +62,21 @@ ZN_TEST(chain_parse)
 	ZT_EQ(zn_step_parse(buf, h), -EINVAL);
 	ZT_EQ(zn_steps_parse("svc:256", h, 1), -EINVAL);
 	ZT_EQ(zn_steps_parse("255", h, 1), 1);
+	/* Another host's hops: "@H", 1..254, not after drop; formatted back */
+	ZT_EQ(zn_steps_parse("svc:2@3,4@254,port:1@1", h, 4), 3);
+	ZT_EQ(h[0].host, 3);
+	ZT_EQ(h[0].id, 2);
+	ZT_EQ(h[1].host, 254);
+	ZT_EQ(h[2].type, ZN_STEP_PORT);
+	ZT_EQ(h[2].host, 1);
+	zn_step_format(&h[2], buf, sizeof(buf));
+	ZT_EQ(strcmp(buf, "port:1@1"), 0);
+	static const char *const bad_host[] = { "drop@2", "svc:1@0",
+		"svc:1@255", "svc:1@", "1@2@3", "@2", "svc:1@x", "port:1@-1" };
+
+	for (unsigned int i = 0; i < RTE_DIM(bad_host); i++)
+		ZT_EQ(zn_step_parse(bad_host[i], h), -EINVAL);
+	ZT_EQ(h[0].host, 0); /* zeroed when refused */
 }
 
 static struct rte_mempool *pool;
@@ -158,6 +173,25 @@ ZN_TEST(route_resolve)
 	ZT_EQ(r.id, 0);
 	zn_pkt_meta(m)->chain_pos = 1;
 	ZT_EQ(zn_route_resolve(NULL, &rt, m).reason, ZN_DROP_CHAIN_END);
+	/* A hop on another host: to it, with the hop's position and the
+	 * chain (its path), whatever the step's type there */
+	rt.chains[7].len = 3;
+	rt.chains[7].steps[0] = (struct zn_step){ .type = ZN_STEP_SERVICE, .id = 9 };
+	rt.chains[7].steps[1] = (struct zn_step){ .type = ZN_STEP_SERVICE,
+						  .host = 4, .id = 200 };
+	rt.chains[7].steps[2] = (struct zn_step){ .type = ZN_STEP_PORT,
+						  .host = 4, .id = 33 };
+	zn_pkt_meta(m)->chain = 7;
+	zn_pkt_meta(m)->chain_pos = 0;
+	r = zn_route_resolve(NULL, &rt, m);
+	ZT_EQ(r.type, ZN_RES_REMOTE);
+	ZT_EQ(r.id, 4);
+	ZT_EQ(r.pos, 1);
+	ZT_EQ(r.svc, 7);
+	zn_pkt_meta(m)->chain_pos = 1;
+	r = zn_route_resolve(NULL, &rt, m);
+	ZT_EQ(r.type, ZN_RES_REMOTE);
+	ZT_EQ(r.pos, 2);
 	/* An unused chain id ends at once. */
 	zn_pkt_meta(m)->chain = 6;
 	zn_pkt_meta(m)->chain_pos = ZN_CHAIN_POS_START;
