@@ -71,6 +71,15 @@ affects both sides alike. Progress goes to stderr.
          FLOW_MODs (K = exact 5-tuples or wildcard prefixes) until the
          barrier's reply, then packet-in round trips through a table-miss
          entry and the controller's PACKET_OUT (bench/sdn.py).
+  xhost  {"bench":"xhost","hosts":H,"size":B,"mpps":X,"p50_ns":Y,
+         "p99_ns":Z}: a chain of 2 (speed tester, forward NF) on one host
+         (H = 1) and split over two (H = 2: two managers whose fabric
+         ports are a memif pair, the forward NF on the second, NSH over
+         VXLAN-GPE both ways), B = 64 and 1500; X closed loop (512
+         packets), Y, Z one way at 10 % of X (bench/xhost.py). Then
+         {"bench":"xhost_encap","size":B,"encap_ns":E,"decap_ns":D}: the
+         worker's cost per packet of writing a tunnel and NSH, and of
+         reading them (bench/nsh_bench.c).
   lb     {"bench":"lb","replicas":R,"mpps":X,"max_share":S}: the same
          trace, R = 1, 2, 4 forward replicas of one service (hash mode, no
          RSS); max_share = the busiest replica's share of the packets. The
@@ -139,6 +148,7 @@ from spinner import bench_spinner
 from tenants import bench_tenants
 from trust import bench_group_port, bench_trust, bench_validate
 from vm import bench_vm
+from xhost import bench_xhost
 
 
 def bench_nf_start(runs: int) -> None:
@@ -154,7 +164,8 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers,
            "trust": bench_trust, "validate": bench_validate,
            "tenants": bench_tenants, "group_port": bench_group_port,
-           "vm": bench_vm, "spinner": bench_spinner, "sdn": bench_sdn}
+           "vm": bench_vm, "spinner": bench_spinner, "sdn": bench_sdn,
+           "xhost": bench_xhost}
 
 
 def main() -> int:

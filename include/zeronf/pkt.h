@@ -118,7 +118,7 @@ zn_pkt_out(struct rte_mbuf *m, uint16_t port_id)
 
 /** Restart the packet's chain: NEXT then goes to hop 0 again, as a packet
  *  the NF made (ZN_PKT_F_NEW): its hop count starts again, the NF being
- *  its source. For NFs that re-circulate packets on purpose (such as the
+ *  its source, and so does the TTL it would carry to another host. For NFs that re-circulate packets on purpose (such as the
  *  speed tester); the loop guard stops a packet only an NF's routing
  *  (NEXT, TO_SERVICE) keeps sending round. */
 static inline void
@@ -129,7 +129,8 @@ zn_pkt_restart_chain(struct rte_mbuf *m)
 	meta->chain_pos = ZN_CHAIN_POS_START;
 	meta->hops = 0;
 	meta->action = ZN_ACT_NEXT;
-	meta->flags |= ZN_PKT_F_NEW;
+	meta->flags = (meta->flags & ~(ZN_PKT_F_NSH_TTL | ZN_PKT_NSH_TTL_MASK)) |
+		      ZN_PKT_F_NEW;
 }
 
 /** Initialise the metadata of a packet an NF created itself (its flow

@@ -211,9 +211,15 @@ zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		int rc;
 
 		/* New: the manager takes these back without having handed
-		 * them out (mgr/trust/owner_map_hot.c), once. */
-		for (unsigned int i = 0; i < k; i++)
-			zn_pkt_meta(pkts[done + i])->flags |= ZN_PKT_F_NEW;
+		 * them out (mgr/trust/owner_map_hot.c), once; a TTL from
+		 * another host (the buffer's last use) is not theirs. */
+		for (unsigned int i = 0; i < k; i++) {
+			struct zn_pkt_meta *meta = zn_pkt_meta(pkts[done + i]);
+
+			meta->flags = (meta->flags & ~(ZN_PKT_F_NSH_TTL |
+						       ZN_PKT_NSH_TTL_MASK)) |
+				      ZN_PKT_F_NEW;
+		}
 		zn_ledger_own(&nf->s->ledger, pkts + done, k);
 		rc = zn_nf_tx_held(nf, k);
 		if (rc < 0)

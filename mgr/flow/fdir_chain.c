@@ -167,11 +167,21 @@ zn_chain_set(struct zn_mgr *m, const struct zn_step *steps, unsigned int n,
 
 	if (rc < 0)
 		return rc;
+	if (!fdir_is_default_chain(m->fdir, steps, n))
+		c->spi = 0; /* other hops: no longer its path (fdir_path.c) */
 	memset(c->steps, 0, sizeof(c->steps));
 	memcpy(c->steps, steps, n * sizeof(*steps));
 	c->len = (uint16_t)n;
 	zn_route_publish(m);
 	return 0;
+}
+
+bool
+fdir_is_default_chain(const struct zn_fdir *fd, const struct zn_step *steps,
+		      unsigned int n)
+{
+	return fd->chains[0].len == n && steps_equal(fd->chains[0].steps,
+						     steps, n);
 }
 
 unsigned int
@@ -285,7 +295,7 @@ fdir_fill(struct zn_mgr *m, struct zn_route *rt)
 	memcpy(rt->tenant_chain, fd->tenant_chain, sizeof(rt->tenant_chain));
 	memset(rt->chain_spi, 0, sizeof(rt->chain_spi));
 	memset(rt->spi_map, 0, sizeof(rt->spi_map));
-	for (unsigned int id = 1; id < ZN_MAX_CHAINS; id++) {
+	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++) {
 		uint32_t spi = fd->chains[id].spi;
 		unsigned int i;
 

@@ -11,7 +11,9 @@
  * so the path. The path's hops are written on each host as that host
  * sees them (its own hops without "@", the others' with their host),
  * in the same order: the service index a packet carries between hosts
- * is 255 less the position of its next hop.
+ * is 255 less the position of its next hop. The default chain (chain 0,
+ * not interned) takes a path whose hops are its own when the path is
+ * set; chain.set of other hops forgets it.
  */
 
 #include <errno.h>
@@ -26,14 +28,24 @@
 
 #define SPI_MAX 0xffffff
 
-/* The chain of path @p spi, 0: none. */
-static unsigned int
+/* The chain of path @p spi, -1: none. */
+static int
 chain_of(const struct zn_fdir *fd, uint32_t spi)
 {
-	for (unsigned int id = 1; id < ZN_MAX_CHAINS; id++)
-		if (fd->chains[id].spi == spi && fd->chains[id].refs != 0)
-			return id;
-	return 0;
+	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++)
+		if (fd->chains[id].spi == spi &&
+		    (id == 0 || fd->chains[id].refs != 0))
+			return (int)id;
+	return -1;
+}
+
+/* Let go of chain @p id's path: a reference, but the default chain's. */
+static void
+path_put(struct zn_fdir *fd, unsigned int id)
+{
+	fd->chains[id].spi = 0;
+	if (id != 0)
+		fdir_chain_put(fd, id);
 }
 
 static int
@@ -44,7 +56,7 @@ cmd_path_set(struct zn_cmd_req *req)
 	uint32_t spi = (uint32_t)json_integer_value(
 		json_object_get(req->params, "spi"));
 	struct zn_step steps[ZN_MAX_CHAIN_STEPS];
-	unsigned int old = chain_of(fd, spi);
+	int old = chain_of(fd, spi);
 	bool created;
 	int n, id, rc;
 
@@ -56,21 +68,25 @@ cmd_path_set(struct zn_cmd_req *req)
 				 sizeof(req->err));
 	if (rc < 0)
 		return rc;
-	id = fdir_chain_take(fd, steps, (unsigned int)n, &created, req->err,
-			     sizeof(req->err));
+	if (fdir_is_default_chain(fd, steps, (unsigned int)n))
+		id = 0; /* the default chain's path: no reference */
+	else
+		id = fdir_chain_take(fd, steps, (unsigned int)n, &created,
+				     req->err, sizeof(req->err));
 	if (id < 0)
 		return id;
 	if (fd->chains[id].spi != 0 && fd->chains[id].spi != spi) {
 		snprintf(req->err, sizeof(req->err), "these hops are path %u "
 			 "already", fd->chains[id].spi);
-		fdir_chain_put(fd, (unsigned int)id);
+		if (id != 0)
+			fdir_chain_put(fd, (unsigned int)id);
 		return -EEXIST;
 	}
-	if (old == (unsigned int)id) {
-		fdir_chain_put(fd, (unsigned int)id); /* it holds one */
-	} else if (old != 0) {
-		fd->chains[old].spi = 0;
-		fdir_chain_put(fd, old);
+	if (old == id) {
+		if (id != 0)
+			fdir_chain_put(fd, (unsigned int)id); /* it holds one */
+	} else if (old >= 0) {
+		path_put(fd, (unsigned int)old);
 	}
 	fd->chains[id].spi = spi;
 	zn_route_publish(m);
@@ -84,14 +100,13 @@ cmd_path_del(struct zn_cmd_req *req)
 	struct zn_fdir *fd = req->mgr->fdir;
 	uint32_t spi = (uint32_t)json_integer_value(
 		json_object_get(req->params, "spi"));
-	unsigned int id = chain_of(fd, spi);
+	int id = chain_of(fd, spi);
 
-	if (id == 0) {
+	if (id < 0) {
 		snprintf(req->err, sizeof(req->err), "no path %u", spi);
 		return -ENOENT;
 	}
-	fd->chains[id].spi = 0;
-	fdir_chain_put(fd, id);
+	path_put(fd, (unsigned int)id);
 	zn_route_publish(req->mgr);
 	return 0;
 }
@@ -102,15 +117,15 @@ cmd_path_list(struct zn_cmd_req *req)
 	struct zn_fdir *fd = req->mgr->fdir;
 	json_t *a = json_array();
 
-	for (unsigned int id = 1; id < ZN_MAX_CHAINS; id++) {
+	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++) {
 		const struct fdir_chain *c = &fd->chains[id];
 
-		if (c->spi == 0 || c->refs == 0)
+		if (c->spi == 0 || (id != 0 && c->refs == 0))
 			continue;
 		json_array_append_new(a, json_pack(
 			"{s:i, s:i, s:o, s:i}", "spi", c->spi, "chain", id,
 			"hops", zn_cmd_steps_json(c->steps, c->len),
-			"users", c->refs - 1));
+			"users", id == 0 ? 0 : c->refs - 1));
 	}
 	req->result = json_pack("{s:o}", "paths", a);
 	return 0;
@@ -155,8 +170,9 @@ ZN_CMD_REGISTER(path_del_cmd)
 static const struct zn_cmd path_list_cmd = {
 	.name = "path.list",
 	.help = "the service paths this host knows",
-	.result = "{\"paths\": \"[{spi, chain, hops, users: rules, ports "
-		  "and entries on its chain besides the path}]\"}",
+	.result = "{\"paths\": \"[{spi, chain (0: the default chain), hops, "
+		  "users: rules, ports and entries on its chain besides the "
+		  "path}]\"}",
 	.fn = cmd_path_list,
 };
 ZN_CMD_REGISTER(path_list_cmd)

@@ -64,6 +64,9 @@ int fdir_validate_steps(struct zn_mgr *m, const struct zn_step *steps,
 int fdir_chain_take(struct zn_fdir *fd, const struct zn_step *steps,
 		    unsigned int n, bool *created, char *err, size_t errlen);
 /** One reference less to chain @p id. */
+/** Are @p steps the default chain's (chain 0, which is not interned)? */
+bool fdir_is_default_chain(const struct zn_fdir *fd,
+			   const struct zn_step *steps, unsigned int n);
 void fdir_chain_put(struct zn_fdir *fd, unsigned int id);
 /** The snapshot's flow-director part (route.h source): chains, ACL
  *  contexts, exact table. */
