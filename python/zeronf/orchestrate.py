@@ -120,8 +120,11 @@ def _start_manager(d: Deployment, say: Say, timeout: float) -> int:
     if log.exists():  # an earlier run's: kept aside, not shown as this one's
         log.replace(d.log_dir / "manager.log.1")
     t0 = time.monotonic()
+    argv = manager_argv(d, mgr)
+    if d.manager.get("netns"):  # a host of a fabric on this machine
+        argv = ["ip", "netns", "exec", d.manager["netns"]] + argv
     with open(log, "ab") as f:
-        p = subprocess.Popen(manager_argv(d, mgr), cwd=d.base, stdout=f,
+        p = subprocess.Popen(argv, cwd=d.base, stdout=f,
                              stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL,
                              start_new_session=True)
@@ -281,7 +284,9 @@ def policies(d: Deployment) -> dict:
 
 
 def up(d: Deployment, say: Say = print, timeout: float = 60.0,
-       keep: bool = False) -> None:
+       keep: bool = False, rx: bool = True) -> None:
+    """@p rx False: everything but RX (a host of several: multihost.py
+    puts it on the fabric first)."""
     if is_up(d.name):
         raise UpError(f"instance '{d.name}' is already up (zeronf apply "
                       f"{d.file} changes it; zeronf down {d.name} stops it)")
@@ -297,8 +302,9 @@ def up(d: Deployment, say: Say = print, timeout: float = 60.0,
                     f"{Path(s.binary).name} {time.monotonic() - t0:.1f} s")
             configure(c, d, say)
             _save_applied(d)
-            c.rx_set(True)
-            say(f"'{d.name}' is up: RX enabled")
+            if rx:
+                c.rx_set(True)
+                say(f"'{d.name}' is up: RX enabled")
     except (UpError, ZeroNFError) as e:
         if not keep:
             down(d.name, say=lambda _: None, pid=pid)

@@ -109,18 +109,21 @@ class Deployment:
     raw: dict = field(repr=False, default_factory=dict)
     lines: "_Lines | None" = field(repr=False, default=None)
     shown: str = ""                 # the file as the user named it
+    prefix: tuple = ()              # where it is in the file: a host of a
+                                    # multi-host file, ("hosts", i)
 
     def service(self, name: str) -> Service:
         return next(s for s in self.services if s.name == name)
 
     def line(self, path: tuple) -> int:
         """The line of a key's path in the file."""
-        return self.lines.line(path) if self.lines else 1
+        return self.lines.line(self.prefix + tuple(path)) if self.lines \
+            else 1
 
     def at(self, path: tuple) -> str:
         """`FILE:LINE: KEY` of a key's path, for an error about it."""
         return f"{self.shown or self.file}:{self.line(path)}: " \
-            f"{_where(tuple(path))}"
+            f"{_where(self.prefix + tuple(path))}"
 
 
 def _tenants(data: dict, groups: set[str], svc_ids: dict[str, int],
@@ -160,8 +163,8 @@ def _steps(chain: list[str], svc_ids: dict[str, int],
     out = []
     n_ports = len(set(port_ids.values()))
     for i, step in enumerate(chain):
-        if step == "drop" or step.startswith("svc:"):
-            out.append(step)
+        if step == "drop" or step.startswith("svc:") or "@" in step:
+            out.append(step)  # "@": another host's, resolved (multihost.py)
         elif step.startswith("port:"):
             p = step[5:]
             if p.isdigit():
@@ -206,10 +209,10 @@ _Loader.add_implicit_resolver("tag:yaml.org,2002:int",
                               list("-+0123456789"))
 
 
-def load(path: str | os.PathLike, text: str | None = None,
-         name: str | None = None) -> Deployment:
-    """Read and check a deployment file; @p name overrides its name (one
-    file, several instances). Raises SpecError."""
+def parse(path: str | os.PathLike, text: str | None = None
+          ) -> tuple[Any, "_Lines", str, list[tuple[int, str]]]:
+    """A file's YAML: (data, its lines, the name it was given, the
+    duplicate keys' errors). Raises SpecError."""
     file = Path(path)
     shown = str(path)
     if text is None:
@@ -226,17 +229,40 @@ def load(path: str | os.PathLike, text: str | None = None,
         msg = getattr(e, "problem", None) or str(e)
         raise SpecError([f"{shown}{line}: not valid YAML: {msg}"]) from None
     lines = _Lines(node)
-    errors: list[tuple[int, str]] = []
-
-    def err(p, msg: str) -> None:
-        errors.append((lines.line(p), f"{shown}:{lines.line(p)}: "
-                       f"{_where(tuple(p))}: {msg}"))
-
-    for p, line in lines.dups:
-        errors.append((line, f"{shown}:{line}: {_where(p)}: duplicate key"))
+    dups = [(line, f"{shown}:{line}: {_where(p)}: duplicate key")
+            for p, line in lines.dups]
     if not isinstance(data, dict):
         raise SpecError([f"{shown}:1: a deployment is a mapping (name, "
                          f"ports, services, ...)"])
+    return data, lines, shown, dups
+
+
+def load(path: str | os.PathLike, text: str | None = None,
+         name: str | None = None) -> Deployment:
+    """Read and check a deployment file; @p name overrides its name (one
+    file, several instances). Raises SpecError. A file of several hosts
+    (`hosts:`) is multihost.load's."""
+    data, lines, shown, dups = parse(path, text)
+    if "hosts" in data:
+        raise SpecError([f"{shown}:{lines.line(('hosts',))}: hosts: a "
+                         f"deployment of several hosts (zeronf up, apply, "
+                         f"validate and down read it; docs/multihost.md)"])
+    return resolve(data, lines, shown, Path(path), name, dups)
+
+
+def resolve(data: dict, lines: "_Lines", shown: str, file: Path,
+            name: str | None, errors: list[tuple[int, str]],
+            prefix: tuple = ()) -> Deployment:
+    """One instance's deployment from its part of a parsed file
+    (@p prefix: where that part is: () for the whole file, ("hosts", i)
+    for a host of several); @p errors: those found already."""
+    errors = list(errors)
+
+    def err(p, msg: str) -> None:
+        p = prefix + tuple(p)
+        errors.append((lines.line(p), f"{shown}:{lines.line(p)}: "
+                       f"{_where(p)}: {msg}"))
+
     file_name = data.get("name")
     if name is not None:
         data["name"] = name
@@ -372,7 +398,7 @@ def load(path: str | os.PathLike, text: str | None = None,
         routes=list(data.get("routes", [])),
         autoscale=list(data.get("autoscale", [])),
         reactions=list(data.get("reactions", [])), log_dir=log_dir,
-        raw=data, lines=lines, shown=shown)
+        raw=data, lines=lines, shown=shown, prefix=prefix)
 
 
 def _log_dir(given: str | None, name: str, file_name: str | None,
