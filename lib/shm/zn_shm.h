@@ -650,9 +650,12 @@ struct zn_route {
 	 * fabric port, peers and tunnels, NULL while there is no fabric */
 	const struct zn_fabric_view *fabric;
 	/* Service paths (RFC 8300's SPI, mgr/flow/fdir_path.c): a chain's
-	 * path id (0: none), and path id -> chain by open addressing
-	 * (spi 0: an empty slot) */
+	 * path id (0: none), each of its hops' position on the path (a
+	 * chain may be its path with hops of this host put in: those have
+	 * none, 0xff), and path id -> the path's own chain by open
+	 * addressing (spi 0: an empty slot) */
 	uint32_t chain_spi[ZN_MAX_CHAINS];
+	uint8_t path_pos[ZN_MAX_CHAINS][ZN_MAX_CHAIN_STEPS];
 	struct {
 		uint32_t spi;
 		uint32_t chain;

@@ -298,7 +298,8 @@ zn_fabric_encap(struct zn_worker *w, const struct zn_route *rt,
 	const struct zn_fabric_peer *p = v != NULL ? &v->peer[r->id] : NULL;
 	struct zn_fabric_pstats *ps = v != NULL ? &v->wst[w->id].peer[r->id] :
 				      NULL;
-	uint32_t spi = rt->chain_spi[r->svc & (ZN_MAX_CHAINS - 1)];
+	unsigned int chain = r->svc & (ZN_MAX_CHAINS - 1);
+	uint32_t spi = rt->chain_spi[chain];
 	struct zn_nsh h;
 	unsigned int k = 0;
 
@@ -312,8 +313,12 @@ zn_fabric_encap(struct zn_worker *w, const struct zn_route *rt,
 				 &ps->down_drops : NULL);
 		return 0;
 	}
+	/* the index of the hop's position on the path: the chain may have
+	 * hops of this host put in (fdir_chain.c path_fill) */
 	h = (struct zn_nsh){ .spi = spi,
-			     .si = (uint8_t)(ZN_NSH_SI_FIRST - r->pos),
+			     .si = (uint8_t)(ZN_NSH_SI_FIRST -
+					     rt->path_pos[chain][r->pos &
+						(ZN_MAX_CHAIN_STEPS - 1)]),
 			     .md_type = 2, .next_proto = ZN_NSH_NP_ETH };
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];

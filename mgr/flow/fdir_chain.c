@@ -277,6 +277,71 @@ zn_fdir_chain_steps(struct zn_mgr *m, unsigned int id, struct zn_step *steps)
 	return m->fdir->chains[id].len;
 }
 
+/* May chain @p c travel on path @p p: p's hops in order, with hops of
+ * this host put in between (a reaction's filter)? Then each of c's hops'
+ * position on p in @p pos (0xff: one put in). */
+static bool
+on_path(const struct fdir_chain *c, const struct fdir_chain *p, uint8_t *pos)
+{
+	unsigned int j = 0;
+
+	for (unsigned int i = 0; i < c->len; i++) {
+		if (j < p->len && zn_step_equal(&c->steps[i], &p->steps[j])) {
+			pos[i] = (uint8_t)j++;
+		} else if (c->steps[i].host == 0) {
+			pos[i] = 0xff;
+		} else {
+			return false;
+		}
+	}
+	return j == p->len;
+}
+
+/* The paths (fdir_path.c) into the snapshot: a path's own chain is its
+ * hops one for one; a chain that is a path with hops of this host put in
+ * carries the path too (the first such path by chain id), its hops on the
+ * path numbered as the path's, so the far hosts' indexes are unchanged. */
+static void
+path_fill(const struct zn_fdir *fd, struct zn_route *rt)
+{
+	memset(rt->chain_spi, 0, sizeof(rt->chain_spi));
+	memset(rt->spi_map, 0, sizeof(rt->spi_map));
+	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++) {
+		const struct fdir_chain *c = &fd->chains[id];
+		uint32_t spi = c->spi;
+		unsigned int i;
+
+		if (spi == 0)
+			continue;
+		rt->chain_spi[id] = spi;
+		for (i = 0; i < ZN_MAX_CHAIN_STEPS; i++)
+			rt->path_pos[id][i] = (uint8_t)i;
+		for (i = zn_spi_slot(spi); rt->spi_map[i].spi != 0;
+		     i = (i + 1) & (ZN_SPI_MAP_SLOTS - 1))
+			;
+		rt->spi_map[i].spi = spi;
+		rt->spi_map[i].chain = id;
+	}
+	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++) {
+		const struct fdir_chain *c = &fd->chains[id];
+		bool far = false;
+
+		if (c->spi != 0 || c->len == 0 || (id != 0 && c->refs == 0))
+			continue;
+		for (unsigned int i = 0; i < c->len; i++)
+			far |= c->steps[i].host != 0;
+		for (unsigned int p = 0; far && p < ZN_MAX_CHAINS; p++) {
+			const struct fdir_chain *path = &fd->chains[p];
+
+			if (path->spi != 0 && (p == 0 || path->refs != 0) &&
+			    on_path(c, path, rt->path_pos[id])) {
+				rt->chain_spi[id] = path->spi;
+				break;
+			}
+		}
+	}
+}
+
 void
 fdir_fill(struct zn_mgr *m, struct zn_route *rt)
 {
@@ -293,21 +358,7 @@ fdir_fill(struct zn_mgr *m, struct zn_route *rt)
 		rt->n_port_chains += fd->port_chain[p] != 0;
 	}
 	memcpy(rt->tenant_chain, fd->tenant_chain, sizeof(rt->tenant_chain));
-	memset(rt->chain_spi, 0, sizeof(rt->chain_spi));
-	memset(rt->spi_map, 0, sizeof(rt->spi_map));
-	for (unsigned int id = 0; id < ZN_MAX_CHAINS; id++) {
-		uint32_t spi = fd->chains[id].spi;
-		unsigned int i;
-
-		if (spi == 0)
-			continue;
-		rt->chain_spi[id] = spi;
-		for (i = zn_spi_slot(spi); rt->spi_map[i].spi != 0;
-		     i = (i + 1) & (ZN_SPI_MAP_SLOTS - 1))
-			;
-		rt->spi_map[i].spi = spi;
-		rt->spi_map[i].chain = id;
-	}
+	path_fill(fd, rt);
 	rt->acl[0] = fd->acl[0];
 	rt->acl[1] = fd->acl[1];
 	rt->exact = fd->exact;

@@ -184,8 +184,8 @@ scale_tick(struct zn_mgr *m, struct scale_policy *p, uint64_t now, double dt,
 	}
 }
 
-/* Where launched NF @p insert goes in the default chain: first, or
- * right after the step of launched NF @p after. -1: @p after not there. */
+/* Where launched NF @p insert goes in a chain: first, or right after the
+ * step of launched NF @p after. -1: @p after not there. */
 static int
 insert_at(struct zn_mgr *m, const struct reaction *r,
 	  const struct zn_step *steps, unsigned int n)
@@ -198,13 +198,43 @@ insert_at(struct zn_mgr *m, const struct reaction *r,
 	if (zn_launch_info(m, r->after, &svc, &rep) < 0)
 		return -1;
 	for (unsigned int i = 0; i < n; i++)
-		if (steps[i].type == ZN_STEP_SERVICE && steps[i].id == svc)
+		if (steps[i].type == ZN_STEP_SERVICE && steps[i].host == 0 &&
+		    steps[i].id == svc)
 			return (int)i + 1;
 	return -1;
 }
 
-/* Put launched NF @p insert's service into the default chain, or take
- * it out. */
+/* @p steps with service @p svc put in at @p at, or taken out from
+ * there. false: nothing to do (full, or someone changed the chain
+ * meanwhile: left as it is). */
+static bool
+steps_edit(struct zn_step *steps, unsigned int *n, int at, uint16_t svc,
+	   bool put)
+{
+	if (put) {
+		if (*n == ZN_MAX_CHAIN_STEPS)
+			return false;
+		memmove(steps + at + 1, steps + at,
+			(*n - (unsigned int)at) * sizeof(steps[0]));
+		steps[at] = (struct zn_step){ .type = ZN_STEP_SERVICE,
+					     .id = svc };
+		(*n)++;
+		return true;
+	}
+	if (at < (int)*n && *n > 1 && steps[at].type == ZN_STEP_SERVICE &&
+	    steps[at].host == 0 && steps[at].id == svc) {
+		memmove(steps + at, steps + at + 1,
+			(*n - (unsigned int)at - 1) * sizeof(steps[0]));
+		(*n)--;
+		return true;
+	}
+	return false;
+}
+
+/* Put launched NF @p insert's service into the default chain and every
+ * port's chain that has @p after, or take it out. A port's chain that is
+ * a service path to other hosts stays on its path with the NF put in
+ * (mgr/flow/fdir_chain.c: a path with this host's hops in between). */
 static void
 chain_edit(struct zn_mgr *m, struct reaction *r, bool put)
 {
@@ -213,29 +243,34 @@ chain_edit(struct zn_mgr *m, struct reaction *r, bool put)
 	uint16_t svc;
 	char err[128];
 	int at = insert_at(m, r, steps, n);
+	bool any = false;
 
-	if (zn_launch_info(m, r->insert, &svc, &rep) < 0 || at < 0) {
-		zn_event("react.failed", "%s: no launched NF '%s' or no '%s' "
-			 "in the chain", r->name, r->insert, r->after);
+	if (zn_launch_info(m, r->insert, &svc, &rep) < 0) {
+		zn_event("react.failed", "%s: no launched NF '%s'", r->name,
+			 r->insert);
 		return;
 	}
-	if (put) {
-		if (n == ZN_MAX_CHAIN_STEPS)
-			return;
-		memmove(steps + at + 1, steps + at, (n - at) * sizeof(steps[0]));
-		steps[at] = (struct zn_step){ .type = ZN_STEP_SERVICE,
-					     .id = svc };
-		n++;
-	} else if (at < (int)n && n > 1 && steps[at].type == ZN_STEP_SERVICE &&
-		   steps[at].id == svc) {
-		memmove(steps + at, steps + at + 1,
-			(n - at - 1) * sizeof(steps[0]));
-		n--;
-	} else {
-		return; /* someone changed the chain meanwhile: leave it */
+	if (at >= 0 && steps_edit(steps, &n, at, svc, put)) {
+		any = true;
+		if (zn_chain_set(m, steps, n, err, sizeof(err)) < 0)
+			zn_event("react.failed", "%s: %s", r->name, err);
 	}
-	if (zn_chain_set(m, steps, n, err, sizeof(err)) < 0)
-		zn_event("react.failed", "%s: %s", r->name, err);
+	for (unsigned int p = 0; p < m->n_ports; p++) {
+		n = zn_fdir_port_chain(m, p, steps);
+		at = n > 0 ? insert_at(m, r, steps, n) : -1;
+		if (at < 0)
+			continue;
+		if (!steps_edit(steps, &n, at, svc, put))
+			continue;
+		any = true;
+		if (zn_fdir_port_chain_set(m, p, steps, n, err,
+					   sizeof(err)) < 0)
+			zn_event("react.failed", "%s: port %u: %s", r->name, p,
+				 err);
+	}
+	if (!any)
+		zn_event("react.failed", "%s: no '%s' in a chain", r->name,
+			 r->after);
 }
 
 static void

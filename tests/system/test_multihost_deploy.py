@@ -10,11 +10,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 import yaml
 
 from harness import REPO, scaled, wait_for
+from zeronf.client import Client
 from netns import Host, no_offloads, sh, unique_tag
 from test_kernel_traffic import SERVER, tcp_transfer
 
@@ -152,3 +154,84 @@ def test_up_then_apply_moves_a_service_under_tcp_then_down(site):
     assert r.stdout.count("is down") == 2, r.stdout
     assert not zeronf("-i", f"{name}-edge", "status", check=False) \
         .returncode == 0
+
+
+# SYNs from spoofed sources to the server's port 80, from the client's
+# namespace on its interface, about RATE per second until argv[4] exists
+FLOOD = textwrap.dedent("""
+    import os, random, socket, struct, sys, time
+    dev, dst, mac, stop = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((dev, 0))
+    eth = bytes.fromhex(mac.replace(":", "")) + s.getsockname()[4] + \\
+        b"\\x08\\x00"
+    rnd, d = random.Random(7), socket.inet_aton(dst)
+    sent, t0 = 0, time.monotonic()
+    while not os.path.exists(stop):
+        src = struct.pack("!I", 0x0B000000 | rnd.getrandbits(24))
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40, 0, 0x4000, 64, 6,
+                         0, src, d)
+        tcp = struct.pack("!HHIIBBHHH", rnd.randint(1024, 65535), 80, 1, 0,
+                          5 << 4, 0x02, 65535, 0, 0)
+        s.send(eth + ip + tcp)
+        sent += 1
+        if sent % 50 == 0:  # about 5000 a second
+            time.sleep(max(0, t0 + sent / 5000 - time.monotonic()))
+    print(sent, flush=True)
+""")
+
+
+def test_a_syn_flood_is_stopped_at_the_edge_host(site):
+    """NetVM's DoS case across hosts: edge's monitor sees a SYN flood, a
+    reaction puts edge's filter into the port's path, the connection
+    that was open keeps flowing end to end and, from then on, none of the
+    flood reaches core."""
+    f, name, cli, srv = site
+    doc = yaml.safe_load(f.read_text())
+    edge = doc["hosts"][0]
+    edge["services"].append({"name": "filter", "id": 4, "nf": {
+        "binary": "zeronf-filter",
+        "args": ["--syn-rate", "0", "--syn-burst", "0"]}})
+    edge["reactions"] = [{"name": "synflood", "when": {
+        "service": "mon", "counter": "tcp_syn", "above": 1000, "for_s": 1},
+        "insert": {"service": "filter", "after": "mon",
+                   "remove_after_s": 60}}]
+    f.write_text(yaml.safe_dump(doc))
+    zeronf("up", "--name", name, str(f))
+    stop = f.with_name("stop")
+    server = srv.popen(sys.executable, "-c", SERVER)
+    assert server.stdout.readline().strip() == "ready"
+    client = cli.popen(sys.executable, "-c", STREAM, srv.addr, str(stop))
+    wait_for(lambda: nfs_of(f"{name}-core")["fw"]["rx"] > 2000, scaled(30),
+             "the connection flowing")
+    mac = srv.run("cat", "/sys/class/net/srv0/address").stdout.strip()
+    flood = cli.popen(sys.executable, "-c", FLOOD, "cli0", srv.addr, mac,
+                      str(stop))
+    try:
+        with Client(f"{name}-edge") as c:
+            wait_for(lambda: any(e["type"] == "react.insert" for e in
+                                 c.call("event.list")["events"]),
+                     scaled(30), "the filter put in")
+            hops = c.call("chain.get", port=0)["hops"]
+        # on edge's path, with the filter put in after the monitor
+        assert hops == ["svc:1", "svc:4", "svc:2@2", "svc:3@2",
+                        "port:1@2"], hops
+        time.sleep(0.5)  # what had left edge before
+        core_syn = nfs_of(f"{name}-core")["fw"]["counters"]["tcp_syn"]
+        edge0 = nfs_of(f"{name}-edge")["filter"]["counters"]
+        rx0 = nfs_of(f"{name}-core")["fw"]["rx"]
+        wait_for(lambda: nfs_of(f"{name}-edge")["filter"]["counters"]
+                 ["syn_dropped"] > edge0["syn_dropped"] + 2000, scaled(30),
+                 "the flood dropped at edge")
+        # the open connection crossed the filter to core meanwhile...
+        assert nfs_of(f"{name}-core")["fw"]["rx"] > rx0 + 1000
+        # ...and no SYN of the flood did
+        assert nfs_of(f"{name}-core")["fw"]["counters"]["tcp_syn"] == \
+            core_syn
+    finally:
+        stop.touch()
+        n = int(flood.communicate(timeout=60)[0].split()[0])
+    assert n > 2000
+    sent = client.communicate(timeout=60)[0].split()
+    got = server.communicate(timeout=60)[0].split()
+    assert sent == got and int(got[0]) > 0, (sent, got)
