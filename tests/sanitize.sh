@@ -25,7 +25,8 @@ ZERONF_BUILD="$BUILD" .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/pkt/test_router.py::test_live_route_changes_while_traffic_flows \
   tests/system/test_control_stress.py tests/system/test_pool_ring_death.py \
   tests/system/test_control_fuzz.py tests/system/test_sdn.py \
-  tests/system/test_multihost.py \
+  tests/system/test_multihost.py tests/system/test_multihost_deploy.py \
+  tests/pkt/test_fabric_input.py \
   tests/system/test_launch.py \
   tests/system/test_pidns.py \
   tests/system/test_lifecycle.py \

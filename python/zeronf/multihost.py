@@ -277,8 +277,13 @@ def check_all(f: Multihost) -> None:
 def _mac(f: Multihost, h: Host) -> str:
     if h.mac:
         return h.mac
-    with Client(h.instance) as c:
-        return c.call("port.list")["ports"][h.fabric_port]["mac"]
+    try:
+        with Client(h.instance) as c:
+            return c.call("port.list")["ports"][h.fabric_port]["mac"]
+    except ZeroNFError as e:
+        raise UpError(f"host {h.name}: its fabric port's MAC address: "
+                      f"give it (hosts[].mac) or run its manager here "
+                      f"({e.message})") from None
 
 
 def _peer_params(f: Multihost, h: Host, mac: str) -> dict:
@@ -286,10 +291,11 @@ def _peer_params(f: Multihost, h: Host, mac: str) -> dict:
             "mtu": f.mtu, "vni": f.vni, "name": h.name}
 
 
-def _fabric(f: Multihost, say: Say) -> None:
-    """Every host on the fabric, with every other as its peer."""
+def _fabric(f: Multihost, say: Say, only: list[Host] | None = None) -> None:
+    """Every host (of @p only) on the fabric, with every other as its
+    peer."""
     macs = {h.name: _mac(f, h) for h in f.hosts}
-    for h in f.hosts:
+    for h in only or f.hosts:
         with Client(h.instance) as c:
             c.call("fabric.set", port=h.fabric_port, host=h.id, ip=h.ip)
             for o in f.hosts:
@@ -317,24 +323,31 @@ def _set_remote(c: Client, h: Host, say: Say) -> None:
 
 
 def up(f: Multihost, say: Say = print, timeout: float = 60.0,
-       keep: bool = False) -> None:
+       keep: bool = False, host: str | None = None) -> None:
+    """Every host, or only @p host (on its machine: its peers' MAC
+    addresses from the file)."""
+    mine = f.hosts if host is None else [h for h in f.hosts
+                                          if h.name == host]
+    if not mine:
+        raise UpError(f"no host '{host}' (hosts: "
+                      f"{', '.join(h.name for h in f.hosts)})")
     started: list[Host] = []
     try:
-        for h in f.hosts:
+        for h in mine:
             up_one(h.d, say=say, timeout=timeout, keep=keep, rx=False)
             started.append(h)
-        _fabric(f, say)
-        for h in f.hosts:
+        _fabric(f, say, mine)
+        for h in mine:
             with Client(h.instance) as c:
                 for p in f.paths:
                     c.call("path.set", spi=p["spi"], hops=p["hops"][h.name])
                 _set_remote(c, h, say)
         if f.paths:
             say(f"paths: {', '.join(str(p['spi']) for p in f.paths)}")
-        for h in f.hosts:
+        for h in mine:
             with Client(h.instance) as c:
                 c.rx_set(True)
-        say(f"'{f.name}' is up: {len(f.hosts)} hosts, RX enabled")
+        say(f"'{f.name}' is up: {len(mine)} host{'s' if len(mine) > 1 else ''}, RX enabled")
     except (UpError, ZeroNFError) as e:
         if not keep:
             for h in reversed(started):

@@ -235,3 +235,23 @@ def test_a_syn_flood_is_stopped_at_the_edge_host(site):
     sent = client.communicate(timeout=60)[0].split()
     got = server.communicate(timeout=60)[0].split()
     assert sent == got and int(got[0]) > 0, (sent, got)
+
+
+def test_each_host_brought_up_on_its_own(site):
+    """As on real hosts: `zeronf up --host NAME` on each machine, the
+    peers' MAC addresses from the file; a host whose MAC the file does
+    not give and whose manager is not here is refused, naming it."""
+    f, name, cli, srv = site
+    doc = yaml.safe_load(f.read_text())
+    r = zeronf("up", "--name", name, "--host", "edge", str(f), check=False)
+    assert r.returncode == 1 and "host core: its fabric port's MAC" in \
+        r.stderr, r.stdout + r.stderr
+    for h in doc["hosts"]:
+        ns = h["manager"]["netns"]
+        h["mac"] = sh("ip", "netns", "exec", ns, "cat",
+                      "/sys/class/net/fab/address").stdout.strip()
+    f.write_text(yaml.safe_dump(doc))
+    for h in ("edge", "core"):
+        r = zeronf("up", "--name", name, "--host", h, str(f))
+        assert f"'{name}' is up: 1 host," in r.stdout, r.stdout
+    assert transfer_ok(cli, srv, 4 << 20)

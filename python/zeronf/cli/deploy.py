@@ -68,7 +68,7 @@ def run_up(a) -> int:
     if isinstance(d, multihost.Multihost):
         return _done("up", lambda: multihost.up(d, say=_say,
                                                 timeout=a.timeout,
-                                                keep=a.keep))
+                                                keep=a.keep, host=a.host))
     return _done("up", lambda: orchestrate.up(d, say=_say,
                                               timeout=a.timeout,
                                               keep=a.keep))
@@ -110,6 +110,9 @@ def register(sub) -> None:
                    help="for each step (default 60 s)")
     p.add_argument("--keep", action="store_true",
                    help="on failure, leave what started (to look at it)")
+    p.add_argument("--host", help="a file of several hosts: bring up only "
+                   "this one (on its own machine; its peers' MAC addresses "
+                   "from the file)")
     p.set_defaults(run=run_up)
     p = sub.add_parser("down", help="stop an instance: its NFs, then its "
                        "manager (or every host of a file of several)")
