@@ -49,7 +49,12 @@ def test_schema_is_a_valid_json_schema():
 
 
 def test_bundled_deployments_are_valid():
+    from zeronf import multihost
     for f in (REPO / "deploy").glob("*.yaml"):
+        if multihost.is_multihost(str(f)):
+            for h in multihost.load(f).hosts:
+                assert h.d.services and h.d.ports, (f, h.name)
+            continue
         d = load(f)
         assert d.services and d.ports, f
 

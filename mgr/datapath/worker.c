@@ -204,7 +204,8 @@ check_run(struct zn_worker *w, struct zn_stage *st, const struct zn_res *r,
 }
 
 /* May a packet of tenant @p t (+ 1) go where @p r says? Its services and
- * its ports only. */
+ * its ports only; never another host (a tenant's chains stay on this one:
+ * its NF may name any chain in the packet's metadata). */
 static inline bool
 tenant_may(const struct zn_mgr *m, unsigned int t, const struct zn_res *r)
 {
@@ -212,7 +213,7 @@ tenant_may(const struct zn_mgr *m, unsigned int t, const struct zn_res *r)
 		return zn_tenant_of_nf(m, r->id) == t;
 	if (r->type == ZN_RES_PORT)
 		return (m->tn->port_mask[r->id] >> (t - 1)) & 1;
-	return true;
+	return r->type != ZN_RES_REMOTE;
 }
 
 /* A run a tenant's NF sent out of its tenant: checked (it is freed),

@@ -3,7 +3,8 @@
  */
 
 /* forward: pass every packet on - to the next hop of its chain (default),
- * to a service, out of a port, or cross-connected (out of the other port
+ * to a service, out of a port, to the first hop of another chain (by its
+ * id, as a steering NF does), or cross-connected (out of the other port
  * of its pair: 0<->1, 2<->3, ...), which makes a two-port bridge. With
  * --cost-ns it spends that long on each packet: a heavier NF, to overload
  * a chain on purpose (tests, benchmarks). */
@@ -22,6 +23,7 @@
 static enum zn_action action = ZN_ACT_NEXT;
 static uint16_t dest;
 static bool cross;
+static int chain = -1; /* --chain */
 static uint64_t cost_ns, cost_cycles; /* --cost-ns */
 
 static void
@@ -36,11 +38,17 @@ fwd_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 	}
 	/* NEXT is every packet's default: do not even touch the metadata
 	 * (it stays in the manager's cache). */
-	if (action == ZN_ACT_NEXT && !cross)
+	if (action == ZN_ACT_NEXT && !cross && chain < 0)
 		return;
 	for (uint16_t i = 0; i < n; i++) {
 		struct zn_pkt_meta *meta = zn_pkt_meta(pkts[i]);
 
+		if (chain >= 0) {
+			meta->chain = (uint8_t)chain;
+			meta->chain_pos = ZN_CHAIN_POS_START;
+			meta->action = ZN_ACT_NEXT;
+			continue;
+		}
 		if (cross) {
 			/* NF-made packets have no ingress port: drop them */
 			meta->action = meta->in_port == ZN_PORT_NONE ?
@@ -73,6 +81,7 @@ fwd_parse(struct zn_nf *nf, int argc, char **argv)
 		{ "out-port", required_argument, NULL, 'p' },
 		{ "cross-connect", no_argument, NULL, 'x' },
 		{ "cost-ns", required_argument, NULL, 'c' },
+		{ "chain", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -93,6 +102,14 @@ fwd_parse(struct zn_nf *nf, int argc, char **argv)
 		case 'x':
 			cross = true;
 			break;
+		case 'C': {
+			uint16_t id;
+
+			if (parse_num(optarg, 255, &id))
+				return -EINVAL;
+			chain = id;
+			break;
+		}
 		case 'c': {
 			char *end;
 
@@ -128,6 +145,8 @@ fwd_usage(FILE *out)
 		     "  -p, --out-port P      send every packet out of port P\n"
 		     "  -x, --cross-connect   out of the other port of the pair "
 		     "(0<->1, 2<->3...)\n"
+		     "      --chain ID        to the first hop of chain ID "
+		     "(path.list, rule.list)\n"
 		     "  (default: next hop of the packet's chain)\n"
 		     "      --cost-ns N       spend N ns on each packet (a "
 		     "heavier NF)\n");

@@ -29,7 +29,7 @@ import jsonschema
 from . import change, check
 from .client import Client, ZeroNFError
 from .orchestrate import Say, UpError, down as down_one, is_up, up as up_one
-from .spec import Deployment, SpecError, _Lines, _where, parse, resolve
+from .spec import Deployment, SpecError, _where, parse, resolve
 
 HOST_KEYS = ("id", "ip", "fabric_port", "mac")
 # Where a host's part names hops: (key path, is a list of items with a

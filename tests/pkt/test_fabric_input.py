@@ -13,7 +13,7 @@ import struct
 
 import pytest
 
-from harness import CORPORA, wait_for
+from harness import CORPORA
 from pcaputil import write_pcap
 from test_malformed import merged_corpus
 
