@@ -272,34 +272,62 @@ zn_vxlan_put(uint8_t *p, size_t cap, const struct zn_nsh_tunnel *t,
 	return ZN_VXLAN_LEN;
 }
 
-int
-zn_vxlan_decap(const uint8_t *p, size_t len, uint32_t *vni, size_t *inner_off)
+/* The UDP header of the IPv4 packet at @p p + *@p off (@p len bytes in
+ * the frame): a whole header, not a fragment; *@p off moves past the UDP
+ * header, the sender's address in *@p src. NULL: not such a packet. */
+static const struct rte_udp_hdr *
+ipv4_udp(const uint8_t *p, size_t len, size_t *off, uint32_t *src)
 {
-	size_t off = sizeof(struct rte_ether_hdr);
 	const struct rte_ipv4_hdr *ip;
-	const struct rte_udp_hdr *udp;
-	const struct rte_vxlan_hdr *v;
 	size_t ihl;
 
-	if (len < off + 4)
-		return -ENOENT;
-	if (get16(p + 12) == RTE_ETHER_TYPE_VLAN)
-		off += 4;
-	if (get16(p + off - 2) != RTE_ETHER_TYPE_IPV4 ||
-	    len < off + sizeof(*ip))
-		return -ENOENT;
-	ip = (const struct rte_ipv4_hdr *)(p + off);
+	if (len < *off + sizeof(*ip))
+		return NULL;
+	ip = (const struct rte_ipv4_hdr *)(p + *off);
 	ihl = (size_t)(ip->version_ihl & 0x0f) * 4;
 	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) ||
 	    ip->next_proto_id != IPPROTO_UDP ||
 	    (rte_be_to_cpu_16(ip->fragment_offset) &
 	     (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0 ||
-	    len < off + ihl + sizeof(*udp))
+	    len < *off + ihl + sizeof(struct rte_udp_hdr))
+		return NULL;
+	*src = ip->src_addr;
+	*off += ihl + sizeof(struct rte_udp_hdr);
+	return (const struct rte_udp_hdr *)(p + *off - sizeof(struct rte_udp_hdr));
+}
+
+/* The EtherType of the frame at @p p after at most one VLAN tag, *@p off
+ * past it; 0: too short. */
+static uint16_t
+ether_type(const uint8_t *p, size_t len, size_t *off)
+{
+	uint16_t type;
+
+	*off = sizeof(struct rte_ether_hdr);
+	if (len < *off)
+		return 0;
+	type = get16(p + 12);
+	if (type == RTE_ETHER_TYPE_VLAN) {
+		if (len < *off + 4)
+			return 0;
+		type = get16(p + 16);
+		*off += 4;
+	}
+	return type;
+}
+
+int
+zn_vxlan_decap(const uint8_t *p, size_t len, uint32_t *vni, size_t *inner_off)
+{
+	const struct rte_udp_hdr *udp;
+	const struct rte_vxlan_hdr *v;
+	size_t off;
+	uint32_t src;
+
+	if (ether_type(p, len, &off) != RTE_ETHER_TYPE_IPV4 ||
+	    (udp = ipv4_udp(p, len, &off, &src)) == NULL ||
+	    rte_be_to_cpu_16(udp->dst_port) != RTE_VXLAN_DEFAULT_PORT)
 		return -ENOENT;
-	udp = (const struct rte_udp_hdr *)(p + off + ihl);
-	if (rte_be_to_cpu_16(udp->dst_port) != RTE_VXLAN_DEFAULT_PORT)
-		return -ENOENT;
-	off += ihl + sizeof(*udp);
 	if (len < off + sizeof(*v) + sizeof(struct rte_ether_hdr))
 		return -EINVAL;
 	v = (const struct rte_vxlan_hdr *)(p + off);
@@ -314,44 +342,26 @@ int
 zn_nsh_decap(const uint8_t *p, size_t len, enum zn_nsh_encap *encap,
 	     struct zn_nsh *h, size_t *inner_off, uint32_t *src_ip)
 {
-	size_t off = sizeof(struct rte_ether_hdr);
-	const struct rte_ipv4_hdr *ip;
 	const struct rte_udp_hdr *udp;
 	uint16_t type, dport;
-	size_t ihl;
+	size_t off;
+	uint32_t src;
 	int n;
 
-	if (len < off)
-		return -ENOENT;
-	type = get16(p + 12);
-	if (type == RTE_ETHER_TYPE_VLAN) {
-		if (len < off + 4)
-			return -ENOENT;
-		type = get16(p + 16);
-		off += 4;
-	}
+	type = ether_type(p, len, &off);
 	*src_ip = 0;
 	if (type == ZN_NSH_ETHERTYPE) {
 		*encap = ZN_NSH_ETHERNET;
 		goto nsh;
 	}
-	if (type != RTE_ETHER_TYPE_IPV4 || len < off + sizeof(*ip))
+	if (type != RTE_ETHER_TYPE_IPV4 ||
+	    (udp = ipv4_udp(p, len, &off, &src)) == NULL)
 		return -ENOENT;
-	ip = (const struct rte_ipv4_hdr *)(p + off);
-	ihl = (size_t)(ip->version_ihl & 0x0f) * 4;
-	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) ||
-	    ip->next_proto_id != IPPROTO_UDP ||
-	    (rte_be_to_cpu_16(ip->fragment_offset) &
-	     (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0 ||
-	    len < off + ihl + sizeof(*udp))
-		return -ENOENT;
-	udp = (const struct rte_udp_hdr *)(p + off + ihl);
 	dport = rte_be_to_cpu_16(udp->dst_port);
 	if (dport != RTE_VXLAN_GPE_DEFAULT_PORT &&
 	    dport != RTE_VXLAN_DEFAULT_PORT)
 		return -ENOENT;
-	*src_ip = ip->src_addr;
-	off += ihl + sizeof(*udp);
+	*src_ip = src;
 	if (len < off + 8)
 		return -EINVAL;
 	if (dport == RTE_VXLAN_GPE_DEFAULT_PORT) {
