@@ -590,6 +590,37 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	return moved + n;
 }
 
+/* Liveness probes of the fabric's peers (mgr/fabric/fabric.h): by the
+ * worker that polls the fabric port's RX queue 0, once per probe period
+ * and at once for a new fabric view (a peer just configured is known at
+ * once). What the port's buffer does not take waits for the next round. */
+static unsigned int
+fabric_probe(struct zn_worker *w, const struct zn_route *rt)
+{
+	const struct zn_fabric_view *v = rt->fabric;
+	struct rte_mbuf *pkts[ZN_BURST];
+	unsigned int n, k, q;
+
+	if (likely(v == w->probe_view && w->rc.now < w->probe_at))
+		return 0;
+	w->probe_view = v;
+	w->probe_at = w->rc.now + v->probe_cycles;
+	for (q = 0; q < w->n_rxq; q++)
+		if (w->rxq[q].port == v->port && w->rxq[q].queue == 0)
+			break;
+	if (q == w->n_rxq || !w->rx_role)
+		return 0;
+	n = zn_fabric_probes(w, v, pkts, ZN_BURST);
+	if (n == 0)
+		return 0;
+	if (likely(w->mgr->trust.owner_maps != NULL))
+		zn_owner_map_hold(w->mgr->trust.owner_maps, pkts, n, 0, 0);
+	k = deliver_port(w, v->port, pkts, n);
+	if (k < n) /* made here, never counted in: freed as never made */
+		zn_owner_map_drop(w->mgr->trust.owner_maps, pkts + k, n - k);
+	return k;
+}
+
 /* Flush port TX buffers; @return true if packets remain buffered. */
 static bool
 flush_all_txbufs(struct zn_worker *w, unsigned int *work)
@@ -678,6 +709,8 @@ zn_worker_main(void *arg)
 				work += poll_rxq(w, rt, &w->rxq[q]);
 		if (unlikely(w->inject != NULL))
 			work += poll_inject(w, rt);
+		if (unlikely(rt->fabric != NULL))
+			work += fabric_probe(w, rt);
 		pending = flush_all_txbufs(w, &work);
 		w->shm->stats.loops++;
 		rte_rcu_qsbr_quiescent(m->route.qsbr, w->id);

@@ -18,6 +18,7 @@
 #include "../flow/route.h"
 
 struct zn_mgr;
+struct zn_fabric_view;
 struct zn_owner_map;
 struct zn_worker;
 
@@ -117,6 +118,10 @@ struct zn_worker {
 	unsigned int n_db;
 	/* Packet-outs of the OpenFlow table (mgr/sdn/oft_io.c) for this
 	 * worker to send, NULL: not this one's job; where they wait to */
+	/* the fabric's liveness probes (worker.c fabric_probe): the view
+	 * probed last and when next */
+	const struct zn_fabric_view *probe_view;
+	uint64_t probe_at;
 	struct rte_ring *inject;
 	struct zn_stage inject_stage;
 	uint64_t inject_drops[ZN_DROP_MAX]; /* (also in stats.drops) */

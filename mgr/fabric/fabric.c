@@ -6,7 +6,11 @@
  * Chains across hosts, the control side (fabric.h): this host's fabric
  * port, id and address (fabric.set), its peers (fabric.peer.set,
  * fabric.peer.del), what they counted (fabric.show), and the view the
- * workers read, republished on every change.
+ * workers read, republished on every change. Twice a second it looks at
+ * what the workers heard from each peer (answers to their ARP probes,
+ * tunnel packets): a peer not heard for ZN_FABRIC_DEAD_MS is down (its
+ * hops' packets drop as peer_down) until it is heard again; a peer
+ * configured without a MAC address takes the one its answers give.
  */
 
 #include <arpa/inet.h>
@@ -15,10 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 
 #include "fabric.h"
 #include "../core/cmd.h"
+#include "../core/event.h"
+#include "../core/loop.h"
 #include "../core/mgr.h"
 #include "../core/subsys.h"
 #include "../flow/route.h"
@@ -28,14 +35,20 @@
 
 struct fabric_peer {
 	bool set;
-	bool down;
+	bool down;                   /* the operator's word */
 	bool nsh;
 	enum zn_nsh_encap encap;
-	uint32_t ip;                 /* network order */
-	struct rte_ether_addr mac;
+	uint32_t ip;                 /* network order; 0: none (Ethernet) */
+	struct rte_ether_addr mac;   /* configured, else learned; 0: none */
+	bool mac_learned;            /* from its ARP answers */
 	uint32_t vni;
 	uint16_t mtu;
 	char name[NAME_LEN];
+	/* liveness (tick): heard within ZN_FABRIC_DEAD_MS, or configured
+	 * less long ago than that */
+	bool alive;
+	uint64_t since;              /* tsc: configured */
+	uint64_t heard;              /* tsc: last heard, by any worker */
 };
 
 struct zn_fabric {
@@ -89,6 +102,7 @@ view_publish(struct zn_mgr *m)
 		v->ip = f->ip;
 		v->mac = f->mac;
 		v->wst = f->wst;
+		v->probe_cycles = rte_get_tsc_hz() * ZN_FABRIC_PROBE_MS / 1000;
 		for (unsigned int h = 1; h < ZN_FABRIC_HOSTS; h++) {
 			const struct fabric_peer *p = &f->peer[h];
 			struct zn_fabric_peer *q = &v->peer[h];
@@ -96,7 +110,9 @@ view_publish(struct zn_mgr *m)
 			if (!p->set)
 				continue;
 			v->peers[v->n_peers++] = (uint8_t)h;
-			q->up = !p->down;
+			q->probe = p->ip != 0 && p->encap != ZN_NSH_ETHERNET;
+			q->up = !p->down && p->alive &&
+				!rte_is_zero_ether_addr(&p->mac);
 			q->nsh = p->nsh;
 			q->mtu = p->mtu;
 			q->outer = outer_len(p);
@@ -146,6 +162,62 @@ zn_fabric_step_check(const struct zn_mgr *m, const struct zn_step *step,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* ---- liveness ---- */
+
+static void
+fabric_tick(void *arg)
+{
+	struct zn_mgr *m = arg;
+	struct zn_fabric *f = m->fabric;
+	uint64_t now = rte_get_tsc_cycles();
+	uint64_t dead = rte_get_tsc_hz() * ZN_FABRIC_DEAD_MS / 1000;
+	bool changed = false;
+
+	if (!f->on)
+		return;
+	for (unsigned int h = 1; h < ZN_FABRIC_HOSTS; h++) {
+		struct fabric_peer *p = &f->peer[h];
+		uint64_t heard = 0, mac = 0;
+		bool alive;
+
+		if (!p->set || p->ip == 0 || p->encap == ZN_NSH_ETHERNET)
+			continue;
+		for (unsigned int w = 0; w < f->n_workers; w++) {
+			const struct zn_fabric_pstats *s = &f->wst[w].peer[h];
+			uint64_t t = __atomic_load_n(&s->seen,
+						     __ATOMIC_RELAXED);
+
+			if (t > heard) {
+				heard = t;
+				if (__atomic_load_n(&s->mac, __ATOMIC_RELAXED))
+					mac = __atomic_load_n(
+						&s->mac, __ATOMIC_RELAXED);
+			}
+		}
+		if (heard > p->heard)
+			p->heard = heard;
+		if (mac != 0 && (rte_is_zero_ether_addr(&p->mac) ||
+				 p->mac_learned) &&
+		    memcmp(&mac, &p->mac, 6) != 0) {
+			memcpy(&p->mac, &mac, 6);
+			p->mac_learned = true;
+			changed = true;
+		}
+		alive = now - RTE_MAX(p->heard, p->since) < dead;
+		if (alive != p->alive) {
+			p->alive = alive;
+			changed = true;
+			zn_event(alive ? "fabric.peer_up" : "fabric.peer_down",
+				 "host %u (%s): %s", h, p->name,
+				 alive ? "heard again" :
+				 "not heard for " RTE_STR(ZN_FABRIC_DEAD_MS)
+				 " ms");
+		}
+	}
+	if (changed)
+		view_publish(m);
 }
 
 /* ---- commands ---- */
@@ -250,11 +322,18 @@ cmd_peer_set(struct zn_cmd_req *req)
 		if (rc < 0)
 			return rc;
 	}
-	if (rte_ether_unformat_addr(json_string_value(json_object_get(prm,
-				    "mac")) ?: "", &p.mac) < 0 ||
-	    !rte_is_unicast_ether_addr(&p.mac)) {
+	if (json_object_get(prm, "mac") != NULL &&
+	    (rte_ether_unformat_addr(json_string_value(json_object_get(
+		prm, "mac")) ?: "", &p.mac) < 0 ||
+	     !rte_is_unicast_ether_addr(&p.mac))) {
 		snprintf(req->err, sizeof(req->err), "mac: the peer's fabric "
 			 "port's unicast address, aa:bb:cc:dd:ee:ff");
+		return -EINVAL;
+	}
+	if (rte_is_zero_ether_addr(&p.mac) && (p.ip == 0 ||
+					       p.encap == ZN_NSH_ETHERNET)) {
+		snprintf(req->err, sizeof(req->err), "mac: needed for an "
+			 "Ethernet peer (no IPv4 address to find it by)");
 		return -EINVAL;
 	}
 	if ((j = json_object_get(prm, "vni")) != NULL)
@@ -269,6 +348,8 @@ cmd_peer_set(struct zn_cmd_req *req)
 	}
 	snprintf(p.name, sizeof(p.name), "%s",
 		 json_string_value(json_object_get(prm, "name")) ?: "");
+	p.alive = true; /* until not heard for ZN_FABRIC_DEAD_MS */
+	p.since = rte_get_tsc_cycles();
 	f->peer[host] = p;
 	return view_publish(req->mgr);
 }
@@ -321,6 +402,7 @@ cmd_fabric_show(struct zn_cmd_req *req)
 		sum.stranger += s->stranger;
 		sum.ttl += s->ttl;
 		sum.arp += s->arp;
+		sum.probes += s->probes;
 		for (unsigned int h = 1; h < ZN_FABRIC_HOSTS; h++) {
 			const struct zn_fabric_pstats *a = &s->peer[h];
 			struct zn_fabric_pstats *b = &sum.peer[h];
@@ -340,12 +422,15 @@ cmd_fabric_show(struct zn_cmd_req *req)
 		if (!p->set)
 			continue;
 		json_array_append_new(peers, json_pack(
-			"{s:i, s:s, s:o, s:o, s:s, s:b, s:i, s:i, s:b, s:I, "
-			"s:I, s:I, s:I, s:{s:I, s:I}}",
+			"{s:i, s:s, s:o, s:o, s:b, s:s, s:b, s:i, s:i, s:b, "
+			"s:b, s:b, s:I, s:I, s:I, s:I, s:{s:I, s:I}}",
 			"host", h, "name", p->name, "ip", ip_json(p->ip),
-			"mac", mac_json(&p->mac), "encap",
-			encap_names[p->encap], "nsh", p->nsh, "vni", p->vni,
-			"mtu", p->mtu, "up", !p->down, "tx", s->tx,
+			"mac", rte_is_zero_ether_addr(&p->mac) ? json_null() :
+			mac_json(&p->mac), "mac_learned", p->mac_learned,
+			"encap", encap_names[p->encap], "nsh", p->nsh, "vni",
+			p->vni, "mtu", p->mtu, "up", !p->down && p->alive &&
+			!rte_is_zero_ether_addr(&p->mac), "down", p->down,
+			"alive", p->alive, "tx", s->tx,
 			"tx_bytes", s->tx_bytes, "rx", s->rx, "rx_bytes",
 			s->rx_bytes, "drops", "nsh_mtu", s->mtu_drops,
 			"peer_down", s->down_drops));
@@ -355,7 +440,8 @@ cmd_fabric_show(struct zn_cmd_req *req)
 		       "nsh_stranger", sum.stranger, "nsh_ttl", sum.ttl,
 		       "arp_answered", sum.arp);
 	req->result = json_pack(
-		"{s:o, s:o, s:o}", "fabric", f->on ?
+		"{s:I, s:o, s:o, s:o}", "probes_sent", sum.probes, "fabric",
+		f->on ?
 		json_pack("{s:i, s:i, s:o, s:o}", "port", f->port, "host",
 			  f->host, "ip", ip_json(f->ip), "mac",
 			  mac_json(&f->mac)) : json_null(),
@@ -399,9 +485,10 @@ static const struct zn_cmd peer_set_cmd = {
 		  .desc = "its host id" },
 		{ .name = "ip", .type = ZN_CMD_STR,
 		  .desc = "its fabric IPv4 address (not with encap ethernet)" },
-		{ .name = "mac", .type = ZN_CMD_STR, .required = true,
+		{ .name = "mac", .type = ZN_CMD_STR,
 		  .desc = "its fabric port's MAC address (or the next "
-			  "router's)" },
+			  "router's); by default learned from its answers to "
+			  "ARP (needed for encap ethernet)" },
 		{ .name = "encap", .type = ZN_CMD_STR, .choices = encap_choices,
 		  .desc = "vxlan-gpe (default; UDP 4790), vxlan (UDP 4789) "
 			  "or ethernet (EtherType 0x894F)" },
@@ -442,10 +529,14 @@ static const struct zn_cmd fabric_show_cmd = {
 	.name = "fabric.show",
 	.help = "this host's fabric, its peers and what each counted",
 	.result = "{\"fabric\": \"{port, host, ip, mac} or null\", "
-		  "\"peers\": \"[{host, name, ip, mac, encap, nsh, vni, mtu, "
-		  "up, tx, tx_bytes, rx, rx_bytes, drops: {nsh_mtu, "
-		  "peer_down}}]\", \"ingress\": \"{nsh_malformed, "
-		  "nsh_no_path, nsh_stranger, nsh_ttl, arp_answered}\"}",
+		  "\"peers\": \"[{host, name, ip, mac (null: not known yet), "
+		  "mac_learned, encap, nsh, vni, mtu, up (its hops' packets "
+		  "go), down (the operator's), alive (heard lately), tx, "
+		  "tx_bytes, rx, rx_bytes, drops: {nsh_mtu, peer_down}}]\", "
+		  "\"ingress\": \"{nsh_malformed, nsh_no_path, nsh_stranger, "
+		  "nsh_ttl, arp_answered}\", \"probes_sent\": \"ARP "
+		  "requests to peers: packets the manager made (sent out of "
+		  "the fabric port, in its tx)\"}",
 	.fn = cmd_fabric_show,
 };
 ZN_CMD_REGISTER(fabric_show_cmd)
@@ -469,6 +560,9 @@ zn_fabric_init(struct zn_mgr *m)
 		return -ENOMEM;
 	}
 	memset(f->wst, 0, RTE_MAX(f->n_workers, 1u) * sizeof(*f->wst));
+	if (m->loop != NULL &&
+	    zn_loop_every(m->loop, ZN_FABRIC_PROBE_MS / 2, fabric_tick, m) < 0)
+		return -ENOMEM;
 	return zn_route_add_source(m, fabric_fill);
 }
 

@@ -43,10 +43,14 @@ struct rte_mbuf;
 
 #define ZN_FABRIC_HOSTS (ZN_STEP_MAX_HOST + 1) /* by host id; 0 unused */
 #define ZN_FABRIC_MTU_DEFAULT 1500
+#define ZN_FABRIC_PROBE_MS 1000  /* an ARP request to each peer this often */
+#define ZN_FABRIC_DEAD_MS 3500   /* a peer not heard for this long: down */
 
 /* A peer as workers read it. */
 struct zn_fabric_peer {
-	uint8_t up;       /* configured and not marked down */
+	uint8_t up;       /* configured, not marked down, heard lately (or
+			   * not probed: Ethernet), its MAC address known */
+	uint8_t probe;    /* probe it by ARP (it has an IPv4 address) */
 	uint8_t nsh;      /* 1: a host of ZeroNF's (NSH); 0: a plain VXLAN
 			   * end point (a path ends there) */
 	uint16_t mtu;     /* the fabric's IP MTU towards it (Ethernet
@@ -61,6 +65,11 @@ struct zn_fabric_pstats {
 	uint64_t rx, rx_bytes;  /* taken from it, inner frames */
 	uint64_t mtu_drops;     /* too large for it (nsh_mtu) */
 	uint64_t down_drops;    /* for it while down (peer_down) */
+	/* Liveness, read by the control thread (fabric.c): the tsc when it
+	 * was last heard (an ARP reply, or a tunnel packet from it), and the
+	 * MAC address its last ARP reply gave (48 bits, stored whole) */
+	uint64_t seen;
+	uint64_t mac;
 };
 
 /* A worker's counts of the fabric port's ingress. */
@@ -71,6 +80,7 @@ struct zn_fabric_wstats {
 				 * or not addressed to this host */
 	uint64_t ttl;           /* nsh_ttl */
 	uint64_t arp;           /* ARP requests for our address answered */
+	uint64_t probes;        /* ARP requests sent to peers */
 	struct zn_fabric_pstats peer[ZN_FABRIC_HOSTS];
 } __rte_cache_aligned;
 
@@ -82,6 +92,7 @@ struct zn_fabric_view {
 	struct rte_ether_addr mac; /* the fabric port's */
 	uint8_t peers[ZN_STEP_MAX_HOST]; /* configured peers' ids */
 	struct zn_fabric_wstats *wst; /* [worker] (fabric.c owns them) */
+	uint64_t probe_cycles;  /* tsc between probes */
 	struct zn_fabric_peer peer[ZN_FABRIC_HOSTS];
 };
 
@@ -120,6 +131,18 @@ int zn_fabric_step_check(const struct zn_mgr *m, const struct zn_step *step,
 unsigned int zn_fabric_ingress(struct zn_worker *w, const struct zn_route *rt,
 			       struct rte_mbuf **pkts, unsigned int n,
 			       unsigned int *n_routed);
+
+/**
+ * Liveness probes, made by the worker that polls the fabric port's RX
+ * queue 0 once per @p v's probe_cycles and at once for a new view: an
+ * ARP request for each peer's address, from this host's, into @p pkts
+ * (buffers of the manager's pool: the caller holds and sends them out of
+ * the fabric port). The answers come back through zn_fabric_ingress,
+ * which notes the peer heard and its MAC address. @return how many.
+ */
+unsigned int zn_fabric_probes(struct zn_worker *w,
+			      const struct zn_fabric_view *v,
+			      struct rte_mbuf **pkts, unsigned int max);
 
 /**
  * Encapsulate @p n packets, all of decision @p r (ZN_RES_REMOTE), for

@@ -85,14 +85,18 @@ outer_dst_ip(const uint8_t *p)
 	return ip;
 }
 
-/* An ARP request for this host's fabric address becomes its answer, sent
- * back out of the fabric port. */
+/* ARP on the fabric: a request for this host's address becomes its
+ * answer, sent back out of the fabric port (true); a peer's reply to our
+ * probe (zn_fabric_probes) says it is there and its MAC address, and goes
+ * on as any packet (false, as for everything else). */
 static bool
-arp_answer(const struct zn_fabric_view *v, struct rte_mbuf *m)
+arp_in(struct zn_worker *w, const struct zn_fabric_view *v,
+       struct rte_mbuf *m)
 {
 	struct rte_ether_hdr *e = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_arp_hdr *a;
 	struct zn_pkt_meta *meta;
+	unsigned int host;
 
 	if (e->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) ||
 	    rte_pktmbuf_data_len(m) < sizeof(*e) + sizeof(*a))
@@ -101,8 +105,21 @@ arp_answer(const struct zn_fabric_view *v, struct rte_mbuf *m)
 	if (a->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
 	    a->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 	    a->arp_hlen != 6 || a->arp_plen != 4 ||
-	    a->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) ||
 	    a->arp_data.arp_tip != v->ip)
+		return false;
+	if (a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY)) {
+		if (peer_of_ip(v, a->arp_data.arp_sip, &host) != NULL) {
+			struct zn_fabric_pstats *ps = &v->wst[w->id].peer[host];
+			uint64_t mac = 0;
+
+			memcpy(&mac, &a->arp_data.arp_sha, 6);
+			__atomic_store_n(&ps->mac, mac, __ATOMIC_RELAXED);
+			__atomic_store_n(&ps->seen, w->rc.now,
+					 __ATOMIC_RELAXED);
+		}
+		return false;
+	}
+	if (a->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
 		return false;
 	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
 	a->arp_data.arp_tha = a->arp_data.arp_sha;
@@ -114,7 +131,50 @@ arp_answer(const struct zn_fabric_view *v, struct rte_mbuf *m)
 	meta = zn_pkt_meta(m);
 	meta->action = ZN_ACT_OUT;
 	meta->dest = v->port;
+	v->wst[w->id].arp++;
 	return true;
+}
+
+unsigned int
+zn_fabric_probes(struct zn_worker *w, const struct zn_fabric_view *v,
+		 struct rte_mbuf **pkts, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < v->n_peers && n < max; i++) {
+		const struct zn_fabric_peer *p = &v->peer[v->peers[i]];
+		struct rte_ether_hdr *e;
+		struct rte_arp_hdr *a;
+		struct rte_mbuf *m;
+
+		if (!p->probe)
+			continue;
+		m = rte_pktmbuf_alloc(w->mgr->pool);
+		if (m == NULL)
+			break; /* the pool is short: the next round */
+		e = (struct rte_ether_hdr *)rte_pktmbuf_append(
+			m, sizeof(*e) + sizeof(*a));
+		a = (struct rte_arp_hdr *)(e + 1);
+		memset(&e->dst_addr, 0xff, sizeof(e->dst_addr));
+		e->src_addr = v->mac;
+		e->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+		a->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+		a->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		a->arp_hlen = 6;
+		a->arp_plen = 4;
+		a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REQUEST);
+		a->arp_data.arp_sha = v->mac;
+		a->arp_data.arp_sip = v->ip;
+		memset(&a->arp_data.arp_tha, 0, sizeof(a->arp_data.arp_tha));
+		a->arp_data.arp_tip = p->t.dst_ip;
+		*zn_pkt_meta(m) = (struct zn_pkt_meta){
+			.action = ZN_ACT_OUT, .dest = v->port,
+			.chain_pos = ZN_CHAIN_POS_START,
+			.in_port = ZN_PORT_NONE };
+		pkts[n++] = m;
+	}
+	v->wst[w->id].probes += n;
+	return n;
 }
 
 /* The chain of service path @p spi (rt->spi_map), or -1. */
@@ -188,6 +248,7 @@ nsh_in(struct zn_worker *w, const struct zn_route *rt,
 	}
 	ws->peer[host].rx++;
 	ws->peer[host].rx_bytes += rte_pktmbuf_pkt_len(m);
+	ws->peer[host].seen = w->rc.now;
 	return ROUTED;
 }
 
@@ -222,6 +283,7 @@ vxlan_in(struct zn_worker *w, const struct zn_fabric_view *v,
 	meta->flags &= ~(ZN_PKT_F_HASH_VALID | ZN_PKT_F_HASH_RSS);
 	ws->peer[host].rx++;
 	ws->peer[host].rx_bytes += rte_pktmbuf_pkt_len(m);
+	ws->peer[host].seen = w->rc.now;
 	return CLASSIFY;
 }
 
@@ -243,10 +305,8 @@ ingress_one(struct zn_worker *w, const struct zn_route *rt,
 			&v->wst[w->id].malformed);
 		return DROPPED;
 	}
-	if (arp_answer(v, m)) {
-		v->wst[w->id].arp++;
+	if (arp_in(w, v, m))
 		return ROUTED;
-	}
 	return vxlan_in(w, v, m, p, len);
 }
 

@@ -274,21 +274,29 @@ def check_all(f: Multihost) -> None:
 
 # ------------------------------------------------------------------ up
 
-def _mac(f: Multihost, h: Host) -> str:
+def _mac(f: Multihost, h: Host) -> str | None:
+    """Host @p h's fabric port's MAC address: the file's, its running
+    manager's here, or None: its peers learn it by ARP (not over
+    Ethernet, which has no address to ask for)."""
     if h.mac:
         return h.mac
     try:
         with Client(h.instance) as c:
             return c.call("port.list")["ports"][h.fabric_port]["mac"]
     except ZeroNFError as e:
-        raise UpError(f"host {h.name}: its fabric port's MAC address: "
-                      f"give it (hosts[].mac) or run its manager here "
-                      f"({e.message})") from None
+        if f.encap == "ethernet":
+            raise UpError(f"host {h.name}: its fabric port's MAC address "
+                          f"(encap ethernet): give it (hosts[].mac) or run "
+                          f"its manager here ({e.message})") from None
+        return None
 
 
-def _peer_params(f: Multihost, h: Host, mac: str) -> dict:
-    return {"host": h.id, "ip": h.ip, "mac": mac, "encap": f.encap,
-            "mtu": f.mtu, "vni": f.vni, "name": h.name}
+def _peer_params(f: Multihost, h: Host, mac: str | None) -> dict:
+    p = {"host": h.id, "ip": h.ip, "encap": f.encap, "mtu": f.mtu,
+         "vni": f.vni, "name": h.name}
+    if mac is not None:
+        p["mac"] = mac
+    return p
 
 
 def _fabric(f: Multihost, say: Say, only: list[Host] | None = None) -> None:

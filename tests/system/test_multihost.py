@@ -145,15 +145,20 @@ def two_hosts(managers):
         fab.close()
 
 
-def peer(m, host: int, ip: str, mac: str, **kw) -> None:
+def peer(m, host: int, ip: str, mac: str | None, **kw) -> None:
+    """A peer (its MAC address learned by ARP when @p mac is None)."""
     kw.setdefault("mtu", FAB_MTU)
-    m.call("fabric.peer.set", host=host, ip=ip, mac=mac, **kw)
+    if mac is not None:
+        kw["mac"] = mac
+    m.call("fabric.peer.set", host=host, ip=ip, **kw)
 
 
-def chain_of_three(two_hosts, encap: str = "vxlan-gpe"):
+def chain_of_three(two_hosts, encap: str = "vxlan-gpe", mac: bool = True):
     (m1, m2), (fa, fb), cli, srv, fab = two_hosts
-    peer(m1, 2, f"{FAB}.2", Fabric.mac(fb), encap=encap, name="two")
-    peer(m2, 1, f"{FAB}.1", Fabric.mac(fa), encap=encap, name="one")
+    peer(m1, 2, f"{FAB}.2", Fabric.mac(fb) if mac else None, encap=encap,
+         name="two")
+    peer(m2, 1, f"{FAB}.1", Fabric.mac(fa) if mac else None, encap=encap,
+         name="one")
     for m, h in ((m1, 1), (m2, 2)):
         assert m.call("path.set", spi=10, hops=FWD[h])["spi"] == 10
         assert m.call("path.set", spi=11, hops=REV[h])["spi"] == 11
@@ -411,8 +416,10 @@ def test_an_nf_killed_on_the_far_host_under_load(two_hosts):
 
 def test_a_peer_gone_under_load(two_hosts):
     """Host 2's manager killed mid-transfer: host 1 goes on sending its
-    hops' packets (counted as sent to host 2) and holds none of them;
-    marked down, they drop as peer_down; nothing is stuck."""
+    hops' packets (counted as sent to host 2) until its probes go
+    unanswered for 3.5 s; then host 2 is down (an event says so) and they
+    drop as peer_down; nothing is stuck. Host 2 back (another manager on
+    its port, configured again): heard again, up, traffic crosses."""
     (m1, m2), (fa, fb), cli, srv, fab = two_hosts
     chain_of_three(two_hosts)
 
@@ -428,8 +435,13 @@ def test_a_peer_gone_under_load(two_hosts):
     tx = peers(m1)[2]["tx"]
     wait_for(lambda: peers(m1)[2]["tx"] > tx + 3, scaled(30),
              "TCP retransmitting into the void")
-    m1.call("fabric.peer.set", host=2, ip=f"{FAB}.2", mac=Fabric.mac(fb),
-            mtu=FAB_MTU, down=True)
+    wait_for(lambda: not peers(m1)[2]["alive"], scaled(30),
+             "host 2 not heard")
+    p2 = peers(m1)[2]
+    assert not p2["up"] and not p2["down"], p2
+    ev = [e for e in m1.call("event.list")["events"]
+          if e["type"] == "fabric.peer_down"]
+    assert ev and "host 2 (two)" in ev[0]["message"], ev
     wait_for(lambda: peers(m1)[2]["drops"]["peer_down"] > 0, scaled(30),
              "retransmissions counted as peer_down")
     assert m1.stats()["drops"]["peer_down"] == \
@@ -438,6 +450,28 @@ def test_a_peer_gone_under_load(two_hosts):
         p.kill()
         p.wait(10)
     m1.wait_idle()
+
+
+def test_peers_are_found_and_marked_down_by_arp(two_hosts):
+    """Peers configured without MAC addresses: each host learns the
+    other's from its answers to the probes, and traffic crosses; the
+    operator's down holds whatever is heard; a peer's address nobody
+    answers for is never up."""
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    chain_of_three(two_hosts, mac=False)
+    assert cli.run("ping", "-c", "3", "-i", "0.2", "-W", "2", f"{NET}.2",
+                   check=False).returncode == 0
+    p2, p1 = peers(m1)[2], peers(m2)[1]
+    assert p2["mac_learned"] and p2["mac"].lower() == Fabric.mac(fb), p2
+    assert p1["mac_learned"] and p1["mac"].lower() == Fabric.mac(fa), p1
+    assert m1.call("fabric.show")["probes_sent"] > 0
+    peer(m1, 2, f"{FAB}.2", None, down=True)
+    assert cli.run("ping", "-c", "2", "-i", "0.2", "-W", "1", f"{NET}.2",
+                   check=False).returncode != 0
+    assert peers(m1)[2]["drops"]["peer_down"] >= 2
+    assert peers(m1)[2]["alive"] and not peers(m1)[2]["up"]
+    peer(m1, 3, f"{FAB}.9", None)  # nobody there
+    assert not peers(m1)[3]["up"] and peers(m1)[3]["mac"] is None
 
 
 def zeronf(m, *args: str) -> str:
