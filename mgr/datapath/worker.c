@@ -673,10 +673,15 @@ zn_worker_main(void *arg)
 {
 	struct zn_worker *w = arg;
 	struct zn_mgr *m = w->mgr;
-	uint64_t sleep_us = SLEEP_MIN_US;
+	/* the first sleep after work: 16 us, or less if --idle-sleep-us
+	 * (the longest) says so (it was 16 us whatever the option said) */
+	const uint64_t sleep_min = RTE_MIN((uint64_t)SLEEP_MIN_US,
+					   (uint64_t)m->cfg.idle_sleep_us);
+	uint64_t sleep_us = sleep_min;
 	unsigned int idle = 0;
 
-	/* its sleeps are short and timed (16 us up to --idle-sleep-us): the
+	/* its sleeps are short and timed (16 us, or less, up to
+	 * --idle-sleep-us): the
 	 * kernel's default slack (50 us) would stretch each one, and with it
 	 * the time a packet waits for a sleeping worker */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
@@ -717,7 +722,7 @@ zn_worker_main(void *arg)
 		if (work != 0) {
 			w->shm->stats.busy_loops++;
 			idle = 0;
-			sleep_us = SLEEP_MIN_US;
+			sleep_us = sleep_min;
 			continue;
 		}
 		if (++idle < IDLE_SPIN) {

@@ -278,7 +278,8 @@ def test_a_kernel_vxlan_device_ends_a_plain_vxlan_path(two_hosts):
         k.run("ip", "addr", "add", f"{NET}.3/24", "dev", "vx0")
         k.run("ip", "link", "set", "vx0", "up")
         mac = k.run("cat", f"/sys/class/net/{dev}/address").stdout.strip()
-        peer(m1, 3, f"{FAB}.3", mac, encap="vxlan", vni=42, nsh=False)
+        # its MAC address found by ARP
+        peer(m1, 3, f"{FAB}.3", None, encap="vxlan", vni=42, nsh=False)
         m1.call("chain.set", port=0, hops=["svc:1", "port:0@3"])
         m1.call("chain.set", port=1, hops=["svc:1", "port:0"])
         nf = m1.start_nf("monitor", 1)
@@ -289,8 +290,11 @@ def test_a_kernel_vxlan_device_ends_a_plain_vxlan_path(two_hosts):
         p3 = peers(m1)[3]
         assert p3["tx"] > 2800 and p3["rx"] > 100, p3
         assert nf.stats()["counters"]["tcp"] > 2800
-        # the kernel found host 1's address by ARP, answered by host 1
-        assert m1.call("fabric.show")["ingress"]["arp_answered"] >= 1
+        assert p3["mac_learned"] and p3["mac"].lower() == mac, p3
+        # the kernel knows host 1's address (from host 1's probe, or its
+        # own request, answered by host 1)
+        fab_mac = m1.call("fabric.show")["fabric"]["mac"].lower()
+        assert fab_mac in k.run("ip", "neigh", "show", f"{FAB}.1").stdout
         m1.wait_idle()
     finally:
         k.close()
@@ -464,7 +468,11 @@ def test_peers_are_found_and_marked_down_by_arp(two_hosts):
     p2, p1 = peers(m1)[2], peers(m2)[1]
     assert p2["mac_learned"] and p2["mac"].lower() == Fabric.mac(fb), p2
     assert p1["mac_learned"] and p1["mac"].lower() == Fabric.mac(fa), p1
-    assert m1.call("fabric.show")["probes_sent"] > 0
+    # each asked, each answered
+    for m in (m1, m2):
+        show = m.call("fabric.show")
+        assert show["probes_sent"] > 0 and \
+            show["ingress"]["arp_answered"] > 0, show
     peer(m1, 2, f"{FAB}.2", None, down=True)
     assert cli.run("ping", "-c", "2", "-i", "0.2", "-W", "1", f"{NET}.2",
                    check=False).returncode != 0
@@ -483,11 +491,12 @@ def zeronf(m, *args: str) -> str:
 
 def test_the_cli_sets_up_a_host_and_status_shows_its_peers(two_hosts):
     """Host 1 set up with the CLI as a newcomer would (README's
-    commands); host 2 by the methods; ping crosses; `zeronf status` shows
-    the peer and what it counted."""
+    commands; its peer's MAC address found by ARP); host 2 by the
+    methods; ping crosses; `zeronf status` shows the peer, up, and what it
+    counted."""
     (m1, m2), (fa, fb), cli, srv, fab = two_hosts
-    zeronf(m1, "fabric", "peer", "2", "--ip", f"{FAB}.2", "--mac",
-           Fabric.mac(fb), "--mtu", str(FAB_MTU), "--name", "two")
+    zeronf(m1, "fabric", "peer", "2", "--ip", f"{FAB}.2", "--mtu",
+           str(FAB_MTU), "--name", "two")
     peer(m2, 1, f"{FAB}.1", Fabric.mac(fa))
     zeronf(m1, "path", "10", ",".join(FWD[1]))
     zeronf(m1, "path", "11", *REV[1])
@@ -505,7 +514,8 @@ def test_the_cli_sets_up_a_host_and_status_shows_its_peers(two_hosts):
     paths = zeronf(m1, "path")
     assert "10  svc:1,svc:2@2,svc:3@2,port:1@2" in paths, paths
     out = zeronf(m1, "status")
-    assert re.search(rf"fabric +host 1 on port 1, {FAB}\.1", out), out
+    assert re.search(rf"fabric +host 1 on port 1, {FAB}\.1 .*; 1 peers, "
+                     r"1 up", out), out
     row = [ln for ln in out.splitlines() if " two " in ln]
     assert row and re.search(rf"2 +two +{FAB}\.2 +vxlan-gpe +{FAB_MTU} +up "
                              r"+[3-9]\d* +[3-9]", row[0]), out

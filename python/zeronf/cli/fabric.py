@@ -11,8 +11,18 @@ import sys
 
 from ..client import Client, ZeroNFError
 
-PEER_COLS = ["host", "name", "ip", "encap", "mtu", "up", "tx", "rx",
+PEER_COLS = ["host", "name", "ip", "encap", "mtu", "state", "tx", "rx",
              "nsh_mtu", "peer_down"]
+
+
+def _state(p: dict) -> str:
+    if p["up"]:
+        return "up"
+    if p["down"]:
+        return "down (set)"
+    if not p["alive"]:
+        return "down (not heard)"
+    return "no MAC yet"
 
 
 def fabric_text(show: dict) -> str:
@@ -22,11 +32,12 @@ def fabric_text(show: dict) -> str:
     if f is None:
         return ""
     rows = [{**p, "encap": p["encap"] if p["nsh"] else "vxlan (plain)",
-             "up": "up" if p["up"] else "down", **p["drops"]}
+             "state": _state(p), **p["drops"]}
             for p in show["peers"]]
     ing = show["ingress"]
     lines = [f"fabric    host {f['host']} on port {f['port']}, {f['ip']} "
-             f"({f['mac']}); {len(rows)} peers"]
+             f"({f['mac']}); {len(rows)} peers, "
+             f"{sum(p['up'] for p in show['peers'])} up"]
     bad = {k: v for k, v in ing.items() if v and k != "arp_answered"}
     if bad:
         lines.append("          dropped in: " + ", ".join(
