@@ -76,7 +76,8 @@ affects both sides alike. Progress goes to stderr.
          (H = 1) and split over two (H = 2: two managers whose fabric
          ports are a memif pair, the forward NF on the second, NSH over
          VXLAN-GPE both ways), B = 64 and 1500; X closed loop (512
-         packets), Y, Z one way at 10 % of X (bench/xhost.py). Then
+         packets), Y, Z one way, both lines at one rate ("latency_at_mpps":
+         10 % of the lower peak) (bench/xhost.py). Then
          {"bench":"xhost_encap","size":B,"encap_ns":E,"decap_ns":D}: the
          worker's cost per packet of writing a tunnel and NSH, and of
          reading them (bench/nsh_bench.c).
