@@ -403,6 +403,7 @@ cmd_fabric_show(struct zn_cmd_req *req)
 		sum.ttl += s->ttl;
 		sum.arp += s->arp;
 		sum.probes += s->probes;
+		sum.answers += s->answers;
 		for (unsigned int h = 1; h < ZN_FABRIC_HOSTS; h++) {
 			const struct zn_fabric_pstats *a = &s->peer[h];
 			struct zn_fabric_pstats *b = &sum.peer[h];
@@ -440,7 +441,8 @@ cmd_fabric_show(struct zn_cmd_req *req)
 		       "nsh_stranger", sum.stranger, "nsh_ttl", sum.ttl,
 		       "arp_answered", sum.arp);
 	req->result = json_pack(
-		"{s:I, s:o, s:o, s:o}", "probes_sent", sum.probes, "fabric",
+		"{s:I, s:I, s:o, s:o, s:o}", "probes_sent", sum.probes,
+		"arp_answers_taken", sum.answers, "fabric",
 		f->on ?
 		json_pack("{s:i, s:i, s:o, s:o}", "port", f->port, "host",
 			  f->host, "ip", ip_json(f->ip), "mac",
@@ -536,7 +538,9 @@ static const struct zn_cmd fabric_show_cmd = {
 		  "\"ingress\": \"{nsh_malformed, nsh_no_path, nsh_stranger, "
 		  "nsh_ttl, arp_answered}\", \"probes_sent\": \"ARP "
 		  "requests to peers: packets the manager made (sent out of "
-		  "the fabric port, in its tx)\"}",
+		  "the fabric port, in its tx)\", \"arp_answers_taken\": "
+		  "\"the peers' answers: in the fabric port's rx, taken by "
+		  "the manager (no NF sees them)\"}",
 	.fn = cmd_fabric_show,
 };
 ZN_CMD_REGISTER(fabric_show_cmd)

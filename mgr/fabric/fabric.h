@@ -81,6 +81,7 @@ struct zn_fabric_wstats {
 	uint64_t ttl;           /* nsh_ttl */
 	uint64_t arp;           /* ARP requests for our address answered */
 	uint64_t probes;        /* ARP requests sent to peers */
+	uint64_t answers;       /* their answers, taken (not classified) */
 	struct zn_fabric_pstats peer[ZN_FABRIC_HOSTS];
 } __rte_cache_aligned;
 
@@ -121,8 +122,9 @@ int zn_fabric_step_check(const struct zn_mgr *m, const struct zn_step *step,
  * encapsulation removed, the packet's chain, position, flow hash and TTL
  * set from it (routed, not classified); plain VXLAN from a plain peer:
  * decapsulated, then classified as the fabric port's; ARP requests for
- * this host's address: answered out of the fabric port; anything else
- * that is not NSH: classified as any port's packet. What is malformed or
+ * this host's address: answered out of the fabric port; peers' answers to
+ * its probes: taken (freed, counted: fabric.show's arp_answers_taken);
+ * anything else that is not NSH: classified as any port's packet. What is malformed or
  * names nothing here is dropped and counted (the drop reasons nsh_*).
  * Reorders @p pkts: the routed ones first, in order, then those to
  * classify, in order. @return how many are kept, *@p n_routed of them

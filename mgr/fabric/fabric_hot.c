@@ -28,7 +28,7 @@
 
 /* ---- ingress ---- */
 
-enum verdict { ROUTED, CLASSIFY, DROPPED };
+enum verdict { ROUTED, CLASSIFY, DROPPED, TAKEN };
 
 static void
 in_drop(struct zn_worker *w, uint16_t port, struct rte_mbuf *m,
@@ -86,10 +86,12 @@ outer_dst_ip(const uint8_t *p)
 }
 
 /* ARP on the fabric: a request for this host's address becomes its
- * answer, sent back out of the fabric port (true); a peer's reply to our
- * probe (zn_fabric_probes) says it is there and its MAC address, and goes
- * on as any packet (false, as for everything else). */
-static bool
+ * answer, sent back out of the fabric port (ROUTED); a peer's answer to
+ * our probe (zn_fabric_probes) says it is there and its MAC address, and
+ * is taken here, as a host's kernel takes the answers to its own requests
+ * (TAKEN: freed, counted); anything else goes on as any packet
+ * (CLASSIFY). */
+static enum verdict
 arp_in(struct zn_worker *w, const struct zn_fabric_view *v,
        struct rte_mbuf *m)
 {
@@ -100,27 +102,29 @@ arp_in(struct zn_worker *w, const struct zn_fabric_view *v,
 
 	if (e->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP) ||
 	    rte_pktmbuf_data_len(m) < sizeof(*e) + sizeof(*a))
-		return false;
+		return CLASSIFY;
 	a = (struct rte_arp_hdr *)(e + 1);
 	if (a->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
 	    a->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 	    a->arp_hlen != 6 || a->arp_plen != 4 ||
 	    a->arp_data.arp_tip != v->ip)
-		return false;
+		return CLASSIFY;
 	if (a->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REPLY)) {
-		if (peer_of_ip(v, a->arp_data.arp_sip, &host) != NULL) {
-			struct zn_fabric_pstats *ps = &v->wst[w->id].peer[host];
-			uint64_t mac = 0;
+		struct zn_fabric_pstats *ps;
+		uint64_t mac = 0;
 
-			memcpy(&mac, &a->arp_data.arp_sha, 6);
-			__atomic_store_n(&ps->mac, mac, __ATOMIC_RELAXED);
-			__atomic_store_n(&ps->seen, w->rc.now,
-					 __ATOMIC_RELAXED);
-		}
-		return false;
+		if (peer_of_ip(v, a->arp_data.arp_sip, &host) == NULL)
+			return CLASSIFY;
+		ps = &v->wst[w->id].peer[host];
+		memcpy(&mac, &a->arp_data.arp_sha, 6);
+		__atomic_store_n(&ps->mac, mac, __ATOMIC_RELAXED);
+		__atomic_store_n(&ps->seen, w->rc.now, __ATOMIC_RELAXED);
+		zn_owner_map_drop(w->mgr->trust.owner_maps, &m, 1);
+		v->wst[w->id].answers++;
+		return TAKEN;
 	}
 	if (a->arp_opcode != rte_cpu_to_be_16(RTE_ARP_OP_REQUEST))
-		return false;
+		return CLASSIFY;
 	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
 	a->arp_data.arp_tha = a->arp_data.arp_sha;
 	a->arp_data.arp_tip = a->arp_data.arp_sip;
@@ -132,7 +136,7 @@ arp_in(struct zn_worker *w, const struct zn_fabric_view *v,
 	meta->action = ZN_ACT_OUT;
 	meta->dest = v->port;
 	v->wst[w->id].arp++;
-	return true;
+	return ROUTED;
 }
 
 unsigned int
@@ -305,8 +309,10 @@ ingress_one(struct zn_worker *w, const struct zn_route *rt,
 			&v->wst[w->id].malformed);
 		return DROPPED;
 	}
-	if (arp_in(w, v, m))
-		return ROUTED;
+	enum verdict arp = arp_in(w, v, m);
+
+	if (arp != CLASSIFY)
+		return arp;
 	return vxlan_in(w, v, m, p, len);
 }
 
@@ -328,6 +334,7 @@ zn_fabric_ingress(struct zn_worker *w, const struct zn_route *rt,
 			cls[c++] = pkts[i];
 			break;
 		case DROPPED:
+		case TAKEN:
 			break;
 		}
 	}

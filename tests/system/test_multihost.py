@@ -471,8 +471,8 @@ def test_peers_are_found_and_marked_down_by_arp(two_hosts):
     # each asked, each answered
     for m in (m1, m2):
         show = m.call("fabric.show")
-        assert show["probes_sent"] > 0 and \
-            show["ingress"]["arp_answered"] > 0, show
+        assert show["probes_sent"] > 0 and show["arp_answers_taken"] > 0 \
+            and show["ingress"]["arp_answered"] > 0, show
     peer(m1, 2, f"{FAB}.2", None, down=True)
     assert cli.run("ping", "-c", "2", "-i", "0.2", "-W", "1", f"{NET}.2",
                    check=False).returncode != 0
