@@ -8,6 +8,7 @@ far end of a plain-VXLAN path; NFs are killed and peers go away under
 load."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import signal
@@ -519,3 +520,45 @@ def test_the_cli_sets_up_a_host_and_status_shows_its_peers(two_hosts):
     row = [ln for ln in out.splitlines() if " two " in ln]
     assert row and re.search(rf"2 +two +{FAB}\.2 +vxlan-gpe +{FAB_MTU} +up "
                              r"+[3-9]\d* +[3-9]", row[0]), out
+
+
+def test_replicas_on_the_far_host_see_both_directions(two_hosts, tmp_path):
+    """Host 2's first service is two flowmon replicas: 16 TCP connections
+    through the chain, each balanced on host 2 by the flow hash host 1
+    carried in NSH (or host 2's own for the answers): every connection is
+    one replica's, with packets both ways, and both replicas have some."""
+    (m1, m2), (fa, fb), cli, srv, fab = two_hosts
+    peer(m1, 2, f"{FAB}.2", None)
+    peer(m2, 1, f"{FAB}.1", None)
+    for m, h in ((m1, 1), (m2, 2)):
+        m.call("path.set", spi=10, hops=FWD[h])
+        m.call("path.set", spi=11, hops=REV[h])
+    m1.call("chain.set", port=0, hops=FWD[1])
+    m2.call("chain.set", port=1, hops=REV[2])
+    js = [tmp_path / f"r{i}.json" for i in range(2)]
+    m1.start_nf("monitor", 1)
+    reps = [m2.start_nf("flowmon", 2, f"fm{i}",
+                        nf_args=["--json", str(js[i])]) for i in range(2)]
+    m2.start_nf("monitor", 3)
+    for m in (m1, m2):
+        m.call("rx.set", enabled=True)
+    for _ in range(16):
+        assert transfer_ok(cli, srv, 64 << 10)
+    for r in reps:  # their records are written as they stop
+        m2.call("nf.stop", instance=r.instance)
+    wait_for(lambda: all(p.exists() and p.stat().st_size > 0 for p in js),
+             scaled(30), "both replicas' records")
+    seen: dict[tuple, list] = {}
+    for i, p in enumerate(js):
+        for ln in p.read_text().splitlines():
+            r = json.loads(ln)
+            if 5001 in (r["sport"], r["dport"]):
+                key = tuple(sorted([(r["src"], r["sport"]),
+                                    (r["dst"], r["dport"])]))
+                seen.setdefault(key, []).append((i, r["pkts"]))
+    assert len(seen) == 16, seen
+    for key, recs in seen.items():
+        assert len(recs) == 1, (key, recs)  # one replica's
+        _, pkts = recs[0]
+        assert pkts[0] > 0 and pkts[1] > 0, (key, recs)  # both ways
+    assert {recs[0][0] for recs in seen.values()} == {0, 1}
