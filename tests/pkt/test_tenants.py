@@ -281,24 +281,28 @@ def test_an_nf_cannot_send_into_another_tenant(managers, tmp_path):
 
 def test_an_nf_cannot_send_its_tenant_to_another_host(managers, tmp_path):
     """Red's NF puts every packet on the operator's chain to another host
-    (a service path: chain 253, ids being given from 255 down): none
-    leaves, all drop as
-    cross_tenant; a tenant's chains stay on this host."""
+    (a service path: chain 253, ids being given from 255 down), whose
+    fabric port is blue's port 2: none leaves (no tunnel in port 2's
+    output, nothing in red's), all drop as cross_tenant; a tenant's
+    chains stay on this host."""
     slices = [("red", "vlan", "10"), ("blue", "vlan", "20")]
     pcap, frames = vlan_capture(tmp_path)
     n_red = sum(vlan_of(f) == 10 for f in frames)
 
     def setup(m):
-        m.call("fabric.set", port=1, host=1, ip="10.9.0.1")
+        m.call("fabric.set", port=2, host=1, ip="10.9.0.1")
         m.call("fabric.peer.set", host=2, ip="10.9.0.2",
                mac="02:00:00:00:00:02")
         assert m.call("path.set", spi=5, hops=["svc:1@2"])["chain"] == 253
         with pytest.raises(Exception, match="a tenant's chain stays"):
             m.call("chain.set", tenant="red", hops=["svc:10", "svc:1@2"])
-    (out_red, _), st, tl, _ = run_tenants(
+    (out_red, out_blue), st, tl, _ = run_tenants(
         managers, tmp_path, pcap, slices, red_nf=["--chain", "253"],
         setup=setup)
     assert out_red == []
+    # port 2 sent blue's packets and the fabric's ARP probes, no tunnel
+    assert not [f for f in out_blue if len(f) > 37 and f[12:14] ==
+                b"\x08\x00" and f[36:38] == (4790).to_bytes(2, "big")]
     assert tl["red"]["counters"]["cross_tenant"] == n_red
     assert st["drops"]["cross_tenant"] == n_red
 

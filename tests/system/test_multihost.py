@@ -367,8 +367,10 @@ def test_what_names_no_path_here_is_counted_and_dropped(two_hosts):
     # and the same packet as a peer's, well formed, goes through
     nf2 = [n for n in m2.call("nf.list")["nfs"] if n["service"] == 2][0]
     sendp([gpe(nsh(10, 254) + inner)], iface=dev, verbose=False)
+    # (the server's answer, ICMP port unreachable, comes back through
+    # service 2 too: at least one more)
     wait_for(lambda: [n for n in m2.call("nf.list")["nfs"]
-                      if n["service"] == 2][0]["rx"] == nf2["rx"] + 1,
+                      if n["service"] == 2][0]["rx"] >= nf2["rx"] + 1,
              scaled(10), "the good one taken")
     m2.wait_idle()
 
