@@ -39,7 +39,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    memcmp(g.ctx, h.ctx, h.ctx_len) != 0)
 			abort();
 	}
-	if (zn_vxlan_decap(copy, size, &vni, &off) == 0 &&
+	if (zn_vxlan_decap(copy, size, &vni, &off, &src) == 0 &&
 	    (off + RTE_ETHER_HDR_LEN > size || vni > 0xffffff))
 		abort();
 	free(copy);

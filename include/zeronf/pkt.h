@@ -67,10 +67,20 @@ struct zn_pkt_meta {
 #define ZN_PKT_F_NEW 0x40000000u
 /** Reserved (the manager's, chains across hosts): the packet came in
  *  NSH whose TTL, less this host's hop, is in bits 16..21
- *  (zn_pkt_nsh_ttl); the next host gets that TTL. */
+ *  (ZN_PKT_NSH_TTL_MASK); the next host gets that TTL. */
 #define ZN_PKT_F_NSH_TTL 0x00400000u
 #define ZN_PKT_NSH_TTL_SHIFT 16
 #define ZN_PKT_NSH_TTL_MASK (0x3fu << ZN_PKT_NSH_TTL_SHIFT)
+
+/** Reserved: the flags of a packet made anew, @p flags' with
+ *  ZN_PKT_F_NEW set and the NSH TTL of the buffer's earlier use gone
+ *  (zn_nf_send(), zn_pkt_restart_chain()). */
+static inline uint32_t
+zn_pkt_flags_new(uint32_t flags)
+{
+	return (flags & ~(ZN_PKT_F_NSH_TTL | ZN_PKT_NSH_TTL_MASK)) |
+	       ZN_PKT_F_NEW;
+}
 
 /** Offset of the metadata dynfield; set by zn_nf_open() / the manager. */
 extern int zn_pkt_meta_offset;
@@ -118,9 +128,10 @@ zn_pkt_out(struct rte_mbuf *m, uint16_t port_id)
 
 /** Restart the packet's chain: NEXT then goes to hop 0 again, as a packet
  *  the NF made (ZN_PKT_F_NEW): its hop count starts again, the NF being
- *  its source, and so does the TTL it would carry to another host. For NFs that re-circulate packets on purpose (such as the
- *  speed tester); the loop guard stops a packet only an NF's routing
- *  (NEXT, TO_SERVICE) keeps sending round. */
+ *  its source, and so does the TTL it would carry to another host. For
+ *  NFs that re-circulate packets on purpose (such as the speed tester);
+ *  the loop guard stops a packet only an NF's routing (NEXT, TO_SERVICE)
+ *  keeps sending round. */
 static inline void
 zn_pkt_restart_chain(struct rte_mbuf *m)
 {
@@ -129,8 +140,7 @@ zn_pkt_restart_chain(struct rte_mbuf *m)
 	meta->chain_pos = ZN_CHAIN_POS_START;
 	meta->hops = 0;
 	meta->action = ZN_ACT_NEXT;
-	meta->flags = (meta->flags & ~(ZN_PKT_F_NSH_TTL | ZN_PKT_NSH_TTL_MASK)) |
-		      ZN_PKT_F_NEW;
+	meta->flags = zn_pkt_flags_new(meta->flags);
 }
 
 /** Initialise the metadata of a packet an NF created itself (its flow

@@ -317,15 +317,15 @@ ether_type(const uint8_t *p, size_t len, size_t *off)
 }
 
 int
-zn_vxlan_decap(const uint8_t *p, size_t len, uint32_t *vni, size_t *inner_off)
+zn_vxlan_decap(const uint8_t *p, size_t len, uint32_t *vni, size_t *inner_off,
+	       uint32_t *src_ip)
 {
 	const struct rte_udp_hdr *udp;
 	const struct rte_vxlan_hdr *v;
 	size_t off;
-	uint32_t src;
 
 	if (ether_type(p, len, &off) != RTE_ETHER_TYPE_IPV4 ||
-	    (udp = ipv4_udp(p, len, &off, &src)) == NULL ||
+	    (udp = ipv4_udp(p, len, &off, src_ip)) == NULL ||
 	    rte_be_to_cpu_16(udp->dst_port) != RTE_VXLAN_DEFAULT_PORT)
 		return -ENOENT;
 	if (len < off + sizeof(*v) + sizeof(struct rte_ether_hdr))

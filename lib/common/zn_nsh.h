@@ -139,11 +139,11 @@ int zn_vxlan_put(uint8_t *p, size_t cap, const struct zn_nsh_tunnel *t,
 		 size_t inner_len, uint32_t flow_hash);
 
 /** Recognize plain VXLAN (IPv4, UDP 4789; one VLAN tag allowed outside):
- *  its VNI in *@p vni, the inner frame at p + *@p inner_off. Whether it
- *  carries NSH is zn_nsh_decap's question, asked first. @return 0;
- *  -ENOENT: not VXLAN; -EINVAL: VXLAN without room for a frame or without
- *  its I flag. */
+ *  its VNI in *@p vni, the inner frame at p + *@p inner_off, the sender's
+ *  outer IPv4 address in *@p src_ip. Whether it carries NSH is
+ *  zn_nsh_decap's question, asked first. @return 0; -ENOENT: not VXLAN;
+ *  -EINVAL: VXLAN without room for a frame or without its I flag. */
 int zn_vxlan_decap(const uint8_t *p, size_t len, uint32_t *vni,
-		   size_t *inner_off);
+		   size_t *inner_off, uint32_t *src_ip);
 
 #endif /* ZN_NSH_H */

@@ -216,9 +216,7 @@ zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		for (unsigned int i = 0; i < k; i++) {
 			struct zn_pkt_meta *meta = zn_pkt_meta(pkts[done + i]);
 
-			meta->flags = (meta->flags & ~(ZN_PKT_F_NSH_TTL |
-						       ZN_PKT_NSH_TTL_MASK)) |
-				      ZN_PKT_F_NEW;
+			meta->flags = zn_pkt_flags_new(meta->flags);
 		}
 		zn_ledger_own(&nf->s->ledger, pkts + done, k);
 		rc = zn_nf_tx_held(nf, k);

@@ -11,6 +11,9 @@
  * tunnel packets): a peer not heard for ZN_FABRIC_DEAD_MS is down (its
  * hops' packets drop as peer_down) until it is heard again; a peer
  * configured without a MAC address takes the one its answers give.
+ * Long: the state, the view made of it, the tick that keeps it current
+ * and the four commands that change and show it are one concern (their
+ * parameter tables are most of the length).
  */
 
 #include <arpa/inet.h>
@@ -79,6 +82,22 @@ outer_len(const struct fabric_peer *p)
 			  ZN_NSH_TLV_FLOW_LEN);
 }
 
+/* Is @p p probed by ARP (and so watched, its MAC address learned)? It
+ * needs an IPv4 address to ask for: not an Ethernet peer. */
+static bool
+probed(const struct fabric_peer *p)
+{
+	return p->ip != 0 && p->encap != ZN_NSH_ETHERNET;
+}
+
+/* Do @p p's hops' packets go: not marked down, heard lately, its MAC
+ * address known? */
+static bool
+peer_up(const struct fabric_peer *p)
+{
+	return !p->down && p->alive && !rte_is_zero_ether_addr(&p->mac);
+}
+
 static void
 fabric_fill(struct zn_mgr *m, struct zn_route *rt)
 {
@@ -110,9 +129,8 @@ view_publish(struct zn_mgr *m)
 			if (!p->set)
 				continue;
 			v->peers[v->n_peers++] = (uint8_t)h;
-			q->probe = p->ip != 0 && p->encap != ZN_NSH_ETHERNET;
-			q->up = !p->down && p->alive &&
-				!rte_is_zero_ether_addr(&p->mac);
+			q->probe = probed(p);
+			q->up = peer_up(p);
 			q->nsh = p->nsh;
 			q->mtu = p->mtu;
 			q->outer = outer_len(p);
@@ -182,18 +200,17 @@ fabric_tick(void *arg)
 		uint64_t heard = 0, mac = 0;
 		bool alive;
 
-		if (!p->set || p->ip == 0 || p->encap == ZN_NSH_ETHERNET)
+		if (!p->set || !probed(p))
 			continue;
 		for (unsigned int w = 0; w < f->n_workers; w++) {
 			const struct zn_fabric_pstats *s = &f->wst[w].peer[h];
 			uint64_t t = __atomic_load_n(&s->seen,
 						     __ATOMIC_RELAXED);
+			uint64_t a = __atomic_load_n(&s->mac, __ATOMIC_RELAXED);
 
 			if (t > heard) {
 				heard = t;
-				if (__atomic_load_n(&s->mac, __ATOMIC_RELAXED))
-					mac = __atomic_load_n(
-						&s->mac, __ATOMIC_RELAXED);
+				mac = a != 0 ? a : mac;
 			}
 		}
 		if (heard > p->heard)
@@ -330,8 +347,7 @@ cmd_peer_set(struct zn_cmd_req *req)
 			 "port's unicast address, aa:bb:cc:dd:ee:ff");
 		return -EINVAL;
 	}
-	if (rte_is_zero_ether_addr(&p.mac) && (p.ip == 0 ||
-					       p.encap == ZN_NSH_ETHERNET)) {
+	if (rte_is_zero_ether_addr(&p.mac) && !probed(&p)) {
 		snprintf(req->err, sizeof(req->err), "mac: needed for an "
 			 "Ethernet peer (no IPv4 address to find it by)");
 		return -EINVAL;
@@ -429,8 +445,8 @@ cmd_fabric_show(struct zn_cmd_req *req)
 			"mac", rte_is_zero_ether_addr(&p->mac) ? json_null() :
 			mac_json(&p->mac), "mac_learned", p->mac_learned,
 			"encap", encap_names[p->encap], "nsh", p->nsh, "vni",
-			p->vni, "mtu", p->mtu, "up", !p->down && p->alive &&
-			!rte_is_zero_ether_addr(&p->mac), "down", p->down,
+			p->vni, "mtu", p->mtu, "up", peer_up(p), "down",
+			p->down,
 			"alive", p->alive, "tx", s->tx,
 			"tx_bytes", s->tx_bytes, "rx", s->rx, "rx_bytes",
 			s->rx_bytes, "drops", "nsh_mtu", s->mtu_drops,

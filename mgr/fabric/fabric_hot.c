@@ -30,14 +30,26 @@
 
 enum verdict { ROUTED, CLASSIFY, DROPPED, TAKEN };
 
+/* Free @p m, dropped for @p why: counted in the totals, in its source's
+ * counters @p src_drops (a port's or an NF's) and in @p count, the
+ * fabric's own (if not NULL). */
 static void
-in_drop(struct zn_worker *w, uint16_t port, struct rte_mbuf *m,
-	enum zn_drop_reason why, uint64_t *count)
+drop(struct zn_worker *w, struct rte_mbuf *m, enum zn_drop_reason why,
+     uint64_t *src_drops, uint64_t *count)
 {
 	zn_owner_map_drop(w->mgr->trust.owner_maps, &m, 1);
 	w->shm->stats.drops[why]++;
-	w->shm->port[port].drops[why]++;
-	(*count)++;
+	src_drops[why]++;
+	if (count != NULL)
+		(*count)++;
+}
+
+/* A drop at the fabric port's ingress. */
+static void
+in_drop(struct zn_worker *w, const struct zn_fabric_view *v,
+	struct rte_mbuf *m, enum zn_drop_reason why, uint64_t *count)
+{
+	drop(w, m, why, w->shm->port[v->port].drops, count);
 }
 
 static const struct zn_fabric_peer *
@@ -216,22 +228,22 @@ nsh_in(struct zn_worker *w, const struct zn_route *rt,
 	    (memcmp(p, &v->mac, 6) != 0 || peer_of_mac(v, p + 6, &host) == NULL) :
 	    (outer_dst_ip(p) != v->ip || peer_of_ip(v, src_ip, &host) == NULL ||
 	     !v->peer[host].nsh)) {
-		in_drop(w, v->port, m, ZN_DROP_NSH_NO_PATH, &ws->stranger);
+		in_drop(w, v, m, ZN_DROP_NSH_NO_PATH, &ws->stranger);
 		return DROPPED;
 	}
 	if (h->next_proto != ZN_NSH_NP_ETH) {
-		in_drop(w, v->port, m, ZN_DROP_NSH_MALFORMED, &ws->malformed);
+		in_drop(w, v, m, ZN_DROP_NSH_MALFORMED, &ws->malformed);
 		return DROPPED;
 	}
 	chain = h->si != 0 ? chain_of_spi(rt, h->spi) : -1;
 	pos = ZN_NSH_SI_FIRST - h->si;
 	c = chain >= 0 ? &rt->chains[chain] : NULL;
 	if (c == NULL || pos >= c->len || c->steps[pos].host != 0) {
-		in_drop(w, v->port, m, ZN_DROP_NSH_NO_PATH, &ws->no_path);
+		in_drop(w, v, m, ZN_DROP_NSH_NO_PATH, &ws->no_path);
 		return DROPPED;
 	}
 	if (h->ttl <= 1) {
-		in_drop(w, v->port, m, ZN_DROP_NSH_TTL, &ws->ttl);
+		in_drop(w, v, m, ZN_DROP_NSH_TTL, &ws->ttl);
 		return DROPPED;
 	}
 	rte_pktmbuf_adj(m, (uint16_t)off);
@@ -267,19 +279,17 @@ vxlan_in(struct zn_worker *w, const struct zn_fabric_view *v,
 	unsigned int host = 0;
 	size_t off;
 	uint32_t vni, src;
-	size_t ip_off = RTE_ETHER_HDR_LEN + (p[12] == 0x81 && p[13] == 0 ? 4 : 0);
-	int rc = zn_vxlan_decap(p, len, &vni, &off);
+	int rc = zn_vxlan_decap(p, len, &vni, &off, &src);
 
 	if (rc == -ENOENT)
 		return CLASSIFY;
 	if (rc < 0) {
-		in_drop(w, v->port, m, ZN_DROP_NSH_MALFORMED, &ws->malformed);
+		in_drop(w, v, m, ZN_DROP_NSH_MALFORMED, &ws->malformed);
 		return DROPPED;
 	}
-	memcpy(&src, p + ip_off + offsetof(struct rte_ipv4_hdr, src_addr), 4);
 	if (outer_dst_ip(p) != v->ip || peer_of_ip(v, src, &host) == NULL ||
 	    v->peer[host].nsh || vni != v->peer[host].t.vni) {
-		in_drop(w, v->port, m, ZN_DROP_NSH_NO_PATH, &ws->stranger);
+		in_drop(w, v, m, ZN_DROP_NSH_NO_PATH, &ws->stranger);
 		return DROPPED;
 	}
 	rte_pktmbuf_adj(m, (uint16_t)off);
@@ -305,7 +315,7 @@ ingress_one(struct zn_worker *w, const struct zn_route *rt,
 	if (rc == 0)
 		return nsh_in(w, rt, v, m, encap, &h, off, src_ip);
 	if (rc != -ENOENT) {
-		in_drop(w, v->port, m, ZN_DROP_NSH_MALFORMED,
+		in_drop(w, v, m, ZN_DROP_NSH_MALFORMED,
 			&v->wst[w->id].malformed);
 		return DROPPED;
 	}
@@ -345,17 +355,6 @@ zn_fabric_ingress(struct zn_worker *w, const struct zn_route *rt,
 
 /* ---- egress ---- */
 
-static void
-out_drop(struct zn_worker *w, struct rte_mbuf *m, enum zn_drop_reason why,
-	 uint64_t *src_drops, uint64_t *count)
-{
-	zn_owner_map_drop(w->mgr->trust.owner_maps, &m, 1);
-	w->shm->stats.drops[why]++;
-	src_drops[why]++;
-	if (count != NULL)
-		(*count)++;
-}
-
 unsigned int
 zn_fabric_encap(struct zn_worker *w, const struct zn_route *rt,
 		const struct zn_res *r, struct rte_mbuf **pkts, unsigned int n,
@@ -375,7 +374,7 @@ zn_fabric_encap(struct zn_worker *w, const struct zn_route *rt,
 			ZN_DROP_PEER_DOWN : ZN_DROP_NSH_NO_PATH;
 
 		for (unsigned int i = 0; i < n; i++)
-			out_drop(w, pkts[i], why, src_drops,
+			drop(w, pkts[i], why, src_drops,
 				 ps != NULL && why == ZN_DROP_PEER_DOWN ?
 				 &ps->down_drops : NULL);
 		return 0;
@@ -397,7 +396,7 @@ zn_fabric_encap(struct zn_worker *w, const struct zn_route *rt,
 
 		if (p->outer - RTE_ETHER_HDR_LEN + len > p->mtu ||
 		    rte_pktmbuf_headroom(m) < p->outer) {
-			out_drop(w, m, ZN_DROP_NSH_MTU, src_drops,
+			drop(w, m, ZN_DROP_NSH_MTU, src_drops,
 				 &ps->mtu_drops);
 			continue;
 		}
@@ -416,7 +415,7 @@ zn_fabric_encap(struct zn_worker *w, const struct zn_route *rt,
 		}
 		if (unlikely(rc != (int)p->outer)) { /* the view's sizes */
 			rte_pktmbuf_adj(m, p->outer);
-			out_drop(w, m, ZN_DROP_NSH_MTU, src_drops,
+			drop(w, m, ZN_DROP_NSH_MTU, src_drops,
 				 &ps->mtu_drops);
 			continue;
 		}

@@ -195,7 +195,7 @@ ZN_TEST(vxlan_plain_round_trip)
 {
 	uint8_t f[256];
 	struct zn_nsh_tunnel t;
-	uint32_t vni;
+	uint32_t vni, src;
 	size_t off;
 	int n;
 
@@ -206,16 +206,17 @@ ZN_TEST(vxlan_plain_round_trip)
 	ZT_EQ(f[36] << 8 | f[37], 4789);
 	ZT_EQ(f[16] << 8 | f[17], 20 + 8 + 8 + 42); /* IP total length */
 	inner_udp(f + n, 5000);
-	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 42, &vni, &off), 0);
+	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 42, &vni, &off, &src), 0);
 	ZT_EQ(vni, 0x4242);
 	ZT_EQ(off, (size_t)n);
+	ZT_EQ(src, t.src_ip);
 	/* no room for an inner frame, or no I flag: malformed */
-	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 13, &vni, &off), -EINVAL);
+	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 13, &vni, &off, &src), -EINVAL);
 	f[42] = 0;
-	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 42, &vni, &off), -EINVAL);
+	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 42, &vni, &off, &src), -EINVAL);
 	/* not UDP 4789: not VXLAN */
 	f[37] = 0xb6;
-	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 42, &vni, &off), -ENOENT);
+	ZT_EQ(zn_vxlan_decap(f, (size_t)n + 42, &vni, &off, &src), -ENOENT);
 	ZT_EQ(zn_vxlan_put(f, ZN_VXLAN_LEN - 1, &t, 42, 0), -ENOSPC);
 	t.vni = 1u << 24;
 	ZT_EQ(zn_vxlan_put(f, sizeof(f), &t, 42, 0), -EINVAL);
