@@ -28,7 +28,8 @@ import jsonschema
 
 from . import change, check
 from .client import Client, ZeroNFError
-from .orchestrate import Say, UpError, down as down_one, is_up, up as up_one
+from .orchestrate import (Say, UpError, _save_applied, down as down_one,
+                          is_up, up as up_one)
 from .spec import Deployment, SpecError, _where, parse, resolve
 
 HOST_KEYS = ("id", "ip", "fabric_port", "mac")
@@ -467,6 +468,7 @@ def apply(f: Multihost, say: Say = print, dry_run: bool = False,
             for s in plans[h.name]:
                 if s.phase == 3:
                     s.run(c)
+        _save_applied(h.d)  # what the next apply compares with (routes)
     say(f"applied: {sum(len(p) for p in plans.values())} changes, "
         f"{len(moved)} paths moved, {len(gone)} gone")
 
