@@ -310,3 +310,44 @@ def test_tenants_become_options_and_chains(tmp_path):
                            TENANTS.replace(old, new, 1))
         assert any(message in e for e in errors_of(bad, tmp_path)), \
             (message, errors_of(bad, tmp_path))
+
+
+def test_multihost_mistakes_are_refused_with_line_and_key(tmp_path):
+    """A file of several hosts (python/zeronf/multihost.py): each bad hop,
+    host and port named at its line, a host's part checked as a one-host
+    file's, and every mistake said at once."""
+    from zeronf import multihost
+    text = (REPO / "deploy" / "multihost.yaml").read_text()
+    bad = (text.replace("hops: [mon@edge, fw@core, fwd@core, port:wan@core]",
+                        "hops: [mon@edge, fw@nowhere, nat@core, "
+                        "port:wan@core]")
+           .replace("    id: 2\n", "    id: 1\n")
+           .replace("fabric_port: fab\n    manager:\n      netns: zn-mh-core",
+                    "fabric_port: lan\n    manager:\n      netns: zn-mh-core")
+           .replace("        chain: [fwd, fw, mon@edge, port:lan@edge]",
+                    "        chain: [fwd, mon@edge, port:lan@edge]")
+           .replace("nf: {binary: zeronf-forward}",
+                    "nf: {binary: zeronf-nosuch}"))
+    f = tmp_path / "m.yaml"
+    f.write_text(bad)
+    lines = bad.splitlines()
+
+    def line(s: str) -> int:
+        return next(i for i, ln in enumerate(lines, 1) if s in ln)
+    host_ids = [i for i, ln in enumerate(lines, 1) if ln == "    id: 1"]
+    with pytest.raises(SpecError) as e:
+        multihost.load(f)
+    errors = e.value.errors
+    want = [f"{line('fw@nowhere')}: paths[0].hops[1]: no host 'nowhere'",
+            f"{line('fw@nowhere')}: paths[0].hops[2]: host core has no "
+            f"service named 'nat'",
+            f"{host_ids[1]}: hosts[1].id: host id 1 is also edge's",
+            f"{line('fabric_port: lan')}: hosts[1].fabric_port: no port "
+            f"'lan' on host core",
+            f"{line('chain: [fwd, mon@edge')}: hosts[1].ports[1].chain: hops "
+            f"on other hosts travel on a service path",
+            f"{line('zeronf-nosuch')}: hosts[1].services[1].nf.binary: no "
+            f"program 'zeronf-nosuch'"]
+    for w in want:
+        assert any(w in x for x in errors), (w, errors)
+    assert all(x.startswith(f"{f}:") for x in errors), errors

@@ -33,10 +33,6 @@ from .orchestrate import (Say, UpError, _save_applied, down as down_one,
 from .spec import Deployment, SpecError, _where, parse, resolve
 
 HOST_KEYS = ("id", "ip", "fabric_port", "mac")
-# Where a host's part names hops: (key path, is a list of items with a
-# "chain" in each)
-CHAIN_KEYS = (("chain",), ("ports", "*", "chain"), ("flows", "*", "chain"),
-              ("rules", "*", "chain"))
 
 
 def schema() -> dict:
@@ -154,16 +150,13 @@ def load(path: str | Path, name: str | None = None) -> Multihost:
         if p["spi"] in spis:
             err(("paths", i, "spi"), f"path {p['spi']} twice")
         spis.add(p["spi"])
-        views = {}
-        for hname in hosts:
+        views: dict[str, list] = {hname: [] for hname in hosts}
+        for k, s in enumerate(p["hops"]):
             try:
-                views[hname] = [_hop(s, hname, hosts, ids)
-                                for s in p["hops"]]
-            except ValueError as e:
-                k = next(k for k, s in enumerate(p["hops"])
-                         if _hop_error(s, hname, hosts, ids))
+                for hname in hosts:
+                    views[hname].append(_hop(s, hname, hosts, ids))
+            except ValueError as e:  # the same for every host
                 err(("paths", i, "hops", k), str(e))
-                break
         paths.append({"spi": p["spi"], "hops": views})
     out: list[Host] = []
     for i, h in enumerate(data["hosts"]):
@@ -196,14 +189,6 @@ def load(path: str | Path, name: str | None = None) -> Multihost:
     return Multihost(Path(path), data["name"], fab.get("encap", "vxlan-gpe"),
                      fab.get("mtu", 1500), fab.get("vni", 0), out, paths,
                      shown)
-
-
-def _hop_error(step: str, here: str, hosts: dict, ids: dict) -> bool:
-    try:
-        _hop(step, here, hosts, ids)
-        return False
-    except ValueError:
-        return True
 
 
 def _localize(part: dict, here: str, hosts: dict, ids: dict, where: tuple,
