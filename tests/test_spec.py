@@ -351,3 +351,44 @@ def test_multihost_mistakes_are_refused_with_line_and_key(tmp_path):
     for w in want:
         assert any(w in x for x in errors), (w, errors)
     assert all(x.startswith(f"{f}:") for x in errors), errors
+
+
+def test_multihost_rule_after_a_far_one_is_named_at_its_index(tmp_path):
+    """A rule or flow whose chain goes to another host is set after the
+    fabric; a mistake in the one after it is still named at its own index
+    and line (they were taken out before the check, and the next was
+    named at the far one's index)."""
+    from zeronf import multihost
+    text = (REPO / "deploy" / "multihost.yaml").read_text()
+    far = "[mon, fw@core, fwd@core, port:wan@core]"
+    bad = text.replace(
+        "    services:          # ids",
+        "    rules:\n"
+        f"      - {{match: {{proto: tcp, dport: 80}}, chain: {far}}}\n"
+        "      - {match: {proto: tcp, dport: 99999}, chain: [mon]}\n"
+        "    flows:\n"
+        "      - flow: {proto: udp, src: 10.0.0.1, dst: 10.0.0.2, "
+        "sport: 1, dport: 2}\n"
+        f"        chain: {far}\n"
+        "      - flow: {proto: udp, src: 10.0.0.1, dst: 10.0.0.256, "
+        "sport: 1, dport: 2}\n"
+        "        chain: [mon]\n"
+        "    services:          # ids", 1)
+    f = tmp_path / "m.yaml"
+    f.write_text(bad)
+    lines = bad.splitlines()
+
+    def line(s: str) -> int:
+        return next(i for i, ln in enumerate(lines, 1) if s in ln)
+    m = multihost.load(f)
+    edge = m.hosts[0]
+    assert [r["chain"] for r in edge.d.rules] == [["svc:1"]]
+    assert edge.remote[("rules", 0, "chain")]["chain"] == [
+        "svc:1", "svc:2@2", "svc:3@2", "port:1@2"]
+    with pytest.raises(SpecError) as e:
+        multihost.check_all(m)
+    assert e.value.errors == [
+        f"{f}:{line('dport: 99999')}: hosts[0].rules[1].match: "
+        f"match.sport/dport: a port or \"lo-hi\"",
+        f"{f}:{line('10.0.0.256')}: hosts[0].flows[1].flow.dst: "
+        f"'10.0.0.256' is not an IP address"], e.value.errors

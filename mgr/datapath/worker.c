@@ -101,13 +101,18 @@ flush_txbuf(struct zn_worker *w, uint16_t port)
 	struct zn_txbuf *tb = &w->txbuf[port];
 	struct zn_port *p = &w->mgr->ports[port];
 	uint16_t q = w->txq[port], sent;
+	bool lock;
 
 	if (tb->n == 0)
 		return 0;
-	if (p->txq_shared)
+	/* shared with other workers, or queue 0 with the control thread's
+	 * packet-outs (port_ctltx.c: seen here before its first send) */
+	lock = p->txq_shared ||
+	       (q == 0 && __atomic_load_n(&p->ctl_tx.on, __ATOMIC_RELAXED));
+	if (lock)
 		rte_spinlock_lock(&p->txq_lock[q]);
 	sent = rte_eth_tx_burst(p->port_id, q, tb->pkts, tb->n);
-	if (p->txq_shared)
+	if (lock)
 		rte_spinlock_unlock(&p->txq_lock[q]);
 	w->shm->port[port].tx += sent;
 	if (sent == tb->n) {

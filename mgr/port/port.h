@@ -38,6 +38,14 @@ struct zn_port {
 	char driver[64];
 	rte_spinlock_t txq_lock[ZN_MAX_WORKERS]; /* used if txq shared */
 	bool txq_shared;
+	/* The control thread sends on queue 0 too (port_ctltx.c): from
+	 * ctl_tx.on, workers take txq_lock[0] as if it were shared. */
+	struct {
+		bool on;          /* workers read it (atomic) */
+		bool ready;       /* they all have seen it: sends may start */
+		uint64_t token;   /* the workers' RCU token of `on` */
+		uint64_t tx;      /* packets it sent (port.list's tx) */
+	} ctl_tx;
 	/* NF -> port (port_nftx.c): queues [nf_txq_first, + nf_txq_n) */
 	uint16_t nf_txq_first;
 	uint16_t nf_txq_n;
@@ -58,6 +66,14 @@ void zn_ports_close(struct zn_mgr *m);
 void zn_ports_private_early(void);
 int zn_ports_private_late(void);
 uint64_t zn_ports_scans_refused(void);
+/* port_ctltx.c: the control thread sends @p mb (owned) on port @p i
+ * itself (packet-outs: no worker to wake). @return 0: sent, -EAGAIN: not
+ * yet (the first call begins it: the workers lock the queue from their
+ * next burst) or the queue is full, -ENOTSUP: not this port or buffer
+ * (a trust group's); then @p mb is still the caller's, for a worker. */
+struct rte_mbuf;
+int zn_port_ctl_tx(struct zn_mgr *m, unsigned int i, struct rte_mbuf *mb);
+
 /* port_nftx.c: NF -> port hand-off. _plan while setting a port up (the
  * number of NF queues to add), _publish once it runs, _assign at an NF's
  * registration, _release when its slot is free, _json for port.list

@@ -834,6 +834,7 @@ zn_oft_table_stats(struct zn_mgr *m, struct zn_oft_table_stats *s)
 		s->no_match_drops += ws->no_match;
 	}
 	s->punt_drops += t->punt_unsent;
+	s->packet_outs = t->packet_outs;
 }
 
 void

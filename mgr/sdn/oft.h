@@ -207,6 +207,7 @@ struct zn_oft_table_stats {
 	uint32_t active, capacity, subtables;
 	uint64_t lookups, matched;
 	uint64_t punted, punt_drops, no_match_drops;
+	uint64_t packet_outs; /* copies sent, one per output */
 };
 void zn_oft_table_stats(struct zn_mgr *m, struct zn_oft_table_stats *s);
 

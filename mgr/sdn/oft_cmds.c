@@ -281,13 +281,14 @@ cmd_table(struct zn_cmd_req *req)
 	zn_oft_table_stats(req->mgr, &s);
 	zn_oft_get_mode(req->mgr, &on, &ctl);
 	req->result = json_pack(
-		"{s:b, s:b, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
+		"{s:b, s:b, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"on", on, "controller", ctl, "active", (int)s.active,
 		"capacity", (int)s.capacity, "subtables", (int)s.subtables,
 		"lookups", (json_int_t)s.lookups, "matched",
 		(json_int_t)s.matched, "punted", (json_int_t)s.punted,
 		"punt_drops", (json_int_t)s.punt_drops, "no_match_drops",
-		(json_int_t)s.no_match_drops);
+		(json_int_t)s.no_match_drops, "packet_outs",
+		(json_int_t)s.packet_outs);
 	return 0;
 }
 
@@ -301,7 +302,9 @@ static const struct zn_cmd table_cmd = {
 		  "\"of those, matched an entry\", \"punted\": \"sent to the "
 		  "controller\", \"punt_drops\": \"for the controller, "
 		  "dropped (none connected, queue full)\", \"no_match_drops\": "
-		  "\"matched nothing\"}",
+		  "\"matched nothing\", \"packet_outs\": \"packets a "
+		  "packet-out or a flow mod's buffer sent, a copy per "
+		  "output\"}",
 	.fn = cmd_table,
 };
 ZN_CMD_REGISTER(table_cmd)

@@ -8,9 +8,9 @@
  * thread, which hands each packet to the listener, the OpenFlow endpoint,
  * keeping the packet for a buffer_id when the entry asked for fewer bytes
  * than it has) and packet-out (a packet from a buffer or the controller,
- * copied per output, handed to one worker through its inject ring: the
- * workers own the ports' queues). Control thread only, but for the rings'
- * other ends.
+ * copied per output; to a port, sent from here on the port's queue 0
+ * (port_ctltx.c); else, or when that cannot, handed to one worker through
+ * its inject ring). Control thread only, but for the rings' other ends.
  */
 
 #include <errno.h>
@@ -29,6 +29,7 @@
 #include "../core/subsys.h"
 #include "../datapath/worker.h"
 #include "../flow/fdir.h"
+#include "../port/port.h"
 #include "../trust/owner_map.h"
 #include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_util.h"
@@ -179,6 +180,7 @@ inject(struct zn_mgr *m, struct rte_mbuf *mb, uint16_t in_port, int chain,
 		return;
 	}
 	t->packet_outs++;
+	t->injected = true;
 }
 
 /* Chain [port:p]'s id, taken once and kept (packet-outs reuse it). */
@@ -252,6 +254,10 @@ output_one(struct zn_mgr *m, struct rte_mbuf *mb, uint32_t in_port,
 	}
 	if (o->act.n_steps == 1 && o->act.steps[0].type == ZN_STEP_PORT &&
 	    o->act.steps[0].id < m->n_ports) {
+		if (zn_port_ctl_tx(m, o->act.steps[0].id, mb) == 0) {
+			oft(m)->packet_outs++; /* sent here (port_ctltx.c) */
+			return 0;
+		}
 		chain = port_chain(m, o->act.steps[0].id, e);
 		if (chain < 0) {
 			zn_owner_map_drop(m->trust.owner_maps, &mb, 1);
@@ -384,7 +390,9 @@ zn_oft_packet_out(struct zn_mgr *m, uint32_t buffer_id, uint32_t in_port,
 		if (output_one(m, c, in_port, &ex[i], e) < 0 && rc == 0)
 			rc = -EINVAL;
 	}
-	zn_db_ring(&m->dp.workers[t->inject_worker]->shm->db);
+	if (t->injected) /* not for what went out from here: no wake-up */
+		zn_db_ring(&m->dp.workers[t->inject_worker]->shm->db);
+	t->injected = false;
 	return rc;
 }
 

@@ -213,6 +213,7 @@ port_sum(struct zn_mgr *m, unsigned int i, struct zn_port_wstats *sum)
 		for (int r = 0; r < ZN_DROP_MAX; r++)
 			sum->drops[r] += ws->drops[r];
 	}
+	sum->tx += m->ports[i].ctl_tx.tx; /* packet-outs (port_ctltx.c) */
 }
 
 static json_t *
@@ -268,6 +269,9 @@ port_json(struct zn_mgr *m, unsigned int i)
 				    json_null());
 		json_object_set_new(o, "chain", n != 0 ?
 				    zn_cmd_steps_json(steps, n) : json_null());
+		/* of tx: packet-outs the control thread sent (port_ctltx.c) */
+		json_object_set_new(o, "tx_control",
+				    json_integer((json_int_t)p->ctl_tx.tx));
 	}
 	return o;
 }

@@ -181,6 +181,7 @@ def load(path: str | Path, name: str | None = None) -> Multihost:
         except SpecError as e:
             errors += [(0, m) for m in e.errors]
             continue
+        _take_far(d, remote)
         out.append(Host(h["name"], h["id"], h["ip"], port, h.get("mac"), d,
                         remote))
     if errors:
@@ -195,7 +196,9 @@ def _localize(part: dict, here: str, hosts: dict, ids: dict, where: tuple,
               err) -> dict:
     """Rewrite @p part's hops that name a host (NAME@HOST) as host @p here
     writes them; take the chains that go to other hosts out of it (they
-    are set once the fabric is) and return them, by where they were."""
+    are set once the fabric is) and return them, by where they were (a
+    rule or flow stays in its place, its chain [drop], until _take_far
+    moves it after resolve: so every later item keeps its index)."""
     remote: dict = {}
 
     def conv(chain: list, key: tuple) -> tuple[list, bool]:
@@ -231,14 +234,28 @@ def _localize(part: dict, here: str, hosts: dict, ids: dict, where: tuple,
                 remote[(key, k, "chain")] = chain
                 item = {x: v for x, v in item.items() if x != "chain"}
             elif far:
-                remote[(key, k, "chain")] = {**item, "chain": chain}
-                continue
+                # kept in its place for resolve (its other keys checked
+                # where they are written); taken out after (_take_far)
+                remote[(key, k, "chain")] = chain
+                item = {**item, "chain": ["drop"]}
             else:
                 item = {**item, "chain": chain}
             keep.append(item)
         if key in part:
             part[key] = keep
     return remote
+
+
+def _take_far(d: Deployment, remote: dict) -> None:
+    """The rules and flows whose chains go to other hosts, out of @p d
+    (resolved, their chain [drop]) into @p remote with their chains."""
+    for key in ("rules", "flows"):
+        items = getattr(d, key)
+        far = sorted(k for (x, k, *_) in remote if x == key)
+        for k in far:
+            remote[(key, k, "chain")] = {**items[k],
+                                         "chain": remote[(key, k, "chain")]}
+        setattr(d, key, [v for k, v in enumerate(items) if k not in far])
 
 
 def _remote_chains(remote: dict):
@@ -251,7 +268,7 @@ def check_all(f: Multihost) -> None:
     errors = []
     for h in f.hosts:
         try:
-            check.check(h.d)
+            check.check(_full(h))  # each rule and flow at its index
         except SpecError as e:
             errors += e.errors
     if errors:
@@ -367,20 +384,19 @@ def down(f: Multihost, say: Say = print, timeout: float = 30.0) -> None:
 # --------------------------------------------------------------- apply
 
 def _full(h: Host) -> Deployment:
-    """A host's part with its chains to other hosts put back (what apply
-    compares with the running instance)."""
+    """A host's part with its chains to other hosts put back where the
+    file has them (what apply compares with the running instance, and
+    what check_all checks)."""
     d = copy.copy(h.d)
     d.port_chains = dict(d.port_chains)
     d.rules, d.flows = list(d.rules), list(d.flows)
-    for key, v in h.remote.items():
+    for key, v in sorted(h.remote.items()):  # each index after those before
         if key == ("chain",):
             d.chain = v
         elif key[0] == "ports":
             d.port_chains[key[1]] = v
-        elif key[0] == "rules":
-            d.rules.append(v)
         else:
-            d.flows.append(v)
+            getattr(d, key[0]).insert(key[1], v)
     return d
 
 

@@ -2,7 +2,10 @@
 real OpenFlow speakers: Debian's ovs-ofctl as the tool an operator points at a switch,
 and os-ken's message classes (a controller's) over a raw connection for
 what ovs-ofctl does not send (ROLE_REQUEST, a HELLO of another version,
-garbage)."""
+garbage).
+
+Long: one fixture and one peer for the whole message set, a test per
+message family (the traffic through the table is test_sdn_traffic.py)."""
 from __future__ import annotations
 
 import json
@@ -446,6 +449,58 @@ def test_packet_in_buffers_and_packet_out(switch):
     c.close()
     st = m.call("status")
     assert st["pool"]["in_use"] <= 2 * 1024  # net_null's own, no leak
+
+
+def test_packet_outs_go_out_from_the_control_thread(switch):
+    """A PACKET_OUT to a port is sent by the control thread on the port's
+    queue 0 (mgr/port/port_ctltx.c: no worker to wake), the first one
+    through a worker while the workers learn to lock that queue; here
+    while the worker itself sends a stream of packets on the same queue.
+    Every packet is counted once: ZeroNF's tx is what the device took."""
+    m, port = switch
+    c = hello(port)
+    out2 = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS,
+                                         [parser.OFPActionOutput(2)])]
+    # the worker's stream: what net_null0 makes, out of port 2 (wan)
+    c.send(parser.OFPFlowMod(DP, priority=10, match=parser.OFPMatch(
+        in_port=1), instructions=out2))
+    c.send(parser.OFPBarrierRequest(DP))
+    assert isinstance(c.recv(), parser.OFPBarrierReply)
+
+    def wan() -> dict:
+        return m.call("port.list")["ports"][1]
+
+    wait_for(lambda: wan()["tx"] > 1000, scaled(10), "the worker's stream")
+    n = 300
+    for i in range(n):
+        c.send(parser.OFPPacketOut(
+            DP, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER,
+            data=ARP, actions=[parser.OFPActionOutput(2)]))
+        if i % 50 == 0:
+            c.send(parser.OFPBarrierRequest(DP))
+            assert isinstance(c.recv(), parser.OFPBarrierReply)
+    c.send(parser.OFPBarrierRequest(DP))
+    assert isinstance(c.recv(), parser.OFPBarrierReply)
+    assert m.call("of.table")["packet_outs"] == n
+    # the stream stops; every packet sent is the device's
+    c.send(parser.OFPFlowMod(DP, command=ofp.OFPFC_DELETE,
+                             table_id=ofp.OFPTT_ALL, out_port=ofp.OFPP_ANY,
+                             out_group=ofp.OFPG_ANY,
+                             match=parser.OFPMatch()))
+    c.send(parser.OFPBarrierRequest(DP))
+    assert isinstance(c.recv(), parser.OFPBarrierReply)
+    last = {}
+
+    def still() -> bool:
+        nonlocal last
+        w, prev = wan(), last
+        last = w
+        return w["tx"] == prev.get("tx")
+    wait_for(still, scaled(10), "the stream stopped")
+    w = wan()
+    assert n - 1 <= w["tx_control"] <= n, w
+    assert w["tx"] == w["hw"]["opackets"], w
+    c.close()
 
 
 def test_the_table_outlives_its_endpoint(switch):
