@@ -9,7 +9,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_TARGETS := flow_parse dpi_parse flowmon routes ctl_json oft_key ofp_msgs nsh
 
 .PHONY: all setup build demo test unit pytest bench dpi-report clean fuzz \
-	sanitize schema
+	sanitize schema k8s test-cluster
 
 all: build
 
@@ -41,6 +41,20 @@ test: build
 	ZERONF_BUILD="$(abspath $(BUILD))" $(PY) -m pytest -q -ra tests
 	$(MAKE) --no-print-directory sanitize
 	$(MAKE) --no-print-directory fuzz FUZZ_S=5
+
+# ZeroNF's Kubernetes pieces (k8s/: Go, as that ecosystem's are), static,
+# into $(BUILD)/k8s: what the cluster's images are made of.
+GO ?= /usr/local/go/bin/go
+k8s: build
+	cd k8s && CGO_ENABLED=0 $(GO) build -trimpath -o "$(abspath $(BUILD))/k8s/" ./cmd/...
+
+# A real Kubernetes cluster on this machine (scripts/cluster.sh, upstream
+# binaries built by scripts/k8s-build.sh) and ZeroNF on it: up for the
+# tests, down after them, nothing left (docs/kubernetes.md).
+test-cluster: k8s
+	@scripts/setup.sh --cluster
+	scripts/k8s-build.sh
+	ZERONF_CLUSTER_TESTS=1 ZERONF_BUILD="$(abspath $(BUILD))" $(PY) -m pytest -q -ra tests/cluster
 
 # libFuzzer targets (fuzz/), clang with AddressSanitizer and UBSan, each
 # for FUZZ_S seconds on a corpus seeded from real traffic (fuzz/run.py).

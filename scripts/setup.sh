@@ -10,10 +10,13 @@ PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       iputils-ping clang libclang-rt-14-dev bubblewrap prometheus chromium
       chromium-driver qemu-system-x86 openvswitch-source tcpdump
       libssl-dev openssl)
-# `setup.sh --bench` (make bench): the peers benchmark's OVS-DPDK too.
-if [ "${1:-}" = "--bench" ]; then
-  PKGS+=(openvswitch-switch-dpdk)
-fi
+# `setup.sh --bench` (make bench): the peers benchmark's OVS-DPDK too;
+# `--cluster` (scripts/cluster.sh): a Kubernetes node's runtime and tools.
+case "${1:-}" in
+  --bench) PKGS+=(openvswitch-switch-dpdk) ;;
+  --cluster) PKGS+=(containerd runc buildah containernetworking-plugins
+                    iptables conntrack iperf3 curl) ;;
+esac
 HUGEPAGES=${ZERONF_HUGEPAGES:-1024}
 HUGE_DIR=${ZERONF_HUGE_DIR:-/mnt/huge}
 

@@ -1,0 +1,573 @@
+#!/usr/bin/env bash
+# A real Kubernetes cluster on this one machine, from upstream binaries
+# (scripts/k8s-build.sh), for ZeroNF's cluster tests and docs/kubernetes.md:
+#
+#   scripts/cluster.sh up     the control plane and the nodes, then waits
+#                             until every node is Ready (idempotent)
+#   scripts/cluster.sh down   everything stopped and removed: processes,
+#                             containers, namespaces, cgroups, files
+#   scripts/cluster.sh status what runs
+#   scripts/cluster.sh env    `export KUBECONFIG=...` for the admin
+#   scripts/cluster.sh image REF FILE...
+#                             an image FROM scratch of these files (and the
+#                             shared libraries they load, found by ldd),
+#                             imported into every node: pods' images here
+#                             are made of this machine's programs
+#
+# The control plane (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler) runs in this machine's network namespace on a bridge,
+# znk0 (10.77.0.1). Each node is a network namespace on that bridge
+# (10.77.0.1N) plus a mount namespace of its own, running its own
+# containerd, kubelet and kube-proxy: the mount namespace gives each
+# kubelet its own /var/lib/kubelet (the device-plugin directory is fixed
+# there), /var/lib/cni and /var/log/pods. Processes enter a node with
+# nsenter, not `ip netns exec` (which remounts /sys, hiding the cgroups
+# from the kubelet). Pods get 10.244.N.0/24 on the node's bridge (Debian's
+# CNI bridge plugin); the nodes route each other's pod networks.
+#
+# This machine is cgroup v1 without systemd: kubelets use the cgroupfs
+# driver under a cgroup root of their own (znk-nodeN, created here) and
+# failCgroupV1: false; the hugetlb controller is mounted if it is not, so
+# pods' hugepage limits hold. Authentication is by client certificates of
+# a CA made here; kubelets accept the API server anonymously (a test
+# cluster on a private bridge: docs/kubernetes.md says so).
+#
+# Images: containerd's sandbox image is a pause built here
+# (k8s/images/pause.c) FROM scratch with buildah and imported into each
+# node's containerd; pods use imagePullPolicy: Never.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+
+N_NODES=${ZERONF_CLUSTER_NODES:-2}
+RUN=/run/zeronf-cluster
+STATE=/var/lib/zeronf-cluster
+BIN=$REPO/.deps/k8s/bin
+BR=znk0
+NET=10.77.0
+CP=$NET.1
+SVC_CIDR=10.96.0.0/16
+POD_CIDR=10.244.0.0/16
+PAUSE=localhost/zeronf/pause:3.10
+ETCD_PORT=23790
+KCFG=$STATE/pki/admin.kubeconfig
+
+say() { echo "cluster: $*"; }
+die() { echo "cluster: $*" >&2; exit 1; }
+
+node_name() { echo "znk-node$1"; }
+node_ip() { echo "$NET.1$1"; }
+node_dir() { echo "$STATE/$(node_name "$1")"; }
+node_run() { echo "$RUN/$(node_name "$1")"; }
+# node $1's network and mount namespaces: NSENTER=(nsenter ... --)
+node_ns() {
+  NSENTER=(nsenter --net="/run/netns/$(node_name "$1")"
+           --mount="$RUN/ns/$(node_name "$1").mnt" --)
+}
+# run in node $1's namespaces
+in_node() {
+  node_ns "$1"
+  shift
+  "${NSENTER[@]}" "$@"
+}
+
+alive() { [ -f "$RUN/pids/$1.pid" ] && kill -0 "$(cat "$RUN/pids/$1.pid")" 2>/dev/null; }
+
+# start NAME CMD...: a daemon, its log in $STATE/logs/NAME.log
+start() {
+  local name=$1
+  shift
+  alive "$name" && return 0
+  setsid "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$RUN/pids/$name.pid"
+}
+
+put() { # FILE: stdin into FILE, unless FILE has it already
+  local t
+  t=$(mktemp "$1.XXXXXX")
+  cat >"$t"
+  if cmp -s "$t" "$1"; then rm -f "$t"; else mv "$t" "$1"; fi
+}
+
+wait_for() { # SECONDS WHAT CMD...
+  local t=$1 what=$2
+  shift 2
+  for _ in $(seq $((t * 5))); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  die "$what: not after ${t}s (logs: $STATE/logs/)"
+}
+
+kubectl() { "$BIN/kubectl" --kubeconfig "$KCFG" "$@"; }
+
+# ------------------------------------------------------------------ pki
+
+cert() { # NAME CN [O] [SAN]: a key and a certificate signed by the CA
+  local name=$1 cn=$2 o=${3:-} san=${4:-} subj
+  local d=$STATE/pki
+  subj="/CN=$cn"
+  [ -n "$o" ] && subj="/O=$o$subj"
+  openssl ecparam -name prime256v1 -genkey -noout -out "$d/$name.key" 2>/dev/null
+  openssl req -new -key "$d/$name.key" -subj "$subj" -out "$d/$name.csr" 2>/dev/null
+  {
+    echo "basicConstraints=CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    if [ -n "$san" ]; then
+      echo "extendedKeyUsage=serverAuth,clientAuth"
+      echo "subjectAltName=$san"
+    else
+      echo "extendedKeyUsage=clientAuth"
+    fi
+  } >"$d/$name.ext"
+  openssl x509 -req -in "$d/$name.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" \
+    -CAcreateserial -days 365 -extfile "$d/$name.ext" -out "$d/$name.crt" 2>/dev/null
+  rm -f "$d/$name.csr" "$d/$name.ext"
+}
+
+kubeconfig() { # NAME: NAME.kubeconfig from NAME.crt/.key
+  local d=$STATE/pki f=$STATE/pki/$1.kubeconfig
+  "$BIN/kubectl" config --kubeconfig "$f" set-cluster zeronf \
+    --server "https://$CP:6443" --certificate-authority "$d/ca.crt" \
+    --embed-certs >/dev/null
+  "$BIN/kubectl" config --kubeconfig "$f" set-credentials "$1" \
+    --client-certificate "$d/$1.crt" --client-key "$d/$1.key" \
+    --embed-certs >/dev/null
+  "$BIN/kubectl" config --kubeconfig "$f" set-context zeronf \
+    --cluster zeronf --user "$1" >/dev/null
+  "$BIN/kubectl" config --kubeconfig "$f" use-context zeronf >/dev/null
+}
+
+pki() {
+  local d=$STATE/pki
+  [ -f "$d/done" ] && return 0
+  mkdir -p "$d"
+  chmod 700 "$d"
+  openssl ecparam -name prime256v1 -genkey -noout -out "$d/ca.key" 2>/dev/null
+  openssl req -x509 -new -key "$d/ca.key" -subj "/CN=zeronf-cluster-ca" \
+    -days 365 -out "$d/ca.crt" 2>/dev/null
+  cert apiserver kube-apiserver "" \
+    "IP:$CP,IP:10.96.0.1,IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  cert admin admin system:masters
+  cert controller-manager system:kube-controller-manager
+  cert scheduler system:kube-scheduler
+  cert kube-proxy system:kube-proxy
+  for i in $(seq "$N_NODES"); do
+    cert "$(node_name "$i")" "system:node:$(node_name "$i")" system:nodes
+  done
+  openssl genrsa -out "$d/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
+  for n in admin controller-manager scheduler kube-proxy; do kubeconfig "$n"; done
+  for i in $(seq "$N_NODES"); do kubeconfig "$(node_name "$i")"; done
+  touch "$d/done"
+}
+
+# --------------------------------------------------------------- network
+
+network() {
+  if ! ip link show "$BR" >/dev/null 2>&1; then
+    ip link add "$BR" type bridge
+    ip addr add "$CP/24" dev "$BR"
+    ip link set "$BR" up
+  fi
+  sysctl -q -w net.ipv4.ip_forward=1
+  for i in $(seq "$N_NODES"); do
+    local n ip
+    n=$(node_name "$i")
+    ip=$(node_ip "$i")
+    if [ ! -e "/run/netns/$n" ]; then
+      ip netns add "$n"
+      ip link add "znk-n$i" type veth peer name eth0 netns "$n"
+      ip link set "znk-n$i" master "$BR" up
+      ip -n "$n" addr add "$ip/24" dev eth0
+      ip -n "$n" link set eth0 up
+      ip -n "$n" link set lo up
+      ip -n "$n" route add default via "$CP"
+      ip netns exec "$n" sysctl -q -w net.ipv4.ip_forward=1
+      ip netns exec "$n" sysctl -q -w net.bridge.bridge-nf-call-iptables=1 || true
+    fi
+    # this machine and the other nodes reach node i's pods through it
+    ip route replace "10.244.$i.0/24" via "$ip"
+    for j in $(seq "$N_NODES"); do
+      [ "$j" = "$i" ] || ip -n "$n" route replace "10.244.$j.0/24" via "$(node_ip "$j")"
+    done
+  done
+}
+
+# --------------------------------------------------------------- cgroups
+
+CGROUP_CTRLS="cpu cpuacct cpuset memory devices freezer blkio pids hugetlb systemd unified"
+
+cgroups() {
+  if [ ! -d /sys/fs/cgroup/hugetlb ] || ! mountpoint -q /sys/fs/cgroup/hugetlb; then
+    mkdir -p /sys/fs/cgroup/hugetlb
+    mount -t cgroup -o hugetlb cgroup /sys/fs/cgroup/hugetlb
+    touch "$RUN/hugetlb-mounted"
+  fi
+  for i in $(seq "$N_NODES"); do
+    for c in $CGROUP_CTRLS; do
+      [ -d "/sys/fs/cgroup/$c" ] || continue
+      mkdir -p "/sys/fs/cgroup/$c/$(node_name "$i")"
+    done
+    # cpuset: a child has no CPUs or memory nodes until given its parent's
+    local cs=/sys/fs/cgroup/cpuset/$(node_name "$i")
+    if [ -d "$cs" ]; then
+      cat /sys/fs/cgroup/cpuset/cpuset.cpus >"$cs/cpuset.cpus"
+      cat /sys/fs/cgroup/cpuset/cpuset.mems >"$cs/cpuset.mems"
+    fi
+  done
+}
+
+# -------------------------------------------------------- control plane
+
+control_plane() {
+  local p=$STATE/pki
+  start etcd "$BIN/etcd" --name zeronf --data-dir "$STATE/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
+    --initial-cluster "zeronf=http://127.0.0.1:$((ETCD_PORT + 1))" \
+    --listen-metrics-urls "" --log-level warn
+  wait_for 60 "etcd" curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+  start kube-apiserver "$BIN/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address "$CP" --advertise-address "$CP" --secure-port 6443 \
+    --service-cluster-ip-range "$SVC_CIDR" \
+    --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" \
+    --client-ca-file "$p/ca.crt" \
+    --service-account-issuer https://kubernetes.default.svc \
+    --service-account-key-file "$p/sa.pub" \
+    --service-account-signing-key-file "$p/sa.key" \
+    --authorization-mode Node,RBAC \
+    --enable-admission-plugins NodeRestriction \
+    --allow-privileged=true \
+    --kubelet-client-certificate "$p/admin.crt" \
+    --kubelet-client-key "$p/admin.key" \
+    --kubelet-preferred-address-types InternalIP \
+    --profiling=false
+  wait_for 120 "kube-apiserver" kubectl get --raw /readyz
+  start kube-controller-manager "$BIN/kube-controller-manager" \
+    --kubeconfig "$p/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$p/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$p/controller-manager.kubeconfig" \
+    --service-account-private-key-file "$p/sa.key" \
+    --root-ca-file "$p/ca.crt" \
+    --cluster-signing-cert-file "$p/ca.crt" --cluster-signing-key-file "$p/ca.key" \
+    --use-service-account-credentials --leader-elect=false \
+    --bind-address 127.0.0.1 --profiling=false
+  start kube-scheduler "$BIN/kube-scheduler" \
+    --kubeconfig "$p/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$p/scheduler.kubeconfig" \
+    --authorization-kubeconfig "$p/scheduler.kubeconfig" \
+    --leader-elect=false --bind-address 127.0.0.1 --profiling=false
+}
+
+# ------------------------------------------------------------------ nodes
+
+pause_image() {
+  local out=$STATE/images/pause.tar
+  [ -f "$out" ] && return 0
+  mkdir -p "$STATE/images" "$STATE/buildah"
+  gcc -O2 -Wall -Wextra -Werror -static -o "$STATE/images/pause" k8s/images/pause.c
+  local b=(buildah --root "$STATE/buildah/root" --runroot "$RUN/buildah"
+           --storage-driver vfs)
+  local c
+  c=$("${b[@]}" from scratch)
+  "${b[@]}" copy "$c" "$STATE/images/pause" /pause >/dev/null
+  "${b[@]}" config --entrypoint '["/pause"]' --user 65535:65535 "$c"
+  "${b[@]}" commit -q "$c" "$PAUSE" >/dev/null
+  "${b[@]}" rm "$c" >/dev/null
+  "${b[@]}" push -q "$PAUSE" "oci-archive:$out:$PAUSE"
+}
+
+containerd_config() { # I
+  local i=$1 d r
+  d=$(node_dir "$i")
+  r=$(node_run "$i")
+  cat <<EOF
+version = 2
+root = "$d/containerd"
+state = "$r/containerd"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp"]
+
+[grpc]
+  address = "$r/containerd.sock"
+
+[ttrpc]
+  address = "$r/containerd.sock.ttrpc"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE"
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$r/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$d/cni/net.d"
+EOF
+}
+
+cni_config() { # I: the pod network, 10.244.I.0/24 on the node's bridge
+  cat <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "pods",
+  "plugins": [
+    {"type": "bridge", "bridge": "cni0", "isGateway": true,
+     "ipMasq": false, "hairpinMode": true,
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.$1.0/24"}]],
+              "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+}
+
+kubelet_config() { # I
+  local i=$1
+  cat <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $(node_ip "$i")
+port: 10250
+readOnlyPort: 0
+healthzPort: 0
+authentication:
+  anonymous: {enabled: true}
+  webhook: {enabled: false}
+authorization:
+  mode: AlwaysAllow
+cgroupDriver: cgroupfs
+cgroupRoot: /$(node_name "$i")
+cgroupsPerQOS: true
+failCgroupV1: false
+failSwapOn: false
+containerRuntimeEndpoint: unix://$(node_run "$i")/containerd.sock
+podCIDR: 10.244.$i.0/24
+resolvConf: /etc/resolv.conf
+serializeImagePulls: false
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+enforceNodeAllocatable: ["pods"]
+maxPods: 60
+EOF
+}
+
+proxy_config() { # I
+  cat <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $STATE/pki/kube-proxy.kubeconfig}
+hostnameOverride: $(node_name "$1")
+bindAddress: $(node_ip "$1")
+clusterCIDR: $POD_CIDR
+mode: iptables
+metricsBindAddress: 127.0.0.1:10249
+healthzBindAddress: 127.0.0.1:10256
+conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+EOF
+}
+
+node_up() { # I
+  local i=$1 n d r
+  n=$(node_name "$i")
+  d=$(node_dir "$i")
+  r=$(node_run "$i")
+  mkdir -p "$d/kubelet" "$d/cni/net.d" "$d/cni/lib" "$d/pods" "$d/containers" \
+    "$r/runc"
+  # a mount namespace kept by its file, receiving this machine's mounts
+  if [ ! -e "$RUN/ns/$n.mnt" ]; then
+    touch "$RUN/ns/$n.mnt"
+    unshare --mount="$RUN/ns/$n.mnt" --propagation slave true
+    in_node "$i" sh -ec "
+      mount --bind '$d/kubelet' /var/lib/kubelet 2>/dev/null ||
+        { mkdir -p /var/lib/kubelet && mount --bind '$d/kubelet' /var/lib/kubelet; }
+      mkdir -p /var/lib/cni /var/log/pods /var/log/containers
+      mount --bind '$d/cni/lib' /var/lib/cni
+      mount --bind '$d/pods' /var/log/pods
+      mount --bind '$d/containers' /var/log/containers"
+  fi
+  # written when they change only: kube-proxy exits when its file does
+  containerd_config "$i" | put "$d/containerd.toml"
+  cni_config "$i" | put "$d/cni/net.d/10-pods.conflist"
+  kubelet_config "$i" | put "$d/kubelet.yaml"
+  proxy_config "$i" | put "$d/kube-proxy.yaml"
+  node_ns "$i"
+  start "$n-containerd" "${NSENTER[@]}" containerd --config "$d/containerd.toml"
+  wait_for 60 "$n: containerd" in_node "$i" ctr -a "$r/containerd.sock" version
+  # the images made so far (the pause, and what `image` made before)
+  for t in "$STATE"/images/*.tar; do
+    in_node "$i" ctr -a "$r/containerd.sock" -n k8s.io images import "$t" >/dev/null
+  done
+  start "$n-kubelet" "${NSENTER[@]}" "$BIN/kubelet" \
+    --config "$d/kubelet.yaml" --kubeconfig "$STATE/pki/$n.kubeconfig" \
+    --hostname-override "$n" --node-ip "$(node_ip "$i")" \
+    --root-dir /var/lib/kubelet --cert-dir /var/lib/kubelet/pki
+  start "$n-kube-proxy" "${NSENTER[@]}" "$BIN/kube-proxy" --config "$d/kube-proxy.yaml"
+}
+
+up() {
+  [ "$(id -u)" -eq 0 ] || die "run as root (namespaces, cgroups, mounts)"
+  scripts/setup.sh --cluster
+  scripts/k8s-build.sh
+  mkdir -p "$RUN/pids" "$RUN/ns" "$STATE/logs"
+  # the namespace files' directory: a private mount, as ip netns makes
+  if ! mountpoint -q "$RUN/ns"; then
+    mount --bind "$RUN/ns" "$RUN/ns"
+    mount --make-private "$RUN/ns"
+  fi
+  pki
+  network
+  cgroups
+  pause_image
+  control_plane
+  for i in $(seq "$N_NODES"); do node_up "$i"; done
+  for i in $(seq "$N_NODES"); do
+    wait_for 180 "$(node_name "$i") Ready" sh -c \
+      "'$BIN/kubectl' --kubeconfig '$KCFG' get node '$(node_name "$i")' \
+        -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
+  done
+  say "up: $N_NODES nodes Ready; export KUBECONFIG=$KCFG"
+}
+
+# ----------------------------------------------------------------- images
+
+with_libs() { # FILE ROOT: FILE and what it loads, at their paths under ROOT
+  local f=$1 root=$2
+  cp --parents -L "$f" "$root/"
+  { ldd "$f" 2>/dev/null || true; } | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
+                              $1 ~ /^\// { print $1 }' |
+    while read -r lib; do
+      [ -e "$root$lib" ] || cp --parents -L "$lib" "$root/"
+    done
+}
+
+# REF FILE...: build, then import into every node (up or not yet: at
+# node_up). A directory is copied whole; programs bring their libraries.
+image() {
+  local ref=$1
+  shift
+  [ $# -gt 0 ] || die "image $ref: no files"
+  local root tar name
+  mkdir -p "$STATE/images"
+  root=$(mktemp -d "$STATE/images/.root.XXXXXX")
+  for f in "$@"; do
+    if [ -d "$f" ]; then
+      cp -a --parents "$f" "$root/"
+      find "$f" -type f -perm -u+x | while read -r x; do with_libs "$x" "$root"; done
+    else
+      with_libs "$f" "$root"
+    fi
+  done
+  mkdir -p "$root/tmp" "$root/etc"
+  chmod 1777 "$root/tmp"
+  echo "root:x:0:0:root:/:/bin/sh" >"$root/etc/passwd"
+  echo "nobody:x:65534:65534:nobody:/:/bin/false" >>"$root/etc/passwd"
+  local b=(buildah --root "$STATE/buildah/root" --runroot "$RUN/buildah"
+           --storage-driver vfs)
+  local c
+  c=$("${b[@]}" from scratch)
+  "${b[@]}" copy "$c" "$root" / >/dev/null
+  "${b[@]}" commit -q "$c" "$ref" >/dev/null
+  "${b[@]}" rm "$c" >/dev/null
+  rm -rf "$root"
+  name=$(echo "$ref" | tr '/:' '__')
+  tar=$STATE/images/$name.tar
+  rm -f "$tar"
+  "${b[@]}" push -q "$ref" "oci-archive:$tar:$ref"
+  "${b[@]}" rmi -f "$ref" >/dev/null
+  for i in $(seq "$N_NODES"); do
+    alive "$(node_name "$i")-containerd" || continue
+    in_node "$i" ctr -a "$(node_run "$i")/containerd.sock" -n k8s.io \
+      images import "$tar" >/dev/null
+  done
+  say "image $ref: $(du -sh "$tar" | cut -f1), on every node"
+}
+
+# ------------------------------------------------------------------- down
+
+kill_pid() { # NAME: the daemon, and wait for it
+  local f=$RUN/pids/$1.pid p
+  [ -f "$f" ] || return 0
+  p=$(cat "$f")
+  if kill -0 "$p" 2>/dev/null; then
+    kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$p" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
+cgroup_kill() { # DIR: every process under it, then the directories
+  local dir=$1
+  [ -d "$dir" ] || return 0
+  for _ in $(seq 20); do
+    local left=0
+    while read -r p; do
+      [ -n "$p" ] || continue
+      kill -KILL "$p" 2>/dev/null || true
+      left=1
+    done < <(find "$dir" -name cgroup.procs -exec cat {} + 2>/dev/null)
+    [ "$left" = 0 ] && break
+    sleep 0.1
+  done
+  find "$dir" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+}
+
+down() {
+  for i in $(seq 9); do
+    local n
+    n=$(node_name "$i")
+    [ -e "/run/netns/$n" ] || [ -e "$RUN/ns/$n.mnt" ] || [ -d "$STATE/$n" ] || continue
+    kill_pid "$n-kubelet"
+    kill_pid "$n-kube-proxy"
+    # the pods' processes, then their shims (which outlive containerd)
+    cgroup_kill "/sys/fs/cgroup/pids/$n"
+    pkill -KILL -f "containerd-shim-runc-v2 .*-address $RUN/$n/" 2>/dev/null || true
+    kill_pid "$n-containerd"
+    for c in $CGROUP_CTRLS; do cgroup_kill "/sys/fs/cgroup/$c/$n"; done
+    if [ -e "$RUN/ns/$n.mnt" ]; then
+      umount "$RUN/ns/$n.mnt" 2>/dev/null || true
+      rm -f "$RUN/ns/$n.mnt"
+    fi
+    ip netns del "$n" 2>/dev/null || true
+    ip route del "10.244.$i.0/24" 2>/dev/null || true
+  done
+  for d in kube-scheduler kube-controller-manager kube-apiserver etcd; do kill_pid "$d"; done
+  ip link del "$BR" 2>/dev/null || true
+  if [ -f "$RUN/hugetlb-mounted" ]; then
+    umount /sys/fs/cgroup/hugetlb 2>/dev/null && rmdir /sys/fs/cgroup/hugetlb 2>/dev/null || true
+  fi
+  if mountpoint -q "$RUN/ns" 2>/dev/null; then umount "$RUN/ns"; fi
+  # buildah's vfs layers: plain directories
+  rm -rf "$STATE" "$RUN"
+  say "down: nothing left"
+}
+
+status() {
+  for f in "$RUN"/pids/*.pid; do
+    [ -e "$f" ] || { say "not up"; return 0; }
+    local n
+    n=$(basename "$f" .pid)
+    if alive "$n"; then echo "$n: running (pid $(cat "$f"))"; else echo "$n: gone"; fi
+  done
+  alive kube-apiserver && kubectl get nodes -o wide || true
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  env) echo "export KUBECONFIG=$KCFG" ;;
+  image) shift; [ $# -ge 2 ] || die "usage: cluster.sh image REF FILE..."
+         mkdir -p "$RUN/pids" "$STATE/logs"; image "$@" ;;
+  *) echo "usage: scripts/cluster.sh up|down|status|env|image" >&2; exit 2 ;;
+esac

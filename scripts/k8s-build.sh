@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Upstream Kubernetes and etcd for ZeroNF's cluster tests (docs/kubernetes.md):
+# built with the Go toolchain from their Go modules (k8s/upstream/go.mod:
+# Kubernetes is not in Debian, kind/minikube/k3s and the release downloads
+# cannot be reached) once per version into a cache outside the tree, linked
+# to .deps/k8s/bin, where scripts/cluster.sh and the tests look.
+#
+#   scripts/k8s-build.sh [apiserver]   apiserver: kube-apiserver, etcd and
+#                                      kubectl only (the fast layer of make
+#                                      test); default: every command
+#
+# About 12 minutes for kube-apiserver on 2 cores, 4 more for the rest.
+# Idempotent: what is in the cache is not built again. The key is the
+# version and go.sum's hash, so a changed module set builds anew.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PATH=/usr/local/go/bin:$PATH
+command -v go >/dev/null || { echo "k8s-build.sh: no go (Go 1.26 at /usr/local/go)" >&2; exit 1; }
+up=k8s/upstream
+ver=$(awk '$1 == "k8s.io/kubernetes" { print $2 }' "$up/go.mod")
+sum=$(sha256sum "$up/go.sum" "$up/go.mod" | sha256sum | cut -c1-12)
+cache=${ZERONF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/zeronf}
+dest="$cache/k8s-$ver-$sum"
+
+fast=(etcd kube-apiserver kubectl)
+all=("${fast[@]}" kube-controller-manager kube-scheduler kubelet kube-proxy)
+want=("${all[@]}")
+[ "${1:-}" = "apiserver" ] && want=("${fast[@]}")
+
+pkg() {
+  case $1 in
+    etcd) echo ./etcd ;;
+    *) echo "k8s.io/kubernetes/cmd/$1" ;;
+  esac
+}
+
+missing=()
+for c in "${want[@]}"; do
+  [ -x "$dest/bin/$c" ] || missing+=("$c")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: building ${missing[*]} ($ver) into $dest (minutes: see docs/kubernetes.md)"
+  mkdir -p "$dest/bin"
+  minor=$(echo "$ver" | cut -d. -f2)
+  v=k8s.io/component-base/version
+  cv=k8s.io/client-go/pkg/version
+  ld="-s -w"
+  for p in "$v" "$cv"; do
+    # kubectl and the API server's /version: a version they can parse
+    ld+=" -X $p.gitVersion=$ver -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+    ld+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+  done
+  pkgs=()
+  for c in "${missing[@]}"; do pkgs+=("$(pkg "$c")"); done
+  work=$(mktemp -d "$dest/.build.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  # one go build for all: the packages they share are compiled once
+  (cd "$up" && go build -trimpath -ldflags "$ld" \
+      -o "$work/" "${pkgs[@]}")
+  for c in "${missing[@]}"; do
+    mv "$work/$c" "$dest/bin/$c"
+  done
+fi
+mkdir -p .deps/k8s
+ln -sfn "$dest/bin" .deps/k8s/bin
