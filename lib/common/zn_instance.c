@@ -133,14 +133,34 @@ slot_holder(int fd)
 }
 
 int
-zn_slot_given(uint16_t *slot)
+zn_slot_given(const char *instance, uint16_t *slot)
 {
 	const char *v = getenv(ZN_SLOT_ENV);
 	unsigned int s, fd;
 	struct stat st;
+	int n = 0;
 
 	if (v == NULL)
 		return -ENOENT;
+	/* "SLOT": its lock file by name (the only one a pod has: the
+	 * device plugin mounts it, k8s/deviceplugin) */
+	if (sscanf(v, "%u%n", &s, &n) == 1 && v[n] == '\0') {
+		char path[PATH_MAX], file[32];
+		int lfd;
+
+		if (s >= ZN_MAX_NFS)
+			return -EBADF;
+		snprintf(file, sizeof(file), ZN_SLOT_LOCK_FMT, s);
+		if (zn_runtime_path(instance, file, path, sizeof(path)))
+			return -ENAMETOOLONG;
+		lfd = zn_lock_file(path, LOCK_EX);
+		if (lfd < 0)
+			return lfd == -EWOULDBLOCK ? -EBUSY : lfd;
+		unsetenv(ZN_SLOT_ENV);
+		slot_holder(lfd);
+		*slot = (uint16_t)s;
+		return lfd;
+	}
 	if (sscanf(v, "%u:%u", &s, &fd) != 2 || s >= ZN_MAX_NFS ||
 	    fd > INT16_MAX || fstat((int)fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    flock((int)fd, LOCK_EX | LOCK_NB) < 0) /* ours: a no-op */

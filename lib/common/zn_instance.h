@@ -46,13 +46,15 @@ int zn_slot_claim(const char *instance, uint16_t *slot);
 
 /* The slot a launcher claimed for its child: ZN_SLOT_ENV="SLOT:FD", FD
  * the slot's lock file, locked (flock: the lock goes with the open file,
- * the child's too). A sandbox of a trust group has no slot's lock file
- * (mgr/nf/sandbox.c): its NF could lock every free slot, and no NF could
- * start. */
+ * the child's too); or "SLOT": that slot's lock file, the one a pod has
+ * (k8s/deviceplugin mounts it alone), locked here. A sandbox of a trust
+ * group has no slot's lock file but the one given (mgr/nf/sandbox.c): its
+ * NF could lock every free slot, and no NF could start. */
 #define ZN_SLOT_ENV "ZERONF_SLOT"
 /** The slot given in the environment (taken out of it): the fd, *slot
- *  set; -ENOENT: none given; -EBADF: a bad one. */
-int zn_slot_given(uint16_t *slot);
+ *  set; -ENOENT: none given; -EBADF: a bad one; -EBUSY: "SLOT" is
+ *  held. */
+int zn_slot_given(const char *instance, uint16_t *slot);
 
 /** Trust group @p group's index and file, from instance @p instance's
  *  list (ZN_GROUPS_FILE). 0, -ENOENT (no such group), or -errno. */

@@ -83,19 +83,24 @@ static int
 claim_slot(struct zn_nf *nf)
 {
 	/* the one its launcher claimed for it, if it did */
-	int fd = zn_slot_given(&nf->slot);
+	int fd = zn_slot_given(nf->instance, &nf->slot);
 
-	if (fd == -ENOENT)
+	if (fd == -ENOENT) {
 		fd = zn_slot_claim(nf->instance, &nf->slot);
-
-	if (fd == -EBUSY)
-		ZN_LOG(ERR, "all %u NF slots of '%s' are taken", ZN_MAX_NFS,
+		if (fd == -EBUSY)
+			ZN_LOG(ERR, "all %u NF slots of '%s' are taken",
+			       ZN_MAX_NFS, nf->instance);
+	} else if (fd == -EBUSY) {
+		ZN_LOG(ERR, "the slot %s names is another NF's", ZN_SLOT_ENV);
+	} else if (fd == -EBADF) {
+		ZN_LOG(ERR, "%s: not a slot of '%s'", ZN_SLOT_ENV,
 		       nf->instance);
-	else if (fd < 0)
+	}
+	if (fd >= 0)
+		nf->slot_lock_fd = fd;
+	else if (fd != -EBUSY && fd != -EBADF)
 		ZN_LOG(ERR, "cannot lock a slot of '%s': %s", nf->instance,
 		       strerror(-fd));
-	else
-		nf->slot_lock_fd = fd;
 	return fd < 0 ? fd : 0;
 }
 
@@ -289,6 +294,7 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 		return -ENOMEM;
 	memcpy(&nf->ops, ops, RTE_MIN(ops->sz, sizeof(nf->ops)));
 	nf->slot_lock_fd = -1;
+	nf->pid_claim_fd = -1;
 	nf->mgr_pidfd = -1;
 	nf->mgr_lock_fd = -1;
 	nf->kick_fd = -1;
@@ -336,6 +342,11 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 			goto fail;
 	} else {
 		rc = find_manager(nf);
+		/* a secondary where the manager's pid is not seen: a pid of
+		 * its own first (nf_pid.c); before the slot, which a fork
+		 * would share */
+		if (rc == 0 && nf->group_name[0] == '\0' && nf->mgr_pidfd < 0)
+			rc = zn_nf_pid_claim(nf);
 		if (rc < 0)
 			goto fail;
 		rc = claim_slot(nf);
@@ -421,6 +432,8 @@ zn_nf_close(struct zn_nf *nf)
 	}
 	if (nf->slot_lock_fd >= 0)
 		close(nf->slot_lock_fd);
+	if (nf->pid_claim_fd >= 0)
+		close(nf->pid_claim_fd);
 	if (nf->kick_fd >= 0)
 		close(nf->kick_fd);
 	if (nf->wake_fd >= 0)

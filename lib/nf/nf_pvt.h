@@ -58,6 +58,7 @@ struct zn_nf {
 	bool cpus_set;
 
 	int slot_lock_fd;
+	int pid_claim_fd;  /* nf_pid.c: our pid's, or -1 */
 	int mgr_pidfd;     /* -1: the manager is watched by mgr_lock_fd */
 	int mgr_lock_fd;   /* the manager's instance lock (sandboxed) */
 	int kick_fd;
@@ -174,6 +175,9 @@ int zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv,
 /* nf_register.c: register in our slot and set up what uses it (nf.c,
  * once). 0 or -errno. */
 int zn_nf_register(struct zn_nf *nf);
+/* nf_pid.c: a pid no other NF of the instance has (a secondary in a PID
+ * namespace of its own); may fork, the parent never returning. */
+int zn_nf_pid_claim(struct zn_nf *nf);
 /* How long the manager has to answer REGISTER, and READY. */
 #define ZN_REGISTER_TIMEOUT_NS (5ULL * 1000 * 1000 * 1000)
 /* nf_msg.c */
