@@ -10,7 +10,8 @@
 #   scripts/cluster.sh env    `export KUBECONFIG=...` for the admin
 #   scripts/cluster.sh image REF FILE...
 #                             an image FROM scratch of these files (and the
-#                             shared libraries they load, found by ldd),
+#                             shared libraries they load, found by ldd), at
+#                             their paths, programs also in /usr/local/bin,
 #                             imported into every node: pods' images here
 #                             are made of this machine's programs
 #
@@ -440,14 +441,30 @@ up() {
 
 # ----------------------------------------------------------------- images
 
+copy_path() { # PATH ROOT: PATH under ROOT as it is here: a link as a link
+  local p=$1 root=$2 t
+  { [ -e "$root$p" ] || [ -L "$root$p" ]; } && return 0
+  mkdir -p "$root$(dirname "$p")"
+  if [ -L "$p" ]; then
+    # the same link, and what it names (a library and its versions are
+    # one file: each name loaded is that file, not a copy)
+    t=$(readlink "$p")
+    ln -s "$t" "$root$p"
+    case $t in
+      /*) copy_path "$t" "$root" ;;
+      *) copy_path "$(dirname "$p")/$t" "$root" ;;
+    esac
+  else
+    cp -a "$p" "$root$p"
+  fi
+}
+
 with_libs() { # FILE ROOT: FILE and what it loads, at their paths under ROOT
   local f=$1 root=$2
-  cp --parents -L "$f" "$root/"
+  copy_path "$f" "$root"
   { ldd "$f" 2>/dev/null || true; } | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
                               $1 ~ /^\// { print $1 }' |
-    while read -r lib; do
-      [ -e "$root$lib" ] || cp --parents -L "$lib" "$root/"
-    done
+    while read -r lib; do copy_path "$lib" "$root"; done
 }
 
 # REF FILE...: build, then import into every node (up or not yet: at
@@ -459,12 +476,28 @@ image() {
   local root tar name
   mkdir -p "$STATE/images"
   root=$(mktemp -d "$STATE/images/.root.XXXXXX")
+  # this machine's merged /usr: /lib/x and /usr/lib/x are one file (two
+  # copies of a DPDK driver, one loaded by each name, register twice)
+  for l in /bin /sbin /lib /lib32 /lib64 /libx32; do
+    [ -L "$l" ] || continue
+    mkdir -p "$root/$(readlink -f "$l")"
+    ln -s "$(readlink "$l")" "$root$l"
+  done
   for f in "$@"; do
     if [ -d "$f" ]; then
-      cp -a --parents "$f" "$root/"
-      find "$f" -type f -perm -u+x | while read -r x; do with_libs "$x" "$root"; done
+      # each entry as it is (links too), with the libraries it loads
+      # (DPDK's driver directory)
+      find "$f" -type f -o -type l | while read -r x; do
+        with_libs "$x" "$root"
+      done
     else
       with_libs "$f" "$root"
+      # programs by name too, wherever they were built
+      if [ -x "$f" ]; then
+        mkdir -p "$root/usr/local/bin"
+        [ -e "$root/usr/local/bin/$(basename "$f")" ] ||
+          ln -s "$f" "$root/usr/local/bin/$(basename "$f")"
+      fi
     fi
   done
   mkdir -p "$root/tmp" "$root/etc"
@@ -540,6 +573,10 @@ down() {
     fi
     ip netns del "$n" 2>/dev/null || true
     ip route del "10.244.$i.0/24" 2>/dev/null || true
+    # what its ZeroNF manager (instance = the node's name) left if it was
+    # killed: its runtime directories and hugepage files
+    rm -rf "/var/run/dpdk/$n" "/var/run/zeronf/$n"
+    rm -rf /mnt/huge/"$n"map_* /mnt/huge/"$n"tg_*
   done
   for d in kube-scheduler kube-controller-manager kube-apiserver etcd; do kill_pid "$d"; done
   ip link del "$BR" 2>/dev/null || true

@@ -74,6 +74,16 @@ zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 
 	zn_strlcpy(nf->instance, env != NULL ? env : ZN_INSTANCE_DEFAULT,
 		   sizeof(nf->instance));
+	/* a trust group's NF in a pod: the device plugin says which
+	 * (k8s/deviceplugin); -g overrides */
+	env = getenv("ZERONF_GROUP");
+	if (env != NULL) {
+		if (!zn_instance_name_valid(env)) {
+			fprintf(stderr, "%s: bad ZERONF_GROUP '%s'\n", prog, env);
+			return -EINVAL;
+		}
+		zn_strlcpy(nf->group_name, env, sizeof(nf->group_name));
+	}
 	zn_strlcpy(nf->name, nf->ops.name, sizeof(nf->name));
 	zn_strlcpy(nf->log_level, "notice", sizeof(nf->log_level));
 	nf->service_id = nf->ops.default_service;

@@ -178,7 +178,12 @@ zn_unlink_matching(const char *dir,
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
 		    !match(e->d_name, arg))
 			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+		/* an empty directory of a file's name: what a container
+		 * runtime makes of a bind mount whose file was gone (an NF
+		 * pod restarted while its manager was down: docs/kubernetes.md) */
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0 ||
+		    (errno == EISDIR &&
+		     unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0))
 			n++;
 	}
 	closedir(d);

@@ -89,6 +89,9 @@ def leftovers() -> list[str]:
                         "zeronf-cluster|kube-apiserver|kubelet|etcd "],
                        capture_output=True, text=True)
     left += [f"process {x}" for x in r.stdout.splitlines()]
+    for pat in ("/var/run/dpdk/znk-node*", "/var/run/zeronf/znk-node*",
+                "/mnt/huge/znk-node*"):
+        left += [str(p) for p in Path("/").glob(pat.lstrip("/"))]
     mounts = Path("/proc/self/mounts").read_text()
     left += [f"mount {ln.split()[1]}" for ln in mounts.splitlines()
              if "zeronf-cluster" in ln]
@@ -109,3 +112,132 @@ def k8s():
     cluster("down")
     left = leftovers()
     assert not left, left
+
+
+ZERONF = "localhost/zeronf/zeronf:dev"
+# the ZeroNF image: the manager, NFs, the node agent, DPDK's drivers
+ZERONF_FILES = [str(BUILD / "mgr" / "zeronf-mgr"),
+                *[str(BUILD / "nfs" / f"zeronf-{n}")
+                  for n in ("forward", "monitor", "dpi")],
+                str(BUILD / "k8s" / "zeronf-node"),
+                "/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0"]
+GROUP = "red"  # the managers' trust group (slots 64-71 in pods)
+
+
+def files_hash(files: list[str]) -> str:
+    """Of what an image is made: its pods' template names it, so that a
+    new build restarts them (the tag stays :dev)."""
+    import hashlib
+    h = hashlib.sha256()
+    for f in files:
+        p = Path(f)
+        for x in sorted(p.rglob("*")) if p.is_dir() else [p]:
+            if x.is_file():
+                h.update(x.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def node_agent(extra_mgr_args: list[str] | None = None) -> list[dict]:
+    """The node agent's DaemonSet: each node's manager (its ports, pool and
+    trust group) and zeronf-node's device plugin beside it. Instance name:
+    the node's."""
+    env = [{"name": "NODE_NAME",
+            "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
+    run = {"name": "run", "mountPath": "/var/run/dpdk"}
+    huge = {"name": "huge", "mountPath": "/mnt/huge"}
+    mgr = ["/usr/local/bin/zeronf-mgr", "-i", "$(NODE_NAME)",
+           "-p", "net_null0", "-p", "net_null1,no-rx=1",
+           "-c", "svc:1,port:1", "--mem", "128", "--huge-dir", "/mnt/huge",
+           "--pool-size", "4095", "--trust-group", f"{GROUP}:1023",
+           *(extra_mgr_args or [])]
+    return [
+        {"apiVersion": "v1", "kind": "Namespace",
+         "metadata": {"name": "zeronf-system"}},
+        {"apiVersion": "apps/v1", "kind": "DaemonSet",
+         "metadata": {"name": "zeronf-node", "namespace": "zeronf-system"},
+         "spec": {
+             "selector": {"matchLabels": {"app": "zeronf-node"}},
+             "template": {
+                 "metadata": {"labels": {"app": "zeronf-node"},
+                              "annotations": {"zeronf.dev/image":
+                                              files_hash(ZERONF_FILES)}},
+                 "spec": {
+                     "hostNetwork": True, "hostPID": True,
+                     "terminationGracePeriodSeconds": 10,
+                     "containers": [
+                         {"name": "manager", "image": ZERONF,
+                          "imagePullPolicy": "Never", "command": mgr,
+                          "env": env,
+                          "securityContext": {"privileged": True},
+                          "resources": {"limits": {
+                              "hugepages-2Mi": "256Mi",
+                              "memory": "512Mi"}},
+                          "volumeMounts": [run, huge]},
+                         {"name": "agent", "image": ZERONF,
+                          "imagePullPolicy": "Never",
+                          "command": ["/usr/local/bin/zeronf-node",
+                                      "device-plugin", "-instance",
+                                      "$(NODE_NAME)", "-nf-slots", "0-63",
+                                      "-group", f"{GROUP}=64-71"],
+                          "env": env,
+                          # ready: kubelet has the slots of a ready
+                          # manager (an NF pod before that is refused)
+                          "readinessProbe": {
+                              "exec": {"command": [
+                                  "/usr/local/bin/zeronf-node", "ready"]},
+                              "periodSeconds": 1},
+                          "volumeMounts": [
+                              run, huge,
+                              {"name": "plugins", "mountPath":
+                               "/var/lib/kubelet/device-plugins"}]}],
+                     "volumes": [
+                         {"name": "run", "hostPath": {
+                             "path": "/var/run/dpdk",
+                             "type": "DirectoryOrCreate"}},
+                         {"name": "huge", "hostPath": {
+                             "path": "/mnt/huge", "type": "Directory"}},
+                         {"name": "plugins", "hostPath": {
+                             "path": "/var/lib/kubelet/device-plugins",
+                             "type": "Directory"}}]}}}}]
+
+
+def agent_pod(node: str) -> str:
+    pods = [p for p in kget("pods", "-n", "zeronf-system", "-l",
+                            "app=zeronf-node", "--field-selector",
+                            f"spec.nodeName={node}")["items"]
+            if "deletionTimestamp" not in p["metadata"] and
+            p.get("status", {}).get("phase") == "Running"]
+    return pods[0]["metadata"]["name"] if pods else ""
+
+
+def mgr_call(node: str, method: str, params: dict | None = None) -> dict:
+    """A control request to @p node's manager (zeronf-node call, in its
+    agent container)."""
+    args = ["exec", "-n", "zeronf-system", agent_pod(node), "-c", "agent",
+            "--", "/usr/local/bin/zeronf-node", "call", "-instance", node,
+            method]
+    if params is not None:
+        args.append(json.dumps(params))
+    return json.loads(kubectl(*args).stdout)
+
+
+@pytest.fixture(scope="session")
+def zeronf(k8s):
+    """The ZeroNF image on every node and its node agent running on
+    each, every node's NF slots advertised."""
+    missing = [f for f in ZERONF_FILES if not Path(f).exists()]
+    assert not missing, f"{missing}: make test-cluster builds them"
+    cluster("image", ZERONF, *ZERONF_FILES)
+    for o in node_agent():
+        apply(o)
+    kubectl("rollout", "status", "-n", "zeronf-system", "daemonset/zeronf-node",
+            "--timeout=180s", timeout=200)
+
+    def ready() -> bool:
+        nodes = kget("nodes")["items"]
+        return all(int(n["status"]["allocatable"].get("zeronf.dev/nf", "0"))
+                   == 64 for n in nodes)
+    wait(ready, 120, "every node's zeronf.dev/nf advertised")
+    yield
+    kubectl("delete", "namespace", "zeronf-system", "--wait=true",
+            timeout=180)

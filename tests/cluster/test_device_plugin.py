@@ -1,0 +1,91 @@
+"""NF pods on the cluster (k8s/deviceplugin, docs/kubernetes.md): each asks
+for one of its node's NF slots (zeronf.dev/nf, or a trust group's
+zeronf.dev/group-NAME) and gets, from the device plugin, exactly the
+files its NF opens and the environment libzeronf reads: no hostPath and
+no privilege in its spec. Each NF is pid 1 of its pod's PID namespace;
+they all join their node's manager, in the slot kubelet gave them."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import GROUP, ZERONF, apply, kget, kubectl, mgr_call, wait
+
+NODE = "znk-node1"
+
+
+def nf_pod(name: str, service: int, resource: str = "zeronf.dev/nf"
+           ) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default",
+                         "labels": {"test": "nf"}},
+            "spec": {"nodeName": NODE, "terminationGracePeriodSeconds": 5,
+                     "containers": [{
+                         "name": "nf", "image": ZERONF,
+                         "imagePullPolicy": "Never",
+                         "command": ["/usr/local/bin/zeronf-forward", "-s",
+                                     str(service), "-n", name],
+                         "resources": {"limits": {resource: 1,
+                                                  "memory": "256Mi"}},
+                         "securityContext": {
+                             "capabilities": {"drop": ["ALL"]},
+                             "allowPrivilegeEscalation": False}}]}}
+
+
+def nfs() -> dict:
+    return {n["name"]: n for n in mgr_call(NODE, "nf.list")["nfs"]}
+
+
+def mount_points(pid: int) -> set[str]:
+    """Where things are mounted in process @p pid's mount namespace."""
+    lines = Path(f"/proc/{pid}/mountinfo").read_text().splitlines()
+    return {ln.split()[4] for ln in lines}
+
+
+def test_nf_pods_join_their_managers_with_only_their_files(zeronf):
+    kubectl("delete", "pod", "-l", "test=nf", "--wait=true", timeout=180)
+    base = mgr_call(NODE, "status")["pool"]["in_use"]
+    pods = [nf_pod("fwd-a", 1), nf_pod("fwd-b", 1),
+            nf_pod("fwd-red", 2, f"zeronf.dev/group-{GROUP}")]
+    for p in pods:
+        apply(p)
+    wait(lambda: all(n in nfs() and nfs()[n]["state"] == "running"
+                     for n in ("fwd-a", "fwd-b", "fwd-red")), 120,
+         "three NF pods registered")
+    got = nfs()
+    assert 0 <= got["fwd-a"]["instance"] <= 63
+    assert 0 <= got["fwd-b"]["instance"] <= 63
+    assert got["fwd-a"]["instance"] != got["fwd-b"]["instance"]
+    assert 64 <= got["fwd-red"]["instance"] <= 71  # the group's slots
+    assert got["fwd-red"]["trust_group"] == GROUP, got["fwd-red"]
+    for p in pods:  # what the API holds: nothing of the host's
+        spec = kget("pod", p["metadata"]["name"])["spec"]
+        assert not any("hostPath" in v for v in spec.get("volumes", []))
+        assert not spec.get("hostPID") and not spec.get("hostNetwork")
+        sc = spec["containers"][0].get("securityContext", {})
+        assert not sc.get("privileged")
+    rundir = f"/var/run/dpdk/{NODE}"
+    # the group's NF: of the manager's files, its own five, nothing else
+    red = {m for m in mount_points(got["fwd-red"]["pid"])
+           if m.startswith(rundir) or m.startswith("/mnt/huge")}
+    slot = got["fwd-red"]["instance"]
+    want = {f"{rundir}/zeronf.lock", f"{rundir}/zeronf-groups",
+            f"{rundir}/zeronf-nf{slot}.lock"}
+    assert want <= red, red
+    assert len(red) == 5, red  # + its group's kick socket and file
+    assert any(m.startswith(f"{rundir}/zeronf-kick-tg") for m in red)
+    assert not any("map_" in m for m in red)  # no shared-pool memory
+    # a shared-pool NF: the runtime directory, its control socket masked
+    a = mount_points(got["fwd-a"]["pid"])
+    assert rundir in a and f"{rundir}/zeronf.sock" in a
+    assert any(m.startswith(f"/mnt/huge/{NODE}map_") for m in a)
+    # a pod deleted: its NF leaves, its slot is free again
+    kubectl("delete", "pod", "fwd-b", "--wait=true", timeout=120)
+    wait(lambda: "fwd-b" not in nfs(), 60, "fwd-b gone from nf.list")
+    apply(nf_pod("fwd-c", 1))
+    wait(lambda: nfs().get("fwd-c", {}).get("state") == "running", 120,
+         "a new NF pod in the free slot")
+    kubectl("delete", "pod", "-l", "test=nf", "--wait=true", timeout=180)
+    wait(lambda: not nfs(), 60, "every NF gone")
+    # nothing of theirs kept in the manager's pool
+    wait(lambda: mgr_call(NODE, "status")["pool"]["in_use"] <= base, 30,
+         "the pool back where it was")
