@@ -115,12 +115,15 @@ def k8s():
 
 
 ZERONF = "localhost/zeronf/zeronf:dev"
-# the ZeroNF image: the manager, NFs, the node agent, DPDK's drivers
+# the ZeroNF image: the manager, NFs, the node agent, DPDK's drivers, and
+# what glibc loads itself (pthread_cancel's unwinder: without it the
+# manager aborts while it stops, leaving its files)
 ZERONF_FILES = [str(BUILD / "mgr" / "zeronf-mgr"),
                 *[str(BUILD / "nfs" / f"zeronf-{n}")
                   for n in ("forward", "monitor", "dpi")],
                 str(BUILD / "k8s" / "zeronf-node"),
-                "/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0"]
+                "/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0",
+                "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1"]
 GROUP = "red"  # the managers' trust group (slots 64-71 in pods)
 
 

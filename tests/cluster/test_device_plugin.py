@@ -6,6 +6,7 @@ no privilege in its spec. Each NF is pid 1 of its pod's PID namespace;
 they all join their node's manager, in the slot kubelet gave them."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from conftest import GROUP, ZERONF, apply, kget, kubectl, mgr_call, wait
@@ -78,6 +79,16 @@ def test_nf_pods_join_their_managers_with_only_their_files(zeronf):
     a = mount_points(got["fwd-a"]["pid"])
     assert rundir in a and f"{rundir}/zeronf.sock" in a
     assert any(m.startswith(f"/mnt/huge/{NODE}map_") for m in a)
+    # the attack: the manager's control socket from each NF's files (its
+    # mount namespace), with the control client the image has
+    for name in ("fwd-a", "fwd-red"):
+        r = subprocess.run(
+            ["nsenter", "-t", str(got[name]["pid"]), "-m", "--",
+             "/usr/local/bin/zeronf-node", "call", "-instance", NODE,
+             "status"], capture_output=True, text=True, timeout=30)
+        assert r.returncode != 0 and '"instance"' not in r.stdout, \
+            (name, r.stdout, r.stderr)
+    assert mgr_call(NODE, "status")["instance"] == NODE  # it answers us
     # a pod deleted: its NF leaves, its slot is free again
     kubectl("delete", "pod", "fwd-b", "--wait=true", timeout=120)
     wait(lambda: "fwd-b" not in nfs(), 60, "fwd-b gone from nf.list")
