@@ -38,6 +38,7 @@ pytest: build
 
 test: build
 	meson test -C $(BUILD) --print-errorlogs
+	cd k8s && $(GO) vet ./... && $(GO) test ./...
 	ZERONF_BUILD="$(abspath $(BUILD))" $(PY) -m pytest -q -ra tests
 	$(MAKE) --no-print-directory sanitize
 	$(MAKE) --no-print-directory fuzz FUZZ_S=5
