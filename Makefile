@@ -9,7 +9,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_TARGETS := flow_parse dpi_parse flowmon routes ctl_json oft_key ofp_msgs nsh
 
 .PHONY: all setup build demo test unit pytest bench dpi-report clean fuzz \
-	sanitize schema k8s test-cluster
+	sanitize schema k8s test-cluster crds
 
 all: build
 
@@ -48,6 +48,12 @@ test: build
 GO ?= /usr/local/go/bin/go
 k8s: build
 	cd k8s && CGO_ENABLED=0 $(GO) build -trimpath -o "$(abspath $(BUILD))/k8s/" ./cmd/...
+
+# The CRDs (k8s/config/crd) and deep copies, generated from the API types
+# (k8s/api/v1alpha1) by controller-gen; a test checks they are current.
+crds:
+	cd k8s && $(GO) tool controller-gen object paths=./api/... \
+	    crd:crdVersions=v1 output:crd:dir=config/crd
 
 # A real Kubernetes cluster on this machine (scripts/cluster.sh, upstream
 # binaries built by scripts/k8s-build.sh) and ZeroNF on it: up for the

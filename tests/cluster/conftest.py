@@ -8,13 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
+from harness import wait_for  # noqa: E402
 CLUSTER = REPO / "scripts" / "cluster.sh"
 KUBECONFIG = "/var/lib/zeronf-cluster/pki/admin.kubeconfig"
 KUBECTL = REPO / ".deps" / "k8s" / "bin" / "kubectl"
@@ -58,15 +58,10 @@ def apply(obj: dict) -> None:
     kubectl("apply", "-f", "-", input=json.dumps(obj))
 
 
-def wait(pred, timeout: float, what: str, interval: float = 0.5):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise TimeoutError(f"{what}: not after {timeout}s (last: {last!r})")
+def wait(pred, timeout: float, what: str):
+    """harness.wait_for, looking every half second (each look is a
+    kubectl)."""
+    return wait_for(pred, timeout, what, interval=0.5)
 
 
 def leftovers() -> list[str]:
