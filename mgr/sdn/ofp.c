@@ -23,6 +23,7 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
@@ -149,8 +150,14 @@ session_messages(struct zn_ofp *ep, struct ofp_session *s)
 	/* not past OFP_TX_PAUSE of output: the rest waits (on_wake) */
 	while (!s->closing && s->rx_len - off >= sizeof(struct ofp_header) &&
 	       s->tx_len - s->tx_off < OFP_TX_PAUSE) {
-		const struct ofp_header *h = (const void *)(s->rx + off);
-		size_t len = ntohs(h->length);
+		/* read where it is: a message follows one of any length, so
+		 * its header need not be aligned (it is copied before use) */
+		uint16_t len16;
+		size_t len;
+
+		memcpy(&len16, s->rx + off + offsetof(struct ofp_header, length),
+		       sizeof(len16));
+		len = ntohs(len16);
 
 		if (len < sizeof(struct ofp_header)) {
 			/* no frame boundary to find again: close */
