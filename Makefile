@@ -50,10 +50,13 @@ k8s: build
 	cd k8s && CGO_ENABLED=0 $(GO) build -trimpath -o "$(abspath $(BUILD))/k8s/" ./cmd/...
 
 # The CRDs (k8s/config/crd) and deep copies, generated from the API types
-# (k8s/api/v1alpha1) by controller-gen; a test checks they are current.
+# (k8s/api/v1alpha1), and the operator's role (k8s/config/rbac, from its
+# markers) by controller-gen; a test checks they are current.
 crds:
 	cd k8s && $(GO) tool controller-gen object paths=./api/... \
 	    crd:crdVersions=v1 output:crd:dir=config/crd
+	cd k8s && $(GO) tool controller-gen rbac:roleName=zeronf-operator \
+	    paths=./operator/... output:rbac:dir=config/rbac
 
 # A real Kubernetes cluster on this machine (scripts/cluster.sh, upstream
 # binaries built by scripts/k8s-build.sh) and ZeroNF on it: up for the

@@ -1,7 +1,7 @@
 """ZeroNF's Kubernetes API (k8s/api/v1alpha1, docs/kubernetes.md): the CRDs
-in k8s/config/crd are what controller-gen makes of the types now (make
-crds). Their validation is tested by the API server itself
-(tests/cluster/test_crds.py)."""
+in k8s/config/crd and the operator's role in k8s/config/rbac are what
+controller-gen makes of the code now (make crds). The CRDs' validation is
+tested by the API server itself (tests/cluster/test_crds.py)."""
 from __future__ import annotations
 
 import filecmp
@@ -16,16 +16,22 @@ GO = os.environ.get("GO", "/usr/local/go/bin/go")
 
 
 @pytest.mark.skipif(not Path(GO).exists(), reason="no Go toolchain")
-def test_crds_are_generated_from_the_types(tmp_path):
+@pytest.mark.parametrize("what, args", [
+    ("crd", ["paths=./api/...", "crd:crdVersions=v1"]),
+    ("rbac", ["paths=./operator/...", "rbac:roleName=zeronf-operator"]),
+])
+def test_generated_files_are_current(tmp_path, what, args):
+    """k8s/config/crd from the API's types, k8s/config/rbac from the
+    operator's markers."""
     src = REPO / "k8s"
-    r = subprocess.run([GO, "tool", "controller-gen", "paths=./api/...",
-                        "crd:crdVersions=v1", f"output:crd:dir={tmp_path}"],
+    r = subprocess.run([GO, "tool", "controller-gen", *args,
+                        f"output:{what}:dir={tmp_path}"],
                        cwd=src, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    have = sorted(p.name for p in (src / "config" / "crd").glob("*.yaml"))
+    have = sorted(p.name for p in (src / "config" / what).glob("*.yaml"))
     made = sorted(p.name for p in tmp_path.glob("*.yaml"))
     assert have == made, (have, made)
     stale = [n for n in made if not filecmp.cmp(tmp_path / n,
-                                                src / "config" / "crd" / n,
+                                                src / "config" / what / n,
                                                 shallow=False)]
     assert not stale, f"{stale}: run make crds"

@@ -117,6 +117,7 @@ ZERONF_FILES = [str(BUILD / "mgr" / "zeronf-mgr"),
                 *[str(BUILD / "nfs" / f"zeronf-{n}")
                   for n in ("forward", "monitor", "dpi")],
                 str(BUILD / "k8s" / "zeronf-node"),
+                str(BUILD / "k8s" / "zeronf-operator"),
                 "/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0",
                 "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1"]
 GROUP = "red"  # the managers' trust group (slots 64-71 in pods)
@@ -239,3 +240,29 @@ def zeronf(k8s):
     yield
     kubectl("delete", "namespace", "zeronf-system", "--wait=true",
             timeout=180)
+
+
+K8S = REPO / "k8s" / "config"
+
+
+@pytest.fixture(scope="session")
+def operator(zeronf):
+    """The CRDs and the operator (k8s/config: its role as controller-gen
+    wrote it, its Deployment) in zeronf-system, ready."""
+    kubectl("apply", "-f", str(K8S / "crd"))
+    kubectl("wait", "--for=condition=Established", "--timeout=60s",
+            "crd/networkfunctions.zeronf.dev", "crd/servicechains.zeronf.dev")
+    kubectl("apply", "-f", str(K8S / "rbac"))
+    op = (K8S / "operator" / "operator.yaml").read_text()
+    # a new build restarts it (the image's tag stays :dev)
+    kubectl("apply", "-f", "-", input=op)
+    kubectl("patch", "deployment", "-n", "zeronf-system", "zeronf-operator",
+            "-p", json.dumps({"spec": {"template": {"metadata": {
+                "annotations": {"zeronf.dev/image":
+                                files_hash(ZERONF_FILES)}}}}}))
+    kubectl("rollout", "status", "-n", "zeronf-system",
+            "deployment/zeronf-operator", "--timeout=120s", timeout=150)
+    yield
+    kubectl("delete", "-f", str(K8S / "rbac"), "--ignore-not-found")
+    kubectl("delete", "clusterrolebinding", "zeronf-operator",
+            "--ignore-not-found")

@@ -1,0 +1,65 @@
+// Command zeronf-operator reconciles ZeroNF's custom resources
+// (k8s/api/v1alpha1) on a cluster (docs/kubernetes.md). In a pod it uses
+// its service account; else $KUBECONFIG.
+package main
+
+import (
+	"flag"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	zv1 "zeronf.dev/k8s/api/v1alpha1"
+	"zeronf.dev/k8s/operator"
+)
+
+func main() {
+	image := flag.String("image", os.Getenv("ZERONF_IMAGE"), "NF pods' image when a NetworkFunction names none")
+	probe := flag.String("health-probe-bind-address", ":8081", "healthz and readyz")
+	metrics := flag.String("metrics-bind-address", "0", "Prometheus metrics (0: off)")
+	opts := zap.Options{}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	log := ctrl.Log.WithName("zeronf-operator")
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		log.Error(err, "scheme")
+		os.Exit(1)
+	}
+	if err := zv1.AddToScheme(scheme); err != nil {
+		log.Error(err, "scheme")
+		os.Exit(1)
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: *metrics},
+		HealthProbeBindAddress: *probe,
+	})
+	if err != nil {
+		log.Error(err, "manager")
+		os.Exit(1)
+	}
+	if *image == "" {
+		log.Info("no -image (or ZERONF_IMAGE): every NetworkFunction must name its image")
+	}
+	if err := (&operator.NetworkFunctionReconciler{
+		Client: mgr.GetClient(), Scheme: scheme, Image: *image,
+		Recorder: mgr.GetEventRecorderFor("zeronf-operator"),
+	}).SetupWithManager(mgr); err != nil {
+		log.Error(err, "NetworkFunction controller")
+		os.Exit(1)
+	}
+	_ = mgr.AddHealthzCheck("healthz", healthz.Ping)
+	_ = mgr.AddReadyzCheck("readyz", healthz.Ping)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "stopped")
+		os.Exit(1)
+	}
+}

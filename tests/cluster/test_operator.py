@@ -1,0 +1,63 @@
+"""The operator (k8s/operator, docs/kubernetes.md) on the cluster: a
+NetworkFunction becomes a Deployment of NF pods, each in one of its node's
+NF slots (the device plugin), registered with that node's manager; its
+status says how many are ready; scaling it through its scale subresource
+changes the NFs; a killed NF pod is replaced and the manager keeps no
+buffer of it; deleting it removes everything it made."""
+from __future__ import annotations
+
+from conftest import apply, kget, kubectl, mgr_call, wait
+
+NODE = "znk-node1"
+
+
+def registered(name: str) -> int:
+    return sum(1 for n in mgr_call(NODE, "nf.list")["nfs"]
+               if n["name"] == name and n["state"] == "running")
+
+
+def status(name: str) -> dict:
+    return kget("networkfunction", name).get("status", {})
+
+
+def test_networkfunction_becomes_registered_nfs(operator):
+    base = mgr_call(NODE, "status")["pool"]["in_use"]
+    apply({"apiVersion": "zeronf.dev/v1alpha1", "kind": "NetworkFunction",
+           "metadata": {"name": "fwd", "namespace": "default"},
+           "spec": {"serviceId": 1, "program": "zeronf-forward",
+                    "replicas": 2,
+                    "nodeSelector": {"kubernetes.io/hostname": NODE}}})
+    wait(lambda: registered("fwd") == 2, 180, "two NFs registered")
+    wait(lambda: status("fwd").get("ready") == 2, 60, "status: 2 ready")
+    st = status("fwd")
+    ready = [c for c in st["conditions"] if c["type"] == "Ready"][0]
+    assert ready["status"] == "True", st
+    dep = kget("deployment", "nf-fwd")
+    owner = dep["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"]) == ("NetworkFunction", "fwd")
+    pod = dep["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["limits"]["zeronf.dev/nf"] == "1"
+    assert not any("hostPath" in v for v in pod.get("volumes", []))
+    # scaled through the scale subresource
+    kubectl("scale", "networkfunction/fwd", "--replicas=3")
+    wait(lambda: registered("fwd") == 3, 180, "three NFs registered")
+    # an NF pod killed: replaced, its NF reclaimed
+    pods = kget("pods", "-l", "zeronf.dev/networkfunction=fwd")["items"]
+    kubectl("delete", "pod", pods[0]["metadata"]["name"], "--wait=true",
+            "--grace-period=0", "--force", timeout=120)
+    wait(lambda: registered("fwd") == 3 and len(
+        kget("pods", "-l", "zeronf.dev/networkfunction=fwd")["items"]) == 3,
+        180, "the killed NF replaced")
+    events = kget("events", "--field-selector",
+                  "involvedObject.kind=NetworkFunction,involvedObject.name=fwd"
+                  )["items"]
+    assert any(e["reason"] == "Deployment" for e in events), events
+    # deleted: its Deployment, pods and NFs go
+    kubectl("delete", "networkfunction", "fwd", "--wait=true", timeout=120)
+    wait(lambda: not kget("pods", "-l",
+                          "zeronf.dev/networkfunction=fwd")["items"], 120,
+         "its pods gone")
+    assert kubectl("get", "deployment", "nf-fwd", check=False).returncode != 0
+    wait(lambda: registered("fwd") == 0, 60, "its NFs gone")
+    wait(lambda: mgr_call(NODE, "status")["pool"]["in_use"] <= base, 30,
+         "the pool back where it was")
