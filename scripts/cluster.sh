@@ -462,9 +462,12 @@ copy_path() { # PATH ROOT: PATH under ROOT as it is here: a link as a link
 with_libs() { # FILE ROOT: FILE and what it loads, at their paths under ROOT
   local f=$1 root=$2
   copy_path "$f" "$root"
-  { ldd "$f" 2>/dev/null || true; } | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
-                              $1 ~ /^\// { print $1 }' |
-    while read -r lib; do copy_path "$lib" "$root"; done
+  # "name => /path (0x...)" and "/path (0x...)": the path whole, spaces
+  # and all (a build tree may be at any path)
+  { ldd "$f" 2>/dev/null || true; } |
+    sed -n -e 's/^.* => \(\/.*\) (0x[0-9a-f]*)$/\1/p' \
+        -e 's/^[[:space:]]*\(\/.*\) (0x[0-9a-f]*)$/\1/p' |
+    while IFS= read -r lib; do copy_path "$lib" "$root"; done
 }
 
 # REF FILE...: build, then import into every node (up or not yet: at
