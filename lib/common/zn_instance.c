@@ -132,6 +132,23 @@ slot_holder(int fd)
 		(void)!pwrite(fd, buf, (size_t)n, 0);
 }
 
+/* Slot @p s's lock file, locked and ours (our pid in it): the fd, or
+ * -EWOULDBLOCK (another NF's), or -errno. */
+static int
+slot_lock(const char *instance, unsigned int s)
+{
+	char path[PATH_MAX], file[32];
+	int fd;
+
+	snprintf(file, sizeof(file), ZN_SLOT_LOCK_FMT, s);
+	if (zn_runtime_path(instance, file, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	fd = zn_lock_file(path, LOCK_EX);
+	if (fd >= 0)
+		slot_holder(fd);
+	return fd;
+}
+
 int
 zn_slot_given(const char *instance, uint16_t *slot)
 {
@@ -145,19 +162,14 @@ zn_slot_given(const char *instance, uint16_t *slot)
 	/* "SLOT": its lock file by name (the only one a pod has: the
 	 * device plugin mounts it, k8s/deviceplugin) */
 	if (sscanf(v, "%u%n", &s, &n) == 1 && v[n] == '\0') {
-		char path[PATH_MAX], file[32];
 		int lfd;
 
 		if (s >= ZN_MAX_NFS)
 			return -EBADF;
-		snprintf(file, sizeof(file), ZN_SLOT_LOCK_FMT, s);
-		if (zn_runtime_path(instance, file, path, sizeof(path)))
-			return -ENAMETOOLONG;
-		lfd = zn_lock_file(path, LOCK_EX);
+		lfd = slot_lock(instance, s);
 		if (lfd < 0)
 			return lfd == -EWOULDBLOCK ? -EBUSY : lfd;
 		unsetenv(ZN_SLOT_ENV);
-		slot_holder(lfd);
 		*slot = (uint16_t)s;
 		return lfd;
 	}
@@ -175,22 +187,13 @@ zn_slot_given(const char *instance, uint16_t *slot)
 int
 zn_slot_claim(const char *instance, uint16_t *slot)
 {
-	char path[PATH_MAX];
-
 	for (unsigned int i = 0; i < ZN_MAX_NFS; i++) {
-		char file[32];
-		int fd;
+		int fd = slot_lock(instance, i);
 
-		snprintf(file, sizeof(file), ZN_SLOT_LOCK_FMT, i);
-		if (zn_runtime_path(instance, file, path, sizeof(path)))
-			return -ENAMETOOLONG;
-		fd = zn_lock_file(path, LOCK_EX);
 		if (fd == -EWOULDBLOCK)
 			continue;
-		if (fd < 0)
-			return fd;
-		slot_holder(fd);
-		*slot = (uint16_t)i;
+		if (fd >= 0)
+			*slot = (uint16_t)i;
 		return fd;
 	}
 	return -EBUSY;
