@@ -180,7 +180,6 @@ inject(struct zn_mgr *m, struct rte_mbuf *mb, uint16_t in_port, int chain,
 		return;
 	}
 	t->packet_outs++;
-	t->injected = true;
 }
 
 /* Chain [port:p]'s id, taken once and kept (packet-outs reuse it). */
@@ -390,9 +389,10 @@ zn_oft_packet_out(struct zn_mgr *m, uint32_t buffer_id, uint32_t in_port,
 		if (output_one(m, c, in_port, &ex[i], e) < 0 && rc == 0)
 			rc = -EINVAL;
 	}
-	if (t->injected) /* not for what went out from here: no wake-up */
+	/* a wake-up for what waits in the ring, none for what went out
+	 * from here */
+	if (rte_ring_count(t->inject) > 0)
 		zn_db_ring(&m->dp.workers[t->inject_worker]->shm->db);
-	t->injected = false;
 	return rc;
 }
 

@@ -176,7 +176,6 @@ struct zn_oft {
 	uint32_t punt_waiting;
 	struct rte_ring *inject;       /* to the injecting worker */
 	unsigned int inject_worker;
-	bool injected; /* by this packet-out: its worker to wake */
 	struct oft_buffer buf[OFT_BUFFERS];
 	uint32_t buf_seq;
 	/* groups (oft_group.c) */
