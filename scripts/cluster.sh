@@ -266,20 +266,36 @@ control_plane() {
 
 # ------------------------------------------------------------------ nodes
 
-pause_image() {
-  local out=$STATE/images/pause.tar
-  [ -f "$out" ] && return 0
-  mkdir -p "$STATE/images" "$STATE/buildah"
-  gcc -O2 -Wall -Wextra -Werror -static -o "$STATE/images/pause" k8s/images/pause.c
+# REF TAR ROOT [CONFIG...]: an image FROM scratch of directory ROOT
+# (buildah config options CONFIG), written to TAR as an OCI archive
+oci_archive() {
+  local ref=$1 tar=$2 root=$3 c
+  shift 3
   local b=(buildah --root "$STATE/buildah/root" --runroot "$RUN/buildah"
            --storage-driver vfs)
-  local c
   c=$("${b[@]}" from scratch)
-  "${b[@]}" copy "$c" "$STATE/images/pause" /pause >/dev/null
-  "${b[@]}" config --entrypoint '["/pause"]' --user 65535:65535 "$c"
-  "${b[@]}" commit -q "$c" "$PAUSE" >/dev/null
+  "${b[@]}" copy "$c" "$root" / >/dev/null
+  [ $# -eq 0 ] || "${b[@]}" config "$@" "$c"
+  "${b[@]}" commit -q "$c" "$ref" >/dev/null
   "${b[@]}" rm "$c" >/dev/null
-  "${b[@]}" push -q "$PAUSE" "oci-archive:$out:$PAUSE"
+  rm -f "$tar"
+  "${b[@]}" push -q "$ref" "oci-archive:$tar:$ref"
+  "${b[@]}" rmi -f "$ref" >/dev/null
+}
+
+import_image() { # I TAR: into node I's containerd
+  in_node "$1" ctr -a "$(node_run "$1")/containerd.sock" -n k8s.io \
+    images import "$2" >/dev/null
+}
+
+pause_image() {
+  local out=$STATE/images/pause.tar root=$STATE/images/.pause
+  [ -f "$out" ] && return 0
+  mkdir -p "$root"
+  gcc -O2 -Wall -Wextra -Werror -static -o "$root/pause" k8s/images/pause.c
+  oci_archive "$PAUSE" "$out" "$root" --entrypoint '["/pause"]' \
+    --user 65535:65535
+  rm -rf "$root"
 }
 
 containerd_config() { # I
@@ -405,9 +421,7 @@ node_up() { # I
   start "$n-containerd" "${NSENTER[@]}" containerd --config "$d/containerd.toml"
   wait_for 60 "$n: containerd" in_node "$i" ctr -a "$r/containerd.sock" version
   # the images made so far (the pause, and what `image` made before)
-  for t in "$STATE"/images/*.tar; do
-    in_node "$i" ctr -a "$r/containerd.sock" -n k8s.io images import "$t" >/dev/null
-  done
+  for t in "$STATE"/images/*.tar; do import_image "$i" "$t"; done
   start "$n-kubelet" "${NSENTER[@]}" "$BIN/kubelet" \
     --config "$d/kubelet.yaml" --kubeconfig "$STATE/pki/$n.kubeconfig" \
     --hostname-override "$n" --node-ip "$(node_ip "$i")" \
@@ -436,6 +450,9 @@ up() {
       "'$BIN/kubectl' --kubeconfig '$KCFG' get node '$(node_name "$i")' \
         -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
   done
+  # pods are refused until the controller manager has made a namespace's
+  # service account: up means a pod can be made
+  wait_for 60 "the default service account" kubectl get serviceaccount default -n default
   say "up: $N_NODES nodes Ready; export KUBECONFIG=$KCFG"
 }
 
@@ -507,23 +524,12 @@ image() {
   chmod 1777 "$root/tmp"
   echo "root:x:0:0:root:/:/bin/sh" >"$root/etc/passwd"
   echo "nobody:x:65534:65534:nobody:/:/bin/false" >>"$root/etc/passwd"
-  local b=(buildah --root "$STATE/buildah/root" --runroot "$RUN/buildah"
-           --storage-driver vfs)
-  local c
-  c=$("${b[@]}" from scratch)
-  "${b[@]}" copy "$c" "$root" / >/dev/null
-  "${b[@]}" commit -q "$c" "$ref" >/dev/null
-  "${b[@]}" rm "$c" >/dev/null
-  rm -rf "$root"
   name=$(echo "$ref" | tr '/:' '__')
   tar=$STATE/images/$name.tar
-  rm -f "$tar"
-  "${b[@]}" push -q "$ref" "oci-archive:$tar:$ref"
-  "${b[@]}" rmi -f "$ref" >/dev/null
+  oci_archive "$ref" "$tar" "$root"
+  rm -rf "$root"
   for i in $(seq "$N_NODES"); do
-    alive "$(node_name "$i")-containerd" || continue
-    in_node "$i" ctr -a "$(node_run "$i")/containerd.sock" -n k8s.io \
-      images import "$tar" >/dev/null
+    alive "$(node_name "$i")-containerd" && import_image "$i" "$tar"
   done
   say "image $ref: $(du -sh "$tar" | cut -f1), on every node"
 }
