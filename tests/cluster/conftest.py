@@ -4,6 +4,7 @@ scripts/cluster.sh for the session and taken down after it, with a check
 that nothing of it is left."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -123,9 +124,10 @@ ZERONF_FILES = [str(BUILD / "mgr" / "zeronf-mgr"),
 GROUP = "red"  # the managers' trust group (slots 64-71 in pods)
 
 
-def files_hash(files: list[str]) -> str:
+@functools.cache
+def files_hash(files: tuple[str, ...]) -> str:
     """Of what an image is made: its pods' template names it, so that a
-    new build restarts them (the tag stays :dev)."""
+    new build restarts them (the tag stays :dev). Read once a session."""
     import hashlib
     h = hashlib.sha256()
     for f in files:
@@ -159,7 +161,7 @@ def node_agent(extra_mgr_args: list[str] | None = None) -> list[dict]:
              "template": {
                  "metadata": {"labels": {"app": "zeronf-node"},
                               "annotations": {"zeronf.dev/image":
-                                              files_hash(ZERONF_FILES)}},
+                                              files_hash(tuple(ZERONF_FILES))}},
                  "spec": {
                      "hostNetwork": True, "hostPID": True,
                      "terminationGracePeriodSeconds": 10,
@@ -259,7 +261,7 @@ def operator(zeronf):
     kubectl("patch", "deployment", "-n", "zeronf-system", "zeronf-operator",
             "-p", json.dumps({"spec": {"template": {"metadata": {
                 "annotations": {"zeronf.dev/image":
-                                files_hash(ZERONF_FILES)}}}}}))
+                                files_hash(tuple(ZERONF_FILES))}}}}}))
     kubectl("rollout", "status", "-n", "zeronf-system",
             "deployment/zeronf-operator", "--timeout=120s", timeout=150)
     yield
