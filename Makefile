@@ -56,7 +56,9 @@ crds:
 	cd k8s && $(GO) tool controller-gen object paths=./api/... \
 	    crd:crdVersions=v1 output:crd:dir=config/crd
 	cd k8s && $(GO) tool controller-gen rbac:roleName=zeronf-operator \
-	    paths=./operator/... output:rbac:dir=config/rbac
+	    paths=./operator/... output:rbac:dir=config/rbac/operator
+	cd k8s && $(GO) tool controller-gen rbac:roleName=zeronf-node \
+	    paths=./nodeagent/... output:rbac:dir=config/rbac/node
 
 # A real Kubernetes cluster on this machine (scripts/cluster.sh, upstream
 # binaries built by scripts/k8s-build.sh) and ZeroNF on it: up for the

@@ -8,6 +8,12 @@
 #                             containers, namespaces, cgroups, files
 #   scripts/cluster.sh status what runs
 #   scripts/cluster.sh env    `export KUBECONFIG=...` for the admin
+#   scripts/cluster.sh images  ZeroNF's images of the build tree into every
+#                             node: localhost/zeronf/zeronf:dev (the manager,
+#                             NFs, node agent, CNI plugin, operator) and
+#                             localhost/zeronf/tools:1 (a shell, iperf3,
+#                             curl, zeronf-tcpcheck); image-files NAME lists
+#                             what each is made of
 #   scripts/cluster.sh image REF FILE...
 #                             an image FROM scratch of these files (and the
 #                             shared libraries they load, found by ldd), at
@@ -24,7 +30,14 @@
 # there), /var/lib/cni and /var/log/pods. Processes enter a node with
 # nsenter, not `ip netns exec` (which remounts /sys, hiding the cgroups
 # from the kubelet). Pods get 10.244.N.0/24 on the node's bridge (Debian's
-# CNI bridge plugin); the nodes route each other's pod networks.
+# CNI bridge plugin); the nodes route each other's pod networks. Multus
+# (its thin plugin, built by k8s-build.sh) is each node's CNI config,
+# delegating to that network and adding what a pod's
+# k8s.v1.cni.cncf.io/networks names (NetworkAttachmentDefinitions); a
+# node's CNI directory, /opt/cni/bin in its mount namespace, has Debian's
+# plugins and Multus, and what DaemonSets install there. A second bridge,
+# znk1 (MTU 1600, no addresses), gives each node a second link, fab0: the
+# data plane's fabric, where ZeroNF's managers send each other chains.
 #
 # This machine is cgroup v1 without systemd: kubelets use the cgroupfs
 # driver under a cgroup root of their own (znk-nodeN, created here) and
@@ -44,7 +57,10 @@ N_NODES=${ZERONF_CLUSTER_NODES:-2}
 RUN=/run/zeronf-cluster
 STATE=/var/lib/zeronf-cluster
 BIN=$REPO/.deps/k8s/bin
+MULTUS=$REPO/.deps/k8s/multus/multus
 BR=znk0
+FABRIC_BR=znk1 # the data plane's own network: each node's fab0 (no address)
+FABRIC_MTU=1600 # room for NSH in VXLAN-GPE around a 1500-byte packet
 NET=10.77.0
 CP=$NET.1
 SVC_CIDR=10.96.0.0/16
@@ -158,7 +174,8 @@ pki() {
   done
   openssl genrsa -out "$d/sa.key" 2048 2>/dev/null
   openssl rsa -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
-  for n in admin controller-manager scheduler kube-proxy; do kubeconfig "$n"; done
+  cert multus multus
+  for n in admin controller-manager scheduler kube-proxy multus; do kubeconfig "$n"; done
   for i in $(seq "$N_NODES"); do kubeconfig "$(node_name "$i")"; done
   touch "$d/done"
 }
@@ -170,6 +187,11 @@ network() {
     ip link add "$BR" type bridge
     ip addr add "$CP/24" dev "$BR"
     ip link set "$BR" up
+  fi
+  if ! ip link show "$FABRIC_BR" >/dev/null 2>&1; then
+    ip link add "$FABRIC_BR" mtu "$FABRIC_MTU" type bridge
+    sysctl -q -w "net.ipv6.conf.$FABRIC_BR.disable_ipv6=1"
+    ip link set "$FABRIC_BR" up
   fi
   sysctl -q -w net.ipv4.ip_forward=1
   for i in $(seq "$N_NODES"); do
@@ -186,6 +208,14 @@ network() {
       ip -n "$n" route add default via "$CP"
       ip netns exec "$n" sysctl -q -w net.ipv4.ip_forward=1
       ip netns exec "$n" sysctl -q -w net.bridge.bridge-nf-call-iptables=1 || true
+    fi
+    # the fabric: a second link a node, as a data-plane NIC (ZeroNF's
+    # managers take it with net_af_packet; the kernel has no address on it)
+    if ! ip -n "$n" link show fab0 >/dev/null 2>&1; then
+      ip link add "znk-f$i" mtu "$FABRIC_MTU" type veth peer name fab0 netns "$n" mtu "$FABRIC_MTU"
+      ip link set "znk-f$i" master "$FABRIC_BR" up
+      ip netns exec "$n" sysctl -q -w net.ipv6.conf.fab0.disable_ipv6=1
+      ip -n "$n" link set fab0 up
     fi
     # this machine and the other nodes reach node i's pods through it
     ip route replace "10.244.$i.0/24" via "$ip"
@@ -326,7 +356,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         SystemdCgroup = false
         Root = "$r/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+    bin_dir = "/opt/cni/bin"
     conf_dir = "$d/cni/net.d"
 EOF
 }
@@ -343,6 +373,24 @@ cni_config() { # I: the pod network, 10.244.I.0/24 on the node's bridge
               "routes": [{"dst": "0.0.0.0/0"}]}},
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
+}
+EOF
+}
+
+multus_config() { # I: the node's CNI config: Multus, its cluster network
+  # the pods' bridge (inline: Multus 4.2 re-encodes a conflist it reads
+  # from a file through its own types, and a DEL then gives the bridge an
+  # IPAM config without its ranges: multus-cni issue 1449)
+  cat <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "multus",
+  "type": "multus",
+  "kubeconfig": "$STATE/pki/multus.kubeconfig",
+  "delegates": [$(cni_config "$1")],
+  "binDir": "/opt/cni/bin",
+  "logFile": "$STATE/logs/$(node_name "$1")-multus.log",
+  "logLevel": "error"
 }
 EOF
 }
@@ -398,8 +446,17 @@ node_up() { # I
   n=$(node_name "$i")
   d=$(node_dir "$i")
   r=$(node_run "$i")
-  mkdir -p "$d/kubelet" "$d/cni/net.d" "$d/cni/lib" "$d/pods" "$d/containers" \
-    "$r/runc"
+  mkdir -p "$d/kubelet" "$d/cni/net.d" "$d/cni/lib" "$d/cni/bin" "$d/pods" \
+    "$d/containers" "$r/runc"
+  # the node's CNI directory: Debian's plugins and Multus (copied: a
+  # DaemonSet may replace a file there)
+  for p in /usr/lib/cni/* "$MULTUS"; do
+    [ -e "$d/cni/bin/$(basename "$p")" ] || cp "$p" "$d/cni/bin/"
+  done
+  if [ ! -d /opt/cni/bin ]; then
+    [ -d /opt/cni ] || touch "$RUN/made-opt-cni"
+    mkdir -p /opt/cni/bin
+  fi
   # a mount namespace kept by its file, receiving this machine's mounts
   if [ ! -e "$RUN/ns/$n.mnt" ]; then
     touch "$RUN/ns/$n.mnt"
@@ -409,12 +466,13 @@ node_up() { # I
         { mkdir -p /var/lib/kubelet && mount --bind '$d/kubelet' /var/lib/kubelet; }
       mkdir -p /var/lib/cni /var/log/pods /var/log/containers
       mount --bind '$d/cni/lib' /var/lib/cni
+      mount --bind '$d/cni/bin' /opt/cni/bin
       mount --bind '$d/pods' /var/log/pods
       mount --bind '$d/containers' /var/log/containers"
   fi
   # written when they change only: kube-proxy exits when its file does
   containerd_config "$i" | put "$d/containerd.toml"
-  cni_config "$i" | put "$d/cni/net.d/10-pods.conflist"
+  multus_config "$i" | put "$d/cni/net.d/00-multus.conf"
   kubelet_config "$i" | put "$d/kubelet.yaml"
   proxy_config "$i" | put "$d/kube-proxy.yaml"
   node_ns "$i"
@@ -444,6 +502,8 @@ up() {
   cgroups
   pause_image
   control_plane
+  # Multus' NetworkAttachmentDefinitions, and its role for its nodes' user
+  kubectl apply -f k8s/config/multus/multus.yaml >/dev/null
   for i in $(seq "$N_NODES"); do node_up "$i"; done
   for i in $(seq "$N_NODES"); do
     wait_for 180 "$(node_name "$i") Ready" sh -c \
@@ -526,7 +586,8 @@ image() {
   echo "nobody:x:65534:65534:nobody:/:/bin/false" >>"$root/etc/passwd"
   name=$(echo "$ref" | tr '/:' '__')
   tar=$STATE/images/$name.tar
-  oci_archive "$ref" "$tar" "$root"
+  # programs by name (kubectl exec POD -- zeronf-tcpcheck ...)
+  oci_archive "$ref" "$tar" "$root" --env PATH=/usr/local/bin:/usr/bin:/bin
   rm -rf "$root"
   for i in $(seq "$N_NODES"); do
     alive "$(node_name "$i")-containerd" && import_image "$i" "$tar"
@@ -589,13 +650,50 @@ down() {
   done
   for d in kube-scheduler kube-controller-manager kube-apiserver etcd; do kill_pid "$d"; done
   ip link del "$BR" 2>/dev/null || true
+  ip link del "$FABRIC_BR" 2>/dev/null || true
   if [ -f "$RUN/hugetlb-mounted" ]; then
     umount /sys/fs/cgroup/hugetlb 2>/dev/null && rmdir /sys/fs/cgroup/hugetlb 2>/dev/null || true
   fi
   if mountpoint -q "$RUN/ns" 2>/dev/null; then umount "$RUN/ns"; fi
+  if [ -f "$RUN/made-opt-cni" ]; then rm -rf /opt/cni; fi
   # buildah's vfs layers: plain directories
   rm -rf "$STATE" "$RUN"
   say "down: nothing left"
+}
+
+# ZeroNF's images, of the build tree (make k8s builds the Go pieces):
+# zeronf: the manager, the NFs, the node agent, the CNI plugin, the
+# operator, DPDK's drivers, and what glibc loads itself (pthread_cancel's
+# unwinder: without it the manager aborts while it stops, leaving its
+# files); tools: a shell, iperf3, curl and zeronf-tcpcheck (every byte of a
+# TCP connection, checked), for application pods. One file a line.
+ZERONF_IMAGE=localhost/zeronf/zeronf:dev
+TOOLS_IMAGE=localhost/zeronf/tools:1
+image_files() { # zeronf|tools
+  local b=${ZERONF_BUILD:-$REPO/build}
+  case $1 in
+    zeronf) printf '%s\n' "$b/mgr/zeronf-mgr" "$b/nfs/zeronf-forward" \
+              "$b/nfs/zeronf-monitor" "$b/nfs/zeronf-dpi" "$b/k8s/zeronf-node" \
+              "$b/k8s/zeronf-cni" "$b/k8s/zeronf-operator" \
+              /usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0 \
+              /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 ;;
+    tools) printf '%s\n' /bin/sh /bin/dash /usr/bin/iperf3 /usr/bin/curl \
+             /bin/sleep /bin/cat /bin/hostname "$b/k8s/zeronf-tcpcheck" ;;
+    *) die "image_files: zeronf or tools" ;;
+  esac
+}
+
+images() {
+  local f files
+  for x in zeronf tools; do
+    files=()
+    while IFS= read -r f; do
+      [ -e "$f" ] || die "$f: not built (make build k8s)"
+      files+=("$f")
+    done < <(image_files "$x")
+    if [ "$x" = zeronf ]; then image "$ZERONF_IMAGE" "${files[@]}"
+    else image "$TOOLS_IMAGE" "${files[@]}"; fi
+  done
 }
 
 status() {
@@ -615,5 +713,7 @@ case "${1:-}" in
   env) echo "export KUBECONFIG=$KCFG" ;;
   image) shift; [ $# -ge 2 ] || die "usage: cluster.sh image REF FILE..."
          mkdir -p "$RUN/pids" "$STATE/logs"; image "$@" ;;
-  *) echo "usage: scripts/cluster.sh up|down|status|env|image" >&2; exit 2 ;;
+  images) mkdir -p "$RUN/pids" "$STATE/logs"; images ;;
+  image-files) image_files "${2:-}" ;;
+  *) echo "usage: scripts/cluster.sh up|down|status|env|image|images|image-files" >&2; exit 2 ;;
 esac

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Upstream Kubernetes and etcd for ZeroNF's cluster tests (docs/kubernetes.md):
+# Upstream Kubernetes, etcd and Multus CNI for ZeroNF's cluster tests
+# (docs/kubernetes.md):
 # built with the Go toolchain from their Go modules (k8s/upstream/go.mod:
 # Kubernetes is not in Debian, kind/minikube/k3s and the release downloads
 # cannot be reached) once per version into a cache outside the tree, linked
@@ -11,7 +12,9 @@
 #
 # About 12 minutes for kube-apiserver on 2 cores, 4 more for the rest.
 # Idempotent: what is in the cache is not built again. The key is the
-# version and go.sum's hash, so a changed module set builds anew.
+# version and go.sum's hash, so a changed module set builds anew. Multus
+# (k8s/upstream/multus: a module of its own, on its own Kubernetes
+# libraries) has its own key and directory, linked to .deps/k8s/multus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,3 +67,17 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 mkdir -p .deps/k8s
 ln -sfn "$dest/bin" .deps/k8s/bin
+
+[ "${1:-}" = "apiserver" ] && exit 0
+mm=k8s/upstream/multus
+mver=$(awk '{ for (i = 1; i < NF; i++) if ($i == "gopkg.in/k8snetworkplumbingwg/multus-cni.v4") print $(i + 1) }' "$mm/go.mod")
+msum=$(sha256sum "$mm/go.sum" "$mm/go.mod" | sha256sum | cut -c1-12)
+mdest="$cache/multus-$mver-$msum"
+if [ ! -x "$mdest/multus" ]; then
+  echo "setup: building Multus $mver (thin plugin) into $mdest"
+  mkdir -p "$mdest"
+  (cd "$mm" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
+      -o "$mdest/multus.new" gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus)
+  mv "$mdest/multus.new" "$mdest/multus"
+fi
+ln -sfn "$mdest" .deps/k8s/multus

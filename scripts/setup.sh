@@ -9,13 +9,14 @@ PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       libjansson-dev libpcap-dev libndpi-dev libndpi-bin iproute2 ethtool
       iputils-ping clang libclang-rt-14-dev bubblewrap prometheus chromium
       chromium-driver qemu-system-x86 openvswitch-source tcpdump
-      libssl-dev openssl)
+      libssl-dev openssl containernetworking-plugins)
 # `setup.sh --bench` (make bench): the peers benchmark's OVS-DPDK too;
 # `--cluster` (scripts/cluster.sh): a Kubernetes node's runtime and tools.
+# containernetworking-plugins always: the CNI plugin's Go tests use its
+# IPAM plugins (k8s/cni).
 case "${1:-}" in
   --bench) PKGS+=(openvswitch-switch-dpdk) ;;
-  --cluster) PKGS+=(containerd runc buildah containernetworking-plugins
-                    iptables conntrack iperf3 curl) ;;
+  --cluster) PKGS+=(containerd runc buildah iptables conntrack iperf3 curl) ;;
 esac
 HUGEPAGES=${ZERONF_HUGEPAGES:-1024}
 HUGE_DIR=${ZERONF_HUGE_DIR:-/mnt/huge}

@@ -120,6 +120,7 @@ func (r *NetworkFunctionReconciler) fill(dep *appsv1.Deployment, nf *zv1.Network
 // +kubebuilder:rbac:groups=zeronf.dev,resources=networkfunctions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=zeronf.dev,resources=networkfunctions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=zeronf.dev,resources=zeronfnodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -147,6 +148,23 @@ func (r *NetworkFunctionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 			"deployment %s %s", dep.Name, op)
 	}
 	st := nf.Status.DeepCopy()
+	// the managers' count of its NFs and packets (the node agents'
+	// reports)
+	var nodes zv1.ZeroNFNodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return ctrl.Result{}, err
+	}
+	st.Registered, st.RxPackets, st.TxPackets, st.DropPackets = 0, 0, 0, 0
+	for _, n := range nodes.Items {
+		for _, s := range n.Status.Services {
+			if s.ID == nf.Spec.ServiceID {
+				st.Registered += s.NFs
+				st.RxPackets += s.Rx
+				st.TxPackets += s.Tx
+				st.DropPackets += s.Drops
+			}
+		}
+	}
 	st.Replicas = dep.Status.Replicas
 	st.Ready = dep.Status.ReadyReplicas
 	st.ObservedGeneration = nf.Generation
@@ -171,13 +189,21 @@ func (r *NetworkFunctionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 }
 
 func equalStatus(a, b *zv1.NetworkFunctionStatus) bool {
-	if a.Replicas != b.Replicas || a.Ready != b.Ready || a.Registered != b.Registered ||
-		a.ObservedGeneration != b.ObservedGeneration || len(a.Conditions) != len(b.Conditions) {
+	return a.Replicas == b.Replicas && a.Ready == b.Ready && a.Registered == b.Registered &&
+		a.RxPackets == b.RxPackets && a.TxPackets == b.TxPackets && a.DropPackets == b.DropPackets &&
+		a.ObservedGeneration == b.ObservedGeneration && sameConditions(a.Conditions, b.Conditions)
+}
+
+// sameConditions: the same conditions but for their times (a status
+// written again only when something else changed).
+func sameConditions(a, b []metav1.Condition) bool {
+	if len(a) != len(b) {
 		return false
 	}
-	for i := range a.Conditions {
-		x, y := a.Conditions[i], b.Conditions[i]
-		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message {
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason ||
+			x.Message != y.Message || x.ObservedGeneration != y.ObservedGeneration {
 			return false
 		}
 	}
@@ -189,5 +215,8 @@ func (r *NetworkFunctionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&zv1.NetworkFunction{}).
 		Owns(&appsv1.Deployment{}).
+		Watches(&zv1.ZeroNFNode{}, allOf(mgr.GetClient(), func() client.ObjectList {
+			return &zv1.NetworkFunctionList{}
+		})).
 		Complete(r)
 }

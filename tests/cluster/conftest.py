@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
@@ -20,13 +21,9 @@ CLUSTER = REPO / "scripts" / "cluster.sh"
 KUBECONFIG = "/var/lib/zeronf-cluster/pki/admin.kubeconfig"
 KUBECTL = REPO / ".deps" / "k8s" / "bin" / "kubectl"
 TOOLS = "localhost/zeronf/tools:1"
+ZERONF = "localhost/zeronf/zeronf:dev"
 BUILD = Path(os.environ.get("ZERONF_BUILD", REPO / "build"))
-# what the tools image holds (cluster.sh image): a shell, iperf3, curl and
-# zeronf-tcpcheck (k8s/cmd: every byte of a TCP connection, checked)
-TOOL_FILES = ["/bin/sh", "/bin/dash", "/usr/bin/iperf3", "/usr/bin/curl",
-              "/bin/sleep", "/bin/cat", "/bin/hostname",
-              str(BUILD / "k8s" / "zeronf-tcpcheck")]
-TCPCHECK = "/" + str(BUILD / "k8s" / "zeronf-tcpcheck").lstrip("/")
+TCPCHECK = "/usr/local/bin/zeronf-tcpcheck"  # in the tools image
 
 if os.environ.get("ZERONF_CLUSTER_TESTS") != "1":
     collect_ignore_glob = ["test_*.py"]  # make test-cluster runs them
@@ -91,17 +88,25 @@ def leftovers() -> list[str]:
     mounts = Path("/proc/self/mounts").read_text()
     left += [f"mount {ln.split()[1]}" for ln in mounts.splitlines()
              if "zeronf-cluster" in ln]
+    if Path("/opt/cni").exists() and not OPT_CNI_BEFORE:
+        left.append("/opt/cni (the nodes' CNI directory)")
     return left
+
+
+OPT_CNI_BEFORE = Path("/opt/cni").exists()
+
+
+def image_files(name: str) -> tuple[str, ...]:
+    """What cluster.sh makes image NAME of (zeronf, tools)."""
+    return tuple(cluster("image-files", name).splitlines())
 
 
 @pytest.fixture(scope="session")
 def k8s():
-    """The cluster, up (cluster.sh up: idempotent); down at the end, and
-    nothing of it left."""
+    """The cluster, up (cluster.sh up: idempotent), with ZeroNF's images
+    (cluster.sh images); down at the end, and nothing of it left."""
     cluster("up")
-    missing = [f for f in TOOL_FILES if not Path(f).exists()]
-    assert not missing, f"{missing}: make test-cluster builds them"
-    cluster("image", TOOLS, *TOOL_FILES)
+    cluster("images")
     yield
     if os.environ.get("ZERONF_CLUSTER_KEEP") == "1":
         return
@@ -110,18 +115,10 @@ def k8s():
     assert not left, left
 
 
-ZERONF = "localhost/zeronf/zeronf:dev"
-# the ZeroNF image: the manager, NFs, the node agent, DPDK's drivers, and
-# what glibc loads itself (pthread_cancel's unwinder: without it the
-# manager aborts while it stops, leaving its files)
-ZERONF_FILES = [str(BUILD / "mgr" / "zeronf-mgr"),
-                *[str(BUILD / "nfs" / f"zeronf-{n}")
-                  for n in ("forward", "monitor", "dpi")],
-                str(BUILD / "k8s" / "zeronf-node"),
-                str(BUILD / "k8s" / "zeronf-operator"),
-                "/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0",
-                "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1"]
 GROUP = "red"  # the managers' trust group (slots 64-71 in pods)
+NODE_AGENT = "zeronf-node"  # the operator's DaemonSet
+POOL = "znapp"  # the nodes' veth pairs for the CNI plugin (k8s/cni)
+APP_PORTS = 4  # pairs a node: the manager's ports 1..4, named znapp0..3
 
 
 @functools.cache
@@ -138,68 +135,14 @@ def files_hash(files: tuple[str, ...]) -> str:
     return h.hexdigest()[:16]
 
 
-def node_agent(extra_mgr_args: list[str] | None = None) -> list[dict]:
-    """The node agent's DaemonSet: each node's manager (its ports, pool and
-    trust group) and zeronf-node's device plugin beside it. Instance name:
-    the node's."""
-    env = [{"name": "NODE_NAME",
-            "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
-    run = {"name": "run", "mountPath": "/var/run/dpdk"}
-    huge = {"name": "huge", "mountPath": "/mnt/huge"}
-    mgr = ["/usr/local/bin/zeronf-mgr", "-i", "$(NODE_NAME)",
-           "-p", "net_null0", "-p", "net_null1,no-rx=1",
-           "-c", "svc:1,port:1", "--mem", "128", "--huge-dir", "/mnt/huge",
-           "--pool-size", "4095", "--trust-group", f"{GROUP}:1023",
-           *(extra_mgr_args or [])]
-    return [
-        {"apiVersion": "v1", "kind": "Namespace",
-         "metadata": {"name": "zeronf-system"}},
-        {"apiVersion": "apps/v1", "kind": "DaemonSet",
-         "metadata": {"name": "zeronf-node", "namespace": "zeronf-system"},
-         "spec": {
-             "selector": {"matchLabels": {"app": "zeronf-node"}},
-             "template": {
-                 "metadata": {"labels": {"app": "zeronf-node"},
-                              "annotations": {"zeronf.dev/image":
-                                              files_hash(tuple(ZERONF_FILES))}},
-                 "spec": {
-                     "hostNetwork": True, "hostPID": True,
-                     "terminationGracePeriodSeconds": 10,
-                     "containers": [
-                         {"name": "manager", "image": ZERONF,
-                          "imagePullPolicy": "Never", "command": mgr,
-                          "env": env,
-                          "securityContext": {"privileged": True},
-                          "resources": {"limits": {
-                              "hugepages-2Mi": "256Mi",
-                              "memory": "512Mi"}},
-                          "volumeMounts": [run, huge]},
-                         {"name": "agent", "image": ZERONF,
-                          "imagePullPolicy": "Never",
-                          "command": ["/usr/local/bin/zeronf-node",
-                                      "device-plugin", "-instance",
-                                      "$(NODE_NAME)", "-nf-slots", "0-63",
-                                      "-group", f"{GROUP}=64-71"],
-                          "env": env,
-                          # ready: kubelet has the slots of a ready
-                          # manager (an NF pod before that is refused)
-                          "readinessProbe": {
-                              "exec": {"command": [
-                                  "/usr/local/bin/zeronf-node", "ready"]},
-                              "periodSeconds": 1},
-                          "volumeMounts": [
-                              run, huge,
-                              {"name": "plugins", "mountPath":
-                               "/var/lib/kubelet/device-plugins"}]}],
-                     "volumes": [
-                         {"name": "run", "hostPath": {
-                             "path": "/var/run/dpdk",
-                             "type": "DirectoryOrCreate"}},
-                         {"name": "huge", "hostPath": {
-                             "path": "/mnt/huge", "type": "Directory"}},
-                         {"name": "plugins", "hostPath": {
-                             "path": "/var/lib/kubelet/device-plugins",
-                             "type": "Directory"}}]}}}}]
+# The cluster's ZeroNF (the operator makes each node's agent from it): the
+# sample docs/kubernetes.md applies: the fabric (each node's fab0), the
+# CNI plugin's pool, one trust group
+ZERONF_CR = yaml.safe_load((REPO / "k8s" / "config" / "samples" /
+                            "zeronf.yaml").read_text())
+FABRIC_SUBNET = ZERONF_CR["spec"]["fabric"]["subnet"]
+assert ZERONF_CR["spec"]["appPorts"] == APP_PORTS
+assert ZERONF_CR["spec"]["trustGroups"][0]["name"] == GROUP
 
 
 def agent_pod(node: str) -> str:
@@ -222,49 +165,75 @@ def mgr_call(node: str, method: str, params: dict | None = None) -> dict:
     return json.loads(kubectl(*args).stdout)
 
 
+K8S = REPO / "k8s" / "config"
+
+
 @pytest.fixture(scope="session")
-def zeronf(k8s):
-    """The ZeroNF image on every node and its node agent running on
-    each, every node's NF slots advertised."""
-    missing = [f for f in ZERONF_FILES if not Path(f).exists()]
-    assert not missing, f"{missing}: make test-cluster builds them"
-    cluster("image", ZERONF, *ZERONF_FILES)
-    for o in node_agent():
-        apply(o)
-    kubectl("rollout", "status", "-n", "zeronf-system", "daemonset/zeronf-node",
-            "--timeout=180s", timeout=200)
+def operator(k8s):
+    """The CRDs and the operator
+    (k8s/config: its role as controller-gen wrote it, its Deployment) in
+    zeronf-system, ready."""
+    kubectl("apply", "-f", str(K8S / "crd"))
+    kubectl("wait", "--for=condition=Established", "--timeout=60s",
+            "crd/networkfunctions.zeronf.dev", "crd/servicechains.zeronf.dev",
+            "crd/zeronfs.zeronf.dev", "crd/zeronfnodes.zeronf.dev")
+    kubectl("apply", "-R", "-f", str(K8S / "rbac"))
+    op = (K8S / "operator" / "operator.yaml").read_text()
+    kubectl("apply", "-f", "-", input=op)
+    restart_on_new_build("deployment", "zeronf-operator")
+    kubectl("rollout", "status", "-n", "zeronf-system",
+            "deployment/zeronf-operator", "--timeout=120s", timeout=150)
+    yield
+    kubectl("delete", "-f", "-", "--ignore-not-found", "--wait=true",
+            input=op, timeout=180)
+    kubectl("delete", "-R", "-f", str(K8S / "rbac"), "--ignore-not-found")
+
+
+def restart_on_new_build(kind: str, name: str) -> None:
+    """The image's tag stays :dev: its pods' template names what it is
+    made of, so that a new build restarts them on a kept cluster."""
+    kubectl("patch", kind, "-n", "zeronf-system", name, "-p", json.dumps(
+        {"spec": {"template": {"metadata": {"annotations": {
+            "zeronf.dev/image": files_hash(image_files("zeronf"))}}}}}))
+
+
+@pytest.fixture(scope="session")
+def zeronf(operator):
+    """The cluster's ZeroNF: the operator's node agent running on every
+    node, every node's NF slots advertised."""
+    apply(ZERONF_CR)
+    wait(lambda: kubectl("get", "daemonset", "-n", "zeronf-system",
+                         NODE_AGENT, check=False).returncode == 0,
+         60, "the operator's node agent DaemonSet")
+    restart_on_new_build("daemonset", NODE_AGENT)
+    kubectl("rollout", "status", "-n", "zeronf-system",
+            f"daemonset/{NODE_AGENT}", "--timeout=180s", timeout=200)
 
     def ready() -> bool:
         nodes = kget("nodes")["items"]
         return all(int(n["status"]["allocatable"].get("zeronf.dev/nf", "0"))
                    == 64 for n in nodes)
     wait(ready, 120, "every node's zeronf.dev/nf advertised")
+    wait(lambda: any(c["type"] == "Ready" and c["status"] == "True"
+                     for c in kget("zeronfs.zeronf.dev", "default").get(
+                         "status", {}).get("conditions", [])),
+         60, "the ZeroNF's status Ready")
+    # each node's agent has programmed its manager and says so
+    wait(lambda: [n.get("status", {}).get("ready") for n in
+                  kget("zeronfnodes")["items"]] == [True, True],
+         60, "both ZeroNFNodes ready")
     yield
-    kubectl("delete", "namespace", "zeronf-system", "--wait=true",
+    # pods a failed test left: their pairs go at their DEL
+    kubectl("delete", "pods", "--all", "-n", "default", "--wait=true",
             timeout=180)
-
-
-K8S = REPO / "k8s" / "config"
-
-
-@pytest.fixture(scope="session")
-def operator(zeronf):
-    """The CRDs and the operator (k8s/config: its role as controller-gen
-    wrote it, its Deployment) in zeronf-system, ready."""
-    kubectl("apply", "-f", str(K8S / "crd"))
-    kubectl("wait", "--for=condition=Established", "--timeout=60s",
-            "crd/networkfunctions.zeronf.dev", "crd/servicechains.zeronf.dev")
-    kubectl("apply", "-f", str(K8S / "rbac"))
-    op = (K8S / "operator" / "operator.yaml").read_text()
-    # a new build restarts it (the image's tag stays :dev)
-    kubectl("apply", "-f", "-", input=op)
-    kubectl("patch", "deployment", "-n", "zeronf-system", "zeronf-operator",
-            "-p", json.dumps({"spec": {"template": {"metadata": {
-                "annotations": {"zeronf.dev/image":
-                                files_hash(tuple(ZERONF_FILES))}}}}}))
-    kubectl("rollout", "status", "-n", "zeronf-system",
-            "deployment/zeronf-operator", "--timeout=120s", timeout=150)
-    yield
-    kubectl("delete", "-f", str(K8S / "rbac"), "--ignore-not-found")
-    kubectl("delete", "clusterrolebinding", "zeronf-operator",
-            "--ignore-not-found")
+    kubectl("delete", "zeronfs.zeronf.dev", "default", "--wait=true", timeout=180)
+    wait(lambda: not kget("pods", "-n", "zeronf-system", "-l",
+                          f"app={NODE_AGENT}")["items"],
+         120, "the node agents gone with the ZeroNF")
+    # the node agent took its pool of veth pairs with it
+    for node in ("znk-node1", "znk-node2"):
+        r = subprocess.run(["ip", "-n", node, "-o", "link", "show"],
+                           capture_output=True, text=True, check=True)
+        left = [ln.split(":")[1].strip() for ln in r.stdout.splitlines()
+                if f": {POOL}" in ln]
+        assert not left, f"{node}: {left}"

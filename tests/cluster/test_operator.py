@@ -20,7 +20,7 @@ def status(name: str) -> dict:
     return kget("networkfunction", name).get("status", {})
 
 
-def test_networkfunction_becomes_registered_nfs(operator):
+def test_networkfunction_becomes_registered_nfs(zeronf):
     base = mgr_call(NODE, "status")["pool"]["in_use"]
     apply({"apiVersion": "zeronf.dev/v1alpha1", "kind": "NetworkFunction",
            "metadata": {"name": "fwd", "namespace": "default"},

@@ -9,6 +9,12 @@ import (
 // +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]{1,31}$`
 type ZeroNFName string
 
+// A port's name: a ZeroNFName that is not a number (a chain's port:N is
+// the port of that id).
+// +kubebuilder:validation:MaxLength=31
+// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]*[A-Za-z_-][A-Za-z0-9_-]*$`
+type PortName string
+
 // NetworkFunctionSpec is one service of NFs: its replicas are pods, each
 // an NF in one of its node's slots (the device plugin's resources).
 // +kubebuilder:validation:XValidation:rule="!has(self.command) || size(self.command) > 0",message="command: the NF's program and its arguments, or leave it out"
@@ -88,7 +94,7 @@ type NetworkFunctionStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas
-// +kubebuilder:resource:shortName=nf,categories=zeronf
+// +kubebuilder:resource:shortName=nf,categories=zeronf-all
 // +kubebuilder:printcolumn:name="Service",type=integer,JSONPath=`.spec.serviceId`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Registered",type=integer,JSONPath=`.status.registered`
@@ -112,15 +118,20 @@ type NetworkFunctionList struct {
 
 // Hop is one step of a chain: a NetworkFunction of the namespace (its
 // service, wherever its replicas run: on another node the chain goes on
-// over the fabric), a manager's port by name, or drop.
-// +kubebuilder:validation:XValidation:rule="[has(self.networkFunction), has(self.port), has(self.drop) && self.drop].filter(x, x).size() == 1",message="a hop is one of networkFunction, port or drop: true"
+// over the fabric), a manager's port by name, a pod of the namespace on
+// a ZeroNF port (the CNI plugin's: its node's port), or drop.
+// +kubebuilder:validation:XValidation:rule="[has(self.networkFunction), has(self.port), has(self.pod), has(self.drop) && self.drop].filter(x, x).size() == 1",message="a hop is one of networkFunction, port, pod or drop: true"
 type Hop struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	NetworkFunction string `json:"networkFunction,omitempty"`
 	// +optional
-	Port ZeroNFName `json:"port,omitempty"`
+	Port PortName `json:"port,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Pod string `json:"pod,omitempty"`
 	// +optional
 	Drop bool `json:"drop,omitempty"`
 }
@@ -165,12 +176,21 @@ type Rule struct {
 }
 
 // ServiceChainSpec: packets entering from a port (on every node whose
-// manager has it) go through the hops in order.
+// manager has it), or from a pod's ZeroNF port, go through the hops in
+// order.
+// +kubebuilder:validation:XValidation:rule="!(has(self.from) && has(self.fromPod))",message="from or fromPod, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.rules) || !(has(self.from) || has(self.fromPod))",message="rules match what enters any port: leave from and fromPod out"
 type ServiceChainSpec struct {
-	// From is the port whose ingress the chain takes; left out: the
-	// managers' default chain.
+	// From is the port whose ingress the chain takes; with neither From
+	// nor FromPod (nor Rules): the managers' default chain.
 	// +optional
-	From ZeroNFName `json:"from,omitempty"`
+	From PortName `json:"from,omitempty"`
+	// FromPod: the ingress of this pod's ZeroNF port (a pod of the
+	// namespace, attached by the CNI plugin).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	FromPod string `json:"fromPod,omitempty"`
 	// Hops, in order (include/zeronf/step.h ZN_MAX_CHAIN_STEPS).
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
@@ -184,6 +204,10 @@ type ServiceChainSpec struct {
 
 // ServiceChainStatus: where the chain is in force.
 type ServiceChainStatus struct {
+	// PathID: the operator's number for the chain; a path from node H
+	// crosses the fabric as NSH service path PathID*256+H.
+	// +optional
+	PathID int32 `json:"pathId,omitempty"`
 	// Nodes whose managers have the chain as it is now.
 	// +optional
 	Programmed []string `json:"programmed,omitempty"`
@@ -199,7 +223,7 @@ type ServiceChainStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=chain,categories=zeronf
+// +kubebuilder:resource:shortName=chain,categories=zeronf-all
 // +kubebuilder:printcolumn:name="From",type=string,JSONPath=`.spec.from`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ServiceChain struct {

@@ -20,6 +20,7 @@ import (
 
 func main() {
 	image := flag.String("image", os.Getenv("ZERONF_IMAGE"), "NF pods' image when a NetworkFunction names none")
+	namespace := flag.String("namespace", envOr("POD_NAMESPACE", "zeronf-system"), "where the node agents' DaemonSet goes (the operator's namespace)")
 	probe := flag.String("health-probe-bind-address", ":8081", "healthz and readyz")
 	metrics := flag.String("metrics-bind-address", "0", "Prometheus metrics (0: off)")
 	opts := zap.Options{}
@@ -56,10 +57,30 @@ func main() {
 		log.Error(err, "NetworkFunction controller")
 		os.Exit(1)
 	}
+	if err := (&operator.ZeroNFReconciler{
+		Client: mgr.GetClient(), Scheme: scheme, Image: *image, Namespace: *namespace,
+		Recorder: mgr.GetEventRecorderFor("zeronf-operator"),
+	}).SetupWithManager(mgr); err != nil {
+		log.Error(err, "ZeroNF controller")
+		os.Exit(1)
+	}
+	if err := (&operator.ServiceChainReconciler{Client: mgr.GetClient(),
+		Recorder: mgr.GetEventRecorderFor("zeronf-operator"),
+	}).SetupWithManager(mgr); err != nil {
+		log.Error(err, "ServiceChain controller")
+		os.Exit(1)
+	}
 	_ = mgr.AddHealthzCheck("healthz", healthz.Ping)
 	_ = mgr.AddReadyzCheck("readyz", healthz.Ping)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "stopped")
 		os.Exit(1)
 	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
 }

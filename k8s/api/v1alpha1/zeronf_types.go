@@ -1,0 +1,233 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Port is one of a node's manager's ports.
+type Port struct {
+	// Name: chains and ServiceChains name it (port:NAME).
+	Name PortName `json:"name"`
+	// Device: DPDK's device arguments, as the manager's -p takes them: a
+	// virtual device (net_null0, net_af_packet0,iface=eth1, net_tap0) or a
+	// PCI address.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_.:,=/-]+$`
+	Device string `json:"device"`
+}
+
+// TrustGroup is a trust group of every node's manager: a packet pool of
+// its own that only its NFs map (docs/security.md).
+type TrustGroup struct {
+	Name ZeroNFName `json:"name"`
+	// Buffers of its pool.
+	// +kubebuilder:validation:Minimum=63
+	// +kubebuilder:validation:Maximum=1048575
+	// +kubebuilder:default=1023
+	// +optional
+	Buffers int32 `json:"buffers,omitempty"`
+	// Slots: its NFs at most on a node (zeronf.dev/group-NAME).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=95
+	// +kubebuilder:default=8
+	// +optional
+	Slots int32 `json:"slots,omitempty"`
+}
+
+// ZeroNFSpec is ZeroNF on the cluster's nodes: on each, a node agent (the
+// manager, owning the node's ports and hugepage pool, and zeronf-node
+// beside it: the device plugin, the CNI plugin's pool).
+// +kubebuilder:validation:XValidation:rule="self.nfSlots + (has(self.trustGroups) ? self.trustGroups.map(g, g.slots).sum() : 0) <= 96",message="nfSlots and the trust groups' slots: 96 at most (a manager's NFs)"
+// +kubebuilder:validation:XValidation:rule="(has(self.ports) ? size(self.ports) : 0) + self.appPorts <= 32",message="ports and appPorts: 32 at most"
+type ZeroNFSpec struct {
+	// Image holds the manager, zeronf-node and the NFs; the operator's
+	// image if left out.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// NodeSelector: the nodes that run ZeroNF (all if left out).
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Ports of each node's manager, ids 0, 1, ... in this order.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	Ports []Port `json:"ports,omitempty"`
+
+	// AppPorts: veth pairs a node for the CNI plugin (type zeronf): the
+	// manager's ports after Ports, named PREFIXi (AppPortPrefix).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=32
+	// +kubebuilder:default=0
+	// +optional
+	AppPorts int32 `json:"appPorts"`
+
+	// AppPortPrefix names the pairs (and their ports).
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]{0,7}$`
+	// +kubebuilder:default=znapp
+	// +optional
+	AppPortPrefix string `json:"appPortPrefix,omitempty"`
+
+	// AppPortMTU: the pairs' MTU.
+	// +kubebuilder:validation:Minimum=576
+	// +kubebuilder:validation:Maximum=9000
+	// +kubebuilder:default=1500
+	// +optional
+	AppPortMTU int32 `json:"appPortMTU,omitempty"`
+
+	// HugepagesMi: the manager's hugepage memory (its --mem), counted
+	// against its pod (hugepages-2Mi).
+	// +kubebuilder:validation:Minimum=32
+	// +kubebuilder:validation:Maximum=65536
+	// +kubebuilder:default=256
+	// +optional
+	HugepagesMi int32 `json:"hugepagesMi,omitempty"`
+
+	// PoolSize: buffers of the shared packet pool (--pool-size).
+	// +kubebuilder:validation:Minimum=1023
+	// +kubebuilder:validation:Maximum=4194303
+	// +kubebuilder:default=8191
+	// +optional
+	PoolSize int32 `json:"poolSize,omitempty"`
+
+	// NFSlots: NFs of the shared pool at most on a node (zeronf.dev/nf).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=96
+	// +kubebuilder:default=64
+	// +optional
+	NFSlots int32 `json:"nfSlots"`
+
+	// TrustGroups of every node's manager.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	TrustGroups []TrustGroup `json:"trustGroups,omitempty"`
+
+	// DefaultChain: the managers' default chain while no ServiceChain
+	// is (hops as the manager's -c takes them: svc:ID, port:NAME, drop).
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Pattern=`^(svc:[0-9]{1,3}|port:[A-Za-z0-9_-]{1,31}|drop)$`
+	DefaultChain []string `json:"defaultChain,omitempty"`
+
+	// Fabric: chains across nodes (docs/multihost.md): each node's
+	// manager on it with an address of Subnet (the subnet's address plus
+	// its host id), every other node a peer.
+	// +optional
+	Fabric *Fabric `json:"fabric,omitempty"`
+
+	// ManagerArgs: more of the manager's options (docs/operations.md).
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	ManagerArgs []string `json:"managerArgs,omitempty"`
+
+	// Resources of the manager's container besides its hugepages
+	// (default: 512Mi of memory at most).
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// Fabric is where the nodes' managers send each other a chain's packets.
+type Fabric struct {
+	// Port: the manager's port on the fabric network (one of Ports).
+	Port PortName `json:"port"`
+	// Subnet: the fabric's IPv4 subnet; node of host id H is its H-th
+	// address.
+	// +kubebuilder:validation:MaxLength=18
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self).ip().family() == 4 && cidr(self).prefixLength() <= 24",message="an IPv4 subnet of /24 or more addresses"
+	Subnet string `json:"subnet"`
+	// Encap between the nodes.
+	// +kubebuilder:validation:Enum=vxlan-gpe;vxlan;ethernet
+	// +kubebuilder:default=vxlan-gpe
+	// +optional
+	Encap string `json:"encap,omitempty"`
+	// MTU: the fabric's IP MTU (a packet too large once encapsulated
+	// is dropped and counted).
+	// +kubebuilder:validation:Minimum=576
+	// +kubebuilder:validation:Maximum=9216
+	// +kubebuilder:default=1500
+	// +optional
+	MTU int32 `json:"mtu,omitempty"`
+}
+
+// ZeroNFStatus: the node agents, as their DaemonSet says.
+type ZeroNFStatus struct {
+	// Nodes that should run a node agent, and those whose agent is ready
+	// (its manager serving, its slots with kubelet).
+	Nodes int32 `json:"nodes"`
+	Ready int32 `json:"ready"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// ZeroNF is ZeroNF's configuration of the cluster: one, named default.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=zeronf-all
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == 'default'",message="one ZeroNF a cluster, named default"
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.ready`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ZeroNF struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ZeroNFSpec   `json:"spec"`
+	Status ZeroNFStatus `json:"status,omitempty"`
+}
+
+// ZeroNFList is a list of them.
+//
+// +kubebuilder:object:root=true
+type ZeroNFList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ZeroNF `json:"items"`
+}
+
+// PortIDs: the managers' ports, name -> id (Ports, then the pool's).
+func (z *ZeroNFSpec) PortIDs() map[string]int {
+	ids := map[string]int{}
+	for i, p := range z.Ports {
+		ids[string(p.Name)] = i
+	}
+	for i := 0; i < int(z.AppPorts); i++ {
+		ids[fmt.Sprintf("%s%d", z.AppPortPrefix, i)] = len(z.Ports) + i
+	}
+	return ids
+}
+
+// DefaultChainHops: the default chain with its ports by id (the
+// manager's -c takes no names), or which port is none of the spec's.
+func (z *ZeroNFSpec) DefaultChainHops() ([]string, error) {
+	ids := z.PortIDs()
+	out := make([]string, len(z.DefaultChain))
+	for i, h := range z.DefaultChain {
+		out[i] = h
+		if name, ok := strings.CutPrefix(h, "port:"); ok {
+			id, known := ids[name]
+			if !known {
+				return nil, fmt.Errorf("defaultChain[%d]: no port %q", i, name)
+			}
+			out[i] = fmt.Sprintf("port:%d", id)
+		}
+	}
+	return out, nil
+}
+
+func init() {
+	SchemeBuilder.Register(&ZeroNF{}, &ZeroNFList{})
+}

@@ -1,0 +1,109 @@
+package operator
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	zv1 "zeronf.dev/k8s/api/v1alpha1"
+)
+
+func zspec() zv1.ZeroNFSpec {
+	return zv1.ZeroNFSpec{
+		Ports: []zv1.Port{{Name: "in", Device: "net_null0"},
+			{Name: "wan", Device: "net_af_packet0,iface=eth1"}},
+		AppPorts: 2, AppPortPrefix: "znapp", AppPortMTU: 1500,
+		HugepagesMi: 128, PoolSize: 4095, NFSlots: 32,
+		TrustGroups: []zv1.TrustGroup{{Name: "red", Buffers: 1023, Slots: 8},
+			{Name: "blue", Buffers: 511, Slots: 4}},
+		DefaultChain: []string{"svc:1", "port:wan"},
+		ManagerArgs:  []string{"--stats-interval", "0"},
+	}
+}
+
+func TestManagerCommand(t *testing.T) {
+	z := zspec()
+	got := strings.Join(ManagerCommand(&z), " ")
+	want := "/usr/local/bin/zeronf-mgr -i $(NODE_NAME) --huge-dir /mnt/huge --mem 128 " +
+		"--pool-size 4095 -p net_null0 --port-name 0=in " +
+		"-p net_af_packet0,iface=eth1 --port-name 1=wan " +
+		"-p net_af_packet_znapp0,iface=znapp0 --port-name 2=znapp0 " +
+		"-p net_af_packet_znapp1,iface=znapp1 --port-name 3=znapp1 " +
+		"--trust-group red:1023 --trust-group blue:511 -c svc:1,port:1 --stats-interval 0"
+	if got != want {
+		t.Fatalf("\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestSlotRangesDivideTheManagersSlots(t *testing.T) {
+	z := zspec()
+	nf, groups := SlotRanges(&z)
+	if nf != "0-31" || fmt.Sprint(groups) != "[red=32-39 blue=40-43]" {
+		t.Fatalf("%s %v", nf, groups)
+	}
+	z.NFSlots = 0
+	if nf, groups = SlotRanges(&z); nf != "" || groups[0] != "red=0-7" {
+		t.Fatalf("%q %v", nf, groups)
+	}
+}
+
+func TestNodeAgent(t *testing.T) {
+	r := &ZeroNFReconciler{Image: "zeronf:dev", Namespace: "zeronf-system"}
+	z := &zv1.ZeroNF{Spec: zspec()}
+	var ds appsv1.DaemonSet
+	r.fillAgent(&ds, z)
+	ps := ds.Spec.Template.Spec
+	if !ps.HostNetwork || !ps.HostPID || len(ps.Containers) != 2 || len(ps.InitContainers) != 1 {
+		t.Fatalf("pod: %+v", ps)
+	}
+	m, a, pool := ps.Containers[0], ps.Containers[1], ps.InitContainers[0]
+	// --mem 128, red's 1023 buffers and blue's 511 each in 36 MiB
+	if q := m.Resources.Limits["hugepages-2Mi"]; q.Value() != (128+36+34)<<20 {
+		t.Fatalf("hugepages %v", m.Resources.Limits)
+	}
+	if m.Image != "zeronf:dev" || !*m.SecurityContext.Privileged {
+		t.Fatalf("manager: %+v", m)
+	}
+	if got := strings.Join(a.Command, " "); got != "/usr/local/bin/zeronf-node agent "+
+		"-instance $(NODE_NAME) -nf-slots 0-31 -group red=32-39 -group blue=40-43 -pool znapp" {
+		t.Fatalf("agent: %s", got)
+	}
+	// the agent: no privilege, only what removing its pool's pairs takes
+	sc := a.SecurityContext
+	if sc.Privileged != nil || fmt.Sprint(sc.Capabilities.Drop, sc.Capabilities.Add) != "[ALL] [NET_ADMIN]" {
+		t.Fatalf("agent's security: %+v", sc)
+	}
+	if got := strings.Join(pool.Command, " "); got != "/usr/local/bin/zeronf-node pool "+
+		"-prefix znapp -count 2 -mtu 1500 -cni-bin-dir /host/opt/cni/bin" {
+		t.Fatalf("pool: %s", got)
+	}
+	// without app ports: no pool, no CNI directories, no capability
+	z.Spec.AppPorts = 0
+	ds = appsv1.DaemonSet{}
+	r.fillAgent(&ds, z)
+	ps = ds.Spec.Template.Spec
+	if len(ps.InitContainers) != 0 || len(ps.Volumes) != 3 ||
+		ps.Containers[1].SecurityContext.Capabilities.Add != nil {
+		t.Fatalf("no app ports: %+v", ps)
+	}
+	// the spec's image wins
+	z.Spec.Image = "mine:1"
+	r.fillAgent(&ds, z)
+	if ds.Spec.Template.Spec.Containers[0].Image != "mine:1" {
+		t.Fatal("spec.image not used")
+	}
+}
+
+func TestDefaultChainNamesPorts(t *testing.T) {
+	z := zspec()
+	z.DefaultChain = []string{"svc:3", "port:znapp1", "drop"}
+	if h, err := z.DefaultChainHops(); err != nil || strings.Join(h, ",") != "svc:3,port:3,drop" {
+		t.Fatalf("%v %v", h, err)
+	}
+	z.DefaultChain = []string{"port:nosuch"}
+	if _, err := z.DefaultChainHops(); err == nil || err.Error() != `defaultChain[0]: no port "nosuch"` {
+		t.Fatalf("%v", err)
+	}
+}

@@ -1,0 +1,141 @@
+"""A service chain across the cluster's two nodes, made of the operator's
+API alone (docs/kubernetes.md "Chains on the cluster"): NetworkFunctions
+monitor (node 1) -> forward (2 replicas) -> dpi (node 2), an application
+pod on node 1 and a server pod on node 2 on ZeroNF ports (the CNI plugin),
+and two ServiceChains, one each way. The node agents program their
+managers (service paths over the fabric between the nodes, NSH in
+VXLAN-GPE); every byte of real TCP connections arrives, the NFs' counters
+agree, and deleting it all leaves the managers with nothing of it."""
+from __future__ import annotations
+
+import json
+
+import time
+
+from conftest import TCPCHECK, apply, kget, kubectl, mgr_call, wait
+from test_cni import NAD, app_pod
+
+N1, N2 = "znk-node1", "znk-node2"
+SVC = {"mon": 10, "fwd": 11, "dpi": 12}
+
+
+def nf(name: str, program: str, node: str | None, replicas: int = 1) -> dict:
+    spec = {"serviceId": SVC[name], "program": program, "replicas": replicas}
+    if node:
+        spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+    return {"apiVersion": "zeronf.dev/v1alpha1", "kind": "NetworkFunction",
+            "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+
+def chain(name: str, from_pod: str, hops: list[dict]) -> dict:
+    return {"apiVersion": "zeronf.dev/v1alpha1", "kind": "ServiceChain",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"fromPod": from_pod, "hops": hops}}
+
+
+def on(pod: str, node: str, ip: str, command: list[str]) -> dict:
+    p = app_pod(pod, ip, command)
+    p["spec"]["nodeName"] = node
+    return p
+
+
+def ready(kind: str, name: str) -> bool:
+    st = kget(kind, name).get("status", {})
+    return any(c["type"] == "Ready" and c["status"] == "True"
+               for c in st.get("conditions", []))
+
+
+def nf_status(name: str) -> dict:
+    return kget("networkfunction", name).get("status", {})
+
+
+def tcp(n: int, size: int) -> dict:
+    r = kubectl("exec", "zcli", "--", TCPCHECK, "send", "-to",
+                "10.200.2.2:7100", "-bytes", str(size), "-conns", str(n),
+                timeout=240)
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_a_chain_across_two_nodes_carries_tcp_both_ways(zeronf):
+    objs = [nf("mon", "zeronf-monitor", N1), nf("fwd", "zeronf-forward", None, 2),
+            nf("dpi", "zeronf-dpi", N2)]
+    apply(NAD)
+    for o in objs:
+        apply(o)
+    apply(on("zsrv", N2, "10.200.2.2/24", [TCPCHECK, "serve", "-listen", ":7100"]))
+    apply(on("zcli", N1, "10.200.2.1/24", ["/bin/sleep", "3600"]))
+    hops = lambda *xs: [{"networkFunction": x} if x in SVC else {"pod": x}
+                        for x in xs]
+    apply(chain("c2s", "zcli", hops("mon", "fwd", "dpi", "zsrv")))
+    apply(chain("s2c", "zsrv", hops("dpi", "fwd", "mon", "zcli")))
+    for name in SVC:
+        wait(lambda: ready("networkfunction", name), 180, f"{name} ready")
+    for p in ("zsrv", "zcli"):
+        wait(lambda: kget("pod", p).get("status", {}).get("phase")
+             == "Running", 120, f"{p} running")
+    for c in ("c2s", "s2c"):
+        wait(lambda: ready("servicechain", c), 120,
+             f"{c} programmed on both nodes")
+        st = kget("servicechain", c)["status"]
+        assert st["programmed"] == [N1, N2] and st["pathId"] > 0, st
+
+    # node 1's manager: the client's port takes c2s, whose DPI is on node
+    # 2: the path crosses the fabric
+    paths = mgr_call(N1, "path.list")["paths"]
+    assert len(paths) == 2, paths
+    host = {n["metadata"]["name"]: n["spec"]["hostId"]
+            for n in kget("zeronfnodes")["items"]}
+    assert sorted(host.values()) == [1, 2], host
+    fab = mgr_call(N1, "fabric.show")
+    assert fab["fabric"]["host"] == host[N1], fab
+    assert fab["fabric"]["ip"] == f"10.78.0.{host[N1]}", fab
+    assert [(p["host"], p["ip"]) for p in fab["peers"]] == \
+        [(host[N2], f"10.78.0.{host[N2]}")], fab
+
+    # counts from a still point (what went by while the chains were
+    # being programmed on one node and not yet on the other is not theirs)
+    def counts() -> dict:
+        return {n: nf_status(n)["rxPackets"] for n in SVC}
+    before = counts()
+    for _ in range(20):
+        time.sleep(6)  # a report is at most 5 s old
+        now = counts()
+        if now == before:
+            break
+        before = now
+    out = tcp(4, 4 << 20)
+    assert out["ok"] == 4, out
+
+    # every packet of both directions went through all three services:
+    # their counts (the node agents' reports, every 5 s) agree
+    def counted() -> bool:
+        now = counts()
+        rx = {n: now[n] - before[n] for n in SVC}
+        return min(rx.values()) > (16 << 20) // 1448 and \
+            len(set(rx.values())) == 1
+    wait(counted, 60, "the three services' counts agree")
+    fab = mgr_call(N1, "fabric.show")
+    assert fab["peers"][0]["tx"] > 0 and fab["peers"][0]["rx"] > 0, fab
+    assert fab["peers"][0]["drops"] == {"nsh_mtu": 0, "peer_down": 0}, fab
+
+    # scaled through the CR: the chain goes on
+    kubectl("scale", "networkfunction/fwd", "--replicas=3")
+    wait(lambda: nf_status("fwd").get("registered") == 3, 180,
+         "3 forwarders registered")
+    assert tcp(2, 2 << 20)["ok"] == 2
+
+    # deleted: the chains leave the managers, then the rest goes
+    for c in ("c2s", "s2c"):
+        kubectl("delete", "servicechain", c, "--wait=true")
+    for node in (N1, N2):
+        wait(lambda: mgr_call(node, "path.list")["paths"] == [], 60,
+             f"{node}'s paths gone")
+        att = {p["name"]: p["port"] for p in mgr_call(node, "port.list")["ports"]}
+        for name, port in att.items():
+            assert mgr_call(node, "chain.get", {"port": port})["hops"] == [], name
+    kubectl("delete", "pod", "zcli", "zsrv", "--wait=true")
+    for o in objs:
+        kubectl("delete", "networkfunction", o["metadata"]["name"], "--wait=true")
+    wait(lambda: not kget("pods", "-l", "zeronf.dev/networkfunction")["items"],
+         120, "the NF pods gone")
+    kubectl("delete", "network-attachment-definition", "zeronf")
