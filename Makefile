@@ -38,7 +38,10 @@ pytest: build
 
 test: build
 	meson test -C $(BUILD) --print-errorlogs
-	cd k8s && $(GO) vet ./... && $(GO) test ./...
+	scripts/k8s-build.sh apiserver
+	cd k8s && $(GO) vet ./... && { test -z "$$($(GOFMT) -l .)" || \
+	    { $(GOFMT) -l . ; echo "gofmt: not formatted (gofmt -w k8s)"; exit 1; }; }
+	cd k8s && ZERONF_ENVTEST=1 $(GO) test ./...
 	ZERONF_BUILD="$(abspath $(BUILD))" $(PY) -m pytest -q -ra tests
 	$(MAKE) --no-print-directory sanitize
 	$(MAKE) --no-print-directory fuzz FUZZ_S=5
@@ -46,6 +49,7 @@ test: build
 # ZeroNF's Kubernetes pieces (k8s/: Go, as that ecosystem's are), static,
 # into $(BUILD)/k8s: what the cluster's images are made of.
 GO ?= /usr/local/go/bin/go
+GOFMT ?= /usr/local/go/bin/gofmt
 k8s: build
 	cd k8s && CGO_ENABLED=0 $(GO) build -trimpath -o "$(abspath $(BUILD))/k8s/" ./cmd/...
 

@@ -42,6 +42,12 @@ const LabelNF = "zeronf.dev/networkfunction"
 // Resync: how often counters are reported when nothing else changes.
 const Resync = 5 * time.Second
 
+// StaleAfter: how long a manager runs before its node's older NF pods are
+// replaced: by then kubelet has the device plugin's slots healthy again
+// and its node status says so (every 10 s); a pod made before would be
+// refused at admission (UnexpectedAdmissionError).
+const StaleAfter = 15 * time.Second
+
 // Agent is the node's reconciler.
 type Agent struct {
 	client.Client
@@ -158,7 +164,7 @@ func key(v any) string {
 
 // +kubebuilder:rbac:groups=zeronf.dev,resources=zeronfs;zeronfnodes;servicechains;networkfunctions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=zeronf.dev,resources=zeronfnodes/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 
 // Reconcile applies the node's plan and reports the node; it runs again
 // every Resync for the counters.
@@ -182,7 +188,8 @@ func (a *Agent) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, err
 	}
 	w, err := a.world(ctx, &z, local)
 	if err != nil {
-		return again, err
+		log.Error(err, "reading the cluster")
+		return again, nil
 	}
 	plan := chainplan.Make(w, a.Node)
 	c, err := ctl.Dial(a.Inst.Path(instance.CtlSock), 5*time.Second)
@@ -193,12 +200,16 @@ func (a *Agent) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, err
 	}
 	defer c.Close()
 	var status struct {
-		Pid   int64 `json:"pid"`
-		Ready bool  `json:"ready"`
+		Pid      int64 `json:"pid"`
+		Ready    bool  `json:"ready"`
+		UptimeMs int64 `json:"uptime_ms"`
 	}
 	if err := c.Call("status", nil, &status); err != nil || !status.Ready {
 		st.Message = fmt.Sprintf("manager not ready (%v)", err)
 		return again, a.report(ctx, &me, st, w, plan)
+	}
+	if up := time.Duration(status.UptimeMs) * time.Millisecond; up >= StaleAfter {
+		a.replaceStale(ctx, time.Now().Add(-up))
 	}
 	if status.Pid != a.mgrPid {
 		// a new manager (or agent): it has only what its options say
@@ -251,6 +262,37 @@ func (a *Agent) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, err
 		st.FabricIP, _ = fabricIP(z.Spec.Fabric.Subnet, int(me.Spec.HostID))
 	}
 	return again, a.report(ctx, &me, st, w, plan)
+}
+
+// replaceStale deletes the node's NF pods (the operator's) that started
+// before its manager: kubelet would restart their containers with the
+// mounts of their first Allocate, the files of a manager that is gone;
+// their Deployment makes new pods, which the device plugin gives the
+// files of this one.
+func (a *Agent) replaceStale(ctx context.Context, mgrStart time.Time) {
+	var pods corev1.PodList
+	if err := a.List(ctx, &pods, client.HasLabels{LabelNF}); err != nil {
+		return
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Spec.NodeName != a.Node || p.DeletionTimestamp != nil {
+			continue
+		}
+		// refused at admission while the manager was away: its ReplicaSet
+		// made another already; the failed pod would stay
+		if p.Status.Phase == corev1.PodFailed && p.Status.Reason == "UnexpectedAdmissionError" {
+			_ = a.Delete(ctx, p, client.Preconditions{UID: &p.UID})
+			continue
+		}
+		// a second of slack: the manager's uptime is read after it started
+		if p.Status.StartTime == nil || !p.Status.StartTime.Time.Before(mgrStart.Add(-time.Second)) {
+			continue
+		}
+		err := a.Delete(ctx, p, client.Preconditions{UID: &p.UID})
+		logf.FromContext(ctx).Info("NF pod older than its manager: replaced",
+			"pod", p.Namespace+"/"+p.Name, "error", err)
+	}
 }
 
 // clean takes away the rules and paths a manager has (an agent that
@@ -430,14 +472,20 @@ func (a *Agent) report(ctx context.Context, me *zv1.ZeroNFNode, st zv1.ZeroNFNod
 		st.Chains = append(st.Chains, zv1.NodeChain{Namespace: c.Namespace, Name: c.Name,
 			Generation: c.Generation, Error: p.Errors[c.Key()]})
 	}
-	old := me.Status
-	st.UpdateTime = old.UpdateTime
-	if key(st) == key(old) {
+	old := me.DeepCopy()
+	st.UpdateTime = old.Status.UpdateTime
+	if key(st) == key(old.Status) {
 		return nil
 	}
 	st.UpdateTime = metav1.Now()
 	me.Status = st
-	return client.IgnoreNotFound(a.Status().Update(ctx, me))
+	// a patch, not an update: the agent is the status' one writer, and an
+	// update from a cache a write behind would conflict (and a failed
+	// reconcile waits longer each time, not Resync)
+	if err := a.Status().Patch(ctx, me, client.MergeFrom(old)); client.IgnoreNotFound(err) != nil {
+		logf.FromContext(ctx).Error(err, "reporting the node")
+	}
+	return nil
 }
 
 // SetupWithManager: one reconcile of the node for any change of what its

@@ -171,6 +171,11 @@ func (r *ZeroNFReconciler) fillAgent(ds *appsv1.DaemonSet, z *zv1.ZeroNF) {
 		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no,
 			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 	}
+	if spec.MetricsPort > 0 {
+		agentCmd = append(agentCmd, "-metrics-address", fmt.Sprintf(":%d", spec.MetricsPort))
+		agent.Ports = []corev1.ContainerPort{{Name: "metrics", ContainerPort: spec.MetricsPort,
+			HostPort: spec.MetricsPort, Protocol: corev1.ProtocolTCP}}
+	}
 	var inits []corev1.Container
 	if spec.AppPorts > 0 {
 		vols = append(vols, hp("cni-bin", hostCNIBinDir, corev1.HostPathDirectory),

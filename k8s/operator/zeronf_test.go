@@ -79,6 +79,14 @@ func TestNodeAgent(t *testing.T) {
 		"-prefix znapp -count 2 -mtu 1500 -cni-bin-dir /host/opt/cni/bin" {
 		t.Fatalf("pool: %s", got)
 	}
+	// metrics: a port on the node, the agent serving it
+	z.Spec.MetricsPort = 9479
+	r.fillAgent(&ds, z)
+	a = ds.Spec.Template.Spec.Containers[1]
+	if !strings.Contains(strings.Join(a.Command, " "), "-metrics-address :9479") ||
+		len(a.Ports) != 1 || a.Ports[0].Name != "metrics" || a.Ports[0].HostPort != 9479 {
+		t.Fatalf("metrics: %v %+v", a.Command, a.Ports)
+	}
 	// without app ports: no pool, no CNI directories, no capability
 	z.Spec.AppPorts = 0
 	ds = appsv1.DaemonSet{}

@@ -29,6 +29,13 @@ if os.environ.get("ZERONF_CLUSTER_TESTS") != "1":
     collect_ignore_glob = ["test_*.py"]  # make test-cluster runs them
 
 
+def pytest_collection_modifyitems(items):
+    """test_crds.py first: it makes ZeroNFs (dry runs) while the cluster
+    has none of its own (the zeronf fixture's, named default, as every
+    ZeroNF is)."""
+    items.sort(key=lambda it: it.path.name != "test_crds.py")
+
+
 def cluster(*args: str, timeout: float = 1800) -> str:
     r = subprocess.run([str(CLUSTER), *args], capture_output=True,
                        text=True, timeout=timeout)
@@ -56,10 +63,15 @@ def apply(obj: dict) -> None:
     kubectl("apply", "-f", "-", input=json.dumps(obj))
 
 
-def wait(pred, timeout: float, what: str):
+def wait(pred, timeout: float, what: str, show=None):
     """harness.wait_for, looking every half second (each look is a
-    kubectl)."""
-    return wait_for(pred, timeout, what, interval=0.5)
+    kubectl); @p show: what to say of the state when it times out."""
+    try:
+        return wait_for(pred, timeout, what, interval=0.5)
+    except TimeoutError as e:
+        if show is None:
+            raise
+        raise TimeoutError(f"{e}; now: {show()}") from None
 
 
 def leftovers() -> list[str]:

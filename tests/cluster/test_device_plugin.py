@@ -97,7 +97,8 @@ def test_nf_pods_join_their_managers_with_only_their_files(zeronf):
     apply(nf_pod("fwd-c", 1))
     wait(lambda: running(("fwd-c",)), 120, "a new NF pod in the free slot")
     kubectl("delete", "pod", "-l", "test=nf", "--wait=true", timeout=180)
-    wait(lambda: not nfs(), 60, "every NF gone")
+    wait(lambda: not nfs(), 60, "every NF gone",
+         show=lambda: mgr_call(NODE, "nf.list"))
     # nothing of theirs kept in the manager's pool
     wait(lambda: mgr_call(NODE, "status")["pool"]["in_use"] <= base, 30,
          "the pool back where it was")

@@ -29,18 +29,21 @@ def test_the_walkthrough_is_the_one_tested():
 def test_try_it_as_written(zeronf):
     cmds = try_it()[:-1]  # down: the session's end does it
     script = "set -e\n" + "\n".join(cmds) + "\n"
-    r = subprocess.run(["bash", "-c", script], cwd=REPO, capture_output=True,
-                       text=True, timeout=1500)
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
-    sent = [json.loads(ln) for ln in r.stdout.splitlines()
-            if ln.startswith('{"conns"')]
-    assert sent and sent[0]["ok"] == 4 and sent[0]["bytes"] == 10_000_000, \
-        r.stdout[-3000:]
-    # get: each NetworkFunction counted its packets
-    assert "networkfunction.zeronf.dev/dpi" in r.stdout, r.stdout[-3000:]
-    kubectl("delete", "-f", str(REPO / "k8s/config/samples/chain.yaml"),
-            "--wait=true", timeout=180)
-    wait(lambda: not json.loads(kubectl(
-        "get", "pods", "-o", "json", "-l",
-        "zeronf.dev/networkfunction").stdout)["items"],
-         120, "the sample's NF pods gone")
+    try:
+        r = subprocess.run(["bash", "-c", script], cwd=REPO,
+                           capture_output=True, text=True, timeout=1500)
+        assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+        sent = [json.loads(ln) for ln in r.stdout.splitlines()
+                if ln.startswith('{"conns"')]
+        assert sent and sent[0]["ok"] == 4 and \
+            sent[0]["bytes"] == 10_000_000, r.stdout[-3000:]
+        # get: each NetworkFunction counted its packets
+        assert "networkfunction.zeronf.dev/dpi" in r.stdout, r.stdout[-3000:]
+    finally:
+        kubectl("delete", "-f", str(REPO / "k8s/config/samples/chain.yaml"),
+                "--ignore-not-found", "--wait=true", timeout=180)
+        wait(lambda: not json.loads(kubectl(
+            "get", "pods", "-o", "json", "-l",
+            "zeronf.dev/networkfunction").stdout)["items"],
+             120, "the sample's NF pods gone",
+             show=lambda: kubectl("get", "pods", "-o", "wide").stdout)

@@ -3,7 +3,8 @@ NetworkFunction becomes a Deployment of NF pods, each in one of its node's
 NF slots (the device plugin), registered with that node's manager; its
 status says how many are ready; scaling it through its scale subresource
 changes the NFs; a killed NF pod is replaced and the manager keeps no
-buffer of it; deleting it removes everything it made."""
+buffer of it; deleting it removes everything it made; NF pods older than
+a restarted manager are replaced."""
 from __future__ import annotations
 
 from conftest import apply, kget, kubectl, mgr_call, wait
@@ -42,7 +43,9 @@ def test_networkfunction_becomes_registered_nfs(zeronf):
     kubectl("scale", "networkfunction/fwd", "--replicas=3")
     wait(lambda: registered("fwd") == 3, 180, "three NFs registered")
     # an NF pod killed: replaced, its NF reclaimed
-    pods = kget("pods", "-l", "zeronf.dev/networkfunction=fwd")["items"]
+    pods = [p for p in kget("pods", "-l",
+                            "zeronf.dev/networkfunction=fwd")["items"]
+            if "deletionTimestamp" not in p["metadata"]]
     kubectl("delete", "pod", pods[0]["metadata"]["name"], "--wait=true",
             "--grace-period=0", "--force", timeout=120)
     wait(lambda: registered("fwd") == 3 and len(
@@ -61,3 +64,47 @@ def test_networkfunction_becomes_registered_nfs(zeronf):
     wait(lambda: registered("fwd") == 0, 60, "its NFs gone")
     wait(lambda: mgr_call(NODE, "status")["pool"]["in_use"] <= base, 30,
          "the pool back where it was")
+
+
+def test_nf_pods_older_than_their_manager_are_replaced(zeronf):
+    """The manager restarted: kubelet would restart its NF containers with
+    the files of the one gone (their first Allocate's mounts); the node
+    agent deletes such pods and their Deployment makes new ones, which
+    register with the new manager."""
+    apply({"apiVersion": "zeronf.dev/v1alpha1", "kind": "NetworkFunction",
+           "metadata": {"name": "fwd2", "namespace": "default"},
+           "spec": {"serviceId": 2, "program": "zeronf-forward",
+                    "replicas": 2,
+                    "nodeSelector": {"kubernetes.io/hostname": NODE}}})
+    try:
+        manager_restarted()
+    finally:
+        kubectl("delete", "networkfunction", "fwd2", "--ignore-not-found",
+                "--wait=true", timeout=120)
+    wait(lambda: registered("fwd2") == 0, 120, "its NFs gone")
+
+
+def manager_restarted() -> None:
+    wait(lambda: registered("fwd2") == 2, 180, "two NFs registered")
+    old = {p["metadata"]["uid"] for p in kget(
+        "pods", "-l", "zeronf.dev/networkfunction=fwd2")["items"]}
+    pid = mgr_call(NODE, "status")["pid"]
+    mgr_call(NODE, "shutdown")
+
+    def again() -> bool:
+        try:
+            st = mgr_call(NODE, "status")
+        except RuntimeError:
+            return False  # not up yet
+        return st["pid"] != pid and st["ready"]
+    wait(again, 120, "the manager back (its container restarted)")
+
+    def replaced() -> bool:
+        pods = kget("pods", "-l", "zeronf.dev/networkfunction=fwd2")["items"]
+        new = {p["metadata"]["uid"] for p in pods
+               if "deletionTimestamp" not in p["metadata"] and
+               p["status"].get("phase") == "Running"}
+        return len(new) == 2 and not new & old and registered("fwd2") == 2
+    wait(replaced, 240, "new NF pods registered with the new manager")
+    wait(lambda: status("fwd2").get("registered") == 2, 60,
+         "the NetworkFunction's status: 2 registered")

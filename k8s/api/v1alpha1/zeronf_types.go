@@ -124,6 +124,14 @@ type ZeroNFSpec struct {
 	// +optional
 	Fabric *Fabric `json:"fabric,omitempty"`
 
+	// MetricsPort: each node agent serves its manager's Prometheus
+	// metrics on the node's address at this port (0: not).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:default=9479
+	// +optional
+	MetricsPort int32 `json:"metricsPort"`
+
 	// ManagerArgs: more of the manager's options (docs/operations.md).
 	// +optional
 	// +kubebuilder:validation:MaxItems=64

@@ -110,6 +110,7 @@ func main() {
 func devicePlugin(args []string, reconcile bool) int {
 	fs := flag.NewFlagSet("device-plugin", flag.ExitOnError)
 	node := fs.String("node", os.Getenv("NODE_NAME"), "agent: the node's name (its ZeroNFNode)")
+	metrics := fs.String("metrics-address", "", "agent: serve the manager's Prometheus metrics here (HOST:PORT; empty: not)")
 	in := instanceFlags(fs)
 	nfSlots := fs.String("nf-slots", "0-63", "slots advertised as zeronf.dev/nf (NFs of the shared pool)")
 	var groups groupFlags
@@ -160,6 +161,14 @@ func devicePlugin(args []string, reconcile bool) int {
 			recErr <- runAgent(ctx, &nodeagent.Agent{Node: *node, Inst: *in, CNIState: *stateDir})
 			stop() // the plugin goes with it: kubelet restarts the container
 		}()
+		if *metrics != "" {
+			go func() {
+				if err := nodeagent.ServeMetrics(ctx, *metrics, &nodeagent.Metrics{Inst: *in}); err != nil {
+					log.Printf("metrics on %s: %v", *metrics, err)
+					stop()
+				}
+			}()
+		}
 	}
 	err := deviceplugin.Run(ctx, deviceplugin.Config{Inst: *in, Resources: rs,
 		KubeletDir: *kdir, ReadyFile: readyFile})

@@ -4,14 +4,18 @@
 package main
 
 import (
+	"context"
 	"flag"
+	"net/http"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	zv1 "zeronf.dev/k8s/api/v1alpha1"
@@ -23,6 +27,7 @@ func main() {
 	namespace := flag.String("namespace", envOr("POD_NAMESPACE", "zeronf-system"), "where the node agents' DaemonSet goes (the operator's namespace)")
 	probe := flag.String("health-probe-bind-address", ":8081", "healthz and readyz")
 	metrics := flag.String("metrics-bind-address", "0", "Prometheus metrics (0: off)")
+	sd := flag.String("targets-address", ":8082", "Prometheus' HTTP service discovery of the node agents' metrics, at "+operator.TargetsPath+" (empty: off)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -69,6 +74,21 @@ func main() {
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "ServiceChain controller")
 		os.Exit(1)
+	}
+	if *sd != "" {
+		mux := http.NewServeMux()
+		mux.Handle(operator.TargetsPath, &operator.Targets{Reader: mgr.GetClient()})
+		srv := &http.Server{Addr: *sd, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			go func() { <-ctx.Done(); _ = srv.Close() }()
+			if err := srv.ListenAndServe(); err != http.ErrServerClosed {
+				return err
+			}
+			return nil
+		})); err != nil {
+			log.Error(err, "targets")
+			os.Exit(1)
+		}
 	}
 	_ = mgr.AddHealthzCheck("healthz", healthz.Ping)
 	_ = mgr.AddReadyzCheck("readyz", healthz.Ping)

@@ -15,9 +15,9 @@ import os
 import sys
 
 from ..client import ZeroNFError
-from . import api, basic, deploy, fabric, nf, rules, sdn, top, vm
+from . import api, basic, deploy, fabric, k8s, nf, rules, sdn, top, vm
 
-MODULES = (deploy, basic, nf, vm, rules, top, api, sdn, fabric)
+MODULES = (deploy, basic, nf, vm, rules, top, api, sdn, fabric, k8s)
 
 
 def parser() -> argparse.ArgumentParser:

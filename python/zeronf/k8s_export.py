@@ -1,0 +1,133 @@
+"""A deployment file as ZeroNF's Kubernetes resources (docs/kubernetes.md
+"From a deployment file"): `zeronf k8s export FILE`. The file's ports,
+trust groups and manager settings become the cluster's ZeroNF (every
+node's manager), each service a NetworkFunction, the default chain, each
+port's chain and each rule a ServiceChain. What the resources cannot say
+(exact flows, routes, tenants, autoscaling and reactions, sandboxes and
+VMs, CPU lists) is left out and named, never dropped silently."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .spec import Deployment
+
+API = "zeronf.dev/v1alpha1"
+# where the image has the NFs (cluster.sh images: /usr/local/bin)
+IMAGE_BIN = "/usr/local/bin"
+_NAME = re.compile(r"[^a-z0-9-]+")
+
+
+def _k8s_name(s: str) -> str:
+    """A DNS-1123 label of a ZeroNF name (fwd_2 -> fwd-2)."""
+    n = _NAME.sub("-", s.lower()).strip("-")[:63].strip("-")
+    return n or "x"
+
+
+def export(d: Deployment, namespace: str = "default",
+           image: str | None = None) -> tuple[list[dict], list[str]]:
+    """The resources, and notes: what of the file they leave out ("left
+    out: ...") or keep though it may not hold on a cluster ("kept:
+    ...")."""
+    left: list[str] = []
+    svc_name = {s.id: _k8s_name(s.name) for s in d.services}
+    port_name = {i: p.get("name") or f"port{i}" for i, p in
+                 enumerate(d.ports)}
+
+    def hops(steps: list[str], where: str) -> list[dict] | None:
+        out = []
+        for st in steps:
+            if st == "drop":
+                out.append({"drop": True})
+            elif st.startswith("svc:") and "@" not in st:
+                out.append({"networkFunction": svc_name[int(st[4:])]})
+            elif st.startswith("port:") and "@" not in st:
+                out.append({"port": port_name[int(st[5:])]})
+            else:
+                left.append(f"left out: {where}: step {st} (another host's: "
+                            f"on a cluster, hops run where their pods do)")
+                return None
+        return out
+
+    mgr = d.manager
+    spec: dict = {"ports": [{"name": port_name[i], "device": p["devargs"]}
+                            for i, p in enumerate(d.ports)]}
+    if image:
+        spec["image"] = image
+    if "memory_mb" in mgr:
+        spec["hugepagesMi"] = mgr["memory_mb"]
+    if "pool_size" in mgr:
+        spec["poolSize"] = mgr["pool_size"]
+    groups = [{"name": g["name"], **({"buffers": g["buffers"]}
+                                     if "buffers" in g else {})}
+              for g in mgr.get("trust_groups", [])]
+    if groups:
+        spec["trustGroups"] = groups
+    for k in sorted(set(mgr) - {"memory_mb", "pool_size", "trust_groups",
+                                "log_dir"}):
+        left.append(f"left out: manager.{k} (the ZeroNF's managerArgs "
+                    f"can carry it)")
+    for i, p in enumerate(d.ports):
+        if p.get("trust_group"):
+            left.append(f"left out: ports[{i}].trust_group")
+        if "=/" in p["devargs"] or "=../" in p["devargs"]:
+            left.append(f"kept: ports[{i}]: {p['devargs']}: a path of this "
+                        f"machine (is it on every node?)")
+    docs: list[dict] = [{"apiVersion": API, "kind": "ZeroNF",
+                         "metadata": {"name": "default"}, "spec": spec}]
+
+    for s in d.services:
+        nf = {"serviceId": s.id, "replicas": s.replicas}
+        b = Path(s.binary)
+        # an NF installed with ZeroNF is in the image by name
+        nf["program"] = b.name if b.name.startswith("zeronf-") else s.binary
+        if s.args:
+            nf["args"] = list(s.args)
+            for arg in s.args:
+                if arg.startswith("/") or arg.startswith("../"):
+                    left.append(f"kept: services '{s.name}': argument "
+                                f"{arg}: a path of this machine (is it in "
+                                f"the NF's pod?)")
+        if s.trust_group:
+            nf["trustGroup"] = s.trust_group
+        if s.memory_mb:
+            nf["resources"] = {"limits": {"memory": f"{s.memory_mb}Mi"}}
+        for what, there in (("sandbox", s.sandbox), ("vm", s.vm),
+                            ("cpus", s.cpus)):
+            if there:
+                left.append(f"left out: services '{s.name}': {what} (a pod "
+                            f"is its sandbox; CPUs: its resources)")
+        if s.lb != "hash":
+            left.append(f"left out: services '{s.name}': lb {s.lb}")
+        docs.append({"apiVersion": API, "kind": "NetworkFunction",
+                     "metadata": {"name": svc_name[s.id],
+                                  "namespace": namespace}, "spec": nf})
+
+    def chain(name: str, sc: dict) -> None:
+        docs.append({"apiVersion": API, "kind": "ServiceChain",
+                     "metadata": {"name": name, "namespace": namespace},
+                     "spec": sc})
+
+    if d.chain:
+        h = hops(d.chain, "chain")
+        if h:
+            chain("default", {"hops": h})
+    for port, steps in sorted(d.port_chains.items()):
+        h = hops(steps, f"ports[{port}].chain")
+        if h:
+            chain(_k8s_name(f"from-{port_name[port]}"),
+                  {"from": port_name[port], "hops": h})
+    for i, r in enumerate(d.rules):
+        h = hops(r["chain"], f"rules[{i}]")
+        if h:
+            m = {k: (str(v) if k in ("sport", "dport", "proto") else v)
+                 for k, v in r["match"].items()}
+            rule = {"match": m}
+            if "priority" in r:
+                rule["priority"] = r["priority"]
+            chain(f"rule-{i}", {"hops": h, "rules": [rule]})
+    for what in ("flows", "routes", "tenants", "autoscale", "reactions"):
+        if getattr(d, what):
+            left.append(f"left out: {what} ({len(getattr(d, what))}): no "
+                        f"resource of the cluster's says them yet")
+    return docs, left

@@ -1,0 +1,115 @@
+"""`zeronf k8s export` (python/zeronf/k8s_export.py, docs/kubernetes.md):
+a deployment file becomes the cluster's resources, each valid by its CRD's
+schema (k8s/config/crd; the API server's own check of the demo's is in
+tests/cluster/test_crds.py), and what they cannot say is named."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+import yaml
+
+from harness import REPO
+
+CRDS = {d["spec"]["names"]["kind"]: d for d in
+        (yaml.safe_load(p.read_text()) for p in
+         (REPO / "k8s" / "config" / "crd").glob("*.yaml"))}
+
+
+def schema(kind: str) -> dict:
+    """A CRD's schema as JSON Schema (its x-kubernetes-* words dropped)."""
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items()
+                    if not k.startswith("x-kubernetes")}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    return strip(CRDS[kind]["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+
+
+def export(path, *args: str) -> tuple[list[dict], str]:
+    r = subprocess.run([sys.executable, "-m", "zeronf", "k8s", "export",
+                        str(path), *args], capture_output=True, text=True,
+                       cwd=REPO, timeout=60,
+                       env={"PYTHONPATH": str(REPO / "python"),
+                            "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    return [d for d in yaml.safe_load_all(r.stdout) if d], r.stderr
+
+
+def test_the_demo_exports_to_valid_resources():
+    docs, notes = export(REPO / "deploy" / "demo.yaml", "--namespace", "nfv",
+                         "--image", "reg/zeronf:1")
+    kinds = [(d["kind"], d["metadata"]["name"]) for d in docs]
+    assert kinds == [("ZeroNF", "default"),
+                     ("NetworkFunction", "ingress-mon"),
+                     ("NetworkFunction", "fwd"), ("NetworkFunction", "dpi"),
+                     ("ServiceChain", "default")], kinds
+    for d in docs:
+        jsonschema.validate(d, schema(d["kind"]))
+    z, fwd, ch = docs[0]["spec"], docs[2], docs[4]
+    assert z["image"] == "reg/zeronf:1"
+    assert [p["name"] for p in z["ports"]] == ["out", "in2"]
+    assert fwd["metadata"]["namespace"] == "nfv"
+    assert fwd["spec"] == {"serviceId": 2, "replicas": 2,
+                           "program": "zeronf-forward"}
+    assert ch["spec"]["hops"] == [{"networkFunction": "ingress-mon"},
+                                  {"networkFunction": "fwd"},
+                                  {"networkFunction": "dpi"},
+                                  {"port": "out"}]
+    # the pcaps and the DPI's report are paths of this machine: said
+    assert "kept: ports[0]: net_pcap0" in notes
+    assert "kept: services 'dpi': argument --report" not in notes
+    assert "kept: services 'dpi': argument ../nfs/dpi/ndpi-4.2" in notes
+
+
+def test_what_the_resources_cannot_say_is_named(tmp_path):
+    f = tmp_path / "d.yaml"
+    f.write_text(yaml.safe_dump({
+        "name": "x",
+        "manager": {"trust_groups": [{"name": "red", "buffers": 2047}],
+                    "rx_threads": 2},
+        "ports": [{"name": "lan", "devargs": "net_null0"},
+                  {"name": "wan", "devargs": "net_null1"}],
+        "services": [{"name": "fw_1", "nf": {"binary": "zeronf-forward"},
+                      "trust_group": "red", "memory_mb": 64,
+                      "sandbox": True}],
+        "chain": ["fw_1", "port:wan"],
+        "rules": [{"match": {"proto": "tcp", "dport": 80},
+                   "chain": ["fw_1", "drop"], "priority": 5}],
+        "flows": [{"flow": {"proto": "udp", "src": "10.0.0.1",
+                            "dst": "10.0.0.2", "sport": 1, "dport": 2},
+                   "chain": ["drop"]}],
+    }))
+    docs, notes = export(f)
+    for d in docs:
+        jsonschema.validate(d, schema(d["kind"]))
+    by = {(d["kind"], d["metadata"]["name"]): d["spec"] for d in docs}
+    assert by[("ZeroNF", "default")]["trustGroups"] == [
+        {"name": "red", "buffers": 2047}]
+    assert by[("NetworkFunction", "fw-1")] == {
+        "serviceId": 1, "replicas": 1, "program": "zeronf-forward",
+        "trustGroup": "red", "resources": {"limits": {"memory": "64Mi"}}}
+    assert by[("ServiceChain", "rule-0")] == {
+        "hops": [{"networkFunction": "fw-1"}, {"drop": True}],
+        "rules": [{"match": {"proto": "tcp", "dport": "80"}, "priority": 5}]}
+    for said in ("left out: manager.rx_threads", "left out: flows (1)",
+                 "left out: services 'fw_1': sandbox"):
+        assert said in notes, notes
+
+
+def test_a_bad_file_is_refused_saying_why(tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_text("name: x\nports: []\nservices: []\nchain: [nosuch]\n")
+    r = subprocess.run([sys.executable, "-m", "zeronf", "k8s", "export",
+                        str(f)], capture_output=True, text=True, cwd=REPO,
+                       env={"PYTHONPATH": str(REPO / "python")}, timeout=60)
+    assert r.returncode == 1 and "nosuch" in r.stderr and not r.stdout, r
+
+
+@pytest.mark.parametrize("kind", ["ZeroNF", "NetworkFunction", "ServiceChain"])
+def test_the_crds_are_read(kind):
+    assert schema(kind)["properties"]["spec"]["type"] == "object"
