@@ -13,6 +13,8 @@ package chainplan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -309,20 +311,10 @@ func match(m zv1.Match) map[string]any {
 func (p *Plan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "default %v;", p.Default)
-	ids := make([]int, 0, len(p.PortChains))
-	for id := range p.PortChains {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(p.PortChains)) {
 		fmt.Fprintf(&b, " port %d %v;", id, p.PortChains[id])
 	}
-	spis := make([]int, 0, len(p.Paths))
-	for s := range p.Paths {
-		spis = append(spis, s)
-	}
-	sort.Ints(spis)
-	for _, s := range spis {
+	for _, s := range slices.Sorted(maps.Keys(p.Paths)) {
 		fmt.Fprintf(&b, " path %d %v;", s, p.Paths[s])
 	}
 	for _, r := range p.Rules {

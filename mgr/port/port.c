@@ -149,6 +149,7 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 	if (rc < 0)
 		return rc;
 	p->started = true;
+	zn_port_kdrops_find(p);
 	return 0;
 }
 

@@ -56,7 +56,21 @@ struct zn_port {
 		uint64_t tx_at_exit;      /* of tx: taken in the call an
 					   * NF died in (reclaim.c) */
 	} nf_gone;                        /* of NFs whose slot was freed */
+	/* net_af_packet: the PMD's packet sockets and what the kernel
+	 * dropped at them (port_kdrops.c; the control thread's) */
+	struct {
+		int fds[16];
+		unsigned int n_fds;
+		uint64_t total;
+	} kdrops;
 };
+
+/** The PMD's packet sockets of a started net_af_packet port (others:
+ * none), for zn_port_kdrops(). */
+void zn_port_kdrops_find(struct zn_port *p);
+/** Packets the kernel dropped at them so far (their rings full), which
+ * DPDK 22.11's PMD does not count; control thread only. */
+uint64_t zn_port_kdrops(struct zn_port *p);
 
 /** Stop and close the ports (shutdown, teardown: again, nothing). */
 void zn_ports_close(struct zn_mgr *m);

@@ -231,6 +231,8 @@ port_json(struct zn_mgr *m, unsigned int i)
 	port_sum(m, i, &sum);
 	nftx = zn_port_nftx_json(m, i, &sum);
 	rte_eth_stats_get(p->port_id, &hw);
+	/* net_af_packet: the kernel's drops its PMD does not count */
+	hw.imissed += zn_port_kdrops(&m->ports[i]);
 	rte_eth_link_get_nowait(p->port_id, &link);
 	rte_eth_macaddr_get(p->port_id, &mac);
 	rte_ether_format_addr(macs, sizeof(macs), &mac);
@@ -299,6 +301,8 @@ zn_stats_port_report(struct zn_mgr *m, unsigned int i, bool counters,
 	port_sum(m, i, &sum);
 	json_decref(zn_port_nftx_json(m, i, &sum)); /* adds the NFs' tx */
 	rte_eth_stats_get(p->port_id, &hw);
+	/* net_af_packet: the kernel's drops its PMD does not count */
+	hw.imissed += zn_port_kdrops(&m->ports[i]);
 	r->rx = sum.rx;
 	r->tx = sum.tx;
 	for (int d = 0; d < ZN_DROP_MAX; d++)
@@ -591,7 +595,9 @@ static const struct zn_cmd port_list_cmd = {
 	       "packets the port took in the call an NF was killed in: a "
 	       "driver that frees before it counts may have missed them in "
 	       "`hw`); `hw`: the device's counters "
-	       "(`ipackets`, `opackets`, `imissed`, `rx_nombuf`, ...); "
+	       "(`ipackets`, `opackets`, `imissed`, `rx_nombuf`, ...; "
+	       "a net_af_packet port's `imissed` has the kernel's drops at "
+	       "its full socket rings, which its driver does not count); "
 	       "`trust_group`: the group whose pool it receives into "
 	       "(`--port-group`), or null.",
 	.fn = cmd_port_list,

@@ -5,7 +5,8 @@ pod on node 1 and a server pod on node 2 on ZeroNF ports (the CNI plugin),
 and two ServiceChains, one each way. The node agents program their
 managers (service paths over the fabric between the nodes, NSH in
 VXLAN-GPE); every byte of real TCP connections arrives, the NFs' counters
-agree, and deleting it all leaves the managers with nothing of it."""
+agree but for what the fabric lost and counted, and deleting it all
+leaves the managers with nothing of it."""
 from __future__ import annotations
 
 import json
@@ -115,6 +116,14 @@ def chain_across_two_nodes() -> None:
                     rx[n["service"]] += n["rx"]
         return rx
 
+    def missed() -> int:
+        """What the fabric's ports lost (their rings full: counted,
+        mgr/port/port_kdrops.c) on both nodes."""
+        return sum(p["hw"]["imissed"] + p["hw"]["oerrors"]
+                   for node in (N1, N2)
+                   for p in mgr_call(node, "port.list")["ports"]
+                   if p["name"] == "fabric")
+
     def still() -> dict:
         a = counts()
         for _ in range(30):
@@ -124,13 +133,13 @@ def chain_across_two_nodes() -> None:
                 return b
             a = b
         raise AssertionError(f"the chain never still: {a}")
-    before = still()
+    before, lost0 = still(), missed()
     out = tcp(4, 4 << 20)
     assert out["ok"] == 4, out
 
     # every packet of both directions went through all three services:
     # their counts (the node agents' reports, every 5 s) agree
-    after = still()
+    after, lost = still(), missed() - lost0
     rx = {s: after[s] - before[s] for s in before}
 
     def fabric(node: str) -> dict:
@@ -140,8 +149,11 @@ def chain_across_two_nodes() -> None:
                 "drops": {k: v for k, v in port["drops"].items() if v},
                 "peers": [{k: p[k] for k in ("tx", "rx", "drops")}
                           for p in mgr_call(node, "fabric.show")["peers"]]}
+    # what the fabric lost under load is counted (TCP sent it again): the
+    # counts differ by no more
     assert min(rx.values()) > (16 << 20) // 1448 and \
-        len(set(rx.values())) == 1, (rx, fabric(N1), fabric(N2))
+        max(rx.values()) - min(rx.values()) <= lost, \
+        (rx, lost, fabric(N1), fabric(N2))
     # and the NetworkFunctions' status (the nodes' reports) says the same
     wait(lambda: all(nf_status(n)["rxPackets"] >= after[SVC[n]] for n in SVC),
          30, "the NetworkFunctions' counts from the nodes' reports")
