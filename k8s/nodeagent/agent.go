@@ -211,22 +211,21 @@ func (a *Agent) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, err
 	if up := time.Duration(status.UptimeMs) * time.Millisecond; up >= StaleAfter {
 		a.replaceStale(ctx, time.Now().Add(-up))
 	}
-	if status.Pid != a.mgrPid {
-		// a new manager (or agent): it has only what its options say
-		a.mgrPid = status.Pid
-		a.fabric, a.defChain = "", ""
-		a.peers, a.paths, a.portChains, a.rules = map[int]string{}, map[int]string{},
-			map[int]string{}, map[string]int64{}
-		if err := a.clean(c); err != nil {
-			log.Error(err, "taking the manager's rules and paths")
-		}
-	}
 	var pl struct {
 		Ports []ctlPort `json:"ports"`
 	}
 	if err := c.Call("port.list", nil, &pl); err == nil {
 		for _, p := range pl.Ports {
 			st.Ports = append(st.Ports, zv1.NodePort{Name: p.Name, ID: int32(p.Port), Rx: p.Rx, Tx: p.Tx})
+		}
+	}
+	if status.Pid != a.mgrPid {
+		// a new manager, or this agent new: what the manager has is
+		// not known; apply sets each thing again (a deleted chain's
+		// leftovers go)
+		a.mgrPid = status.Pid
+		if err := a.forget(c, pl.Ports); err != nil {
+			log.Error(err, "reading the manager's rules, paths and peers")
 		}
 	}
 	errs := a.apply(c, &z, &me, w, plan, pl.Ports)
@@ -295,9 +294,21 @@ func (a *Agent) replaceStale(ctx context.Context, mgrStart time.Time) {
 	}
 }
 
-// clean takes away the rules and paths a manager has (an agent that
-// restarts does not know which it made; it owns them all).
-func (a *Agent) clean(c *ctl.Client) error {
+// unknown: what the manager has of a thing the agent did not set (apply
+// sets it, or takes it away).
+const unknown = "?"
+
+// forget starts over with a manager whose state this agent did not make:
+// every port chain, path, peer and the fabric unknown (apply sets what the
+// plan has and takes the rest away, without a moment of none for what
+// stays), every rule taken away now (rules have no name to keep them by).
+func (a *Agent) forget(c *ctl.Client, ports []ctlPort) error {
+	a.fabric, a.defChain = unknown, unknown
+	a.peers, a.paths, a.portChains, a.rules = map[int]string{}, map[int]string{},
+		map[int]string{}, map[string]int64{}
+	for _, p := range ports {
+		a.portChains[p.Port] = unknown
+	}
 	var rl struct {
 		Rules []struct {
 			ID int64 `json:"id"`
@@ -318,7 +329,18 @@ func (a *Agent) clean(c *ctl.Client) error {
 		return err
 	}
 	for _, p := range pl.Paths {
-		_ = c.Call("path.del", map[string]any{"spi": p.SPI}, nil)
+		a.paths[p.SPI] = unknown
+	}
+	var fs struct {
+		Peers []struct {
+			Host int `json:"host"`
+		} `json:"peers"`
+	}
+	if err := c.Call("fabric.show", nil, &fs); err != nil {
+		return err
+	}
+	for _, p := range fs.Peers {
+		a.peers[p.Host] = unknown
 	}
 	return nil
 }
@@ -412,7 +434,7 @@ func (a *Agent) apply(c *ctl.Client, z *zv1.ZeroNF, me *zv1.ZeroNFNode, w *chain
 		}
 		k := key(hops)
 		if a.portChains[port.Port] == k || (len(hops) == 0 && a.portChains[port.Port] == "") {
-			continue
+			continue // "": a port the manager came up with, chainless
 		}
 		if err := c.Call("chain.set", map[string]any{"port": port.Port, "hops": hops}, nil); err != nil {
 			fail(p.PortOwner[port.Port], fmt.Sprintf("port %d's chain", port.Port), err)
