@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -307,6 +308,9 @@ func (r *ZeroNFReconciler) syncNodes(ctx context.Context, z *zv1.ZeroNF) error {
 	if err := r.List(ctx, &nodes, client.MatchingLabels(z.Spec.NodeSelector)); err != nil {
 		return err
 	}
+	// by name: nodes that come together get their ids in that order
+	// (the cache lists them in no order)
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
 	var have zv1.ZeroNFNodeList
 	if err := r.List(ctx, &have); err != nil {
 		return err
