@@ -433,8 +433,8 @@ func (a *Agent) apply(c *ctl.Client, z *zv1.ZeroNF, me *zv1.ZeroNFNode, w *chain
 			hops = []string{}
 		}
 		k := key(hops)
-		if a.portChains[port.Port] == k || (len(hops) == 0 && a.portChains[port.Port] == "") {
-			continue // "": a port the manager came up with, chainless
+		if a.portChains[port.Port] == k {
+			continue
 		}
 		if err := c.Call("chain.set", map[string]any{"port": port.Port, "hops": hops}, nil); err != nil {
 			fail(p.PortOwner[port.Port], fmt.Sprintf("port %d's chain", port.Port), err)
