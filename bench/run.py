@@ -130,6 +130,12 @@ affects both sides alike. Progress goes to stderr.
          {"bench":"vm_idle","mode":M,"accel":A,"cpu_pct":C}: one idle
          forward NF, its process or its VM (QEMU and helper)
          (bench/vm.py; accel: --accel auto, docs/vm-nfs.md).
+  k8s    {"bench":"k8s","nodes":N,"nfs":M,"reconcile_s":X,
+         "pod_to_first_packet_ms":Y}: the operator with N = 100 kwok nodes
+         and M = 10 N NF pods (10 NetworkFunctions), from created to all
+         reconciled and running; and on the test cluster's real node, from
+         a NetworkFunction created to its NF's first packet (bench/k8s.py;
+         it brings the cluster up and down when it is not up).
 """
 
 from __future__ import annotations
@@ -140,6 +146,7 @@ import sys
 
 from common import TMP, emit, log
 from apps import bench_dpi, bench_flowmon, bench_route_load, bench_router
+from k8s import bench_k8s
 from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
     bench_idle, bench_latency, bench_lb, bench_p2p
 from peers import bench_peers
@@ -166,7 +173,7 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "trust": bench_trust, "validate": bench_validate,
            "tenants": bench_tenants, "group_port": bench_group_port,
            "vm": bench_vm, "spinner": bench_spinner, "sdn": bench_sdn,
-           "xhost": bench_xhost}
+           "xhost": bench_xhost, "k8s": bench_k8s}
 
 
 def main() -> int:

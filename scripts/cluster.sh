@@ -12,8 +12,10 @@
 #                             node: localhost/zeronf/zeronf:dev (the manager,
 #                             NFs, node agent, CNI plugin, operator) and
 #                             localhost/zeronf/tools:1 (a shell, iperf3,
-#                             curl, zeronf-tcpcheck); image-files NAME lists
-#                             what each is made of
+#                             curl, zeronf-tcpcheck) and
+#                             localhost/zeronf/dashboard:dev (Python and
+#                             zeronf api); image-files NAME lists what each
+#                             is made of (the dashboard's: what changes)
 #   scripts/cluster.sh image REF FILE...
 #                             an image FROM scratch of these files (and the
 #                             shared libraries they load, found by ldd), at
@@ -537,8 +539,12 @@ copy_path() { # PATH ROOT: PATH under ROOT as it is here: a link as a link
 }
 
 with_libs() { # FILE ROOT: FILE and what it loads, at their paths under ROOT
+  copy_path "$1" "$2"
+  libs_of "$1" "$2"
+}
+
+libs_of() { # FILE ROOT: what FILE loads, at their paths under ROOT
   local f=$1 root=$2
-  copy_path "$f" "$root"
   # "name => /path (0x...)" and "/path (0x...)": the path whole, spaces
   # and all (a build tree may be at any path)
   { ldd "$f" 2>/dev/null || true; } |
@@ -547,22 +553,44 @@ with_libs() { # FILE ROOT: FILE and what it loads, at their paths under ROOT
     while IFS= read -r lib; do copy_path "$lib" "$root"; done
 }
 
-# REF FILE...: build, then import into every node (up or not yet: at
-# node_up). A directory is copied whole; programs bring their libraries.
-image() {
-  local ref=$1
-  shift
-  [ $# -gt 0 ] || die "image $ref: no files"
-  local root tar name
+image_root() { # a new image root (its path on stdout), this machine's
+  # merged /usr in it: /lib/x and /usr/lib/x are one file (two copies of a
+  # DPDK driver, one loaded by each name, register twice)
+  local root
   mkdir -p "$STATE/images"
   root=$(mktemp -d "$STATE/images/.root.XXXXXX")
-  # this machine's merged /usr: /lib/x and /usr/lib/x are one file (two
-  # copies of a DPDK driver, one loaded by each name, register twice)
   for l in /bin /sbin /lib /lib32 /lib64 /libx32; do
     [ -L "$l" ] || continue
     mkdir -p "$root/$(readlink -f "$l")"
     ln -s "$(readlink "$l")" "$root$l"
   done
+  mkdir -p "$root/tmp" "$root/etc"
+  chmod 1777 "$root/tmp"
+  echo "root:x:0:0:root:/:/bin/sh" >"$root/etc/passwd"
+  echo "nobody:x:65534:65534:nobody:/:/bin/false" >>"$root/etc/passwd"
+  echo "$root"
+}
+
+image_done() { # REF ROOT ENV...: ROOT as image REF on every node
+  local ref=$1 root=$2 name tar
+  shift 2
+  name=$(echo "$ref" | tr '/:' '__')
+  tar=$STATE/images/$name.tar
+  oci_archive "$ref" "$tar" "$root" "$@"
+  rm -rf "$root"
+  for i in $(seq "$N_NODES"); do
+    alive "$(node_name "$i")-containerd" && import_image "$i" "$tar"
+  done
+  say "image $ref: $(du -sh "$tar" | cut -f1), on every node"
+}
+
+# REF FILE...: build, then import into every node (up or not yet: at
+# node_up). A directory is copied whole; programs bring their libraries.
+image() {
+  local ref=$1 root
+  shift
+  [ $# -gt 0 ] || die "image $ref: no files"
+  root=$(image_root)
   for f in "$@"; do
     if [ -d "$f" ]; then
       # each entry as it is (links too), with the libraries it loads
@@ -580,19 +608,45 @@ image() {
       fi
     fi
   done
-  mkdir -p "$root/tmp" "$root/etc"
-  chmod 1777 "$root/tmp"
-  echo "root:x:0:0:root:/:/bin/sh" >"$root/etc/passwd"
-  echo "nobody:x:65534:65534:nobody:/:/bin/false" >>"$root/etc/passwd"
-  name=$(echo "$ref" | tr '/:' '__')
-  tar=$STATE/images/$name.tar
   # programs by name (kubectl exec POD -- zeronf-tcpcheck ...)
-  oci_archive "$ref" "$tar" "$root" --env PATH=/usr/local/bin:/usr/bin:/bin
-  rm -rf "$root"
-  for i in $(seq "$N_NODES"); do
-    alive "$(node_name "$i")-containerd" && import_image "$i" "$tar"
-  done
-  say "image $ref: $(du -sh "$tar" | cut -f1), on every node"
+  image_done "$ref" "$root" --env PATH=/usr/local/bin:/usr/bin:/bin
+}
+
+# The dashboard's image (the ZeroNF's spec.dashboard: zeronf api in each
+# node agent's pod): Debian's Python 3.11 and its standard library, the
+# control plane's dependencies (pyproject.toml's, pip-installed once into
+# the cache, keyed by that file) and python/zeronf at /opt/zeronf/site.
+DASHBOARD_IMAGE=localhost/zeronf/dashboard:dev
+dashboard_image() {
+  local cache=${ZERONF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/zeronf}
+  local py=$REPO/.venv/bin/python site root deps
+  [ -x "$py" ] || die "dashboard image: no .venv (make build)"
+  site=$cache/dashboard-site-$(sha256sum pyproject.toml | cut -c1-12)
+  if [ ! -d "$site" ]; then
+    deps=$("$py" -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))')
+    say "dashboard image: pip install $(echo $deps) into $site"
+    rm -rf "$site.new"
+    mapfile -t deps <<<"$deps"
+    "$py" -m pip install -q --no-compile --disable-pip-version-check \
+      --target "$site.new" "${deps[@]}"
+    mv "$site.new" "$site"
+  fi
+  root=$(image_root)
+  with_libs /usr/bin/python3.11 "$root"
+  ln -s python3.11 "$root/usr/bin/python3"
+  mkdir -p "$root/usr/lib" "$root/opt/zeronf"
+  cp -a /usr/lib/python3.11 "$root/usr/lib/"
+  rm -rf "$root/usr/lib/python3.11/test" "$root/usr/lib/python3.11/idlelib" \
+    "$root/usr/lib/python3.11/tkinter" "$root/usr/lib/python3.11/ensurepip" \
+    "$root/usr/lib/python3.11/lib2to3" "$root/usr/lib/python3.11/turtledemo"
+  cp -a "$site" "$root/opt/zeronf/site"
+  cp -a "$REPO/python/zeronf" "$root/opt/zeronf/site/zeronf"
+  find "$root" -name __pycache__ -prune -exec rm -rf {} +
+  # the extension modules' libraries (the ssl module's libssl ...)
+  find "$root/usr/lib/python3.11/lib-dynload" "$root/opt/zeronf/site" \
+      -name '*.so' | while IFS= read -r so; do libs_of "$so" "$root"; done
+  image_done "$DASHBOARD_IMAGE" "$root" --env PATH=/usr/bin:/bin \
+    --env PYTHONPATH=/opt/zeronf/site --env PYTHONDONTWRITEBYTECODE=1
 }
 
 # ------------------------------------------------------------------- down
@@ -679,7 +733,9 @@ image_files() { # zeronf|tools
               /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 ;;
     tools) printf '%s\n' /bin/sh /bin/dash /usr/bin/iperf3 /usr/bin/curl \
              /bin/sleep /bin/cat /bin/hostname "$b/k8s/zeronf-tcpcheck" ;;
-    *) die "image_files: zeronf or tools" ;;
+    # not what it is made of whole (see dashboard_image): what changes
+    dashboard) printf '%s\n' "$REPO/python/zeronf" "$REPO/pyproject.toml" ;;
+    *) die "image_files: zeronf, tools or dashboard" ;;
   esac
 }
 
@@ -694,6 +750,7 @@ images() {
     if [ "$x" = zeronf ]; then image "$ZERONF_IMAGE" "${files[@]}"
     else image "$TOOLS_IMAGE" "${files[@]}"; fi
   done
+  dashboard_image
 }
 
 status() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Upstream Kubernetes, etcd and Multus CNI for ZeroNF's cluster tests
-# (docs/kubernetes.md):
+# Upstream Kubernetes, etcd, Multus CNI and kwok for ZeroNF's cluster tests
+# and its Kubernetes bench (docs/kubernetes.md):
 # built with the Go toolchain from their Go modules (k8s/upstream/go.mod:
 # Kubernetes is not in Debian, kind/minikube/k3s and the release downloads
 # cannot be reached) once per version into a cache outside the tree, linked
@@ -10,11 +10,13 @@
 #                                      kubectl only (the fast layer of make
 #                                      test); default: every command
 #
-# About 12 minutes for kube-apiserver on 2 cores, 4 more for the rest.
+# About 12 minutes for kube-apiserver on 2 cores, 4 more for the rest
+# (Multus and kwok: about a minute each).
 # Idempotent: what is in the cache is not built again. The key is the
 # version and go.sum's hash, so a changed module set builds anew. Multus
-# (k8s/upstream/multus: a module of its own, on its own Kubernetes
-# libraries) has its own key and directory, linked to .deps/k8s/multus.
+# and kwok (k8s/upstream/multus, kwok: modules of their own, on their own
+# Kubernetes libraries) have their own keys and directories, linked to
+# .deps/k8s/multus and .deps/k8s/kwok.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,15 +71,24 @@ mkdir -p .deps/k8s
 ln -sfn "$dest/bin" .deps/k8s/bin
 
 [ "${1:-}" = "apiserver" ] && exit 0
-mm=k8s/upstream/multus
-mver=$(awk '{ for (i = 1; i < NF; i++) if ($i == "gopkg.in/k8snetworkplumbingwg/multus-cni.v4") print $(i + 1) }' "$mm/go.mod")
-msum=$(sha256sum "$mm/go.sum" "$mm/go.mod" | sha256sum | cut -c1-12)
-mdest="$cache/multus-$mver-$msum"
-if [ ! -x "$mdest/multus" ]; then
-  echo "setup: building Multus $mver (thin plugin) into $mdest"
-  mkdir -p "$mdest"
-  (cd "$mm" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
-      -o "$mdest/multus.new" gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus)
-  mv "$mdest/multus.new" "$mdest/multus"
-fi
-ln -sfn "$mdest" .deps/k8s/multus
+# A side module (k8s/upstream/NAME: its own go.mod, on its own Kubernetes
+# libraries): PKG built into $cache/NAME-VERSION-HASH/NAME, linked to
+# .deps/k8s/NAME. Multus' thin plugin is the cluster's meta CNI plugin;
+# kwok simulates nodes for make bench BENCH=k8s.
+side() {
+  local name=$1 mod=$2 pkg=$3 dir=k8s/upstream/$1 v h d
+  v=$(awk -v m="$mod" '{ for (i = 1; i < NF; i++) if ($i == m) print $(i + 1) }' "$dir/go.mod")
+  h=$(sha256sum "$dir/go.sum" "$dir/go.mod" | sha256sum | cut -c1-12)
+  d="$cache/$name-$v-$h"
+  if [ ! -x "$d/$name" ]; then
+    echo "setup: building $name $v into $d"
+    mkdir -p "$d"
+    (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
+        -o "$d/$name.new" "$pkg")
+    mv "$d/$name.new" "$d/$name"
+  fi
+  ln -sfn "$d" ".deps/k8s/$name"
+}
+side multus gopkg.in/k8snetworkplumbingwg/multus-cni.v4 \
+  gopkg.in/k8snetworkplumbingwg/multus-cni.v4/cmd/multus
+side kwok sigs.k8s.io/kwok sigs.k8s.io/kwok/cmd/kwok

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -65,6 +66,7 @@ func runEnvtest(m *testing.M) int {
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = zv1.AddToScheme(scheme)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme,
+		Client:  ClientOptions(),
 		Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "envtest: %v\n", err)
@@ -73,7 +75,7 @@ func runEnvtest(m *testing.M) int {
 	rec := mgr.GetEventRecorderFor("zeronf-operator")
 	for _, r := range []interface{ SetupWithManager(ctrl.Manager) error }{
 		&ZeroNFReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: rec,
-			Namespace: "zeronf-system", Image: "zeronf:test"},
+			Namespace: "zeronf-system", Image: "zeronf:test", DashboardImage: "dashboard:test"},
 		&NetworkFunctionReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: rec,
 			Image: "zeronf:test"},
 		&ServiceChainReconciler{Client: mgr.GetClient(), Recorder: rec},
@@ -190,6 +192,38 @@ func TestEnvZeroNFMakesTheNodeAgentsAndHostIDs(t *testing.T) {
 	eventually(t, "a4 takes host 2", func() (bool, string) {
 		h := hostIDs(ctx)
 		return fmt.Sprint(h) == "map[a1:1 a3:3 a4:2]", fmt.Sprint(h)
+	})
+	// a dashboard: its token's Secret (random, kept), its Service; gone
+	// with it
+	eventually(t, "a dashboard asked for", func() (bool, string) {
+		_ = kc.Get(ctx, types.NamespacedName{Name: "default"}, z)
+		z.Spec.Dashboard = &zv1.Dashboard{}
+		err := kc.Update(ctx, z)
+		return err == nil, fmt.Sprint(err)
+	})
+	dash := types.NamespacedName{Namespace: "zeronf-system", Name: DashboardName}
+	var sec corev1.Secret
+	var svc corev1.Service
+	eventually(t, "the dashboard's Secret, Service and container", func() (bool, string) {
+		e1, e2 := kc.Get(ctx, dash, &sec), kc.Get(ctx, dash, &svc)
+		_ = kc.Get(ctx, types.NamespacedName{Namespace: "zeronf-system", Name: NodeAgentName}, &ds)
+		return e1 == nil && e2 == nil && len(ds.Spec.Template.Spec.Containers) == 3,
+			fmt.Sprint(e1, e2, len(ds.Spec.Template.Spec.Containers))
+	})
+	if len(sec.Data["token"]) != 48 || svc.Spec.Ports[0].Port != 8080 ||
+		svc.Spec.Selector["app"] != NodeAgentName || svc.Spec.SessionAffinity != corev1.ServiceAffinityClientIP ||
+		ds.Spec.Template.Spec.Containers[2].Image != "dashboard:test" {
+		t.Fatalf("dashboard: %v %+v %s", sec.Data, svc.Spec, ds.Spec.Template.Spec.Containers[2].Image)
+	}
+	eventually(t, "the dashboard no more", func() (bool, string) {
+		_ = kc.Get(ctx, types.NamespacedName{Name: "default"}, z)
+		z.Spec.Dashboard = nil
+		err := kc.Update(ctx, z)
+		return err == nil, fmt.Sprint(err)
+	})
+	eventually(t, "the dashboard's Secret and Service gone", func() (bool, string) {
+		e1, e2 := kc.Get(ctx, dash, &corev1.Secret{}), kc.Get(ctx, dash, &corev1.Service{})
+		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2), fmt.Sprint(e1, e2)
 	})
 	// a default chain naming no port: the reason in the status
 	eventually(t, "the ZeroNF changed", func() (bool, string) {

@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,7 +99,7 @@ func (r *ServiceChainReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	meta.SetStatusCondition(&st.Conditions, cond)
 	st.ObservedGeneration = c.Generation
-	if key(st.Programmed) != key(c.Status.Programmed) || st.PathID != c.Status.PathID ||
+	if !slices.Equal(st.Programmed, c.Status.Programmed) || st.PathID != c.Status.PathID ||
 		st.ObservedGeneration != c.Status.ObservedGeneration ||
 		!sameConditions(st.Conditions, c.Status.Conditions) {
 		if cond.Status == metav1.ConditionFalse && len(why) > 0 {

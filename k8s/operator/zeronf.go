@@ -2,8 +2,8 @@ package operator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,6 +52,8 @@ type ZeroNFReconciler struct {
 	Namespace string
 	// Image: when the ZeroNF names none.
 	Image string
+	// DashboardImage: when the ZeroNF's dashboard names none.
+	DashboardImage string
 }
 
 // SlotRanges: the slots the device plugin gives each resource, as the
@@ -212,10 +214,16 @@ func (r *ZeroNFReconciler) fillAgent(ds *appsv1.DaemonSet, z *zv1.ZeroNF) {
 	ps.TerminationGracePeriodSeconds = &grace
 	ps.NodeSelector = spec.NodeSelector
 	ps.Volumes = vols
+	containers := []corev1.Container{manager, agent}
+	if spec.Dashboard != nil {
+		c, v := r.dashboardContainer(spec.Dashboard, env)
+		containers = append(containers, c)
+		ps.Volumes = append(ps.Volumes, v)
+	}
 	keepDefaults(ps.InitContainers, inits)
-	keepDefaults(ps.Containers, []corev1.Container{manager, agent})
+	keepDefaults(ps.Containers, containers)
 	ps.InitContainers = inits
-	ps.Containers = []corev1.Container{manager, agent}
+	ps.Containers = containers
 }
 
 // keepDefaults: what the API server defaulted in the containers it has
@@ -232,6 +240,9 @@ func keepDefaults(old, c []corev1.Container) {
 				q := o.ReadinessProbe
 				p.TimeoutSeconds, p.SuccessThreshold, p.FailureThreshold =
 					q.TimeoutSeconds, q.SuccessThreshold, q.FailureThreshold
+				if p.HTTPGet != nil && q.HTTPGet != nil {
+					p.HTTPGet.Scheme = q.HTTPGet.Scheme
+				}
 			}
 		}
 	}
@@ -276,6 +287,10 @@ func (r *ZeroNFReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			"daemonset %s/%s %s", r.Namespace, ds.Name, op)
 	}
 	if err := r.syncNodes(ctx, &z); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.syncDashboard(ctx, &z); err != nil {
+		r.Recorder.Eventf(&z, corev1.EventTypeWarning, "DashboardFailed", "dashboard: %v", err)
 		return ctrl.Result{}, err
 	}
 	st := z.Status.DeepCopy()
@@ -382,12 +397,7 @@ func (r *ZeroNFReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Node{}, def, builder.WithPredicates(predicate.Funcs{
 			// nodes come, go and change labels; their status is not ours
 			UpdateFunc: func(e event.UpdateEvent) bool {
-				return key(e.ObjectOld.GetLabels()) != key(e.ObjectNew.GetLabels())
+				return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
 			}})).
 		Complete(r)
-}
-
-func key(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }

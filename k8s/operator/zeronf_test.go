@@ -96,6 +96,28 @@ func TestNodeAgent(t *testing.T) {
 		ps.Containers[1].SecurityContext.Capabilities.Add != nil {
 		t.Fatalf("no app ports: %+v", ps)
 	}
+	// a dashboard: zeronf api beside them, nothing of the manager's but
+	// its runtime directory (read-only) and the token's Secret
+	z.Spec.Dashboard = &zv1.Dashboard{Port: 8090}
+	r.DashboardImage = "dash:dev"
+	r.fillAgent(&ds, z)
+	ps = ds.Spec.Template.Spec
+	d := ps.Containers[2]
+	if len(ps.Containers) != 3 || d.Image != "dash:dev" || d.Ports[0].HostPort != 8090 ||
+		!strings.Contains(strings.Join(d.Command, " "), "-m zeronf -i $(NODE_NAME) api --listen 0.0.0.0:8090 "+
+			"--token-file /etc/zeronf-dashboard/token --allow-host localhost --allow-host zeronf-dashboard ") {
+		t.Fatalf("dashboard: %+v", d)
+	}
+	if sc := d.SecurityContext; !*sc.ReadOnlyRootFilesystem || sc.Privileged != nil ||
+		fmt.Sprint(sc.Capabilities.Drop, sc.Capabilities.Add) != "[ALL] []" ||
+		len(d.VolumeMounts) != 2 || !d.VolumeMounts[0].ReadOnly || !d.VolumeMounts[1].ReadOnly {
+		t.Fatalf("dashboard's security: %+v %+v", sc, d.VolumeMounts)
+	}
+	if v := ps.Volumes[len(ps.Volumes)-1]; v.Secret == nil || v.Secret.SecretName != DashboardName ||
+		*v.Secret.DefaultMode != 0o400 {
+		t.Fatalf("token volume: %+v", v)
+	}
+	z.Spec.Dashboard = nil
 	// the spec's image wins
 	z.Spec.Image = "mine:1"
 	r.fillAgent(&ds, z)

@@ -13,7 +13,7 @@ import json
 
 import time
 
-from conftest import TCPCHECK, apply, kget, kubectl, mgr_call, wait
+from kube import TCPCHECK, apply, kget, kubectl, mgr_call, wait
 from test_cni import NAD, app_pod
 
 N1, N2 = "znk-node1", "znk-node2"

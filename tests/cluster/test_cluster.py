@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import TCPCHECK, TOOLS, apply, kget, kubectl, wait
+from kube import TCPCHECK, TOOLS, apply, kget, kubectl, wait
 
 NODES = ["znk-node1", "znk-node2"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from conftest import (POOL, TCPCHECK, TOOLS, agent_pod, apply, kget, kubectl,
+from kube import (POOL, TCPCHECK, TOOLS, agent_pod, apply, kget, kubectl,
                       mgr_call, wait)
 
 NODE = "znk-node1"

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, kget, kubectl
+from kube import REPO, kget, kubectl
 
 CRDS = REPO / "k8s" / "config" / "crd"
 
@@ -85,7 +85,7 @@ def test_good_resources_are_taken_with_defaults(crds):
 @pytest.mark.parametrize("obj, says", [
     (nf("bad1", serviceId=0), "spec.serviceId: Invalid value: 0"),
     (nf("bad2", serviceId=256), "should be less than or equal to 255"),
-    (nf("bad3", replicas=17), "spec.replicas: Invalid value: 17"),
+    (nf("bad3", replicas=4097), "spec.replicas: Invalid value: 4097"),
     (nf("bad4", trustGroup="red team"), "spec.trustGroup: Invalid value"),
     (nf("bad5", program=""), "spec.program"),
     (nf("bad6", command=[]), "command: the NF's program and its arguments"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from conftest import GROUP, ZERONF, apply, kget, kubectl, mgr_call, wait
+from kube import GROUP, ZERONF, apply, kget, kubectl, mgr_call, wait
 
 NODE = "znk-node1"
 

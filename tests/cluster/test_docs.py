@@ -8,7 +8,7 @@ import json
 import re
 import subprocess
 
-from conftest import REPO, kubectl, wait
+from kube import REPO, kubectl, wait
 
 DOC = REPO / "docs" / "kubernetes.md"
 

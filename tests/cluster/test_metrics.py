@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 import yaml
 
-from conftest import REPO, kget, wait
+from kube import REPO, kget, wait
 
 SCRAPE = REPO / "k8s" / "config" / "prometheus" / "scrape.yaml"
 

@@ -7,7 +7,7 @@ buffer of it; deleting it removes everything it made; NF pods older than
 a restarted manager are replaced."""
 from __future__ import annotations
 
-from conftest import apply, kget, kubectl, mgr_call, wait
+from kube import TOOLS, apply, kget, kubectl, mgr_call, wait
 
 NODE = "znk-node1"
 
@@ -108,3 +108,54 @@ def manager_restarted() -> None:
     wait(replaced, 240, "new NF pods registered with the new manager")
     wait(lambda: status("fwd2").get("registered") == 2, 60,
          "the NetworkFunction's status: 2 registered")
+
+
+AGENT = "system:serviceaccount:zeronf-system:zeronf-node"
+
+
+def as_agent_on(node: str, *args: str):
+    """kubectl as a node agent whose token is bound to @p node (what the
+    API server puts in a pod-bound token's user: docs/kubernetes.md)."""
+    return kubectl("--as", AGENT, "--as-user-extra",
+                   f"authentication.kubernetes.io/node-name={node}", *args,
+                   check=False)
+
+
+def test_a_node_agent_deletes_only_its_own_node_s_nf_pods(zeronf):
+    """Its role lets it delete pods; the admission policy of
+    k8s/config/operator/operator.yaml narrows that to NF pods of its
+    node (the restart test above has a real agent do it)."""
+    apply({"apiVersion": "zeronf.dev/v1alpha1", "kind": "NetworkFunction",
+           "metadata": {"name": "fwd3", "namespace": "default"},
+           "spec": {"serviceId": 3, "program": "zeronf-forward",
+                    "nodeSelector": {"kubernetes.io/hostname": NODE}}})
+    apply({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "plain", "namespace": "default"},
+           "spec": {"nodeName": NODE, "terminationGracePeriodSeconds": 1,
+                    "containers": [{"name": "c", "image": TOOLS,
+                                    "imagePullPolicy": "Never",
+                                    "command": ["/bin/sleep", "3600"]}]}})
+    try:
+        wait(lambda: kget("pods", "-l", "zeronf.dev/networkfunction=fwd3")
+             ["items"], 120, "fwd3's pod")
+        nf = kget("pods", "-l", "zeronf.dev/networkfunction=fwd3")[
+            "items"][0]["metadata"]["name"]
+        r = as_agent_on(NODE, "delete", "pod", "plain", "--wait=false")
+        assert r.returncode != 0 and \
+            "the node agent deletes NF pods only" in r.stderr, r.stderr
+        r = as_agent_on("znk-node2", "delete", "pod", nf, "--wait=false")
+        assert r.returncode != 0 and \
+            "the node agent deletes its own node's pods only" in r.stderr, \
+            r.stderr
+        # nor anything its role does not name, whatever the node
+        r = as_agent_on(NODE, "delete", "deployment", "nf-fwd3")
+        assert r.returncode != 0 and "forbidden" in r.stderr, r.stderr
+        r = as_agent_on(NODE, "delete", "pod", nf, "--wait=false")
+        assert r.returncode == 0, r.stderr
+        assert kget("pod", "plain")["metadata"].get("deletionTimestamp") \
+            is None
+    finally:
+        kubectl("delete", "networkfunction", "fwd3", "--ignore-not-found",
+                "--wait=true", timeout=120)
+        kubectl("delete", "pod", "plain", "--ignore-not-found",
+                "--wait=true", timeout=120)

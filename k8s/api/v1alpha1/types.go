@@ -46,10 +46,11 @@ type NetworkFunctionSpec struct {
 	// +optional
 	Command []string `json:"command,omitempty"`
 
-	// Replicas: NF pods of the service (lib/shm/zn_shm.h
-	// ZN_MAX_REPLICAS per node's manager).
+	// Replicas: NF pods of the service, over the cluster's nodes; one
+	// node's manager takes 16 of a service (lib/shm/zn_shm.h
+	// ZN_MAX_REPLICAS: a 17th NF is refused, ENOSPC, and its pod says so).
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=16
+	// +kubebuilder:validation:Maximum=4096
 	// +kubebuilder:default=1
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`

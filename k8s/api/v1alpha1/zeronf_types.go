@@ -132,6 +132,12 @@ type ZeroNFSpec struct {
 	// +optional
 	MetricsPort int32 `json:"metricsPort"`
 
+	// Dashboard: each node's manager's dashboard and REST API
+	// (docs/operations.md) in its node agent's pod, behind the Service
+	// zeronf-dashboard, with a token from the Secret zeronf-dashboard.
+	// +optional
+	Dashboard *Dashboard `json:"dashboard,omitempty"`
+
 	// ManagerArgs: more of the manager's options (docs/operations.md).
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
@@ -164,6 +170,20 @@ type Fabric struct {
 	// +kubebuilder:default=1500
 	// +optional
 	MTU int32 `json:"mtu,omitempty"`
+}
+
+// Dashboard: zeronf api on each node (docs/kubernetes.md "Dashboard").
+type Dashboard struct {
+	// Port on each node's address, and the Service's.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:default=8080
+	// +optional
+	Port int32 `json:"port,omitempty"`
+	// Image: the dashboard's (Python and ZeroNF's control plane;
+	// default: the operator's ZERONF_DASHBOARD_IMAGE).
+	// +optional
+	Image string `json:"image,omitempty"`
 }
 
 // ZeroNFStatus: the node agents, as their DaemonSet says.

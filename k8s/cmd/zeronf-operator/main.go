@@ -24,6 +24,7 @@ import (
 
 func main() {
 	image := flag.String("image", os.Getenv("ZERONF_IMAGE"), "NF pods' image when a NetworkFunction names none")
+	dashImage := flag.String("dashboard-image", os.Getenv("ZERONF_DASHBOARD_IMAGE"), "the dashboard's image when the ZeroNF names none")
 	namespace := flag.String("namespace", envOr("POD_NAMESPACE", "zeronf-system"), "where the node agents' DaemonSet goes (the operator's namespace)")
 	probe := flag.String("health-probe-bind-address", ":8081", "healthz and readyz")
 	metrics := flag.String("metrics-bind-address", "0", "Prometheus metrics (0: off)")
@@ -45,6 +46,7 @@ func main() {
 	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
+		Client:                 operator.ClientOptions(),
 		Metrics:                metricsserver.Options{BindAddress: *metrics},
 		HealthProbeBindAddress: *probe,
 	})
@@ -64,7 +66,8 @@ func main() {
 	}
 	if err := (&operator.ZeroNFReconciler{
 		Client: mgr.GetClient(), Scheme: scheme, Image: *image, Namespace: *namespace,
-		Recorder: mgr.GetEventRecorderFor("zeronf-operator"),
+		DashboardImage: *dashImage,
+		Recorder:       mgr.GetEventRecorderFor("zeronf-operator"),
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "ZeroNF controller")
 		os.Exit(1)

@@ -4,17 +4,25 @@
 //
 //	zeronf-tcpcheck serve [-listen :7000]
 //	zeronf-tcpcheck send -to ADDR:PORT [-bytes N] [-conns C] [-seed S]
+//	zeronf-tcpcheck pulse -to ADDR:PORT [-every D]
 //
 // The sender writes N bytes of a stream seeded by S on each of C
 // connections (seeds S, S+1, ...), half-closes, and reads the server's
 // answer: the bytes it received and their SHA-256. It prints one JSON
 // line: {"conns":C,"bytes":N,"ok":K,"errors":[...]}, and exits 1 unless
 // every connection's count and digest are the sender's.
+//
+// pulse sends a UDP datagram (its sequence number) every D until killed,
+// broadcast allowed: to a subnet's broadcast address it needs no ARP
+// answer, so the datagrams leave the pod while nothing answers yet
+// (make bench BENCH=k8s times an NF's first packet with them).
 package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -24,12 +32,13 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: zeronf-tcpcheck serve|send [flags]")
+		fmt.Fprintln(os.Stderr, "usage: zeronf-tcpcheck serve|send|pulse [flags]")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -37,6 +46,8 @@ func main() {
 		serve(os.Args[2:])
 	case "send":
 		os.Exit(send(os.Args[2:]))
+	case "pulse":
+		os.Exit(pulse(os.Args[2:]))
 	default:
 		fmt.Fprintf(os.Stderr, "zeronf-tcpcheck: unknown command %q\n", os.Args[1])
 		os.Exit(2)
@@ -157,4 +168,38 @@ func one(to string, n int64, seed uint64, timeout time.Duration) error {
 		return fmt.Errorf("seed %d: server got %q, sent %q", seed, line, want)
 	}
 	return nil
+}
+
+func pulse(args []string) int {
+	fs := flag.NewFlagSet("pulse", flag.ExitOnError)
+	to := fs.String("to", "", "destination, HOST:PORT (a broadcast address too)")
+	every := fs.Duration("every", time.Millisecond, "interval between datagrams")
+	_ = fs.Parse(args)
+	dst, err := net.ResolveUDPAddr("udp4", *to)
+	if err != nil || *to == "" {
+		fmt.Fprintln(os.Stderr, "zeronf-tcpcheck pulse: -to HOST:PORT is required:", err)
+		return 2
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_BROADCAST, 1)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	pc, err := lc.ListenPacket(context.Background(), "udp4", ":0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zeronf-tcpcheck pulse:", err)
+		return 1
+	}
+	var seq [8]byte
+	for n := uint64(0); ; n++ {
+		binary.BigEndian.PutUint64(seq[:], n)
+		// a full queue or no route yet: the next one tries again
+		_, _ = pc.WriteTo(seq[:], dst)
+		time.Sleep(*every)
+	}
 }
