@@ -45,6 +45,19 @@ def pytest_sessionstart(session):
         session.config._zeronf_start = took
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """No manager of the session left files (its runtime directory, its
+    hugepage files): a test that kills one removes them (the managers
+    fixture does); a leftover fails the session, naming its test."""
+    left = [(name, test, f) for name, test in harness.NAMES
+            for f in harness.instance_files(name)]
+    if left:
+        for name, test, f in left:
+            print(f"\nleft behind by {test}: {f}", file=sys.stderr)
+        if session.exitstatus == 0:
+            session.exitstatus = 1
+
+
 def pytest_report_header(config):
     took = getattr(config, "_zeronf_start", None)
     return (f"zeronf: a manager and an NF start in {took:.2f} s here; "

@@ -48,8 +48,15 @@ def scaled(seconds: float) -> float:
     return seconds * TIME_SCALE
 
 
+# every name given, with the test it was given in: the session's end
+# checks that no instance of them left files (tests/conftest.py)
+NAMES: list[tuple[str, str]] = []
+
+
 def unique_name(tag: str = "t") -> str:
-    return f"zt{os.getpid() % 100000}{tag}{next(_seq)}"
+    n = f"zt{os.getpid() % 100000}{tag}{next(_seq)}"
+    NAMES.append((n, os.environ.get("PYTEST_CURRENT_TEST", "?")))
+    return n
 
 
 def wait_for(pred, timeout: float, what: str, interval: float = 0.02):
