@@ -183,31 +183,14 @@ def first_packet_once(c: Client) -> float:
 def first_packet_setup() -> None:
     """The pulse pod on a ZeroNF port of node 1 (the CNI plugin), and the
     chain from it to the probe service, which has no NF yet."""
-    nad = {"apiVersion": "k8s.cni.cncf.io/v1",
-           "kind": "NetworkAttachmentDefinition",
-           "metadata": {"name": "zeronf", "namespace": NS},
-           "spec": {"config": json.dumps({
-               "cniVersion": "1.0.0", "name": "zeronf", "plugins": [
-                   {"type": "zeronf", "capabilities": {"ips": True},
-                    "ipam": {"type": "static"}}]})}}
-    nets = [{"name": "zeronf", "ips": ["10.201.0.1/24"],
-             "interface": "net1"}]
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": "pulse", "namespace": NS,
-                        "annotations": {"k8s.v1.cni.cncf.io/networks":
-                                        json.dumps(nets)}},
-           "spec": {"nodeName": NODE, "restartPolicy": "Never",
-                    "terminationGracePeriodSeconds": 1,
-                    "containers": [{"name": "c", "image": kube.TOOLS,
-                                    "imagePullPolicy": "Never",
-                                    "command": [kube.TCPCHECK, "pulse", "-to",
-                                                "10.201.0.255:7200",
-                                                "-every", "1ms"]}]}}
+    pod = kube.app_pod("pulse", "10.201.0.1/24",
+                       [kube.TCPCHECK, "pulse", "-to", "10.201.0.255:7200",
+                        "-every", "1ms"], NODE, NS)
     chain = {"apiVersion": "zeronf.dev/v1alpha1", "kind": "ServiceChain",
              "metadata": {"name": "probe", "namespace": NS},
              "spec": {"fromPod": "pulse",
                       "hops": [{"networkFunction": "probe"}]}}
-    apply_all([nad, pod, chain])
+    apply_all([kube.nad(NS), pod, chain])
     kube.wait(lambda: kube.kget("pod", "-n", NS, "pulse").get(
         "status", {}).get("phase") == "Running", 120, "the pulse pod running")
 

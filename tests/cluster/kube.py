@@ -131,6 +131,35 @@ assert ZERONF_CR["spec"]["appPorts"] == APP_PORTS
 assert ZERONF_CR["spec"]["trustGroups"][0]["name"] == GROUP
 
 
+def nad(namespace: str = "default") -> dict:
+    """The NetworkAttachmentDefinition of ZeroNF ports (the CNI plugin
+    through Multus, addresses from Debian's static IPAM plugin)."""
+    return {"apiVersion": "k8s.cni.cncf.io/v1",
+            "kind": "NetworkAttachmentDefinition",
+            "metadata": {"name": "zeronf", "namespace": namespace},
+            "spec": {"config": json.dumps({
+                "cniVersion": "1.0.0", "name": "zeronf", "plugins": [
+                    {"type": "zeronf", "capabilities": {"ips": True,
+                                                        "mac": True},
+                     "ipam": {"type": "static"}}]})}}
+
+
+def app_pod(name: str, ip: str, command: list[str],
+            node: str = "znk-node1", namespace: str = "default") -> dict:
+    """An application pod (the tools image running @p command) on @p node
+    with a second interface, net1, on a ZeroNF port at @p ip (nad())."""
+    nets = [{"name": "zeronf", "ips": [ip], "interface": "net1"}]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace,
+                         "annotations": {"k8s.v1.cni.cncf.io/networks":
+                                         json.dumps(nets)}},
+            "spec": {"nodeName": node, "restartPolicy": "Never",
+                     "terminationGracePeriodSeconds": 1,
+                     "containers": [{"name": "c", "image": TOOLS,
+                                     "imagePullPolicy": "Never",
+                                     "command": command}]}}
+
+
 def agent_pod(node: str) -> str:
     pods = [p for p in kget("pods", "-n", "zeronf-system", "-l",
                             "app=zeronf-node", "--field-selector",

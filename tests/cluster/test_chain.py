@@ -13,8 +13,8 @@ import json
 
 import time
 
-from kube import TCPCHECK, apply, kget, kubectl, mgr_call, wait
-from test_cni import NAD, app_pod
+from kube import (TCPCHECK, app_pod, apply, kget, kubectl, mgr_call, nad,
+                  wait)
 
 N1, N2 = "znk-node1", "znk-node2"
 SVC = {"mon": 10, "fwd": 11, "dpi": 12}
@@ -35,9 +35,7 @@ def chain(name: str, from_pod: str, hops: list[dict]) -> dict:
 
 
 def on(pod: str, node: str, ip: str, command: list[str]) -> dict:
-    p = app_pod(pod, ip, command)
-    p["spec"]["nodeName"] = node
-    return p
+    return app_pod(pod, ip, command, node)
 
 
 def ready(kind: str, name: str) -> bool:
@@ -72,7 +70,7 @@ def test_a_chain_across_two_nodes_carries_tcp_both_ways(zeronf):
 def chain_across_two_nodes() -> None:
     objs = [nf("mon", "zeronf-monitor", N1), nf("fwd", "zeronf-forward", None, 2),
             nf("dpi", "zeronf-dpi", N2)]
-    apply(NAD)
+    apply(nad())
     for o in objs:
         apply(o)
     apply(on("zsrv", N2, "10.200.2.2/24", [TCPCHECK, "serve", "-listen", ":7100"]))

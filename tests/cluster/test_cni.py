@@ -8,29 +8,10 @@ from __future__ import annotations
 import json
 import subprocess
 
-from kube import (POOL, TCPCHECK, TOOLS, agent_pod, apply, kget, kubectl,
-                      mgr_call, wait)
+from kube import (POOL, TCPCHECK, agent_pod, app_pod, apply, kget, kubectl,
+                  mgr_call, nad, wait)
 
 NODE = "znk-node1"
-NAD = {"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
-       "metadata": {"name": "zeronf", "namespace": "default"},
-       "spec": {"config": json.dumps({
-           "cniVersion": "1.0.0", "name": "zeronf", "plugins": [
-               {"type": "zeronf", "capabilities": {"ips": True, "mac": True},
-                "ipam": {"type": "static"}}]})}}
-
-
-def app_pod(name: str, ip: str, command: list[str]) -> dict:
-    nets = [{"name": "zeronf", "ips": [ip], "interface": "net1"}]
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default",
-                         "annotations": {"k8s.v1.cni.cncf.io/networks":
-                                         json.dumps(nets)}},
-            "spec": {"nodeName": NODE, "restartPolicy": "Never",
-                     "terminationGracePeriodSeconds": 1,
-                     "containers": [{"name": "c", "image": TOOLS,
-                                     "imagePullPolicy": "Never",
-                                     "command": command}]}}
 
 
 def attachments(node: str = NODE) -> list[dict]:
@@ -67,7 +48,7 @@ def port_rx(name: str) -> int:
 def test_pods_on_zeronf_ports_talk_tcp_through_the_manager(zeronf):
     kubectl("delete", "pod", "zsrv", "zcli", "--ignore-not-found",
             "--wait=true")
-    apply(NAD)
+    apply(nad())
     before = node_links()
     assert len(before) == 8 and all(
         before[f"{POOL}{i}"] == "UP" for i in range(4)), before
@@ -123,7 +104,7 @@ def test_a_pod_beyond_the_pool_waits_with_the_reason(zeronf):
     why; it starts once a pair is free."""
     names = [f"zp{i}" for i in range(5)]
     kubectl("delete", "pod", *names, "--ignore-not-found", "--wait=true")
-    apply(NAD)
+    apply(nad())
     for i, n in enumerate(names[:4]):
         apply(app_pod(n, f"10.200.1.{i + 2}/24", ["/bin/sleep", "600"]))
     for n in names[:4]:
