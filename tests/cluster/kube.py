@@ -144,20 +144,30 @@ def nad(namespace: str = "default") -> dict:
                      "ipam": {"type": "static"}}]})}}
 
 
-def app_pod(name: str, ip: str, command: list[str],
-            node: str = "znk-node1", namespace: str = "default") -> dict:
-    """An application pod (the tools image running @p command) on @p node
-    with a second interface, net1, on a ZeroNF port at @p ip (nad())."""
-    nets = [{"name": "zeronf", "ips": [ip], "interface": "net1"}]
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace,
-                         "annotations": {"k8s.v1.cni.cncf.io/networks":
-                                         json.dumps(nets)}},
+def tools_pod(name: str, command: list[str], node: str = "znk-node1",
+              labels: dict | None = None, namespace: str = "default") -> dict:
+    """A pod of the tools image (a shell, curl, iperf3, zeronf-tcpcheck)
+    running @p command once on @p node."""
+    meta: dict = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
             "spec": {"nodeName": node, "restartPolicy": "Never",
                      "terminationGracePeriodSeconds": 1,
                      "containers": [{"name": "c", "image": TOOLS,
                                      "imagePullPolicy": "Never",
                                      "command": command}]}}
+
+
+def app_pod(name: str, ip: str, command: list[str],
+            node: str = "znk-node1", namespace: str = "default") -> dict:
+    """An application pod (tools_pod) with a second interface, net1, on a
+    ZeroNF port at @p ip (nad())."""
+    p = tools_pod(name, command, node, namespace=namespace)
+    nets = [{"name": "zeronf", "ips": [ip], "interface": "net1"}]
+    p["metadata"]["annotations"] = {"k8s.v1.cni.cncf.io/networks":
+                                    json.dumps(nets)}
+    return p
 
 
 def agent_pod(node: str) -> str:

@@ -6,20 +6,13 @@ from __future__ import annotations
 
 import json
 
-from kube import TCPCHECK, TOOLS, apply, kget, kubectl, wait
+from kube import TCPCHECK, apply, kget, kubectl, tools_pod, wait
 
 NODES = ["znk-node1", "znk-node2"]
 
 
 def pod(name: str, node: str, command: list[str], labels=None) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default",
-                         "labels": labels or {"app": name}},
-            "spec": {"nodeName": node, "restartPolicy": "Never",
-                     "terminationGracePeriodSeconds": 1,
-                     "containers": [{"name": "c", "image": TOOLS,
-                                     "imagePullPolicy": "Never",
-                                     "command": command}]}}
+    return tools_pod(name, command, node, labels or {"app": name})
 
 
 def phase(name: str) -> str:

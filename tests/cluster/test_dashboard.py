@@ -7,19 +7,13 @@ from __future__ import annotations
 import base64
 import json
 
-from kube import TOOLS, kget, kubectl, wait
+from kube import apply, kget, kubectl, tools_pod, wait
 
 NODES = {"znk-node1": "10.77.0.11", "znk-node2": "10.77.0.12"}
 
 
 def curl_pod() -> None:
-    kubectl("apply", "-f", "-", input=json.dumps({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "zcurl", "namespace": "default"},
-        "spec": {"nodeName": "znk-node1", "terminationGracePeriodSeconds": 1,
-                 "containers": [{"name": "c", "image": TOOLS,
-                                 "imagePullPolicy": "Never",
-                                 "command": ["/bin/sleep", "3600"]}]}}))
+    apply(tools_pod("zcurl", ["/bin/sleep", "3600"]))
     wait(lambda: kget("pod", "zcurl").get("status", {}).get("phase")
          == "Running", 120, "the curl pod running")
 

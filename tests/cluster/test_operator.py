@@ -7,7 +7,7 @@ buffer of it; deleting it removes everything it made; NF pods older than
 a restarted manager are replaced."""
 from __future__ import annotations
 
-from kube import TOOLS, apply, kget, kubectl, mgr_call, wait
+from kube import apply, kget, kubectl, mgr_call, tools_pod, wait
 
 NODE = "znk-node1"
 
@@ -129,12 +129,7 @@ def test_a_node_agent_deletes_only_its_own_node_s_nf_pods(zeronf):
            "metadata": {"name": "fwd3", "namespace": "default"},
            "spec": {"serviceId": 3, "program": "zeronf-forward",
                     "nodeSelector": {"kubernetes.io/hostname": NODE}}})
-    apply({"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": "plain", "namespace": "default"},
-           "spec": {"nodeName": NODE, "terminationGracePeriodSeconds": 1,
-                    "containers": [{"name": "c", "image": TOOLS,
-                                    "imagePullPolicy": "Never",
-                                    "command": ["/bin/sleep", "3600"]}]}})
+    apply(tools_pod("plain", ["/bin/sleep", "3600"], NODE))
     try:
         wait(lambda: kget("pods", "-l", "zeronf.dev/networkfunction=fwd3")
              ["items"], 120, "fwd3's pod")
