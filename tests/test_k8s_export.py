@@ -101,6 +101,61 @@ def test_what_the_resources_cannot_say_is_named(tmp_path):
         assert said in notes, notes
 
 
+def test_policies_become_the_resources_policies(tmp_path):
+    """A service's autoscale is its NetworkFunction's; a reaction is one
+    of every chain the manager would put its NF into: the default chain
+    and each port's chain that has its after (not the rules', whose
+    chains the manager leaves alone)."""
+    f = tmp_path / "d.yaml"
+    f.write_text(yaml.safe_dump({
+        "name": "x",
+        "ports": [{"name": "lan", "devargs": "net_null0"},
+                  {"name": "wan", "devargs": "net_null1"},
+                  {"name": "dmz", "devargs": "net_null2",
+                   "chain": ["fw_a", "port:lan"]}],
+        "services": [{"name": "mon", "nf": {"binary": "zeronf-monitor"}},
+                     {"name": "fw_a", "nf": {"binary": "zeronf-forward"}},
+                     {"name": "filter", "nf": {"binary": "zeronf-filter"}}],
+        "chain": ["mon", "fw_a", "port:wan"],
+        "rules": [{"match": {"proto": "udp"}, "chain": ["mon", "drop"]}],
+        "autoscale": [{"service": "fw_a", "max": 4,
+                       "out_when": {"ring_occupancy": 0.5, "drop_rate": 99.5,
+                                    "for_s": 1.5},
+                       "in_when": {"idle_for_s": 4}}],
+        "reactions": [{"name": "syn_flood",
+                       "when": {"service": "mon", "counter": "tcp_syn",
+                                "above": 1000.5},
+                       "insert": {"service": "filter", "after": "mon",
+                                  "remove_after_s": 2}},
+                      {"name": "never", "when": {"service": "mon",
+                                                 "counter": "udp",
+                                                 "above": 1},
+                       "insert": {"service": "filter", "after": "filter"}}],
+    }))
+    docs, notes = export(f)
+    for d in docs:
+        jsonschema.validate(d, schema(d["kind"]))
+    by = {(d["kind"], d["metadata"]["name"]): d["spec"] for d in docs}
+    assert by[("NetworkFunction", "fw-a")]["autoscale"] == {
+        "maxReplicas": 4, "scaleOut": {"ringOccupancyPercent": 50,
+                                       "ingressDropsPerSecond": 100,
+                                       "forSeconds": 2},
+        "scaleIn": {"forSeconds": 4}}
+    assert "autoscale" not in by[("NetworkFunction", "mon")]
+    syn = {"name": "syn-flood",
+           "when": {"networkFunction": "mon", "counter": "tcp_syn",
+                    "above": 1000},
+           "insert": {"networkFunction": "filter", "after": "mon",
+                      "removeAfterSeconds": 2}}
+    # the default chain has mon; dmz's chain and the rule's do not
+    assert by[("ServiceChain", "default")]["reactions"] == [syn]
+    assert "reactions" not in by[("ServiceChain", "from-dmz")]
+    assert "reactions" not in by[("ServiceChain", "rule-0")]
+    assert "left out: reactions 'never': no chain has its service " \
+        "'filter'" in notes, notes
+    assert "autoscale" not in notes and "left out: reactions (" not in notes
+
+
 def test_a_bad_file_is_refused_saying_why(tmp_path):
     f = tmp_path / "bad.yaml"
     f.write_text("name: x\nports: []\nservices: []\nchain: [nosuch]\n")

@@ -44,6 +44,32 @@ type Chain struct {
 	Generation      int64
 	PathID          int
 	Spec            zv1.ServiceChainSpec
+	// Active: its reactions in force (the operator's status), sorted.
+	Active []string
+}
+
+// Hops: the chain's hops with its active reactions' NetworkFunctions put
+// in, in the order of Spec.Reactions: right after the first hop of their
+// After's NetworkFunction, or first; one whose After is not a hop is
+// left out (the operator's status says why).
+func (c *Chain) Hops() []zv1.Hop {
+	hops := slices.Clone(c.Spec.Hops)
+	for _, r := range c.Spec.Reactions {
+		if !slices.Contains(c.Active, r.Name) {
+			continue
+		}
+		at := 0
+		if r.Insert.After != "" {
+			at = slices.IndexFunc(hops, func(h zv1.Hop) bool {
+				return h.NetworkFunction == r.Insert.After
+			}) + 1
+			if at == 0 {
+				continue
+			}
+		}
+		hops = slices.Insert(hops, at, zv1.Hop{NetworkFunction: r.Insert.NetworkFunction})
+	}
+	return hops
 }
 
 // Key names a chain in a plan's results.
@@ -105,7 +131,7 @@ func (s step) on(self string, w *World) string {
 func place(w *World, c *Chain, start string) ([]step, error) {
 	cur := start
 	var out []step
-	for i, h := range c.Spec.Hops {
+	for i, h := range c.Hops() {
 		switch {
 		case h.Drop:
 			out = append(out, step{kind: "drop", node: cur})

@@ -135,3 +135,52 @@ func TestRulesOnEveryNode(t *testing.T) {
 		t.Fatalf("n2: %s", p2)
 	}
 }
+
+// An active reaction's NetworkFunction is a hop right after its After's
+// (or first; one whose After is no hop is left out), and it crosses
+// nodes as any hop: dpi (n2 only) put after mon takes the packet to n2,
+// where fwd, the next hop, then runs too.
+func TestActiveReactionsAreHops(t *testing.T) {
+	w := world()
+	spec := zv1.ServiceChainSpec{From: "in", Hops: nfs("mon", "fwd", "port/out"),
+		Reactions: []zv1.Reaction{
+			{Name: "deep", Insert: zv1.ReactionInsert{NetworkFunction: "dpi", After: "mon"}},
+			{Name: "first", Insert: zv1.ReactionInsert{NetworkFunction: "fwd"}},
+			{Name: "lost", Insert: zv1.ReactionInsert{NetworkFunction: "dpi", After: "nothere"}},
+		}}
+	c := chain("r", 3, spec)
+	w.Chains = []Chain{c}
+	if got, want := Make(w, "n1").String(), "default []; port 0 [svc:10 svc:11 port:1]; "+
+		"path 770 [svc:10 svc:11 port:1];"; got != want {
+		t.Fatalf("none active:\n got %s\nwant %s", got, want)
+	}
+	c.Active = []string{"deep", "first", "lost"}
+	w.Chains = []Chain{c}
+	if got, want := fmtHops(c.Hops()), "fwd mon dpi fwd port/out"; got != want {
+		t.Fatalf("hops %s, want %s", got, want)
+	}
+	want := "default []; port 0 [svc:11 svc:10 svc:12@2 svc:11@2 port:1@2]; " +
+		"path 769 [svc:11 svc:10 svc:12@2 svc:11@2 port:1@2]; " +
+		"path 770 [svc:11@2 svc:10 svc:12@2 svc:11@2 port:1@2];"
+	if got := Make(w, "n1").String(); got != want {
+		t.Fatalf("active:\n got %s\nwant %s", got, want)
+	}
+	if c.Spec.Hops[0].NetworkFunction != "mon" || len(c.Spec.Hops) != 3 {
+		t.Fatalf("the spec's hops changed: %v", c.Spec.Hops)
+	}
+}
+
+func fmtHops(hs []zv1.Hop) string {
+	var out []string
+	for _, h := range hs {
+		switch {
+		case h.NetworkFunction != "":
+			out = append(out, h.NetworkFunction)
+		case h.Port != "":
+			out = append(out, "port/"+string(h.Port))
+		default:
+			out = append(out, "?")
+		}
+	}
+	return strings.Join(out, " ")
+}

@@ -13,8 +13,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,8 +42,10 @@ import (
 // LabelNF: the operator's label on a NetworkFunction's pods.
 const LabelNF = "zeronf.dev/networkfunction"
 
-// Resync: how often counters are reported when nothing else changes.
-const Resync = 5 * time.Second
+// Resync: how often counters are sampled and reported when nothing else
+// changes (the operator's autoscaling and reactions see the load this
+// often).
+const Resync = 2 * time.Second
 
 // StaleAfter: how long a manager runs before its node's older NF pods are
 // replaced: by then kubelet has the device plugin's slots healthy again
@@ -63,20 +68,38 @@ type Agent struct {
 	portChains map[int]string
 	defChain   string
 	rules      map[string]int64 // rule's key -> id
+	rates      sampler
 }
 
 type ctlPort struct {
-	Port int    `json:"port"`
-	Name string `json:"name"`
-	Rx   int64  `json:"rx"`
-	Tx   int64  `json:"tx"`
+	Port  int              `json:"port"`
+	Name  string           `json:"name"`
+	Rx    int64            `json:"rx"`
+	Tx    int64            `json:"tx"`
+	Drops map[string]int64 `json:"drops"`
+	HW    struct {
+		Imissed int64 `json:"imissed"`
+	} `json:"hw"`
+}
+
+// ingressDrops: packets lost at p's ingress: the chain's first hop full
+// or stalled, or missed by the port itself (backpressure pushes there).
+func (p *ctlPort) ingressDrops() int64 {
+	return p.Drops["ingress_full"] + p.Drops["stalled"] + p.HW.Imissed
 }
 
 type ctlNF struct {
-	Service int              `json:"service"`
-	Rx      int64            `json:"rx"`
-	Tx      int64            `json:"tx"`
-	Drops   map[string]int64 `json:"drops"`
+	Service  int              `json:"service"`
+	Rx       int64            `json:"rx"`
+	Tx       int64            `json:"tx"`
+	Drops    map[string]int64 `json:"drops"`
+	Counters map[string]int64 `json:"counters"`
+	RxRing   *ctlRing         `json:"rx_ring"`
+}
+
+type ctlRing struct {
+	Count int64 `json:"count"`
+	Size  int64 `json:"size"`
 }
 
 // world: the cluster as the plan sees it, and the ZeroNF.
@@ -136,7 +159,8 @@ func (a *Agent) world(ctx context.Context, z *zv1.ZeroNF, local []cni.Attachment
 	})
 	for _, c := range items {
 		w.Chains = append(w.Chains, chainplan.Chain{Namespace: c.Namespace, Name: c.Name,
-			Generation: c.Generation, PathID: int(c.Status.PathID), Spec: c.Spec})
+			Generation: c.Generation, PathID: int(c.Status.PathID), Spec: c.Spec,
+			Active: c.ActiveReactions()})
 	}
 	return w, nil
 }
@@ -214,7 +238,8 @@ func (a *Agent) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, err
 	var pl struct {
 		Ports []ctlPort `json:"ports"`
 	}
-	if err := c.Call("port.list", nil, &pl); err == nil {
+	portsOK := c.Call("port.list", nil, &pl) == nil
+	if portsOK {
 		for _, p := range pl.Ports {
 			st.Ports = append(st.Ports, zv1.NodePort{Name: p.Name, ID: int32(p.Port), Rx: p.Rx, Tx: p.Tx})
 		}
@@ -235,25 +260,37 @@ func (a *Agent) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, err
 	var nl struct {
 		NFs []ctlNF `json:"nfs"`
 	}
-	if err := c.Call("nf.list", nil, &nl); err == nil {
-		svc := map[int]*zv1.NodeService{}
-		for _, nf := range nl.NFs {
-			s := svc[nf.Service]
-			if s == nil {
-				s = &zv1.NodeService{ID: int32(nf.Service)}
-				svc[nf.Service] = s
-			}
-			s.NFs++
-			s.Rx += nf.Rx
-			s.Tx += nf.Tx
-			for _, d := range nf.Drops {
-				s.Drops += d
+	nfsOK := c.Call("nf.list", nil, &nl) == nil
+	if nfsOK {
+		st.Services = services(nl.NFs)
+	}
+	// the rates: of the ports' ingress drops and the services' counters
+	// (a sample only of both: a missing part would read as a fall)
+	counters := map[string]int64{}
+	for _, p := range pl.Ports {
+		counters["ingress"] += p.ingressDrops()
+	}
+	for _, nf := range nl.NFs {
+		for k, v := range nf.Counters {
+			counters[fmt.Sprintf("%d/%s", nf.Service, k)] += v
+		}
+	}
+	rates := a.rates.rates
+	if portsOK && nfsOK {
+		rates = a.rates.sample(status.Pid, time.Now(), counters)
+	}
+	st.IngressDropsPerSecond = rates["ingress"]
+	for i := range st.Services {
+		s := &st.Services[i]
+		pre := fmt.Sprintf("%d/", s.ID)
+		for k, v := range rates {
+			if name, ok := strings.CutPrefix(k, pre); ok {
+				if s.CounterRates == nil {
+					s.CounterRates = map[string]int64{}
+				}
+				s.CounterRates[name] = v
 			}
 		}
-		for _, s := range svc {
-			st.Services = append(st.Services, *s)
-		}
-		sort.Slice(st.Services, func(i, j int) bool { return st.Services[i].ID < st.Services[j].ID })
 	}
 	st.Ready = errs[""] == ""
 	st.Message = errs[""]
@@ -261,6 +298,36 @@ func (a *Agent) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, err
 		st.FabricIP, _ = fabricIP(z.Spec.Fabric.Subnet, int(me.Spec.HostID))
 	}
 	return again, a.report(ctx, &me, st, w, plan)
+}
+
+// services: the manager's NFs summed by service, its RX rings' mean fill
+// too.
+func services(nfs []ctlNF) []zv1.NodeService {
+	svc := map[int]*zv1.NodeService{}
+	fill := map[int]float64{}
+	for _, nf := range nfs {
+		s := svc[nf.Service]
+		if s == nil {
+			s = &zv1.NodeService{ID: int32(nf.Service)}
+			svc[nf.Service] = s
+		}
+		s.NFs++
+		s.Rx += nf.Rx
+		s.Tx += nf.Tx
+		for _, d := range nf.Drops {
+			s.Drops += d
+		}
+		if nf.RxRing != nil && nf.RxRing.Size > 0 {
+			fill[nf.Service] += float64(nf.RxRing.Count) / float64(nf.RxRing.Size)
+		}
+	}
+	out := make([]zv1.NodeService, 0, len(svc))
+	for id, s := range svc {
+		s.RingOccupancyPercent = int32(math.Round(100 * fill[id] / float64(s.NFs)))
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // replaceStale deletes the node's NF pods (the operator's) that started
@@ -491,8 +558,12 @@ func (a *Agent) apply(c *ctl.Client, z *zv1.ZeroNF, me *zv1.ZeroNFNode, w *chain
 func (a *Agent) report(ctx context.Context, me *zv1.ZeroNFNode, st zv1.ZeroNFNodeStatus,
 	w *chainplan.World, p *chainplan.Plan) error {
 	for _, c := range w.Chains {
-		st.Chains = append(st.Chains, zv1.NodeChain{Namespace: c.Namespace, Name: c.Name,
-			Generation: c.Generation, Error: p.Errors[c.Key()]})
+		nc := zv1.NodeChain{Namespace: c.Namespace, Name: c.Name,
+			Generation: c.Generation, Error: p.Errors[c.Key()]}
+		if nc.Error == "" {
+			nc.Reactions = slices.Clone(c.Active)
+		}
+		st.Chains = append(st.Chains, nc)
 	}
 	old := me.DeepCopy()
 	st.UpdateTime = old.Status.UpdateTime

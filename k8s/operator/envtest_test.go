@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -332,4 +333,132 @@ func TestEnvChainsAndNetworkFunctionsFromTheNodesReports(t *testing.T) {
 	if got[0] != 1 || got[1] != 2 {
 		t.Fatalf("path ids %v, want the lowest free", got)
 	}
+}
+
+// Autoscale and reactions decided from the load the node agents report:
+// a NetworkFunction scaled out and back in, a reaction's NetworkFunction
+// put into its chain and taken out, each with its event; a chain with an
+// active reaction is programmed on a node only once the node has it.
+func TestEnvPoliciesFromTheNodesReports(t *testing.T) {
+	ctx := needAPI(t)
+	fw := &zv1.NetworkFunction{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "fw"},
+		Spec: zv1.NetworkFunctionSpec{ServiceID: 20, Program: "zeronf-forward",
+			Autoscale: &zv1.Autoscale{MaxReplicas: 2,
+				ScaleOut: zv1.ScaleOut{RingOccupancyPercent: i32(50), ForSeconds: 1},
+				ScaleIn:  zv1.ScaleIn{RingOccupancyPercentBelow: 5, ForSeconds: 1}}}}
+	mon := &zv1.NetworkFunction{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "mon"},
+		Spec: zv1.NetworkFunctionSpec{ServiceID: 21, Program: "zeronf-monitor"}}
+	filter := &zv1.NetworkFunction{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "filter"},
+		Spec: zv1.NetworkFunctionSpec{ServiceID: 22, Program: "zeronf-filter"}}
+	ch := &zv1.ServiceChain{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "guarded"},
+		Spec: zv1.ServiceChainSpec{From: "in", Hops: []zv1.Hop{{NetworkFunction: "mon"}, {NetworkFunction: "fw"}},
+			Reactions: []zv1.Reaction{{Name: "syn",
+				When:   zv1.ReactionWhen{NetworkFunction: "mon", Counter: "tcp_syn", Above: 100, ForSeconds: 1},
+				Insert: zv1.ReactionInsert{NetworkFunction: "filter", After: "mon", RemoveAfterSeconds: 1}}}}}
+	for _, o := range []client.Object{fw, mon, filter, ch} {
+		if err := kc.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// the defaults the API server fills in
+	if fw.Spec.Autoscale.MinReplicas == nil || *fw.Spec.Autoscale.MinReplicas != 1 ||
+		ch.Spec.Reactions[0].Insert.After != "mon" {
+		t.Fatalf("defaults: %+v %+v", fw.Spec.Autoscale, ch.Spec.Reactions)
+	}
+	load := func(fwNFs, occ int32, syn int64, chainReactions []string) {
+		report(t, ctx, "a1", zv1.ZeroNFNodeStatus{Ready: true, IngressDropsPerSecond: 0,
+			Services: []zv1.NodeService{
+				{ID: 20, NFs: fwNFs, RingOccupancyPercent: occ},
+				{ID: 21, NFs: 1, CounterRates: map[string]int64{"tcp_syn": syn}}},
+			Chains: []zv1.NodeChain{{Namespace: "t", Name: "guarded", Generation: ch.Generation,
+				Reactions: chainReactions}}})
+	}
+	replicas := func(n int32) func() (bool, string) {
+		return func() (bool, string) {
+			_ = kc.Get(ctx, client.ObjectKeyFromObject(fw), fw)
+			return *fw.Spec.Replicas == n, fmt.Sprintf("%d %+v", *fw.Spec.Replicas, fw.Status.Autoscale)
+		}
+	}
+	load(1, 80, 0, nil)
+	eventually(t, "fw scaled out to 2", replicas(2))
+	var dep appsv1.Deployment
+	eventually(t, "its Deployment too", func() (bool, string) {
+		_ = kc.Get(ctx, types.NamespacedName{Namespace: "t", Name: "nf-fw"}, &dep)
+		return dep.Spec.Replicas != nil && *dep.Spec.Replicas == 2, fmt.Sprint(dep.Spec.Replicas)
+	})
+	eventually(t, "its autoscale status", func() (bool, string) {
+		_ = kc.Get(ctx, client.ObjectKeyFromObject(fw), fw)
+		a := fw.Status.Autoscale
+		return a != nil && a.LastScaleTime != nil && a.RingOccupancyPercent == 80, fmt.Sprintf("%+v", a)
+	})
+	// at max, still loaded: stays; then idle: back to 1
+	load(2, 90, 0, nil)
+	time.Sleep(1500 * time.Millisecond)
+	if ok, s := replicas(2)(); !ok {
+		t.Fatalf("past max: %s", s)
+	}
+	load(2, 0, 0, nil)
+	eventually(t, "fw scaled in to 1", replicas(1))
+	eventually(t, "its events", func() (bool, string) {
+		return hasEvent(ctx, "fw", "ScaledOut", "1 -> 2 replicas (RX rings 80% full, 0 ingress drops/s)") &&
+			hasEvent(ctx, "fw", "ScaledIn", "2 -> 1 replicas"), ""
+	})
+
+	// the SYN counter of mon runs fast: filter in, after mon
+	load(1, 0, 500, nil)
+	eventually(t, "the reaction active", func() (bool, string) {
+		_ = kc.Get(ctx, client.ObjectKeyFromObject(ch), ch)
+		r := ch.Status.Reactions
+		return len(r) == 1 && r[0].Active && r[0].Rate == 500, fmt.Sprintf("%+v", r)
+	})
+	programmed := func(want string) func() (bool, string) {
+		return func() (bool, string) {
+			_ = kc.Get(ctx, client.ObjectKeyFromObject(ch), ch)
+			return fmt.Sprint(ch.Status.Programmed) == want, fmt.Sprint(ch.Status.Programmed)
+		}
+	}
+	// a1 reports the chain without the reaction's hop: not programmed
+	// there until it has it
+	eventually(t, "a1 not programmed (no filter yet)", programmed("[]"))
+	load(1, 0, 500, []string{"syn"})
+	eventually(t, "a1 programmed with filter", programmed("[a1]"))
+	load(1, 0, 0, []string{"syn"})
+	eventually(t, "the reaction over", func() (bool, string) {
+		_ = kc.Get(ctx, client.ObjectKeyFromObject(ch), ch)
+		r := ch.Status.Reactions
+		return len(r) == 1 && !r[0].Active && r[0].LastTransitionTime != nil, fmt.Sprintf("%+v", r)
+	})
+	eventually(t, "the reaction's events", func() (bool, string) {
+		return hasEvent(ctx, "guarded", "ReactionInserted", "syn: filter put into the chain (mon tcp_syn at 500/s)") &&
+			hasEvent(ctx, "guarded", "ReactionRemoved", "syn: filter taken out of the chain"), ""
+	})
+	// a reaction whose After is no hop stays out, saying why
+	ch.Spec.Reactions[0].Insert.After = "nothere"
+	if err := kc.Update(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	load(1, 0, 500, nil)
+	eventually(t, "refused", func() (bool, string) {
+		return hasEvent(ctx, "guarded", "ReactionFailed", `syn: no hop networkFunction "nothere" to put filter after`), ""
+	})
+	_ = kc.Get(ctx, client.ObjectKeyFromObject(ch), ch)
+	if r := ch.Status.Reactions; len(r) != 1 || r[0].Active {
+		t.Fatalf("reactions %+v", r)
+	}
+	for _, o := range []client.Object{fw, mon, filter, ch} {
+		_ = kc.Delete(ctx, o)
+	}
+}
+
+// hasEvent: an event of reason on the object named name of namespace t
+// whose message starts with msg.
+func hasEvent(ctx context.Context, name, reason, msg string) bool {
+	var evs corev1.EventList
+	_ = kc.List(ctx, &evs, client.InNamespace("t"))
+	for _, e := range evs.Items {
+		if e.InvolvedObject.Name == name && e.Reason == reason && strings.HasPrefix(e.Message, msg) {
+			return true
+		}
+	}
+	return false
 }

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,7 +119,7 @@ func (r *NetworkFunctionReconciler) fill(dep *appsv1.Deployment, nf *zv1.Network
 	ps.Containers = []corev1.Container{c}
 }
 
-// +kubebuilder:rbac:groups=zeronf.dev,resources=networkfunctions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=zeronf.dev,resources=networkfunctions,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=zeronf.dev,resources=networkfunctions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=zeronf.dev,resources=zeronfnodes,verbs=get;list;watch
@@ -131,6 +133,19 @@ func (r *NetworkFunctionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	var nf zv1.NetworkFunction
 	if err := r.Get(ctx, req.NamespacedName, &nf); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// the managers' count of its NFs and packets (the node agents'
+	// reports)
+	var nodes zv1.ZeroNFNodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return ctrl.Result{}, err
+	}
+	var scaled *zv1.AutoscaleStatus
+	if nf.Spec.Autoscale != nil {
+		var err error
+		if scaled, err = r.autoscale(ctx, &nf, nodes.Items); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
 		Name: DeploymentName(&nf), Namespace: nf.Namespace}}
@@ -148,12 +163,7 @@ func (r *NetworkFunctionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 			"deployment %s %s", dep.Name, op)
 	}
 	st := nf.Status.DeepCopy()
-	// the managers' count of its NFs and packets (the node agents'
-	// reports)
-	var nodes zv1.ZeroNFNodeList
-	if err := r.List(ctx, &nodes); err != nil {
-		return ctrl.Result{}, err
-	}
+	st.Autoscale = scaled
 	st.Registered, st.RxPackets, st.TxPackets, st.DropPackets = 0, 0, 0, 0
 	for _, n := range nodes.Items {
 		for _, s := range n.Status.Services {
@@ -185,11 +195,50 @@ func (r *NetworkFunctionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
+	if scaled != nil && scaled.Pressure != "" {
+		return ctrl.Result{RequeueAfter: PolicyRecheck}, nil
+	}
 	return ctrl.Result{}, nil
 }
 
+// autoscale sets nf's replicas as its autoscale says (a patch of its
+// spec, as a HorizontalPodAutoscaler writes a Deployment's, and an
+// event) and answers its autoscale status.
+func (r *NetworkFunctionReconciler) autoscale(ctx context.Context, nf *zv1.NetworkFunction,
+	nodes []zv1.ZeroNFNode) (*zv1.AutoscaleStatus, error) {
+	occ, drops, _ := serviceLoad(nodes, nf.Spec.ServiceID, "")
+	registered := int32(0)
+	for _, n := range nodes {
+		for _, s := range n.Status.Services {
+			if s.ID == nf.Spec.ServiceID {
+				registered += s.NFs
+			}
+		}
+	}
+	replicas := int32(1)
+	if nf.Spec.Replicas != nil {
+		replicas = *nf.Spec.Replicas
+	}
+	st, want, why := autoscaleStep(nf.Spec.Autoscale, nf.Status.Autoscale, occ, drops,
+		replicas, registered, time.Now())
+	if want != replicas {
+		old := nf.DeepCopy()
+		nf.Spec.Replicas = &want
+		if err := r.Patch(ctx, nf, client.MergeFrom(old)); err != nil {
+			return nil, err
+		}
+		reason := "ScaledOut"
+		if want < replicas {
+			reason = "ScaledIn"
+		}
+		r.Recorder.Eventf(nf, corev1.EventTypeNormal, reason, "%d -> %d replicas (%s)",
+			replicas, want, why)
+	}
+	return st, nil
+}
+
 func equalStatus(a, b *zv1.NetworkFunctionStatus) bool {
-	return a.Replicas == b.Replicas && a.Ready == b.Ready && a.Registered == b.Registered &&
+	return equality.Semantic.DeepEqual(a.Autoscale, b.Autoscale) && a.Replicas == b.Replicas && a.Ready == b.Ready && a.Registered == b.Registered &&
 		a.RxPackets == b.RxPackets && a.TxPackets == b.TxPackets && a.DropPackets == b.DropPackets &&
 		a.ObservedGeneration == b.ObservedGeneration && sameConditions(a.Conditions, b.Conditions)
 }

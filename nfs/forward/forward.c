@@ -7,13 +7,16 @@
  * id, as a steering NF does), or cross-connected (out of the other port
  * of its pair: 0<->1, 2<->3, ...), which makes a two-port bridge. With
  * --cost-ns it spends that long on each packet: a heavier NF, to overload
- * a chain on purpose (tests, benchmarks). */
+ * a chain on purpose (tests, benchmarks); with --wait-us it sleeps that
+ * long on each packet: a slow NF that leaves its core to others (one
+ * waiting on something), to overload a chain on a busy machine. */
 
 #include <errno.h>
 #include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_pause.h>
@@ -25,6 +28,7 @@ static uint16_t dest;
 static bool cross;
 static int chain = -1; /* --chain */
 static uint64_t cost_ns, cost_cycles; /* --cost-ns */
+static uint64_t wait_us; /* --wait-us */
 
 static void
 fwd_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
@@ -35,6 +39,14 @@ fwd_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 
 		while (rte_get_tsc_cycles() < end)
 			rte_pause();
+	}
+	if (wait_us != 0) {
+		uint64_t ns = wait_us * 1000 * n;
+		struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+				       .tv_nsec = (long)(ns % 1000000000ull) };
+
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
 	}
 	/* NEXT is every packet's default: do not even touch the metadata
 	 * (it stays in the manager's cache). */
@@ -81,6 +93,7 @@ fwd_parse(struct zn_nf *nf, int argc, char **argv)
 		{ "out-port", required_argument, NULL, 'p' },
 		{ "cross-connect", no_argument, NULL, 'x' },
 		{ "cost-ns", required_argument, NULL, 'c' },
+		{ "wait-us", required_argument, NULL, 'w' },
 		{ "chain", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -119,6 +132,15 @@ fwd_parse(struct zn_nf *nf, int argc, char **argv)
 				return -EINVAL;
 			break;
 		}
+		case 'w': {
+			char *end;
+
+			wait_us = strtoull(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
+			    wait_us > 1000000ull)
+				return -EINVAL;
+			break;
+		}
 		default:
 			return -EINVAL;
 		}
@@ -149,7 +171,9 @@ fwd_usage(FILE *out)
 		     "(path.list, rule.list)\n"
 		     "  (default: next hop of the packet's chain)\n"
 		     "      --cost-ns N       spend N ns on each packet (a "
-		     "heavier NF)\n");
+		     "heavier NF)\n"
+		     "      --wait-us N       sleep N us on each packet (a slow "
+		     "NF that leaves its core)\n");
 }
 
 static const struct zn_nf_ops forward_ops = {

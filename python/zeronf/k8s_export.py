@@ -3,10 +3,14 @@
 trust groups and manager settings become the cluster's ZeroNF (every
 node's manager), each service a NetworkFunction, the default chain, each
 port's chain and each rule a ServiceChain. What the resources cannot say
-(exact flows, routes, tenants, autoscaling and reactions, sandboxes and
-VMs, CPU lists) is left out and named, never dropped silently."""
+(exact flows, routes, tenants, sandboxes and VMs, CPU lists) is left out
+and named, never dropped silently. A service's autoscale becomes its
+NetworkFunction's, a reaction one of each ServiceChain the manager would
+put its NF into (the default chain, each port's chain that has its
+`after`)."""
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -24,6 +28,50 @@ def _k8s_name(s: str) -> str:
     return n or "x"
 
 
+def _seconds(v: float) -> int:
+    """A time of the file as the resources' whole seconds (up)."""
+    return int(math.ceil(v))
+
+
+def _autoscale(a: dict) -> dict:
+    """A file's autoscale policy as a NetworkFunction's (the manager's
+    defaults, mgr/nf/policy.c, are the CRD's)."""
+    o, i = a.get("out_when", {}), a.get("in_when", {})
+    out: dict = {}
+    if "ring_occupancy" in o:
+        out["ringOccupancyPercent"] = max(1, round(100 * o["ring_occupancy"]))
+    if "drop_rate" in o:
+        out["ingressDropsPerSecond"] = max(1, int(math.ceil(o["drop_rate"])))
+    if "for_s" in o:
+        out["forSeconds"] = _seconds(o["for_s"])
+    spec: dict = {"maxReplicas": a.get("max", 16), "scaleOut": out}
+    if "min" in a:
+        spec["minReplicas"] = a["min"]
+    sin: dict = {}
+    if "ring_occupancy_below" in i:
+        sin["ringOccupancyPercentBelow"] = round(
+            100 * i["ring_occupancy_below"])
+    if "idle_for_s" in i:
+        sin["forSeconds"] = _seconds(i["idle_for_s"])
+    if sin:
+        spec["scaleIn"] = sin
+    return spec
+
+
+def _reaction(r: dict, nf_name) -> dict:
+    w, ins = r["when"], r["insert"]
+    when = {"networkFunction": nf_name(w["service"]),
+            "counter": w["counter"], "above": int(math.floor(w["above"]))}
+    if "for_s" in w:
+        when["forSeconds"] = _seconds(w["for_s"])
+    insert = {"networkFunction": nf_name(ins["service"])}
+    if "after" in ins:
+        insert["after"] = nf_name(ins["after"])
+    if "remove_after_s" in ins:
+        insert["removeAfterSeconds"] = _seconds(ins["remove_after_s"])
+    return {"name": _k8s_name(r["name"]), "when": when, "insert": insert}
+
+
 def export(d: Deployment, namespace: str = "default",
            image: str | None = None) -> tuple[list[dict], list[str]]:
     """The resources, and notes: what of the file they leave out ("left
@@ -31,6 +79,7 @@ def export(d: Deployment, namespace: str = "default",
     ...")."""
     left: list[str] = []
     svc_name = {s.id: _k8s_name(s.name) for s in d.services}
+    by_name = {s.name: s.id for s in d.services}
     port_name = {i: p.get("name") or f"port{i}" for i, p in
                  enumerate(d.ports)}
 
@@ -97,6 +146,10 @@ def export(d: Deployment, namespace: str = "default",
             if there:
                 left.append(f"left out: services '{s.name}': {what} (a pod "
                             f"is its sandbox; CPUs: its resources)")
+        scale = next((a for a in d.autoscale if a["service"] == s.name),
+                     None)
+        if scale is not None:
+            nf["autoscale"] = _autoscale(scale)
         if s.lb != "hash":
             left.append(f"left out: services '{s.name}': lb {s.lb}")
         docs.append({"apiVersion": API, "kind": "NetworkFunction",
@@ -126,7 +179,20 @@ def export(d: Deployment, namespace: str = "default",
             if "priority" in r:
                 rule["priority"] = r["priority"]
             chain(f"rule-{i}", {"hops": h, "rules": [rule]})
-    for what in ("flows", "routes", "tenants", "autoscale", "reactions"):
+    chains = [c for c in docs if c["kind"] == "ServiceChain" and
+              "rules" not in c["spec"]]
+    for r in d.reactions:
+        after = r["insert"].get("after")
+        into = [c for c in chains if after is None or
+                {"networkFunction": svc_name[by_name[after]]} in
+                c["spec"]["hops"]]
+        if not into:
+            left.append(f"left out: reactions '{r['name']}': no chain has "
+                        f"its service '{after}'")
+        for c in into:
+            c["spec"].setdefault("reactions", []).append(
+                _reaction(r, lambda n: svc_name[by_name[n]]))
+    for what in ("flows", "routes", "tenants"):
         if getattr(d, what):
             left.append(f"left out: {what} ({len(getattr(d, what))}): no "
                         f"resource of the cluster's says them yet")

@@ -103,7 +103,7 @@ def chain_across_two_nodes() -> None:
     assert [(p["host"], p["ip"]) for p in fab["peers"]] == \
         [(host[N2], f"10.78.0.{host[N2]}")], fab
 
-    # the managers' counts (not the reports, up to 5 s old), from a still
+    # the managers' counts (not the reports, up to 2 s old), from a still
     # point: what went by while the chains were programmed on one node and
     # not yet on the other is not theirs
     def counts() -> dict:
@@ -136,7 +136,7 @@ def chain_across_two_nodes() -> None:
     assert out["ok"] == 4, out
 
     # every packet of both directions went through all three services:
-    # their counts (the node agents' reports, every 5 s) agree
+    # their counts (the node agents' reports, every 2 s) agree
     after, lost = still(), missed() - lost0
     rx = {s: after[s] - before[s] for s in before}
 

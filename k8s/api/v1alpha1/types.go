@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"sort"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -69,6 +71,82 @@ type NetworkFunctionSpec struct {
 	// added by the operator.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Autoscale: the operator sets Replicas from the managers' load (a
+	// deployment file's autoscale; docs/kubernetes.md "Autoscaling").
+	// +optional
+	Autoscale *Autoscale `json:"autoscale,omitempty"`
+}
+
+// Autoscale scales a NetworkFunction out by one replica while its load
+// holds above a threshold for ScaleOut.ForSeconds, and in by one while it
+// holds below ScaleIn's for ScaleIn.ForSeconds, within MinReplicas and
+// MaxReplicas. The load is what the node agents report: the mean fill of
+// its NFs' RX rings, the packets lost at the ingress of the nodes it runs
+// on.
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas is more than maxReplicas"
+// +kubebuilder:validation:XValidation:rule="has(self.scaleOut.ringOccupancyPercent) || has(self.scaleOut.ingressDropsPerSecond)",message="scaleOut: ringOccupancyPercent, ingressDropsPerSecond or both"
+type Autoscale struct {
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=4096
+	// +kubebuilder:default=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	MaxReplicas int32    `json:"maxReplicas"`
+	ScaleOut    ScaleOut `json:"scaleOut"`
+	// +optional
+	ScaleIn ScaleIn `json:"scaleIn,omitempty"`
+}
+
+// ScaleOut: when to add a replica (either threshold reached).
+type ScaleOut struct {
+	// RingOccupancyPercent: its NFs' RX rings at least this full, on
+	// average.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	RingOccupancyPercent *int32 `json:"ringOccupancyPercent,omitempty"`
+	// IngressDropsPerSecond: at least this many packets a second lost at
+	// the ingress of the nodes its NFs run on (the first hop full or
+	// stalled, the ports' own misses).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	IngressDropsPerSecond *int64 `json:"ingressDropsPerSecond,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=3
+	ForSeconds int32 `json:"forSeconds,omitempty"`
+}
+
+// ScaleIn: when to take a replica away (no drops and the rings below).
+type ScaleIn struct {
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=1
+	RingOccupancyPercentBelow int32 `json:"ringOccupancyPercentBelow,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=10
+	ForSeconds int32 `json:"forSeconds,omitempty"`
+}
+
+// AutoscaleStatus: the load as the operator last saw it and what it
+// asks for.
+type AutoscaleStatus struct {
+	RingOccupancyPercent  int32 `json:"ringOccupancyPercent"`
+	IngressDropsPerSecond int64 `json:"ingressDropsPerSecond"`
+	// Pressure: "Out", "In" or "" (neither), held since Since.
+	// +optional
+	Pressure string `json:"pressure,omitempty"`
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+	// +optional
+	LastScaleTime *metav1.Time `json:"lastScaleTime,omitempty"`
 }
 
 // NetworkFunctionStatus is what the managers and Kubernetes say of it.
@@ -82,6 +160,8 @@ type NetworkFunctionStatus struct {
 	RxPackets   int64 `json:"rxPackets"`
 	TxPackets   int64 `json:"txPackets"`
 	DropPackets int64 `json:"dropPackets"`
+	// +optional
+	Autoscale *AutoscaleStatus `json:"autoscale,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -201,6 +281,74 @@ type ServiceChainSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=256
 	Rules []Rule `json:"rules,omitempty"`
+	// Reactions put a NetworkFunction into the chain while another's
+	// counter runs fast (a deployment file's reactions).
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	Reactions []Reaction `json:"reactions,omitempty"`
+}
+
+// Reaction: while When.NetworkFunction's counter When.Counter (summed
+// over its NFs on every node) rises faster than When.Above a second for
+// When.ForSeconds, Insert.NetworkFunction is a hop of the chain, right
+// after Insert.After's (or first); it leaves once the rate has been at
+// or below When.Above for Insert.RemoveAfterSeconds.
+type Reaction struct {
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`
+	Name   string         `json:"name"`
+	When   ReactionWhen   `json:"when"`
+	Insert ReactionInsert `json:"insert"`
+}
+
+// ReactionWhen: the NF counter watched.
+type ReactionWhen struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	NetworkFunction string `json:"networkFunction"`
+	// Counter: one of its NFs' counters (nf.list's "counters": the
+	// monitor's tcp_syn, udp ...).
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_.-]{1,23}$`
+	Counter string `json:"counter"`
+	// Above: per second.
+	// +kubebuilder:validation:Minimum=0
+	Above int64 `json:"above"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=2
+	ForSeconds int32 `json:"forSeconds,omitempty"`
+}
+
+// ReactionInsert: the NetworkFunction put in.
+type ReactionInsert struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	NetworkFunction string `json:"networkFunction"`
+	// After: the networkFunction hop it follows; left out: first.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	After string `json:"after,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	// +kubebuilder:default=10
+	RemoveAfterSeconds int32 `json:"removeAfterSeconds,omitempty"`
+}
+
+// ReactionStatus: a reaction as the operator last saw it.
+type ReactionStatus struct {
+	Name string `json:"name"`
+	// Active: its NetworkFunction is in the chain.
+	Active bool `json:"active"`
+	// Rate: the counter's, per second.
+	Rate int64 `json:"rate"`
+	// Since: when the rate last crossed Above (held that way since).
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
 }
 
 // ServiceChainStatus: where the chain is in force.
@@ -209,9 +357,14 @@ type ServiceChainStatus struct {
 	// crosses the fabric as NSH service path PathID*256+H.
 	// +optional
 	PathID int32 `json:"pathId,omitempty"`
-	// Nodes whose managers have the chain as it is now.
+	// Nodes whose managers have the chain as it is now (its active
+	// reactions' hops too).
 	// +optional
 	Programmed []string `json:"programmed,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Reactions []ReactionStatus `json:"reactions,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -233,6 +386,19 @@ type ServiceChain struct {
 
 	Spec   ServiceChainSpec   `json:"spec"`
 	Status ServiceChainStatus `json:"status,omitempty"`
+}
+
+// ActiveReactions: the names of the chain's reactions in force (its
+// status, the operator's), sorted.
+func (c *ServiceChain) ActiveReactions() []string {
+	var out []string
+	for _, r := range c.Status.Reactions {
+		if r.Active {
+			out = append(out, r.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // ServiceChainList is a list of them.

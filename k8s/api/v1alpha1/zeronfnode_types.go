@@ -39,6 +39,13 @@ type NodeService struct {
 	Tx  int64 `json:"tx"`
 	// Drops: its NFs' drops.
 	Drops int64 `json:"drops"`
+	// RingOccupancyPercent: its NFs' RX rings' mean fill.
+	// +optional
+	RingOccupancyPercent int32 `json:"ringOccupancyPercent,omitempty"`
+	// CounterRates: its NFs' counters (summed), per second over the
+	// agent's last sampling interval.
+	// +optional
+	CounterRates map[string]int64 `json:"counterRates,omitempty"`
 }
 
 // NodeChain: a ServiceChain as the node's manager has it.
@@ -50,6 +57,9 @@ type NodeChain struct {
 	// Error: why it is not (empty: it is).
 	// +optional
 	Error string `json:"error,omitempty"`
+	// Reactions of the chain whose hops it has (the active ones).
+	// +optional
+	Reactions []string `json:"reactions,omitempty"`
 }
 
 // ZeroNFNodeStatus: the node agent's report.
@@ -64,6 +74,11 @@ type ZeroNFNodeStatus struct {
 	Services []NodeService `json:"services,omitempty"`
 	// +optional
 	Chains []NodeChain `json:"chains,omitempty"`
+	// IngressDropsPerSecond: packets lost at the ingress of its ports
+	// (the first hop full or stalled, the ports' own misses), per second
+	// over the agent's last sampling interval.
+	// +optional
+	IngressDropsPerSecond int64 `json:"ingressDropsPerSecond,omitempty"`
 	// FabricIP: the node's address on the fabric, if it has one.
 	// +optional
 	FabricIP string `json:"fabricIP,omitempty"`
