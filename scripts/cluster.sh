@@ -727,7 +727,10 @@ image_files() { # zeronf|tools
   local b=${ZERONF_BUILD:-$REPO/build}
   case $1 in
     zeronf) printf '%s\n' "$b/mgr/zeronf-mgr" "$b/nfs/zeronf-forward" \
-              "$b/nfs/zeronf-monitor" "$b/nfs/zeronf-dpi" "$b/k8s/zeronf-node" \
+              "$b/nfs/zeronf-monitor" "$b/nfs/zeronf-dpi" \
+              "$b/nfs/zeronf-filter" "$b/nfs/zeronf-flowmon" \
+              "$b/nfs/zeronf-router" "$b/nfs/zeronf-steer" \
+              "$b/nfs/zeronf-speed-tester" "$b/k8s/zeronf-node" \
               "$b/k8s/zeronf-cni" "$b/k8s/zeronf-operator" \
               /usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0 \
               /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 ;;

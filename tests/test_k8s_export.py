@@ -156,6 +156,51 @@ def test_policies_become_the_resources_policies(tmp_path):
     assert "autoscale" not in notes and "left out: reactions (" not in notes
 
 
+def test_a_tenant_is_a_namespace(tmp_path):
+    """A tenant is the ZeroNF's (its slices' ports by name), its NFs (its
+    trust group's) and its chain in the namespace of its name; what a
+    cluster holds otherwise (CPU, memory, its socket's user) is named."""
+    f = tmp_path / "d.yaml"
+    f.write_text(yaml.safe_dump({
+        "name": "x",
+        "manager": {"trust_groups": [{"name": "red"}, {"name": "blue"}],
+                    "tenants": [{"name": "Red_1", "trust_group": "red",
+                                 "service_ids": [10, 19], "uid": 1000,
+                                 "cpu_percent": 50,
+                                 "slices": [{"port": "lan", "vlan": 10},
+                                            {"port": 1}],
+                                 "chain": ["rfw", "port:wan"]},
+                                {"name": "blue", "trust_group": "blue"}]},
+        "ports": [{"name": "lan", "devargs": "net_null0"},
+                  {"name": "wan", "devargs": "net_null1"}],
+        "services": [{"name": "rfw", "id": 10, "trust_group": "red",
+                      "nf": {"binary": "zeronf-forward"}},
+                     {"name": "fw", "nf": {"binary": "zeronf-forward"}}],
+        "chain": ["fw", "port:wan"],
+    }))
+    docs, notes = export(f, "--namespace", "ops")
+    for d in docs:
+        jsonschema.validate(d, schema(d["kind"]))
+    by = {(d["kind"], d["metadata"]["namespace"] if "namespace" in
+           d["metadata"] else "", d["metadata"]["name"]): d["spec"]
+          for d in docs}
+    assert by[("ZeroNF", "", "default")]["tenants"] == [
+        {"name": "red-1", "trustGroup": "red",
+         "serviceIds": {"first": 10, "last": 19},
+         "slices": [{"port": "lan", "vlan": 10}, {"port": "wan"}]}]
+    assert by[("NetworkFunction", "red-1", "rfw")]["trustGroup"] == "red"
+    assert ("NetworkFunction", "ops", "fw") in by
+    assert by[("ServiceChain", "red-1", "chain")] == {
+        "hops": [{"networkFunction": "rfw"}, {"port": "wan"}]}
+    assert by[("ServiceChain", "ops", "default")]["hops"][0] == \
+        {"networkFunction": "fw"}
+    for said in ("left out: manager.tenants 'Red_1': uid",
+                 "left out: manager.tenants 'Red_1': cpu_percent",
+                 "left out: manager.tenants 'blue': no service_ids"):
+        assert said in notes, notes
+    assert "manager.tenants (" not in notes
+
+
 def test_a_bad_file_is_refused_saying_why(tmp_path):
     f = tmp_path / "bad.yaml"
     f.write_text("name: x\nports: []\nservices: []\nchain: [nosuch]\n")

@@ -81,6 +81,9 @@ type World struct {
 	Nodes  map[string]*Node
 	NFs    map[string]*NF // "namespace/name"
 	Chains []Chain
+	// Tenants: the namespaces that are tenants (of the same name): a
+	// ServiceChain there is the tenant's chain.
+	Tenants map[string]bool
 }
 
 // Rule is one of a node's wildcard rules (rule.add).
@@ -95,6 +98,8 @@ type Rule struct {
 type Plan struct {
 	// Default: the default chain's hops; nil: none of a ServiceChain.
 	Default []string
+	// TenantChains: tenant -> its chain's hops (chain.set with tenant).
+	TenantChains map[string][]string
 	// PortChains: port id -> hops.
 	PortChains map[int][]string
 	Rules      []Rule
@@ -107,6 +112,7 @@ type Plan struct {
 	DefaultOwner string
 	PortOwner    map[int]string
 	PathOwner    map[int]string
+	TenantOwner  map[string]string
 }
 
 // step is a hop placed on a node.
@@ -226,7 +232,8 @@ func starts(w *World, c *Chain) (map[string]int, error) {
 // Make is self's plan.
 func Make(w *World, self string) *Plan {
 	p := &Plan{PortChains: map[int][]string{}, Paths: map[int][]string{},
-		Errors: map[string]string{}, PortOwner: map[int]string{}, PathOwner: map[int]string{}}
+		Errors: map[string]string{}, PortOwner: map[int]string{}, PathOwner: map[int]string{},
+		TenantChains: map[string][]string{}, TenantOwner: map[string]string{}}
 	if w.Nodes[self] == nil {
 		return p
 	}
@@ -235,6 +242,10 @@ func Make(w *World, self string) *Plan {
 		key := c.Key()
 		p.Errors[key] = ""
 		fail := func(format string, a ...any) { p.Errors[key] = fmt.Sprintf(format, a...) }
+		if w.Tenants[c.Namespace] {
+			p.tenantChain(w, c, self, fail)
+			continue
+		}
 		st, err := starts(w, c)
 		if err != nil {
 			fail("%v", err)
@@ -301,6 +312,41 @@ func Make(w *World, self string) *Plan {
 	return p
 }
 
+// tenantChain: c, of a tenant's namespace, as that tenant's chain on self:
+// what its slices receive here, its hops all here (the managers keep a
+// tenant's packets on the tenant's NFs and ports, and a service path
+// belongs to no tenant).
+func (p *Plan) tenantChain(w *World, c *Chain, self string, fail func(string, ...any)) {
+	if c.Spec.From != "" || c.Spec.FromPod != "" || len(c.Spec.Rules) > 0 {
+		fail("a tenant's ServiceChain is its chain (what its slices receive): leave from, fromPod and rules out")
+		return
+	}
+	steps, err := place(w, c, self)
+	if err != nil {
+		fail("%v", err)
+		return
+	}
+	hops := make([]string, len(steps))
+	for k, s := range steps {
+		if s.node != self {
+			h := c.Hops()[k]
+			what := "NetworkFunction " + h.NetworkFunction
+			if h.Pod != "" {
+				what = "pod " + h.Pod
+			}
+			fail("hop %d: %s has no pod on this node (a tenant's chain stays on its node)", k, what)
+			return
+		}
+		hops[k] = s.on(self, w)
+	}
+	if o, taken := p.TenantOwner[c.Namespace]; taken {
+		fail("tenant %s's chain is ServiceChain %s's", c.Namespace, o)
+		return
+	}
+	p.TenantOwner[c.Namespace] = c.Key()
+	p.TenantChains[c.Namespace] = hops
+}
+
 // match: a Match as rule.add takes it.
 func match(m zv1.Match) map[string]any {
 	out := map[string]any{}
@@ -345,6 +391,9 @@ func (p *Plan) String() string {
 	}
 	for _, r := range p.Rules {
 		fmt.Fprintf(&b, " rule %v/%d %v;", r.Match, r.Priority, r.Hops)
+	}
+	for _, t := range slices.Sorted(maps.Keys(p.TenantChains)) {
+		fmt.Fprintf(&b, " tenant %s %v;", t, p.TenantChains[t])
 	}
 	return b.String()
 }

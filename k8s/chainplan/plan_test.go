@@ -184,3 +184,47 @@ func fmtHops(hs []zv1.Hop) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// A ServiceChain of a tenant's namespace is the tenant's chain on each
+// node whose hops are all there; elsewhere, and in any other form, it is
+// refused saying why.
+func TestTenantChains(t *testing.T) {
+	w := world()
+	w.Tenants = map[string]bool{"red": true}
+	w.NFs["red/rfw"] = &NF{ServiceID: 40, Nodes: map[string]bool{"n1": true, "n2": true}}
+	w.NFs["red/rmon"] = &NF{ServiceID: 41, Nodes: map[string]bool{"n1": true}}
+	red := func(name string, spec zv1.ServiceChainSpec) Chain {
+		c := chain(name, 0, spec)
+		c.Namespace = "red"
+		return c
+	}
+	w.Chains = []Chain{
+		red("main", zv1.ServiceChainSpec{Hops: nfs("rfw", "port/znapp1")}),
+		red("second", zv1.ServiceChainSpec{Hops: nfs("rfw")}),
+		red("ported", zv1.ServiceChainSpec{From: "in", Hops: nfs("rfw")}),
+		chain("def", 0, zv1.ServiceChainSpec{Hops: nfs("fwd")}),
+	}
+	p1 := Make(w, "n1")
+	if got, want := p1.String(), "default [svc:11]; tenant red [svc:40 port:4];"; got != want {
+		t.Fatalf("\n got %s\nwant %s", got, want)
+	}
+	for k, want := range map[string]string{
+		"red/main":   "",
+		"red/second": "tenant red's chain is ServiceChain red/main's",
+		"red/ported": "a tenant's ServiceChain is its chain (what its slices receive): leave from, fromPod and rules out",
+		"apps/def":   "",
+	} {
+		if p1.Errors[k] != want {
+			t.Errorf("%s: %q, want %q", k, p1.Errors[k], want)
+		}
+	}
+	w.Chains = []Chain{red("mon", zv1.ServiceChainSpec{Hops: nfs("rfw", "rmon")})}
+	if got := Make(w, "n1").String(); got != "default []; tenant red [svc:40 svc:41];" {
+		t.Fatalf("n1: %s", got)
+	}
+	p2 := Make(w, "n2")
+	if len(p2.TenantChains) != 0 || len(p2.Paths) != 0 ||
+		p2.Errors["red/mon"] != "hop 1: NetworkFunction rmon has no pod on this node (a tenant's chain stays on its node)" {
+		t.Fatalf("n2: %s %v", p2, p2.Errors)
+	}
+}

@@ -109,19 +109,24 @@ func Add(args *skel.CmdArgs) (err error) {
 	if err != nil {
 		return err
 	}
+	ka := k8sArgs{}
+	_ = types.LoadArgs(args.Args, &ka)
+	owners, err := readOwners(c.StateDir, c.Pool)
+	if err != nil {
+		return fmt.Errorf("zeronf: %w", err)
+	}
+	free = forNamespace(free, owners, string(ka.K8S_POD_NAMESPACE))
 	if len(free) == 0 {
 		return types.NewError(types.ErrTryAgainLater,
-			fmt.Sprintf("zeronf: every pair of pool %q is in a pod", c.Pool),
-			"more pairs: the ZeroNF resource's appPorts")
+			fmt.Sprintf("zeronf: every pair of pool %q that namespace %q may have is in a pod",
+				c.Pool, string(ka.K8S_POD_NAMESPACE)),
+			"more pairs: the ZeroNF resource's appPorts (a tenant's: its slices)")
 	}
 	podEnd := free[0]
 	rec := &Attachment{ContainerID: args.ContainerID, IfName: args.IfName,
 		Netns: args.Netns, Prefix: c.Pool,
-		Port: strings.TrimSuffix(podEnd, PodSuffix)}
-	ka := k8sArgs{}
-	if err := types.LoadArgs(args.Args, &ka); err == nil {
-		rec.Namespace, rec.Pod = string(ka.K8S_POD_NAMESPACE), string(ka.K8S_POD_NAME)
-	}
+		Port:      strings.TrimSuffix(podEnd, PodSuffix),
+		Namespace: string(ka.K8S_POD_NAMESPACE), Pod: string(ka.K8S_POD_NAME)}
 	// recorded first: a DEL after a failure half-way finds it
 	if err := writeRecord(c.StateDir, rec); err != nil {
 		return err

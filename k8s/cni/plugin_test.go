@@ -31,9 +31,15 @@ type rig struct {
 	node  ns.NetNS
 	state string
 	cni   *libcni.CNIConfig
+	podNS string // the pods' namespace (K8S_POD_NAMESPACE)
 }
 
 func newRig(t *testing.T, pairs int) *rig {
+	return newOwnedRig(t, pairs, nil)
+}
+
+// newOwnedRig: a pool of pairs, some given to one namespace (owners).
+func newOwnedRig(t *testing.T, pairs int, owners map[string]string) *rig {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("network namespaces need root (make test runs as root)")
@@ -48,9 +54,9 @@ func newRig(t *testing.T, pairs int) *rig {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
 	node := newNS(t)
-	r := &rig{t: t, node: node, state: t.TempDir(),
+	r := &rig{t: t, node: node, state: t.TempDir(), podNS: "apps",
 		cni: libcni.NewCNIConfigWithCacheDir([]string{bin, ipamDir}, t.TempDir(), nil)}
-	r.in(func() error { return EnsurePool("zt", pairs, 1500, r.state) })
+	r.in(func() error { return EnsurePool("zt", pairs, 1500, r.state, owners) })
 	return r
 }
 
@@ -83,15 +89,15 @@ func (r *rig) conf(addr string) *libcni.NetworkConfigList {
 	return l
 }
 
-func rt(id string, pod ns.NetNS) *libcni.RuntimeConf {
+func (r *rig) rt(id string, pod ns.NetNS) *libcni.RuntimeConf {
 	return &libcni.RuntimeConf{ContainerID: id, NetNS: pod.Path(), IfName: "net1",
-		Args: [][2]string{{"IgnoreUnknown", "1"}, {"K8S_POD_NAMESPACE", "apps"}, {"K8S_POD_NAME", "pod-" + id}}}
+		Args: [][2]string{{"IgnoreUnknown", "1"}, {"K8S_POD_NAMESPACE", r.podNS}, {"K8S_POD_NAME", "pod-" + id}}}
 }
 
 func (r *rig) add(id string, pod ns.NetNS, addr string) (*current.Result, error) {
 	var res *current.Result
 	err := r.node.Do(func(ns.NetNS) error {
-		x, err := r.cni.AddNetworkList(context.Background(), r.conf(addr), rt(id, pod))
+		x, err := r.cni.AddNetworkList(context.Background(), r.conf(addr), r.rt(id, pod))
 		if err != nil {
 			return err
 		}
@@ -103,13 +109,13 @@ func (r *rig) add(id string, pod ns.NetNS, addr string) (*current.Result, error)
 
 func (r *rig) del(id string, pod ns.NetNS, addr string) error {
 	return r.node.Do(func(ns.NetNS) error {
-		return r.cni.DelNetworkList(context.Background(), r.conf(addr), rt(id, pod))
+		return r.cni.DelNetworkList(context.Background(), r.conf(addr), r.rt(id, pod))
 	})
 }
 
 func (r *rig) check(id string, pod ns.NetNS, addr string) error {
 	return r.node.Do(func(ns.NetNS) error {
-		return r.cni.CheckNetworkList(context.Background(), r.conf(addr), rt(id, pod))
+		return r.cni.CheckNetworkList(context.Background(), r.conf(addr), r.rt(id, pod))
 	})
 }
 
@@ -236,7 +242,7 @@ func TestPoolExhaustedAndRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := r.add("c", p3, "10.9.0.4/24")
-	if err == nil || !strings.Contains(err.Error(), `every pair of pool "zt" is in a pod`) {
+	if err == nil || !strings.Contains(err.Error(), `every pair of pool "zt" that namespace "apps" may have is in a pod`) {
 		t.Fatalf("a third pod on a pool of 2: %v", err)
 	}
 	if links(t, p3)["net1"] != nil {
@@ -271,6 +277,41 @@ func TestPoolExhaustedAndRemoved(t *testing.T) {
 	}
 }
 
+// A tenant's app ports (owners): its namespace's pods get them and no
+// other pair; no other namespace's pod gets them, even with every other
+// pair taken.
+func TestOwnedPairsForTheirNamespaceOnly(t *testing.T) {
+	r := newOwnedRig(t, 3, map[string]string{"zt1": "red"})
+	port := func(id string) string {
+		recs, _ := Attachments(r.state)
+		for _, a := range recs {
+			if a.ContainerID == id {
+				return a.Port + "/" + a.Namespace
+			}
+		}
+		return ""
+	}
+	pods := []ns.NetNS{newNS(t), newNS(t), newNS(t), newNS(t), newNS(t)}
+	for i, want := range []string{"zt0/apps", "zt2/apps", ""} {
+		id := fmt.Sprintf("a%d", i)
+		_, err := r.add(id, pods[i], fmt.Sprintf("10.9.0.%d/24", i+2))
+		if got := port(id); got != want {
+			t.Fatalf("apps pod %d: port %q, want %q (%v)", i, got, want, err)
+		}
+		if want == "" && (err == nil || !strings.Contains(err.Error(),
+			`every pair of pool "zt" that namespace "apps" may have is in a pod`)) {
+			t.Fatalf("a third apps pod: %v", err)
+		}
+	}
+	r.podNS = "red"
+	if _, err := r.add("r0", pods[3], "10.9.1.2/24"); err != nil || port("r0") != "zt1/red" {
+		t.Fatalf("red's pod: %q %v", port("r0"), err)
+	}
+	if _, err := r.add("r1", pods[4], "10.9.1.3/24"); err == nil {
+		t.Fatalf("a second red pod got %q", port("r1"))
+	}
+}
+
 func TestVersionAndBadConfig(t *testing.T) {
 	r := newRig(t, 1)
 	var info []string
@@ -295,7 +336,7 @@ func TestVersionAndBadConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = r.node.Do(func(ns.NetNS) error {
-			_, err := r.cni.AddNetwork(context.Background(), nc, rt("x", pod))
+			_, err := r.cni.AddNetwork(context.Background(), nc, r.rt("x", pod))
 			return err
 		})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -70,8 +70,11 @@ func pairIndex(prefix, name string) (int, bool) {
 // namespace where they are missing (a pod end in a pod is not missing:
 // its manager end is here), the manager's ends up, with IPv6 off on them
 // (the kernel would send its own packets into the manager's port).
-// It also marks the pool live in stateDir (DEL gives pairs back to it).
-func EnsurePool(prefix string, n, mtu int, stateDir string) error {
+// It also marks the pool live in stateDir (DEL gives pairs back to it),
+// with the pairs given to one namespace's pods only (owners: the manager's
+// end's name -> namespace; a tenant's app ports, docs/kubernetes.md
+// "Tenants"), written first: a live pool's owners are known.
+func EnsurePool(prefix string, n, mtu int, stateDir string, owners map[string]string) error {
 	if err := CheckPrefix(prefix); err != nil {
 		return err
 	}
@@ -109,11 +112,54 @@ func EnsurePool(prefix string, n, mtu int, stateDir string) error {
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return err
 	}
+	b, err := json.Marshal(owners)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(stateDir, ownersFile(prefix)), b); err != nil {
+		return err
+	}
 	return os.WriteFile(filepath.Join(stateDir, poolFile(prefix)),
 		[]byte(strconv.Itoa(n)+"\n"), 0o600)
 }
 
-func poolFile(prefix string) string { return "pool-" + prefix }
+func poolFile(prefix string) string   { return "pool-" + prefix }
+func ownersFile(prefix string) string { return "owners-" + prefix + ".json" }
+
+// readOwners: the pool's pairs given to one namespace only (none: an
+// older pool's, or none written).
+func readOwners(stateDir, prefix string) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(stateDir, ownersFile(prefix)))
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	owners := map[string]string{}
+	if err := json.Unmarshal(b, &owners); err != nil {
+		return nil, fmt.Errorf("%s: %w", ownersFile(prefix), err)
+	}
+	return owners, nil
+}
+
+// forNamespace: of the free pod ends, those a pod of namespace ns may
+// have: its namespace's if it owns any pair, else those nobody owns.
+func forNamespace(free []string, owners map[string]string, ns string) []string {
+	want := "" // nobody's
+	for _, o := range owners {
+		if o == ns {
+			want = ns
+		}
+	}
+	var out []string
+	for _, e := range free {
+		if owners[strings.TrimSuffix(e, PodSuffix)] == want {
+			out = append(out, e)
+		}
+	}
+	return out
+}
 
 // poolLive: the node agent runs the pool (DEL gives a pair back rather
 // than deleting it).
@@ -138,6 +184,7 @@ func RemovePool(prefix, stateDir string) (inPods int, err error) {
 		!errors.Is(err, os.ErrNotExist) {
 		return 0, err
 	}
+	_ = os.Remove(filepath.Join(stateDir, ownersFile(prefix)))
 	links, err := netlinksafe.LinkList()
 	if err != nil {
 		return 0, err
@@ -208,7 +255,11 @@ func writeRecord(stateDir string, a *Attachment) error {
 	if err != nil {
 		return err
 	}
-	f := recordFile(stateDir, a.Port)
+	return writeFile(recordFile(stateDir, a.Port), b)
+}
+
+// writeFile: b as f, atomically.
+func writeFile(f string, b []byte) error {
 	tmp := f + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err

@@ -67,7 +67,8 @@ type Agent struct {
 	paths      map[int]string
 	portChains map[int]string
 	defChain   string
-	rules      map[string]int64 // rule's key -> id
+	tenants    map[string]string // tenant -> its chain's key
+	rules      map[string]int64  // rule's key -> id
 	rates      sampler
 }
 
@@ -104,7 +105,11 @@ type ctlRing struct {
 
 // world: the cluster as the plan sees it, and the ZeroNF.
 func (a *Agent) world(ctx context.Context, z *zv1.ZeroNF, local []cni.Attachment) (*chainplan.World, error) {
-	w := &chainplan.World{Nodes: map[string]*chainplan.Node{}, NFs: map[string]*chainplan.NF{}}
+	w := &chainplan.World{Nodes: map[string]*chainplan.Node{}, NFs: map[string]*chainplan.NF{},
+		Tenants: map[string]bool{}}
+	for _, t := range z.Spec.Tenants {
+		w.Tenants[t.Name] = true
+	}
 	ports := z.Spec.PortIDs()
 	var nodes zv1.ZeroNFNodeList
 	if err := a.List(ctx, &nodes); err != nil {
@@ -373,6 +378,7 @@ func (a *Agent) forget(c *ctl.Client, ports []ctlPort) error {
 	a.fabric, a.defChain = unknown, unknown
 	a.peers, a.paths, a.portChains, a.rules = map[int]string{}, map[int]string{},
 		map[int]string{}, map[string]int64{}
+	a.tenants = map[string]string{}
 	for _, p := range ports {
 		a.portChains[p.Port] = unknown
 	}
@@ -494,8 +500,12 @@ func (a *Agent) apply(c *ctl.Client, z *zv1.ZeroNF, me *zv1.ZeroNFNode, w *chain
 			a.defChain = k
 		}
 	}
+	sliced := z.Spec.SlicedPorts()
 	for _, port := range ports {
 		hops := p.PortChains[port.Port]
+		if _, ok := sliced[port.Port]; ok && hops == nil {
+			continue // a tenant's: no port chain (the manager refuses one)
+		}
 		if hops == nil {
 			hops = []string{}
 		}
@@ -508,6 +518,21 @@ func (a *Agent) apply(c *ctl.Client, z *zv1.ZeroNF, me *zv1.ZeroNFNode, w *chain
 			continue
 		}
 		a.portChains[port.Port] = k
+	}
+	for _, t := range z.Spec.Tenants {
+		hops := p.TenantChains[t.Name]
+		if hops == nil {
+			hops = []string{}
+		}
+		k := key(hops)
+		if a.tenants[t.Name] == k {
+			continue
+		}
+		if err := c.Call("chain.set", map[string]any{"tenant": t.Name, "hops": hops}, nil); err != nil {
+			fail(p.TenantOwner[t.Name], fmt.Sprintf("tenant %s's chain", t.Name), err)
+			continue
+		}
+		a.tenants[t.Name] = k
 	}
 	// rules
 	want := map[string]chainplan.Rule{}

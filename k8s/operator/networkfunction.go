@@ -107,6 +107,16 @@ func (r *NetworkFunctionReconciler) fill(dep *appsv1.Deployment, nf *zv1.Network
 			AllowPrivilegeEscalation: &no,
 		},
 	}
+	ps.Volumes = nil
+	for i, cm := range nf.Spec.ConfigMaps {
+		name := fmt.Sprintf("config-%d", i)
+		mode := int32(0o444) // set, not the API server's default: no endless updates
+		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{DefaultMode: &mode,
+				LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name,
+			MountPath: cm.MountPath, ReadOnly: true})
+	}
 	if len(ps.Containers) == 1 {
 		// what the API server defaulted stays (no endless updates)
 		old := ps.Containers[0]

@@ -71,3 +71,25 @@ func TestPodAsksForItsKindOfSlot(t *testing.T) {
 		t.Fatal("a default the API server set was undone (an update each reconcile)")
 	}
 }
+
+// A ConfigMap of the spec is a read-only volume of the NF's container.
+func TestConfigMapsAreMounted(t *testing.T) {
+	r := &NetworkFunctionReconciler{Image: "zeronf:dev"}
+	x := nf(zv1.NetworkFunctionSpec{ServiceID: 1, Program: "zeronf-router",
+		Args:       []string{"--routes", "/etc/routes/table"},
+		ConfigMaps: []zv1.ConfigMapMount{{Name: "table", MountPath: "/etc/routes"}}})
+	var dep appsv1.Deployment
+	r.fill(&dep, x)
+	ps := dep.Spec.Template.Spec
+	m := ps.Containers[0].VolumeMounts
+	if len(ps.Volumes) != 1 || ps.Volumes[0].ConfigMap.Name != "table" ||
+		*ps.Volumes[0].ConfigMap.DefaultMode != 0o444 ||
+		len(m) != 1 || m[0].Name != ps.Volumes[0].Name || m[0].MountPath != "/etc/routes" || !m[0].ReadOnly {
+		t.Fatalf("volumes %+v mounts %+v", ps.Volumes, m)
+	}
+	x.Spec.ConfigMaps = nil
+	r.fill(&dep, x)
+	if len(dep.Spec.Template.Spec.Volumes) != 0 || len(dep.Spec.Template.Spec.Containers[0].VolumeMounts) != 0 {
+		t.Fatal("a ConfigMap taken out of the spec stays mounted")
+	}
+}

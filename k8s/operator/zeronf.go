@@ -95,11 +95,43 @@ func ManagerCommand(z *zv1.ZeroNFSpec) []string {
 	for _, g := range z.TrustGroups {
 		cmd = append(cmd, "--trust-group", fmt.Sprintf("%s:%d", g.Name, g.Buffers))
 	}
+	ids := z.PortIDs()
+	for _, t := range z.Tenants {
+		cmd = append(cmd, "--tenant", fmt.Sprintf("%s=%s,services=%d-%d", t.Name, t.TrustGroup,
+			t.ServiceIDs.First, t.ServiceIDs.Last))
+		for _, sl := range t.Slices {
+			arg := fmt.Sprintf("%s:%d", t.Name, ids[string(sl.Port)])
+			switch {
+			case sl.VLAN != 0:
+				arg += fmt.Sprintf(":vlan=%d", sl.VLAN)
+			case sl.MAC != "":
+				arg += ":mac=" + sl.MAC
+			case sl.Prefix != "":
+				arg += ":prefix=" + sl.Prefix
+			}
+			cmd = append(cmd, "--slice", arg)
+		}
+	}
 	if len(z.DefaultChain) > 0 {
 		hops, _ := z.DefaultChainHops()
 		cmd = append(cmd, "-c", strings.Join(hops, ","))
 	}
 	return append(cmd, z.ManagerArgs...)
+}
+
+// AppPortOwners: the app ports that are a tenant's, as zeronf-node
+// pool's -owner takes them (PORT=NAMESPACE: that namespace's pods only).
+func AppPortOwners(z *zv1.ZeroNFSpec) []string {
+	ids := z.PortIDs()
+	var out []string
+	for _, t := range z.Tenants {
+		for _, sl := range t.Slices {
+			if ids[string(sl.Port)] >= len(z.Ports) {
+				out = append(out, string(sl.Port)+"="+t.Name)
+			}
+		}
+	}
+	return out
 }
 
 // HugepageLimit: the manager pod's hugepages: its --mem, and each trust
@@ -183,13 +215,17 @@ func (r *ZeroNFReconciler) fillAgent(ds *appsv1.DaemonSet, z *zv1.ZeroNF) {
 	if spec.AppPorts > 0 {
 		vols = append(vols, hp("cni-bin", hostCNIBinDir, corev1.HostPathDirectory),
 			hp("cni-state", hostCNIState, corev1.HostPathDirectoryOrCreate))
+		poolCmd := []string{"/usr/local/bin/zeronf-node", "pool",
+			"-prefix", spec.AppPortPrefix,
+			"-count", strconv.Itoa(int(spec.AppPorts)),
+			"-mtu", strconv.Itoa(int(spec.AppPortMTU)),
+			"-cni-bin-dir", agentCNIBinDir}
+		for _, o := range AppPortOwners(spec) {
+			poolCmd = append(poolCmd, "-owner", o)
+		}
 		inits = append(inits, corev1.Container{
 			Name: "pool", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
-			Command: []string{"/usr/local/bin/zeronf-node", "pool",
-				"-prefix", spec.AppPortPrefix,
-				"-count", strconv.Itoa(int(spec.AppPorts)),
-				"-mtu", strconv.Itoa(int(spec.AppPortMTU)),
-				"-cni-bin-dir", agentCNIBinDir},
+			Command: poolCmd,
 			// links, and IPv6 off on the manager's ends (/proc/sys)
 			SecurityContext: &corev1.SecurityContext{Privileged: &yes},
 			VolumeMounts: []corev1.VolumeMount{mount("cni-state", hostCNIState),
@@ -269,7 +305,11 @@ func (r *ZeroNFReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			"spec.image is empty and the operator has no ZERONF_IMAGE")
 		return ctrl.Result{}, nil
 	}
-	if _, err := z.Spec.DefaultChainHops(); err != nil {
+	_, err := z.Spec.DefaultChainHops()
+	if err == nil {
+		err = z.Spec.TenantsError()
+	}
+	if err != nil {
 		r.Recorder.Event(&z, corev1.EventTypeWarning, "BadSpec", err.Error())
 		return ctrl.Result{}, r.setCondition(ctx, &z, metav1.ConditionFalse, "BadSpec", err.Error())
 	}

@@ -37,6 +37,42 @@ func TestManagerCommand(t *testing.T) {
 	}
 }
 
+// Tenants: the manager's --tenant and --slice (ports by id), and the app
+// ports of a tenant given to its namespace's pods only (the pool's
+// -owner).
+func TestTenantsOfTheManagerAndThePool(t *testing.T) {
+	z := zspec()
+	z.Tenants = []zv1.Tenant{
+		{Name: "r", TrustGroup: "red",
+			ServiceIDs: zv1.ServiceIDRange{First: 10, Last: 19},
+			Slices:     []zv1.Slice{{Port: "wan", VLAN: 10}, {Port: "znapp1"}}},
+		{Name: "b", TrustGroup: "blue",
+			ServiceIDs: zv1.ServiceIDRange{First: 20, Last: 20},
+			Slices: []zv1.Slice{{Port: "wan", Prefix: "10.2.0.0/16"},
+				{Port: "in", MAC: "02:00:00:00:00:01"}}},
+	}
+	got := strings.Join(ManagerCommand(&z), " ")
+	want := "--trust-group red:1023 --trust-group blue:511 " +
+		"--tenant r=red,services=10-19 --slice r:1:vlan=10 --slice r:3 " +
+		"--tenant b=blue,services=20-20 --slice b:1:prefix=10.2.0.0/16 " +
+		"--slice b:0:mac=02:00:00:00:00:01 -c svc:1,port:1"
+	if !strings.Contains(got, want) {
+		t.Fatalf("\n got %s\nwant ... %s ...", got, want)
+	}
+	if o := AppPortOwners(&z); fmt.Sprint(o) != "[znapp1=r]" {
+		t.Fatalf("owners %v", o)
+	}
+	var ds appsv1.DaemonSet
+	(&ZeroNFReconciler{Image: "img"}).fillAgent(&ds, &zv1.ZeroNF{Spec: z})
+	pool := strings.Join(ds.Spec.Template.Spec.InitContainers[0].Command, " ")
+	if !strings.HasSuffix(pool, " -owner znapp1=r") {
+		t.Fatalf("pool: %s", pool)
+	}
+	if sp := z.SlicedPorts(); fmt.Sprint(sp) != "map[0:b 1:b 3:r]" {
+		t.Fatalf("sliced %v", sp)
+	}
+}
+
 func TestSlotRangesDivideTheManagersSlots(t *testing.T) {
 	z := zspec()
 	nf, groups := SlotRanges(&z)
@@ -135,5 +171,41 @@ func TestDefaultChainNamesPorts(t *testing.T) {
 	z.DefaultChain = []string{"port:nosuch"}
 	if _, err := z.DefaultChainHops(); err == nil || err.Error() != `defaultChain[0]: no port "nosuch"` {
 		t.Fatalf("%v", err)
+	}
+}
+
+// What of the tenants' slices the schema cannot say (a rule over every
+// pair of slices is past the API server's CEL budget) the operator does.
+func TestTenantsError(t *testing.T) {
+	z := zspec()
+	ok := []zv1.Tenant{{Name: "r", TrustGroup: "red", ServiceIDs: zv1.ServiceIDRange{First: 1, Last: 2},
+		Slices: []zv1.Slice{{Port: "wan", VLAN: 10}, {Port: "znapp1"}}},
+		{Name: "b", TrustGroup: "blue", ServiceIDs: zv1.ServiceIDRange{First: 3, Last: 3},
+			Slices: []zv1.Slice{{Port: "wan", VLAN: 11}}}}
+	z.Tenants = ok
+	if err := z.TenantsError(); err != nil {
+		t.Fatal(err)
+	}
+	for want, change := range map[string]func(*zv1.ZeroNFSpec){
+		`tenants[1].slices[0]: no port "lan"`: func(z *zv1.ZeroNFSpec) { z.Tenants[1].Slices[0].Port = "lan" },
+		`tenants[1].slices[0]: the same slice as tenants[0].slices[0]`: func(z *zv1.ZeroNFSpec) {
+			z.Tenants[1].Slices[0].VLAN = 10
+		},
+		`tenants[0].slices[1]: app port znapp1: a tenant's whole (its namespace's pods get it)`: func(z *zv1.ZeroNFSpec) {
+			z.Tenants[0].Slices[1].Prefix = "10.0.0.0/8"
+		},
+		`tenants[1].slices[1]: the same slice as tenants[0].slices[1]`: func(z *zv1.ZeroNFSpec) {
+			z.Tenants[1].Slices = append(z.Tenants[1].Slices, zv1.Slice{Port: "znapp1"})
+		},
+	} {
+		z := zspec()
+		for _, tn := range ok {
+			tn.Slices = append([]zv1.Slice(nil), tn.Slices...)
+			z.Tenants = append(z.Tenants, tn)
+		}
+		change(&z)
+		if err := z.TenantsError(); err == nil || err.Error() != want {
+			t.Errorf("%v, want %s", err, want)
+		}
 	}
 }

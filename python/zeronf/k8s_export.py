@@ -3,11 +3,12 @@
 trust groups and manager settings become the cluster's ZeroNF (every
 node's manager), each service a NetworkFunction, the default chain, each
 port's chain and each rule a ServiceChain. What the resources cannot say
-(exact flows, routes, tenants, sandboxes and VMs, CPU lists) is left out
-and named, never dropped silently. A service's autoscale becomes its
+(exact flows, routes, sandboxes and VMs, CPU lists) is left out and
+named, never dropped silently. A service's autoscale becomes its
 NetworkFunction's, a reaction one of each ServiceChain the manager would
 put its NF into (the default chain, each port's chain that has its
-`after`)."""
+`after`); a tenant the ZeroNF's, in the namespace of its name its NFs
+(those of its trust group) and its chain."""
 from __future__ import annotations
 
 import math
@@ -112,8 +113,35 @@ def export(d: Deployment, namespace: str = "default",
               for g in mgr.get("trust_groups", [])]
     if groups:
         spec["trustGroups"] = groups
+    tenant_ns: dict[str, str] = {}  # trust group -> its tenant's namespace
+    tenants = []
+    for t in d.tenants:
+        name = _k8s_name(t["name"])[:31].strip("-")
+        if "service_ids" not in t:
+            left.append(f"left out: manager.tenants '{t['name']}': no "
+                        f"service_ids (a tenant of the cluster has some)")
+            continue
+        lo, hi = t["service_ids"]
+        tenant_ns[t["trust_group"]] = name
+        slices = []
+        for sl in t["slices"]:
+            out_sl = {"port": port_name[sl["port"]]}
+            for k in ("vlan", "mac", "prefix"):
+                if k in sl:
+                    out_sl[k] = sl[k]
+            slices.append(out_sl)
+        tenants.append({"name": name, "trustGroup": t["trust_group"],
+                        "serviceIds": {"first": lo, "last": hi},
+                        **({"slices": slices} if slices else {})})
+        for k in ("uid", "cpu_percent", "memory_mb"):
+            if k in t:
+                left.append(f"left out: manager.tenants '{t['name']}': {k} "
+                            f"(on a cluster: namespace {name}'s "
+                            f"ResourceQuota, and RBAC for who may do what)")
+    if tenants:
+        spec["tenants"] = tenants
     for k in sorted(set(mgr) - {"memory_mb", "pool_size", "trust_groups",
-                                "log_dir"}):
+                                "log_dir", "tenants"}):
         left.append(f"left out: manager.{k} (the ZeroNF's managerArgs "
                     f"can carry it)")
     for i, p in enumerate(d.ports):
@@ -153,12 +181,13 @@ def export(d: Deployment, namespace: str = "default",
         if s.lb != "hash":
             left.append(f"left out: services '{s.name}': lb {s.lb}")
         docs.append({"apiVersion": API, "kind": "NetworkFunction",
-                     "metadata": {"name": svc_name[s.id],
-                                  "namespace": namespace}, "spec": nf})
+                     "metadata": {"name": svc_name[s.id], "namespace":
+                                  tenant_ns.get(s.trust_group, namespace)},
+                     "spec": nf})
 
-    def chain(name: str, sc: dict) -> None:
+    def chain(name: str, sc: dict, ns: str = namespace) -> None:
         docs.append({"apiVersion": API, "kind": "ServiceChain",
-                     "metadata": {"name": name, "namespace": namespace},
+                     "metadata": {"name": name, "namespace": ns},
                      "spec": sc})
 
     if d.chain:
@@ -179,8 +208,15 @@ def export(d: Deployment, namespace: str = "default",
             if "priority" in r:
                 rule["priority"] = r["priority"]
             chain(f"rule-{i}", {"hops": h, "rules": [rule]})
+    # a tenant's chain: its namespace's ServiceChain
+    for t in d.tenants:
+        if t["trust_group"] in tenant_ns and t["chain"]:
+            h = hops(t["chain"], f"manager.tenants '{t['name']}'.chain")
+            if h:
+                chain("chain", {"hops": h}, tenant_ns[t["trust_group"]])
     chains = [c for c in docs if c["kind"] == "ServiceChain" and
-              "rules" not in c["spec"]]
+              "rules" not in c["spec"] and
+              c["metadata"]["namespace"] == namespace]
     for r in d.reactions:
         after = r["insert"].get("after")
         into = [c for c in chains if after is None or
@@ -192,7 +228,7 @@ def export(d: Deployment, namespace: str = "default",
         for c in into:
             c["spec"].setdefault("reactions", []).append(
                 _reaction(r, lambda n: svc_name[by_name[n]]))
-    for what in ("flows", "routes", "tenants"):
+    for what in ("flows", "routes"):
         if getattr(d, what):
             left.append(f"left out: {what} ({len(getattr(d, what))}): no "
                         f"resource of the cluster's says them yet")

@@ -104,7 +104,9 @@ def image_files(name: str) -> tuple[str, ...]:
 GROUP = "red"  # the managers' trust group (slots 64-71 in pods)
 NODE_AGENT = "zeronf-node"  # the operator's DaemonSet
 POOL = "znapp"  # the nodes' veth pairs for the CNI plugin (k8s/cni)
-APP_PORTS = 4  # pairs a node: the manager's ports 1..4, named znapp0..3
+APP_PORTS = 6  # pairs a node: the manager's ports 1..6, named znapp0..5
+TENANT = "blue"  # a tenant: its namespace, trust group, and these pairs
+TENANT_PORTS = ("znapp3", "znapp4")
 
 
 @functools.cache
@@ -129,6 +131,8 @@ ZERONF_CR = yaml.safe_load((REPO / "k8s" / "config" / "samples" /
 FABRIC_SUBNET = ZERONF_CR["spec"]["fabric"]["subnet"]
 assert ZERONF_CR["spec"]["appPorts"] == APP_PORTS
 assert ZERONF_CR["spec"]["trustGroups"][0]["name"] == GROUP
+assert [(t["name"], [s["port"] for s in t["slices"]]) for t in
+        ZERONF_CR["spec"]["tenants"]] == [(TENANT, list(TENANT_PORTS))]
 
 
 def nad(namespace: str = "default") -> dict:

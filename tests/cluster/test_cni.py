@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from kube import (POOL, TCPCHECK, agent_pod, app_pod, apply, kget, kubectl,
-                  mgr_call, nad, wait)
+from kube import (APP_PORTS, POOL, TCPCHECK, agent_pod, app_pod, apply, kget,
+                  kubectl, mgr_call, nad, wait)
 
 NODE = "znk-node1"
 
@@ -50,8 +50,8 @@ def test_pods_on_zeronf_ports_talk_tcp_through_the_manager(zeronf):
             "--wait=true")
     apply(nad())
     before = node_links()
-    assert len(before) == 8 and all(
-        before[f"{POOL}{i}"] == "UP" for i in range(4)), before
+    assert len(before) == 2 * APP_PORTS and all(
+        before[f"{POOL}{i}"] == "UP" for i in range(APP_PORTS)), before
     apply(app_pod("zsrv", "10.200.0.2/24",
                   [TCPCHECK, "serve", "-listen", ":7100"]))
     wait(lambda: kget("pod", "zsrv").get("status", {}).get("phase")
@@ -92,7 +92,7 @@ def test_pods_on_zeronf_ports_talk_tcp_through_the_manager(zeronf):
     wait(lambda: attachments() == [], 60, "the attachments gone")
     after = node_links()
     assert set(after) == set(before), (before, after)
-    for i in range(4):
+    for i in range(APP_PORTS):
         assert after[f"{POOL}{i}-pod"] == "DOWN", after
     for p in (cli_port, srv_port):
         mgr_call(NODE, "chain.set", {"port": port_id(p), "hops": []})
@@ -100,8 +100,9 @@ def test_pods_on_zeronf_ports_talk_tcp_through_the_manager(zeronf):
 
 
 def test_a_pod_beyond_the_pool_waits_with_the_reason(zeronf):
-    """Four pairs on the node: a fifth pod is not started, its events say
-    why; it starts once a pair is free."""
+    """Four pairs of the node are for any namespace's pods (two more are
+    tenant blue's): a fifth pod is not started though blue's are free,
+    its events say why; it starts once a pair is free."""
     names = [f"zp{i}" for i in range(5)]
     kubectl("delete", "pod", *names, "--ignore-not-found", "--wait=true")
     apply(nad())
@@ -115,7 +116,8 @@ def test_a_pod_beyond_the_pool_waits_with_the_reason(zeronf):
     def refused() -> bool:
         ev = kget("events", "--field-selector",
                   f"involvedObject.name={names[4]}")["items"]
-        return any('every pair of pool "znapp" is in a pod' in e.get(
+        return any('every pair of pool "znapp" that namespace "default" '
+                   'may have is in a pod' in e.get(
             "message", "") for e in ev)
     wait(refused, 120, "the fifth pod's sandbox refused, saying why")
     assert kget("pod", names[4])["status"]["phase"] == "Pending"

@@ -121,6 +121,33 @@ def test_good_resources_are_taken_with_defaults(crds):
     (zeronf(fabric={"port": "f", "subnet": "2001:db8::/64"}),
      "an IPv4 subnet of /24 or more addresses"),
     (zeronf(defaultChain=["svc:1", "port:a b"]), "spec.defaultChain[1]"),
+    (nf("bad17", autoscale={"maxReplicas": 2, "minReplicas": 3, "scaleOut": {
+        "ringOccupancyPercent": 50}}), "minReplicas is more than maxReplicas"),
+    (nf("bad18", autoscale={"maxReplicas": 2, "scaleOut": {"forSeconds": 1}}),
+     "scaleOut: ringOccupancyPercent, ingressDropsPerSecond or both"),
+    (chain("bad19", hops=[{"drop": True}], reactions=[{
+        "name": "Syn", "when": {"networkFunction": "m", "counter": "c",
+                                "above": 1},
+        "insert": {"networkFunction": "f"}}]), "spec.reactions[0].name"),
+    (zeronf(trustGroups=[{"name": "red"}], tenants=[{
+        "name": "blue", "trustGroup": "blue",
+        "serviceIds": {"first": 1, "last": 2}}]),
+     "a tenant's trustGroup is one of trustGroups"),
+    (zeronf(trustGroups=[{"name": "red"}], tenants=[
+        {"name": "a", "trustGroup": "red", "serviceIds": {"first": 1, "last": 2}},
+        {"name": "b", "trustGroup": "red", "serviceIds": {"first": 3, "last": 4}}]),
+     "one tenant a trust group"),
+    (zeronf(trustGroups=[{"name": "red"}, {"name": "blue"}], tenants=[
+        {"name": "a", "trustGroup": "red", "serviceIds": {"first": 1, "last": 5}},
+        {"name": "b", "trustGroup": "blue", "serviceIds": {"first": 5, "last": 9}}]),
+     "the tenants' service ids overlap"),
+    (zeronf(trustGroups=[{"name": "red"}], tenants=[
+        {"name": "Red", "trustGroup": "red", "serviceIds": {"first": 1, "last": 2}}]),
+     "spec.tenants[0].name"),
+    (zeronf(trustGroups=[{"name": "red"}], tenants=[
+        {"name": "a", "trustGroup": "red", "serviceIds": {"first": 1, "last": 2},
+         "slices": [{"port": "p", "vlan": 5, "mac": "02:00:00:00:00:01"}]}]),
+     "a slice is a whole port, or one of vlan, mac or prefix"),
 ])
 def test_bad_resources_are_refused_saying_why(crds, obj, says):
     r = create(obj)

@@ -154,3 +154,36 @@ def test_a_node_agent_deletes_only_its_own_node_s_nf_pods(zeronf):
                 "--wait=true", timeout=120)
         kubectl("delete", "pod", "plain", "--ignore-not-found",
                 "--wait=true", timeout=120)
+
+
+def test_a_routers_table_from_a_configmap(zeronf):
+    """A NetworkFunction's configMaps are files in its pod: a router's
+    table (--routes) from a ConfigMap, its lookups the table's."""
+    apply({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "table", "namespace": "default"},
+           "data": {"routes": "10.0.0.0/8 1\n10.1.0.0/16 2\n"}})
+    apply({"apiVersion": "zeronf.dev/v1alpha1", "kind": "NetworkFunction",
+           "metadata": {"name": "rtr", "namespace": "default"},
+           "spec": {"serviceId": 3, "program": "zeronf-router",
+                    "args": ["--routes", "/etc/zeronf/table/routes"],
+                    "configMaps": [{"name": "table",
+                                    "mountPath": "/etc/zeronf/table"}],
+                    "nodeSelector": {"kubernetes.io/hostname": NODE}}})
+    try:
+        wait(lambda: registered("rtr") == 1, 180, "the router registered")
+        inst = next(n["instance"] for n in mgr_call(NODE, "nf.list")["nfs"]
+                    if n["name"] == "rtr")
+
+        def hop(addr: str):
+            return mgr_call(NODE, "nf.call", {
+                "instance": inst, "command": "route.lookup",
+                "args": {"address": addr}})["next_hop"]
+        assert (hop("10.1.2.3"), hop("10.200.0.1"), hop("192.0.2.1")) == \
+            (2, 1, None)
+        pod = kget("deployment", "nf-rtr")["spec"]["template"]["spec"]
+        assert pod["containers"][0]["volumeMounts"][0]["readOnly"] is True
+    finally:
+        kubectl("delete", "networkfunction", "rtr", "--ignore-not-found",
+                "--wait=true", timeout=120)
+        kubectl("delete", "configmap", "table", "--ignore-not-found")
+        wait(lambda: registered("rtr") == 0, 120, "the router gone")

@@ -8,6 +8,7 @@ import (
 )
 
 // A name as the manager takes it: a trust group's, a port's (ZN_NAME_LEN).
+// +kubebuilder:validation:MaxLength=31
 // +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]{1,31}$`
 type ZeroNFName string
 
@@ -72,10 +73,30 @@ type NetworkFunctionSpec struct {
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
+	// ConfigMaps mounted read-only into each NF's container: files its
+	// arguments name (a router's --routes, a DPI's protocols file).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	ConfigMaps []ConfigMapMount `json:"configMaps,omitempty"`
+
 	// Autoscale: the operator sets Replicas from the managers' load (a
 	// deployment file's autoscale; docs/kubernetes.md "Autoscaling").
 	// +optional
 	Autoscale *Autoscale `json:"autoscale,omitempty"`
+}
+
+// ConfigMapMount: a ConfigMap of the namespace, its keys files in
+// MountPath.
+type ConfigMapMount struct {
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9_./-]*$`
+	// +kubebuilder:validation:XValidation:rule="!self.contains('..')",message="a path without .."
+	MountPath string `json:"mountPath"`
 }
 
 // Autoscale scales a NetworkFunction out by one replica while its load

@@ -39,11 +39,64 @@ type TrustGroup struct {
 	Slots int32 `json:"slots,omitempty"`
 }
 
+// Tenant is an isolated virtual router of every node's manager
+// (docs/security.md "Tenants"): a trust group with its own slices of the
+// ports, range of service ids and chain. On the cluster it is the
+// namespace of its name: its NetworkFunctions (in its trust group, of its
+// service ids: no other namespace's may be), its ServiceChain (the
+// tenant's chain: what its slices receive), the pods given its app ports.
+type Tenant struct {
+	// Name: the tenant's on the managers, and its namespace.
+	// +kubebuilder:validation:MaxLength=31
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// TrustGroup: one of TrustGroups, its NFs' and its packets' pool.
+	TrustGroup ZeroNFName     `json:"trustGroup"`
+	ServiceIDs ServiceIDRange `json:"serviceIds"`
+	// Slices: what of the ports is its own: a whole port (an app port
+	// so given is for its namespace's pods only), or a port's packets of
+	// a VLAN, a destination MAC or a destination prefix.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	Slices []Slice `json:"slices,omitempty"`
+}
+
+// ServiceIDRange: service ids First..Last.
+// +kubebuilder:validation:XValidation:rule="self.first <= self.last",message="first is above last"
+type ServiceIDRange struct {
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=255
+	First int32 `json:"first"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=255
+	Last int32 `json:"last"`
+}
+
+// Slice is what of a port is a tenant's (the manager's --slice).
+// +kubebuilder:validation:XValidation:rule="[has(self.vlan), has(self.mac), has(self.prefix)].filter(x, x).size() <= 1",message="a slice is a whole port, or one of vlan, mac or prefix"
+type Slice struct {
+	Port PortName `json:"port"`
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4094
+	VLAN int32 `json:"vlan,omitempty"`
+	// MAC: a destination MAC.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$`
+	MAC string `json:"mac,omitempty"`
+	// Prefix: a destination IPv4 or IPv6 prefix.
+	// +optional
+	// +kubebuilder:validation:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="a prefix (ADDRESS/LENGTH)"
+	Prefix string `json:"prefix,omitempty"`
+}
+
 // ZeroNFSpec is ZeroNF on the cluster's nodes: on each, a node agent (the
 // manager, owning the node's ports and hugepage pool, and zeronf-node
 // beside it: the device plugin, the CNI plugin's pool).
 // +kubebuilder:validation:XValidation:rule="self.nfSlots + (has(self.trustGroups) ? self.trustGroups.map(g, g.slots).sum() : 0) <= 96",message="nfSlots and the trust groups' slots: 96 at most (a manager's NFs)"
 // +kubebuilder:validation:XValidation:rule="(has(self.ports) ? size(self.ports) : 0) + self.appPorts <= 32",message="ports and appPorts: 32 at most"
+// +kubebuilder:validation:XValidation:rule="!has(self.tenants) || self.tenants.all(t, has(self.trustGroups) && self.trustGroups.exists(g, g.name == t.trustGroup))",message="a tenant's trustGroup is one of trustGroups"
 type ZeroNFSpec struct {
 	// Image holds the manager, zeronf-node and the NFs; the operator's
 	// image if left out.
@@ -70,6 +123,7 @@ type ZeroNFSpec struct {
 	AppPorts int32 `json:"appPorts"`
 
 	// AppPortPrefix names the pairs (and their ports).
+	// +kubebuilder:validation:MaxLength=8
 	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]{0,7}$`
 	// +kubebuilder:default=znapp
 	// +optional
@@ -110,6 +164,16 @@ type ZeroNFSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
 	TrustGroups []TrustGroup `json:"trustGroups,omitempty"`
+
+	// Tenants of every node's manager: isolated virtual routers, each a
+	// namespace of the cluster (docs/kubernetes.md "Tenants").
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(a, self.exists_one(b, b.trustGroup == a.trustGroup))",message="one tenant a trust group"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, self.all(b, a.name == b.name || a.serviceIds.last < b.serviceIds.first || b.serviceIds.last < a.serviceIds.first))",message="the tenants' service ids overlap"
+	Tenants []Tenant `json:"tenants,omitempty"`
 
 	// DefaultChain: the managers' default chain while no ServiceChain
 	// is (hops as the manager's -c takes them: svc:ID, port:NAME, drop).
@@ -236,6 +300,66 @@ func (z *ZeroNFSpec) PortIDs() map[string]int {
 		ids[fmt.Sprintf("%s%d", z.AppPortPrefix, i)] = len(z.Ports) + i
 	}
 	return ids
+}
+
+// TenantOf: the tenant of namespace ns (its name), or nil.
+func (z *ZeroNFSpec) TenantOf(ns string) *Tenant {
+	for i := range z.Tenants {
+		if z.Tenants[i].Name == ns {
+			return &z.Tenants[i]
+		}
+	}
+	return nil
+}
+
+// TenantsError: what of the tenants' slices the managers would refuse
+// or the app ports cannot be (nil: nothing): a port that is none of the
+// spec's; the same slice twice; an app port (given to one namespace's
+// pods) that is not one tenant's whole. Checked by the operator, not by
+// the schema: a rule over every pair of slices is past the API server's
+// cost budget for CEL.
+func (z *ZeroNFSpec) TenantsError() error {
+	ids := z.PortIDs()
+	seen := map[string]string{}
+	for i := range z.Tenants {
+		for j, sl := range z.Tenants[i].Slices {
+			where := fmt.Sprintf("tenants[%d].slices[%d]", i, j)
+			id, ok := ids[string(sl.Port)]
+			if !ok {
+				return fmt.Errorf("%s: no port %q", where, sl.Port)
+			}
+			k := fmt.Sprintf("%d/%d/%s/%s", id, sl.VLAN, sl.MAC, sl.Prefix)
+			if o, dup := seen[k]; dup {
+				return fmt.Errorf("%s: the same slice as %s", where, o)
+			}
+			seen[k] = where
+			if id < len(z.Ports) {
+				continue
+			}
+			// whole, it is one tenant's (two: the same slice, above)
+			if sl.VLAN != 0 || sl.MAC != "" || sl.Prefix != "" {
+				return fmt.Errorf("%s: app port %s: a tenant's whole (its namespace's pods get it)",
+					where, sl.Port)
+			}
+		}
+	}
+	return nil
+}
+
+// SlicedPorts: the ports some tenant has a slice of, id -> the tenant's
+// namespace (of an app port, one tenant's: the namespace whose pods get
+// it; of another port, the last one's).
+func (z *ZeroNFSpec) SlicedPorts() map[int]string {
+	ids := z.PortIDs()
+	out := map[int]string{}
+	for _, t := range z.Tenants {
+		for _, s := range t.Slices {
+			if id, ok := ids[string(s.Port)]; ok {
+				out[id] = t.Name
+			}
+		}
+	}
+	return out
 }
 
 // DefaultChainHops: the default chain with its ports by id (the

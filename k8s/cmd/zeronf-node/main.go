@@ -205,8 +205,19 @@ func pool(args []string) int {
 	stateDir := fs.String("cni-state-dir", cni.DefaultStateDir, "the CNI plugin's state directory")
 	binDir := fs.String("cni-bin-dir", "", "install the plugin here as 'zeronf' (the node's CNI directory, mounted)")
 	plugin := fs.String("plugin", "/usr/local/bin/zeronf-cni", "the plugin to install")
+	var owner groupFlags
+	fs.Var(&owner, "owner", "PORT=NAMESPACE: pair PORT (the manager's end) for that namespace's pods only (repeated)")
 	_ = fs.Parse(args)
-	if err := cni.EnsurePool(*prefix, *n, *mtu, *stateDir); err != nil {
+	owners := map[string]string{}
+	for _, o := range owner {
+		port, ns, ok := strings.Cut(o, "=")
+		if !ok || port == "" || ns == "" {
+			log.Printf("-owner %q: PORT=NAMESPACE", o)
+			return 2
+		}
+		owners[port] = ns
+	}
+	if err := cni.EnsurePool(*prefix, *n, *mtu, *stateDir, owners); err != nil {
 		log.Print(err)
 		return 1
 	}
