@@ -25,6 +25,13 @@
 // free or kubelet's (its checkpoint, or an Allocate here); a slot an NF
 // took outside Kubernetes (the manager's own launcher) is Unhealthy, so
 // kubelet does not give it.
+//
+// A port's TX queues for NFs (NF -> port hand-off, mgr/port/port_nftx.c)
+// are a resource too, zeronf.dev/txq-PORTNAME, its devices "txq-K": the
+// manager (--nf-tx-queues-by-request) gives a queue only to an NF that
+// asks, and the container of such a device is told to ask
+// (ZERONF_TX_PORT_P=1). Devices past the queues the manager has for that
+// port (its port.list) are Unhealthy.
 package deviceplugin
 
 import (
@@ -46,6 +53,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"zeronf.dev/k8s/internal/ctl"
 	"zeronf.dev/k8s/internal/instance"
 )
 
@@ -53,11 +61,19 @@ import (
 const ResourcePrefix = "zeronf.dev/"
 
 // Resource is one advertised resource: the slots it owns and, for a trust
-// group's, the group.
+// group's, the group; or a port's TX queues for NFs (Queues > 0).
 type Resource struct {
-	Name  string // e.g. "nf", "group-red": zeronf.dev/NAME
+	Name  string // e.g. "nf", "group-red", "txq-wan": zeronf.dev/NAME
 	Group string // "" for the shared pool
 	Slots []int
+	// Port and Queues: port Port's queues for NFs, Queues of them.
+	Port   int
+	Queues int
+}
+
+// TxQueueResource: port name's (id port) n queues for NFs.
+func TxQueueResource(name string, port, n int) Resource {
+	return Resource{Name: "txq-" + name, Port: port, Queues: n}
 }
 
 // Config is the plugin's: the instance and its resources.
@@ -132,6 +148,42 @@ func slotOf(id string) (int, error) {
 	return strconv.Atoi(rest)
 }
 
+func queueID(k int) string { return fmt.Sprintf("txq-%d", k) }
+
+// devNum: a device's number (a slot's, a queue's), for ordering.
+func devNum(id string) int {
+	_, n, _ := strings.Cut(id, "-")
+	k, _ := strconv.Atoi(n)
+	return k
+}
+
+// portQueues: the queues for NFs the manager has on port (port.list's
+// nf_tx.queues); -1 if it cannot say.
+func portQueues(in instance.Instance, port int) int {
+	c, err := ctl.Dial(in.Path(instance.CtlSock), time.Second)
+	if err != nil {
+		return -1
+	}
+	defer c.Close()
+	var pl struct {
+		Ports []struct {
+			Port int `json:"port"`
+			NfTx struct {
+				Queues int `json:"queues"`
+			} `json:"nf_tx"`
+		} `json:"ports"`
+	}
+	if err := c.Call("port.list", nil, &pl); err != nil {
+		return -1
+	}
+	for _, p := range pl.Ports {
+		if p.Port == port {
+			return p.NfTx.Queues
+		}
+	}
+	return 0
+}
+
 // plugin serves one resource.
 type plugin struct {
 	pluginapi.UnimplementedDevicePluginServer
@@ -195,10 +247,23 @@ func kubeletGiven(dir, name string) map[int]bool {
 // health computes the devices as they are now; true if they changed.
 func (p *plugin) health() bool {
 	ready := p.cfg.Inst.Ready()
+	var devs []*pluginapi.Device
+	if p.res.Queues > 0 {
+		has := -1
+		if ready {
+			has = portQueues(p.cfg.Inst, p.res.Port)
+		}
+		for k := 0; k < p.res.Queues; k++ {
+			h := pluginapi.Healthy
+			if k >= has {
+				h = pluginapi.Unhealthy
+			}
+			devs = append(devs, &pluginapi.Device{ID: queueID(k), Health: h})
+		}
+	}
 	kube := kubeletGiven(p.cfg.KubeletDir, ResourcePrefix+p.res.Name)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	devs := make([]*pluginapi.Device, 0, len(p.res.Slots))
 	for _, s := range p.res.Slots {
 		h := pluginapi.Healthy
 		if !ready || (p.cfg.Inst.SlotHeld(s) && !p.given[s] && !kube[s]) {
@@ -260,11 +325,7 @@ func (p *plugin) GetPreferredAllocation(_ context.Context, req *pluginapi.Prefer
 			inc[id] = true
 		}
 		avail := append([]string(nil), c.AvailableDeviceIDs...)
-		sort.Slice(avail, func(a, b int) bool {
-			x, _ := slotOf(avail[a])
-			y, _ := slotOf(avail[b])
-			return x < y
-		})
+		sort.Slice(avail, func(a, b int) bool { return devNum(avail[a]) < devNum(avail[b]) })
 		for _, id := range avail {
 			if len(must) >= int(c.AllocationSize) {
 				break
@@ -281,6 +342,18 @@ func (p *plugin) GetPreferredAllocation(_ context.Context, req *pluginapi.Prefer
 
 func (p *plugin) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
 	out := &pluginapi.AllocateResponse{}
+	if p.res.Queues > 0 {
+		// a queue of the port: the NF asks the manager for one
+		for _, c := range req.ContainerRequests {
+			if len(c.DevicesIds) != 1 {
+				return nil, fmt.Errorf("%s%s: one per container (an NF has one queue a port), not %d",
+					ResourcePrefix, p.res.Name, len(c.DevicesIds))
+			}
+			out.ContainerResponses = append(out.ContainerResponses, &pluginapi.ContainerAllocateResponse{
+				Envs: map[string]string{fmt.Sprintf("ZERONF_TX_PORT_%d", p.res.Port): "1"}})
+		}
+		return out, nil
+	}
 	for _, c := range req.ContainerRequests {
 		if len(c.DevicesIds) != 1 {
 			return nil, fmt.Errorf("%s%s: one per container (an NF has one slot), not %d",
@@ -400,7 +473,8 @@ func (p *plugin) serve() error {
 		p.server.Stop()
 		return fmt.Errorf("register %s%s with kubelet: %w", ResourcePrefix, p.res.Name, err)
 	}
-	log.Printf("%s%s: %d slots, registered with kubelet", ResourcePrefix, p.res.Name, len(p.res.Slots))
+	log.Printf("%s%s: %d slots, %d queues, registered with kubelet", ResourcePrefix, p.res.Name,
+		len(p.res.Slots), p.res.Queues)
 	return nil
 }
 

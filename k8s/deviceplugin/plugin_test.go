@@ -2,7 +2,9 @@ package deviceplugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -242,5 +244,77 @@ func TestPreferredAllocationTakesLowestFree(t *testing.T) {
 	}
 	if got := resp.ContainerResponses[0].DeviceIDs; fmt.Sprint(got) != "[slot-10 slot-3]" {
 		t.Fatalf("got %v", got)
+	}
+}
+
+// serveCtl answers port.list on the fake manager's control socket: port 1
+// has queues for NFs.
+func serveCtl(t *testing.T, m *fakeManager, queues int) {
+	t.Helper()
+	path := m.inst.Path(instance.CtlSock)
+	_ = os.Remove(path)
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var req struct {
+					ID     int    `json:"id"`
+					Method string `json:"method"`
+				}
+				if json.NewDecoder(c).Decode(&req) != nil || req.Method != "port.list" {
+					return
+				}
+				fmt.Fprintf(c, `{"jsonrpc":"2.0","id":%d,"result":{"ports":[`+
+					`{"port":0,"nf_tx":{"queues":0}},{"port":1,"nf_tx":{"queues":%d}}]}}`+"\n",
+					req.ID, queues)
+			}()
+		}
+	}()
+}
+
+// A port's TX queues for NFs: as many devices as asked, those past the
+// manager's queues for the port Unhealthy; a container of one is told to
+// ask the manager for a queue of that port, and given nothing else.
+func TestTxQueues(t *testing.T) {
+	m := newFakeManager(t)
+	serveCtl(t, m, 2)
+	p := testPlugin(m, TxQueueResource("sink", 1, 3))
+	p.health()
+	var got []string
+	for _, d := range p.devices {
+		got = append(got, d.ID+"="+d.Health)
+	}
+	if s := strings.Join(got, " "); s != "txq-0=Healthy txq-1=Healthy txq-2=Unhealthy" {
+		t.Fatal(s)
+	}
+	r, err := p.Allocate(context.Background(), &pluginapi.AllocateRequest{
+		ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{"txq-1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.ContainerResponses[0]
+	if fmt.Sprint(c.Envs) != "map[ZERONF_TX_PORT_1:1]" || len(c.Mounts) != 0 || len(c.Devices) != 0 {
+		t.Fatalf("%+v", c)
+	}
+	if _, err := p.Allocate(context.Background(), &pluginapi.AllocateRequest{
+		ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: []string{"txq-0", "txq-1"}}}}); err == nil {
+		t.Fatal("two queues of one port for one container")
+	}
+	// the manager gone: none
+	m.locks[0].Close()
+	p.health()
+	for _, d := range p.devices {
+		if d.Health != pluginapi.Unhealthy {
+			t.Fatalf("%s %s with no manager", d.ID, d.Health)
+		}
 	}
 }

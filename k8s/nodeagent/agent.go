@@ -493,46 +493,40 @@ func (a *Agent) apply(c *ctl.Client, z *zv1.ZeroNF, me *zv1.ZeroNFNode, w *chain
 			def = []string{"drop"}
 		}
 	}
-	if k := key(def); k != a.defChain {
-		if err := c.Call("chain.set", map[string]any{"hops": def}, nil); err != nil {
-			fail(p.DefaultOwner, "default chain", err)
-		} else {
-			a.defChain = k
+	// setChain: one of the manager's chains (params say which) as hops,
+	// unless *have says it has them; what it refuses is owner's error
+	setChain := func(params map[string]any, hops []string, have *string, owner, what string) {
+		if hops == nil {
+			hops = []string{}
 		}
+		k := key(hops)
+		if *have == k {
+			return
+		}
+		params["hops"] = hops
+		if err := c.Call("chain.set", params, nil); err != nil {
+			fail(owner, what, err)
+			return
+		}
+		*have = k
 	}
+	setChain(map[string]any{}, def, &a.defChain, p.DefaultOwner, "default chain")
 	sliced := z.Spec.SlicedPorts()
 	for _, port := range ports {
 		hops := p.PortChains[port.Port]
 		if _, ok := sliced[port.Port]; ok && hops == nil {
 			continue // a tenant's: no port chain (the manager refuses one)
 		}
-		if hops == nil {
-			hops = []string{}
-		}
-		k := key(hops)
-		if a.portChains[port.Port] == k {
-			continue
-		}
-		if err := c.Call("chain.set", map[string]any{"port": port.Port, "hops": hops}, nil); err != nil {
-			fail(p.PortOwner[port.Port], fmt.Sprintf("port %d's chain", port.Port), err)
-			continue
-		}
-		a.portChains[port.Port] = k
+		have := a.portChains[port.Port]
+		setChain(map[string]any{"port": port.Port}, hops, &have, p.PortOwner[port.Port],
+			fmt.Sprintf("port %d's chain", port.Port))
+		a.portChains[port.Port] = have
 	}
 	for _, t := range z.Spec.Tenants {
-		hops := p.TenantChains[t.Name]
-		if hops == nil {
-			hops = []string{}
-		}
-		k := key(hops)
-		if a.tenants[t.Name] == k {
-			continue
-		}
-		if err := c.Call("chain.set", map[string]any{"tenant": t.Name, "hops": hops}, nil); err != nil {
-			fail(p.TenantOwner[t.Name], fmt.Sprintf("tenant %s's chain", t.Name), err)
-			continue
-		}
-		a.tenants[t.Name] = k
+		have := a.tenants[t.Name]
+		setChain(map[string]any{"tenant": t.Name}, p.TenantChains[t.Name], &have,
+			p.TenantOwner[t.Name], fmt.Sprintf("tenant %s's chain", t.Name))
+		a.tenants[t.Name] = have
 	}
 	// rules
 	want := map[string]chainplan.Rule{}

@@ -79,7 +79,8 @@ func runEnvtest(m *testing.M) int {
 			Namespace: "zeronf-system", Image: "zeronf:test", DashboardImage: "dashboard:test"},
 		&NetworkFunctionReconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: rec,
 			Image: "zeronf:test"},
-		&ServiceChainReconciler{Client: mgr.GetClient(), Recorder: rec},
+		&ServiceChainReconciler{Client: mgr.GetClient(), Recorder: rec,
+			APIReader: mgr.GetAPIReader()},
 	} {
 		if err := r.SetupWithManager(mgr); err != nil {
 			fmt.Fprintf(os.Stderr, "envtest: %v\n", err)

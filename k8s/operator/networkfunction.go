@@ -87,6 +87,9 @@ func (r *NetworkFunctionReconciler) fill(dep *appsv1.Deployment, nf *zv1.Network
 		res.Limits = corev1.ResourceList{}
 	}
 	res.Limits[Resource(nf)] = resource.MustParse("1")
+	for _, p := range nf.Spec.TxPorts {
+		res.Limits[corev1.ResourceName("zeronf.dev/txq-"+string(p))] = resource.MustParse("1")
+	}
 	no := false
 	dep.Labels = labels
 	dep.Spec.Replicas = &replicas

@@ -93,3 +93,19 @@ func TestConfigMapsAreMounted(t *testing.T) {
 		t.Fatal("a ConfigMap taken out of the spec stays mounted")
 	}
 }
+
+// txPorts: a queue of each port as the pod's resources (the device plugin
+// tells the NF to ask the manager for it).
+func TestTxPortsAreResources(t *testing.T) {
+	r := &NetworkFunctionReconciler{Image: "zeronf:dev"}
+	x := nf(zv1.NetworkFunctionSpec{ServiceID: 1, Program: "zeronf-forward",
+		TxPorts: []zv1.PortName{"sink", "tap"}})
+	var dep appsv1.Deployment
+	r.fill(&dep, x)
+	l := dep.Spec.Template.Spec.Containers[0].Resources.Limits
+	for _, name := range []corev1.ResourceName{"zeronf.dev/nf", "zeronf.dev/txq-sink", "zeronf.dev/txq-tap"} {
+		if q := l[name]; q.Value() != 1 {
+			t.Fatalf("%s: %v", name, l)
+		}
+	}
+}

@@ -30,6 +30,10 @@ import (
 type ServiceChainReconciler struct {
 	client.Client
 	Recorder record.EventRecorder
+	// APIReader reads the chains' path ids from the API server itself:
+	// the cache may not have the one this reconciler gave a moment ago
+	// (two chains made together got the same id).
+	APIReader client.Reader
 }
 
 // MaxPathID: a path crosses the fabric as NSH SPI PathID*256+host (24
@@ -51,7 +55,7 @@ func (r *ServiceChainReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	st := c.Status.DeepCopy()
 	if st.PathID == 0 {
 		var all zv1.ServiceChainList
-		if err := r.List(ctx, &all); err != nil {
+		if err := r.APIReader.List(ctx, &all); err != nil {
 			return ctrl.Result{}, err
 		}
 		used := map[int32]bool{}

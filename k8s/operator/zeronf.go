@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,6 +113,9 @@ func ManagerCommand(z *zv1.ZeroNFSpec) []string {
 			cmd = append(cmd, "--slice", arg)
 		}
 	}
+	// NFs get a port's TX queue only as their pods' resources say
+	cmd = append(cmd, "--nf-tx-queues", strconv.Itoa(int(z.NFTxQueues)),
+		"--nf-tx-queues-by-request")
 	if len(z.DefaultChain) > 0 {
 		hops, _ := z.DefaultChainHops()
 		cmd = append(cmd, "-c", strings.Join(hops, ","))
@@ -193,6 +197,10 @@ func (r *ZeroNFReconciler) fillAgent(ds *appsv1.DaemonSet, z *zv1.ZeroNF) {
 		"-instance", "$(NODE_NAME)", "-nf-slots", nfSlots}
 	for _, g := range groups {
 		agentCmd = append(agentCmd, "-group", g)
+	}
+	txq := spec.TxQueuePorts()
+	for _, name := range slices.Sorted(maps.Keys(txq)) {
+		agentCmd = append(agentCmd, "-tx-queues", fmt.Sprintf("%s=%d:%d", name, txq[name], spec.NFTxQueues))
 	}
 	agent := corev1.Container{
 		Name: "agent", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,

@@ -15,7 +15,7 @@ func zspec() zv1.ZeroNFSpec {
 		Ports: []zv1.Port{{Name: "in", Device: "net_null0"},
 			{Name: "wan", Device: "net_af_packet0,iface=eth1"}},
 		AppPorts: 2, AppPortPrefix: "znapp", AppPortMTU: 1500,
-		HugepagesMi: 128, PoolSize: 4095, NFSlots: 32,
+		HugepagesMi: 128, PoolSize: 4095, NFSlots: 32, NFTxQueues: 4,
 		TrustGroups: []zv1.TrustGroup{{Name: "red", Buffers: 1023, Slots: 8},
 			{Name: "blue", Buffers: 511, Slots: 4}},
 		DefaultChain: []string{"svc:1", "port:wan"},
@@ -31,7 +31,8 @@ func TestManagerCommand(t *testing.T) {
 		"-p net_af_packet0,iface=eth1 --port-name 1=wan " +
 		"-p net_af_packet_znapp0,iface=znapp0 --port-name 2=znapp0 " +
 		"-p net_af_packet_znapp1,iface=znapp1 --port-name 3=znapp1 " +
-		"--trust-group red:1023 --trust-group blue:511 -c svc:1,port:1 --stats-interval 0"
+		"--trust-group red:1023 --trust-group blue:511 " +
+		"--nf-tx-queues 4 --nf-tx-queues-by-request -c svc:1,port:1 --stats-interval 0"
 	if got != want {
 		t.Fatalf("\n got %s\nwant %s", got, want)
 	}
@@ -55,7 +56,7 @@ func TestTenantsOfTheManagerAndThePool(t *testing.T) {
 	want := "--trust-group red:1023 --trust-group blue:511 " +
 		"--tenant r=red,services=10-19 --slice r:1:vlan=10 --slice r:3 " +
 		"--tenant b=blue,services=20-20 --slice b:1:prefix=10.2.0.0/16 " +
-		"--slice b:0:mac=02:00:00:00:00:01 -c svc:1,port:1"
+		"--slice b:0:mac=02:00:00:00:00:01 --nf-tx-queues 4 --nf-tx-queues-by-request -c svc:1,port:1"
 	if !strings.Contains(got, want) {
 		t.Fatalf("\n got %s\nwant ... %s ...", got, want)
 	}
@@ -103,7 +104,8 @@ func TestNodeAgent(t *testing.T) {
 		t.Fatalf("manager: %+v", m)
 	}
 	if got := strings.Join(a.Command, " "); got != "/usr/local/bin/zeronf-node agent "+
-		"-instance $(NODE_NAME) -nf-slots 0-31 -group red=32-39 -group blue=40-43 -pool znapp" {
+		"-instance $(NODE_NAME) -nf-slots 0-31 -group red=32-39 -group blue=40-43 "+
+		"-tx-queues in=0:4 -pool znapp" {
 		t.Fatalf("agent: %s", got)
 	}
 	// the agent: no privilege, only what removing its pool's pairs takes

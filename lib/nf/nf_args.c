@@ -56,6 +56,40 @@ name_valid(const char *s)
 	return n > 0 && n < ZN_NAME_LEN;
 }
 
+/* The ports an NF in a pod asks a TX queue of its own on: the device
+ * plugin sets ZERONF_TX_PORT_P=1 for each port P whose queue resource
+ * (zeronf.dev/txq-NAME) the pod has (k8s/deviceplugin). 0 or -EINVAL. */
+static int
+tx_ports_env(const char *prog, uint64_t *mask)
+{
+	static const char pre[] = "ZERONF_TX_PORT_";
+	const size_t pl = sizeof(pre) - 1;
+
+	*mask = 0;
+	for (char **e = environ; *e != NULL; e++) {
+		const char *eq = strchr(*e, '=');
+		char num[8];
+		uint64_t p;
+
+		if (strncmp(*e, pre, pl) != 0 || eq == NULL)
+			continue;
+		if ((size_t)(eq - *e) - pl >= sizeof(num)) {
+			fprintf(stderr, "%s: bad %s\n", prog, *e);
+			return -EINVAL;
+		}
+		memcpy(num, *e + pl, (size_t)(eq - *e) - pl);
+		num[(size_t)(eq - *e) - pl] = '\0';
+		if (zn_parse_uint(num, 0, ZN_MAX_PORTS - 1, &p) < 0) {
+			fprintf(stderr, "%s: bad %s (a port 0..%d)\n", prog,
+				*e, ZN_MAX_PORTS - 1);
+			return -EINVAL;
+		}
+		if (strcmp(eq + 1, "1") == 0)
+			*mask |= 1ull << p;
+	}
+	return 0;
+}
+
 /* Parse library options; on success nf_argc and nf_argv describe the NF's
  * own arguments (argv[0] kept). Returns 0, -ECANCELED after --help, or
  * -EINVAL. */
@@ -69,7 +103,7 @@ zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 	};
 	const char *env = getenv("ZERONF_INSTANCE");
 	const char *prog = argc > 0 ? argv[0] : nf->ops.name;
-	int lib_argc = argc, opt;
+	int lib_argc = argc, opt, rc;
 	uint64_t v;
 
 	zn_strlcpy(nf->instance, env != NULL ? env : ZN_INSTANCE_DEFAULT,
@@ -84,6 +118,9 @@ zn_nf_parse_lib_args(struct zn_nf *nf, int argc, char **argv, int *nf_argc,
 		}
 		zn_strlcpy(nf->group_name, env, sizeof(nf->group_name));
 	}
+	rc = tx_ports_env(prog, &nf->tx_ports);
+	if (rc < 0)
+		return rc;
 	zn_strlcpy(nf->name, nf->ops.name, sizeof(nf->name));
 	zn_strlcpy(nf->log_level, "notice", sizeof(nf->log_level));
 	nf->service_id = nf->ops.default_service;

@@ -52,6 +52,7 @@ struct zn_nf {
 	char log_level[64];
 	uint16_t service_id;
 	uint16_t slot;
+	uint64_t tx_ports; /* ZERONF_TX_PORT_P: ports it asks a TX queue of */
 	uint32_t gen;
 	unsigned int wait_s;
 	cpu_set_t cpus;

@@ -133,6 +133,7 @@ zn_nf_register(struct zn_nf *nf)
 	s->req.service_id = nf->service_id;
 	s->req.group = nf->group;
 	s->req.n_counters = 0;
+	s->req.tx_ports = nf->tx_ports;
 	s->req.pid = nf->guest ? nf->owner_pid : (uint32_t)getpid();
 	s->req.start_time = start;
 	s->req.leaving = 0;

@@ -105,6 +105,7 @@ zn_spi_slot(uint32_t spi)
 
 _Static_assert(ZN_NF_LCORE_BASE + ZN_MAX_NFS <= RTE_MAX_LCORE,
 	       "NF lcores must fit in RTE_MAX_LCORE");
+_Static_assert(ZN_MAX_PORTS <= 64, "an NF's req.tx_ports is a bit a port");
 _Static_assert(ZN_MAX_WORKERS + 1 <= ZN_NF_LCORE_BASE,
 	       "manager lcores must stay below the NF lcores");
 
@@ -414,6 +415,10 @@ struct zn_nf_slot {
 		uint32_t exited;     /* 1: drained, the NF is gone */
 		uint32_t group;      /* trust group index + 1; 0: none */
 		uint64_t start_time;
+		/* Ports (bit P: port P) it asks a TX queue of its own on
+		 * (ZERONF_TX_PORT_P, the device plugin's); 0: as the manager
+		 * gives them (--nf-tx-queues-by-request: none). */
+		uint64_t tx_ports;
 		char name[ZN_NAME_LEN];
 	} req __rte_cache_aligned;
 

@@ -278,7 +278,6 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	s->exit_drops = 0;
 	m->nf[slot].group = g;
 	zn_registry_nf_joined(m, slot, pid); /* links, tenant cgroup */
-	zn_port_nftx_assign(m, slot);
 	zn_route_reader_add(m, slot);
 	*reg = (struct zn_nf_reg){ .m = m, .slot = slot, .pidfd = pidfd,
 				   .reclaim_lock = -1 };
@@ -294,6 +293,7 @@ do_register(struct zn_mgr *m, unsigned int slot, uint32_t gen, uint8_t grp)
 	s->ctl.pool_quota = zn_pool_acct_quota(m, group);
 	s->ctl.stop = 0;
 	zn_strlcpy(s->ctl.name, name, sizeof(s->ctl.name));
+	zn_port_nftx_assign(m, slot); /* its name said in its events */
 	s->ctl.gen = m->nf[slot].gen = gen;
 	/* Not a member of its service until its init is done (READY): a
 	 * replica that is slow to start must not hold packets (and, with

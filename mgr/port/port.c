@@ -356,6 +356,9 @@ static const struct zn_opt port_opt[] = {
 	{ "nf-tx-queues", 0, "N", "TX queues per port for NFs that transmit "
 	  "themselves\n(net_null, net_tap; 0: the workers transmit all;\n"
 	  "default 8)", ZN_OPT_UINT, ZN_CFG(nf_tx_queues), 0, ZN_MAX_NFS, NULL },
+	{ "nf-tx-queues-by-request", 0, NULL, "give those queues only to NFs "
+	  "that ask for one\n(ZERONF_TX_PORT_P, a device plugin's; default: "
+	  "first come)", ZN_OPT_FLAG, ZN_CFG(nf_tx_by_request), 0, 0, NULL },
 	{ "ingress", 0, "MODE", "backpressure (hold, stop polling) or drop "
 	  "(default\nbackpressure)", ZN_OPT_PARSE, .parse = opt_ingress },
 	{ "rx-paused", 0, NULL, "start with port RX paused (enable it with "

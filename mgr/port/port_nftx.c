@@ -37,6 +37,7 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 
+#include "../core/event.h"
 #include "../core/mgr.h"
 #include "port.h"
 #include "../tenant/tenant.h"
@@ -140,16 +141,29 @@ zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot)
 	struct zn_nf_slot *s = zn_slot(m, slot);
 
 	unsigned int t = zn_tenant_of_nf(m, slot);
+	/* what it asks for (read once: the NF writes it), or the default */
+	uint64_t asked = __atomic_load_n(&s->req.tx_ports, __ATOMIC_RELAXED);
+	uint64_t want = asked != 0 ? asked :
+			m->cfg.nf_tx_by_request ? 0 : UINT64_MAX;
 
 	memset(s->ctl.txq, 0, sizeof(s->ctl.txq));
 	memset(s->ptx, 0, sizeof(s->ptx));
 	/* Not to an NF of a trust group: it maps none of the EAL's memory,
 	 * where a port's queues are (lib/nf/nf_group.c); the workers send
 	 * its packets, as the manager's headers (port_headers.h). */
-	if (m->nf[slot].group != NULL)
+	if (m->nf[slot].group != NULL) {
+		if (asked != 0)
+			zn_event("nf.txq", "%s: asked for TX queues of its own: "
+				 "a trust group's NF has none (the workers "
+				 "transmit for it)", s->ctl.name);
 		return;
+	}
 	for (unsigned int i = 0; i < m->n_ports; i++) {
 		struct zn_port *p = &m->ports[i];
+		bool given = false;
+
+		if (!((want >> i) & 1))
+			continue;
 
 		/* A tenant's NF transmits itself on its tenant's ports only
 		 * (elsewhere the worker drops it as cross_tenant). */
@@ -161,9 +175,19 @@ zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot)
 				continue;
 			p->txq_owner[q] = (uint16_t)(slot + 1);
 			s->ctl.txq[i] = (uint16_t)(p->nf_txq_first + q + 1);
+			given = true;
 			break;
 		}
+		if (!given && ((asked >> i) & 1))
+			zn_event("nf.txq", "%s: asked for a TX queue of port %u: "
+				 "%s (the workers transmit for it)", s->ctl.name,
+				 i, p->nf_txq_n == 0 ? "it has none" :
+				 "none is free");
 	}
+	for (unsigned int i = m->n_ports; i < 64; i++)
+		if ((asked >> i) & 1)
+			zn_event("nf.txq", "%s: asked for a TX queue of port %u: "
+				 "no such port", s->ctl.name, i);
 }
 
 /* The slot is free: the NF's process is gone, and these PMDs kept none of

@@ -104,9 +104,9 @@ def image_files(name: str) -> tuple[str, ...]:
 GROUP = "red"  # the managers' trust group (slots 64-71 in pods)
 NODE_AGENT = "zeronf-node"  # the operator's DaemonSet
 POOL = "znapp"  # the nodes' veth pairs for the CNI plugin (k8s/cni)
-APP_PORTS = 6  # pairs a node: the manager's ports 1..6, named znapp0..5
+APP_PORTS = 6  # pairs a node: the manager's ports 2..7, named znapp0..5
 TENANT = "blue"  # a tenant: its namespace, trust group, and these pairs
-TENANT_PORTS = ("znapp3", "znapp4")
+TENANT_PORTS = ("znapp2", "znapp3")  # ports 4 and 5: a pair, 4^1 = 5
 
 
 @functools.cache

@@ -102,3 +102,42 @@ def test_nf_pods_join_their_managers_with_only_their_files(zeronf):
     # nothing of theirs kept in the manager's pool
     wait(lambda: mgr_call(NODE, "status")["pool"]["in_use"] <= base, 30,
          "the pool back where it was")
+
+
+def test_an_nf_that_asks_drives_a_ports_queue(zeronf):
+    """Port sink's TX queues for NFs (zeronf.dev/txq-sink, ZeroNF
+    nfTxQueues): a NetworkFunction with txPorts gets one of them from the
+    manager, and one without none, though queues are free (the managers
+    give them by request)."""
+    nodes = kget("nodes")["items"]
+    assert all(n["status"]["allocatable"].get("zeronf.dev/txq-sink") == "8"
+               for n in nodes), [n["status"]["allocatable"] for n in nodes]
+    sel = {"kubernetes.io/hostname": NODE}
+    for name, svc, extra in (("txer", 5, {"txPorts": ["sink"]}),
+                             ("plain", 6, {})):
+        apply({"apiVersion": "zeronf.dev/v1alpha1", "kind": "NetworkFunction",
+               "metadata": {"name": name, "namespace": "default"},
+               "spec": {"serviceId": svc, "program": "zeronf-forward",
+                        "nodeSelector": sel, **extra}})
+    try:
+        wait(lambda: {"txer", "plain"} <= set(nfs()), 180,
+             "both NFs registered")
+        sink = next(p for p in mgr_call(NODE, "port.list")["ports"]
+                    if p["name"] == "sink")
+        assert sink["nf_tx"]["queues"] == 8, sink["nf_tx"]
+        assert [n["name"] for n in sink["nf_tx"]["nfs"]] == ["txer"], \
+            sink["nf_tx"]
+        pod = kget("pods", "-l", "zeronf.dev/networkfunction=txer")["items"][0]
+        assert pod["spec"]["containers"][0]["resources"]["limits"][
+            "zeronf.dev/txq-sink"] == "1"
+        # a trust group's NF cannot ask: the workers send its packets
+        r = kubectl("create", "--dry-run=server", "-f", "-", check=False,
+                    input='{"apiVersion": "zeronf.dev/v1alpha1", "kind": '
+                    '"NetworkFunction", "metadata": {"name": "x"}, "spec": '
+                    '{"serviceId": 7, "program": "p", "trustGroup": "red", '
+                    '"txPorts": ["sink"]}}')
+        assert r.returncode != 0 and "leave txPorts out" in r.stderr, r.stderr
+    finally:
+        kubectl("delete", "networkfunction", "txer", "plain",
+                "--ignore-not-found", "--wait=true", timeout=120)
+        wait(lambda: not {"txer", "plain"} & set(nfs()), 120, "the NFs gone")

@@ -1,6 +1,6 @@
 """A tenant on the cluster (docs/kubernetes.md "Tenants"): the sample
 ZeroNF's tenant blue is namespace blue, with trust group blue, service ids
-100-109 and the app ports znapp3 and znapp4. Two pods of blue get those
+100-109 and the app ports znapp2 and znapp3. Two pods of blue get those
 ports and talk kernel TCP through blue's NetworkFunction, its chain the
 tenant's on the node where its NF runs (and on the other node, which has
 none, not in force, saying why); each way another namespace could reach

@@ -105,6 +105,46 @@ def test_more_nfs_than_queues(managers):
     assert worker_port_tx(m, 1) == by["b"]["to_worker"]
 
 
+def test_queues_by_request(managers):
+    """--nf-tx-queues-by-request (the cluster's managers, whose queues a
+    device plugin hands out): only an NF that asks (ZERONF_TX_PORT_P=1)
+    gets a queue, on the ports it asks; one that asks for what cannot be
+    is told why in an event, and its packets go through a worker."""
+    m = managers(ports=traffic_ports(TRACE), chain="1,port:1",
+                 rx_paused=True,
+                 args=["--nf-tx-queues", "1", "--nf-tx-queues-by-request"])
+    base = m.pool()["in_use"]
+    plain = m.start_nf("forward", 1, "plain")
+    asks = m.start_nf("forward", 1, "asks", env={"ZERONF_TX_PORT_1": "1"})
+    late = m.start_nf("forward", 1, "late", env={"ZERONF_TX_PORT_1": "1",
+                                                 "ZERONF_TX_PORT_0": "1"})
+    nt = m.call("port.list")["ports"][1]["nf_tx"]
+    assert [n["instance"] for n in nt["nfs"]] == [asks.instance], nt
+    ev = [e["message"] for e in m.call("event.list")["events"]
+          if e["type"] == "nf.txq"]
+    assert ev == ["late: asked for a TX queue of port 0: it has none (the "
+                  "workers transmit for it)",
+                  "late: asked for a TX queue of port 1: none is free (the "
+                  "workers transmit for it)"], ev
+    st, _ = carry(m, base, 100000)
+    by = {n["name"]: n["handoff"] for n in st["nfs"]}
+    assert by["asks"]["to_worker"] == 0
+    assert by["plain"]["port_tx"] == 0 and by["late"]["port_tx"] == 0
+    # the queue goes back when its NF leaves, to the next that asks
+    m.call("nf.stop", instance=asks.instance)
+    assert asks.proc.wait(10) == 0
+    again = m.start_nf("forward", 1, "again", env={"ZERONF_TX_PORT_1": "1"})
+    wait_for(lambda: [n["instance"] for n in m.call("port.list")["ports"][1]
+                      ["nf_tx"]["nfs"]] == [again.instance], 5,
+             "the queue to the next that asks")
+    assert plain.instance not in [
+        n["instance"] for n in m.call("port.list")["ports"][1]["nf_tx"]["nfs"]]
+    # a bad request is refused by the NF itself, saying why
+    bad = m.start_nf("forward", 1, "bad", env={"ZERONF_TX_PORT_x": "1"},
+                     wait=False)
+    assert bad.proc.wait(10) != 0
+
+
 def test_kill9_while_transmitting_no_leak(managers):
     """kill -9 replicas that transmit on their own queues, at random
     moments under load: what a dead NF held (including a burst inside

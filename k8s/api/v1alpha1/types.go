@@ -21,6 +21,7 @@ type PortName string
 // NetworkFunctionSpec is one service of NFs: its replicas are pods, each
 // an NF in one of its node's slots (the device plugin's resources).
 // +kubebuilder:validation:XValidation:rule="!has(self.command) || size(self.command) > 0",message="command: the NF's program and its arguments, or leave it out"
+// +kubebuilder:validation:XValidation:rule="!has(self.txPorts) || !has(self.trustGroup)",message="an NF of a trust group has no TX queue of its own (the workers send its packets): leave txPorts out"
 type NetworkFunctionSpec struct {
 	// ServiceID is the service's id on every node's manager (a chain's
 	// hop names it; lib/shm/zn_shm.h ZN_MAX_SERVICES).
@@ -72,6 +73,14 @@ type NetworkFunctionSpec struct {
 	// added by the operator.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// TxPorts: ports each NF transmits on itself, a queue of its own
+	// (zeronf.dev/txq-PORT, ZeroNF nfTxQueues); not for an NF of a trust
+	// group, whose packets the workers send.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	TxPorts []PortName `json:"txPorts,omitempty"`
 
 	// ConfigMaps mounted read-only into each NF's container: files its
 	// arguments name (a router's --routes, a DPI's protocols file).

@@ -158,6 +158,17 @@ type ZeroNFSpec struct {
 	// +optional
 	NFSlots int32 `json:"nfSlots"`
 
+	// NFTxQueues: TX queues for NFs on each port whose driver lets an
+	// NF transmit itself (net_null, net_tap: mgr/port/port_nftx.c),
+	// zeronf.dev/txq-PORTNAME; the managers give one only to an NF whose
+	// pod has it (NetworkFunction txPorts), the workers transmit for the
+	// others.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=95
+	// +kubebuilder:default=8
+	// +optional
+	NFTxQueues int32 `json:"nfTxQueues"`
+
 	// TrustGroups of every node's manager.
 	// +optional
 	// +listType=map
@@ -300,6 +311,21 @@ func (z *ZeroNFSpec) PortIDs() map[string]int {
 		ids[fmt.Sprintf("%s%d", z.AppPortPrefix, i)] = len(z.Ports) + i
 	}
 	return ids
+}
+
+// TxQueuePorts: the ports whose queues NFs may drive (by their device:
+// mgr/port/port_nftx.c's drivers), id by name, if NFTxQueues > 0.
+func (z *ZeroNFSpec) TxQueuePorts() map[string]int {
+	out := map[string]int{}
+	if z.NFTxQueues == 0 {
+		return out
+	}
+	for i, p := range z.Ports {
+		if strings.HasPrefix(p.Device, "net_null") || strings.HasPrefix(p.Device, "net_tap") {
+			out[string(p.Name)] = i
+		}
+	}
+	return out
 }
 
 // TenantOf: the tenant of namespace ns (its name), or nil.

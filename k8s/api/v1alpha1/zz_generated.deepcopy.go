@@ -214,6 +214,11 @@ func (in *NetworkFunctionSpec) DeepCopyInto(out *NetworkFunctionSpec) {
 		}
 	}
 	in.Resources.DeepCopyInto(&out.Resources)
+	if in.TxPorts != nil {
+		in, out := &in.TxPorts, &out.TxPorts
+		*out = make([]PortName, len(*in))
+		copy(*out, *in)
+	}
 	if in.ConfigMaps != nil {
 		in, out := &in.ConfigMaps, &out.ConfigMaps
 		*out = make([]ConfigMapMount, len(*in))

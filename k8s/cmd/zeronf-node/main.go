@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -115,6 +116,8 @@ func devicePlugin(args []string, reconcile bool) int {
 	nfSlots := fs.String("nf-slots", "0-63", "slots advertised as zeronf.dev/nf (NFs of the shared pool)")
 	var groups groupFlags
 	fs.Var(&groups, "group", "NAME=SLOTS: slots advertised as zeronf.dev/group-NAME (repeat)")
+	var txqs groupFlags
+	fs.Var(&txqs, "tx-queues", "NAME=PORT:N: port PORT's N TX queues for NFs as zeronf.dev/txq-NAME (repeat)")
 	kdir := fs.String("kubelet-dir", "/var/lib/kubelet/device-plugins", "kubelet's device plugin directory")
 	poolPrefix := fs.String("pool", "", "the CNI pool's prefix: its free pairs are removed at exit (zeronf-node pool made them)")
 	stateDir := fs.String("cni-state-dir", cni.DefaultStateDir, "the CNI plugin's state directory")
@@ -144,6 +147,17 @@ func devicePlugin(args []string, reconcile bool) int {
 			return 2
 		}
 		rs = append(rs, deviceplugin.Resource{Name: "group-" + name, Group: name, Slots: s})
+	}
+	for _, q := range txqs {
+		name, rest, ok1 := strings.Cut(q, "=")
+		port, n, ok2 := strings.Cut(rest, ":")
+		pi, err1 := strconv.Atoi(port)
+		ni, err2 := strconv.Atoi(n)
+		if !ok1 || !ok2 || name == "" || err1 != nil || err2 != nil || pi < 0 || ni < 1 {
+			log.Printf("-tx-queues %q: NAME=PORT:N", q)
+			return 2
+		}
+		rs = append(rs, deviceplugin.TxQueueResource(name, pi, ni))
 	}
 	if err := deviceplugin.Validate(rs); err != nil {
 		log.Print(err)

@@ -73,7 +73,8 @@ func main() {
 		os.Exit(1)
 	}
 	if err := (&operator.ServiceChainReconciler{Client: mgr.GetClient(),
-		Recorder: mgr.GetEventRecorderFor("zeronf-operator"),
+		Recorder:  mgr.GetEventRecorderFor("zeronf-operator"),
+		APIReader: mgr.GetAPIReader(),
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "ServiceChain controller")
 		os.Exit(1)
