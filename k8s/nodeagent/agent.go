@@ -95,12 +95,8 @@ type ctlNF struct {
 	Tx       int64            `json:"tx"`
 	Drops    map[string]int64 `json:"drops"`
 	Counters map[string]int64 `json:"counters"`
-	RxRing   *ctlRing         `json:"rx_ring"`
-}
-
-type ctlRing struct {
-	Count int64 `json:"count"`
-	Size  int64 `json:"size"`
+	// InputFill: the fullest of its RX ring and the links into it
+	InputFill float64 `json:"input_fill"`
 }
 
 // world: the cluster as the plan sees it, and the ZeroNF.
@@ -305,8 +301,8 @@ func (a *Agent) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, err
 	return again, a.report(ctx, &me, st, w, plan)
 }
 
-// services: the manager's NFs summed by service, its RX rings' mean fill
-// too.
+// services: the manager's NFs summed by service, their inputs' mean fill
+// too (each NF's RX ring or a link into it, the fullest).
 func services(nfs []ctlNF) []zv1.NodeService {
 	svc := map[int]*zv1.NodeService{}
 	fill := map[int]float64{}
@@ -322,9 +318,7 @@ func services(nfs []ctlNF) []zv1.NodeService {
 		for _, d := range nf.Drops {
 			s.Drops += d
 		}
-		if nf.RxRing != nil && nf.RxRing.Size > 0 {
-			fill[nf.Service] += float64(nf.RxRing.Count) / float64(nf.RxRing.Size)
-		}
+		fill[nf.Service] += min(max(nf.InputFill, 0), 1)
 	}
 	out := make([]zv1.NodeService, 0, len(svc))
 	for id, s := range svc {

@@ -30,12 +30,11 @@ func TestSamplerRates(t *testing.T) {
 }
 
 func TestServicesRingFill(t *testing.T) {
-	ring := func(c, n int64) *ctlRing { return &ctlRing{Count: c, Size: n} }
 	got := services([]ctlNF{
-		{Service: 2, Rx: 10, RxRing: ring(1024, 1024), Drops: map[string]int64{"nf": 1, "stalled": 2}},
-		{Service: 2, Rx: 5, RxRing: ring(0, 1024)},
-		{Service: 1, RxRing: ring(10, 1000)},
-		{Service: 1},
+		{Service: 2, Rx: 10, InputFill: 1, Drops: map[string]int64{"nf": 1, "stalled": 2}},
+		{Service: 2, Rx: 5},
+		{Service: 1, InputFill: 0.01},
+		{Service: 1, InputFill: 7}, // not 0..1: bounded
 	})
 	if len(got) != 2 || got[0].ID != 1 || got[1].ID != 2 {
 		t.Fatalf("services %+v", got)
@@ -43,7 +42,7 @@ func TestServicesRingFill(t *testing.T) {
 	if got[1].NFs != 2 || got[1].Rx != 15 || got[1].Drops != 3 || got[1].RingOccupancyPercent != 50 {
 		t.Fatalf("service 2: %+v", got[1])
 	}
-	if got[0].RingOccupancyPercent != 1 { // (1 % + an NF with no ring read) / 2, rounded
+	if got[0].RingOccupancyPercent != 51 { // (1 % + 100 %) / 2, rounded
 		t.Fatalf("service 1: %+v", got[0])
 	}
 }

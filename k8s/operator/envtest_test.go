@@ -59,6 +59,8 @@ func runEnvtest(m *testing.M) int {
 		CRDDirectoryPaths: []string{"../config/crd"}, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	if err != nil {
+		// what started before the failure (etcd, the API server) goes too
+		_ = env.Stop()
 		fmt.Fprintf(os.Stderr, "envtest: %v\n", err)
 		return 1
 	}

@@ -105,6 +105,30 @@ zn_link_own(const struct zn_mgr *m, unsigned int l)
 	return m->links != NULL && l < ZN_MAX_LINKS ? &m->links->own[l] : NULL;
 }
 
+static double
+ring_fill(const struct rte_ring *r)
+{
+	return r == NULL ? 0 :
+	       (double)rte_ring_count(r) / rte_ring_get_capacity(r);
+}
+
+double
+zn_link_input_fill(const struct zn_mgr *m, unsigned int slot)
+{
+	const struct zn_nf_slot *s = zn_slot(m, slot);
+	unsigned int n = RTE_MIN(s->links.n_in, ZN_MAX_LINKS_IN);
+	double fill = ring_fill(m->nf[slot].where.rx);
+
+	/* the ids in the slot, the rings as the manager gave them */
+	for (unsigned int i = 0; i < n; i++) {
+		const struct zn_link *l = zn_link_own(m, s->links.in[i]);
+
+		if (l != NULL && l->used && l->to == slot)
+			fill = RTE_MAX(fill, ring_fill(l->ring));
+	}
+	return fill;
+}
+
 unsigned int
 zn_link_count(const struct zn_mgr *m)
 {

@@ -38,6 +38,11 @@ void zn_link_nf_gone(struct zn_mgr *m, unsigned int slot,
 				  struct rte_mbuf **pkts, unsigned int n));
 /** Take back drained links whose sender is gone (periodic). */
 void zn_link_gc(struct zn_mgr *m);
+/** How full the NF in @p slot's input is, 0..1: the fullest of its RX
+ *  ring and the links into it (a sender waits on the ring it writes).
+ *  What autoscaling calls its RX rings' occupancy (policy.c, nf.list
+ *  "input_fill"). */
+double zn_link_input_fill(const struct zn_mgr *m, unsigned int slot);
 /** Links in use (for stats). */
 unsigned int zn_link_count(const struct zn_mgr *m);
 /** Link @p l as the manager gave it (not the shared table, which NFs can

@@ -15,6 +15,7 @@
 #include "../core/event.h"
 #include "../flow/fdir.h"
 #include "launch.h"
+#include "link.h"
 #include "../core/loop.h"
 #include "../core/mgr.h"
 #include "policy.h"
@@ -78,7 +79,8 @@ static struct {
 	uint64_t ingress_drops; /* the previous sample */
 } P;
 
-/* Running NF slots of service @p svc: their RX rings' mean fill. */
+/* Running NF slots of service @p svc: their inputs' mean fill (each its
+ * RX ring's or a link's into it, the fullest: link.h). */
 static double
 occupancy(struct zn_mgr *m, uint16_t svc)
 {
@@ -91,8 +93,7 @@ occupancy(struct zn_mgr *m, uint16_t svc)
 		if (zn_nf_state(m, s) != ZN_NF_RUNNING ||
 		    sl->ctl.service_id != svc)
 			continue;
-		sum += (double)rte_ring_count(m->nf[s].where.rx) /
-		       rte_ring_get_capacity(m->nf[s].where.rx);
+		sum += zn_link_input_fill(m, s);
 		n++;
 	}
 	return n ? sum / n : 0;

@@ -144,6 +144,9 @@ nf_json(struct zn_mgr *m, unsigned int slot)
 			port_tx += s->ptx[p].tx;
 			json_array_append_new(ports, json_integer((int)p));
 		}
+	/* its RX ring's or a link's into it, the fullest (autoscaling) */
+	json_object_set_new(o, "input_fill",
+			    json_real(zn_link_input_fill(m, slot)));
 	json_object_set_new(o, "trust_group", m->nf[slot].group != NULL ?
 			    json_string(m->cfg.groups[m->nf[slot].group->idx]
 					.name) : json_null());
@@ -615,7 +618,9 @@ static const struct zn_cmd nf_list_cmd = {
 	       "`long_yields` (yields that lasted a time slice: another thread "
 	       "kept the core, so the NF waited on its doorbell instead), "
 	       "`created`, `dequeued`, `drops` by reason, `exit_drops`, "
-	       "`staged`, `rx_ring`/`tx_ring` `{count, size}`, `sleeps`, "
+	       "`staged`, `rx_ring`/`tx_ring` `{count, size}`, `input_fill` "
+	       "(0..1: the fullest of its RX ring and the links into it, "
+	       "what autoscaling reads), `sleeps`, "
 	       "`wakeups`, `pool_held` (buffers of its pool the NF "
 	       "allocated and keeps: not freed, not sent), `pool_refused` "
 	       "(allocations refused at --nf-pool-quota), "

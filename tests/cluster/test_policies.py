@@ -42,9 +42,12 @@ CHAIN = {"apiVersion": API, "kind": "ServiceChain",
                                  "removeAfterSeconds": 3}}]}}
 
 
-def events(name: str) -> list[tuple[str, str]]:
+def events(kind: str, name: str) -> list[tuple[str, str]]:
+    """The object's events (by its uid: those of an earlier object of the
+    same name stay an hour)."""
+    uid = kget(kind, name)["metadata"]["uid"]
     evs = kget("events", "--field-selector",
-               f"involvedObject.name={name}")["items"]
+               f"involvedObject.uid={uid}")["items"]
     evs.sort(key=lambda e: e.get("lastTimestamp") or e["metadata"]
              ["creationTimestamp"])
     return [(e["reason"], e["message"]) for e in evs]
@@ -91,7 +94,10 @@ def test_load_scales_out_and_reacts_then_both_undo(zeronf):
             nf("slow", "zeronf-forward", ["--wait-us", "5000"], {
                 "minReplicas": 1, "maxReplicas": 2,
                 "scaleOut": {"ringOccupancyPercent": 50, "forSeconds": 2},
-                "scaleIn": {"ringOccupancyPercentBelow": 5,
+                # in only once the rings are empty: this NF takes 5 ms a
+                # packet, and a replica scaled in has its pod's grace
+                # period (5 s) to finish what it holds
+                "scaleIn": {"ringOccupancyPercentBelow": 0,
                             "forSeconds": 3}}),
             nf("extra", "zeronf-forward")]
     try:
@@ -122,9 +128,9 @@ def test_load_scales_out_and_reacts_then_both_undo(zeronf):
             "registered") == 2, 180, "the second replica registered")
         st = kget("networkfunction", "slow")["status"]["autoscale"]
         assert st["lastScaleTime"], st
-        out = [m for r, m in events("slow") if r == "ScaledOut"]
+        out = [m for r, m in events("networkfunction", "slow") if r == "ScaledOut"]
         assert out and out[0].startswith("1 -> 2 replicas (RX rings "), \
-            events("slow")
+            events("networkfunction", "slow")
         wait(lambda: all(n["rx"] > 0 for n in mgr_call(NODE, "nf.list")["nfs"]
                          if n["service"] == SVC["slow"]), 60,
              "both replicas take traffic")
@@ -147,9 +153,9 @@ def test_load_scales_out_and_reacts_then_both_undo(zeronf):
              show=lambda: kget("networkfunction", "slow")["status"])
         wait(lambda: kget("networkfunction", "slow")["status"].get(
             "registered") == 1, 120, "one replica left")
-        reasons = [r for r, _ in events("slow")]
+        reasons = [r for r, _ in events("networkfunction", "slow")]
         assert reasons.index("ScaledOut") < reasons.index("ScaledIn"), reasons
-        chain_ev = [(r, m) for r, m in events("guarded")
+        chain_ev = [(r, m) for r, m in events("servicechain", "guarded")
                     if r.startswith("Reaction")]
         assert [r for r, _ in chain_ev][:2] == ["ReactionInserted",
                                                 "ReactionRemoved"], chain_ev
@@ -158,7 +164,9 @@ def test_load_scales_out_and_reacts_then_both_undo(zeronf):
         # what the load held is back in the pool, nothing lost with the
         # replica that went
         assert still_pool() == base
-        assert mgr_call(NODE, "stats")["drops"]["nf_exit"] == exit0
+        assert mgr_call(NODE, "stats")["drops"]["nf_exit"] == exit0, [
+            e for e in mgr_call(NODE, "event.list")["events"]
+            if e["type"].startswith("nf.")][-12:]
     finally:
         kubectl("delete", "servicechain", "guarded", "--ignore-not-found",
                 "--wait=true", timeout=120)

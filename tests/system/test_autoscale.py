@@ -144,6 +144,42 @@ autoscale:
         down(name)
 
 
+def test_an_nf_fed_by_another_nf_scales_out(tmp):
+    """The slow NF is second in the chain: the monitor hands it packets
+    over a link of their own (NF -> NF, no worker), so its RX ring stays
+    empty and the link fills: its input is the fullest of the two
+    (nf.list input_fill), and it scales out."""
+    legit_trace(tmp / "legit.pcap")
+    name = up(tmp, """\
+name: NAME
+manager: {log_dir: logs}
+ports:
+  - devargs: net_pcap0,rx_pcap=legit.pcap,infinite_rx=1
+  - devargs: net_null0,no-rx=1
+services:
+  - name: mon
+    nf: {binary: zeronf-monitor}
+  - name: fw
+    nf: {binary: zeronf-forward, args: [--wait-us, "2000"]}
+chain: [mon, fw, port:1]
+autoscale:
+  - service: fw
+    max: 2
+    out_when: {ring_occupancy: 0.5, for_s: 1}
+""")
+    try:
+        with Client(name) as c:
+            def fw():
+                return next(n for n in c.nfs() if n["name"] == "fw")
+            wait_for(lambda: fw()["handoff"]["link_rx"] > 0 and
+                     fw()["input_fill"] > 0.5, 30, "fw fed over a link, full")
+            wait_for(lambda: any(e["type"] == "scale.out"
+                                 for e in events(c)), 30, "scale.out")
+            c.rx_set(False)
+    finally:
+        down(name)
+
+
 def test_syn_flood_puts_a_filter_in_then_takes_it_out(tmp):
     legit_trace(tmp / "legit.pcap", flows=8)
     flood_trace(tmp / "flood.pcap", 300000)

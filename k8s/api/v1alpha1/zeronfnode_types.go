@@ -39,7 +39,8 @@ type NodeService struct {
 	Tx  int64 `json:"tx"`
 	// Drops: its NFs' drops.
 	Drops int64 `json:"drops"`
-	// RingOccupancyPercent: its NFs' RX rings' mean fill.
+	// RingOccupancyPercent: its NFs' inputs' mean fill (each NF's RX
+	// ring or a link into it from another NF, the fullest).
 	// +optional
 	RingOccupancyPercent int32 `json:"ringOccupancyPercent,omitempty"`
 	// CounterRates: its NFs' counters (summed), per second over the
