@@ -117,7 +117,7 @@ def test_queues_by_request(managers):
     plain = m.start_nf("forward", 1, "plain")
     asks = m.start_nf("forward", 1, "asks", env={"ZERONF_TX_PORT_1": "1"})
     m.start_nf("forward", 1, "late", env={"ZERONF_TX_PORT_1": "1",
-                                                 "ZERONF_TX_PORT_0": "1"})
+                                          "ZERONF_TX_PORT_0": "1"})
     nt = m.call("port.list")["ports"][1]["nf_tx"]
     assert [n["instance"] for n in nt["nfs"]] == [asks.instance], nt
     ev = [e["message"] for e in m.call("event.list")["events"]
