@@ -85,6 +85,17 @@ parse_num(const char *s, unsigned long max, uint16_t *out)
 	return 0;
 }
 
+/* A decimal number of at most @p max (digits only). */
+static int
+parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	*out = strtoull(s, &end, 10);
+	return *s < '0' || *s > '9' || *end != '\0' || *out > max ? -EINVAL
+								    : 0;
+}
+
 static int
 fwd_parse(struct zn_nf *nf, int argc, char **argv)
 {
@@ -123,24 +134,14 @@ fwd_parse(struct zn_nf *nf, int argc, char **argv)
 			chain = id;
 			break;
 		}
-		case 'c': {
-			char *end;
-
-			cost_ns = strtoull(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
-			    cost_ns > 1000000000ull)
+		case 'c':
+			if (parse_u64(optarg, 1000000000ull, &cost_ns) < 0)
 				return -EINVAL;
 			break;
-		}
-		case 'w': {
-			char *end;
-
-			wait_us = strtoull(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
-			    wait_us > 1000000ull)
+		case 'w':
+			if (parse_u64(optarg, 1000000ull, &wait_us) < 0)
 				return -EINVAL;
 			break;
-		}
 		default:
 			return -EINVAL;
 		}

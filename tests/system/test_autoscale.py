@@ -48,6 +48,17 @@ def flood_trace(path: Path, n: int) -> None:
                                 0x02) for _ in range(n)))
 
 
+# a surge: the legitimate trace over and over into port 0; port 1 takes
+# what the chain sends out
+SURGE = """\
+name: NAME
+manager: {log_dir: logs}
+ports:
+  - devargs: net_pcap0,rx_pcap=legit.pcap,infinite_rx=1
+  - devargs: net_null0,no-rx=1
+"""
+
+
 def up(tmp: Path, text: str) -> str:
     name = unique_name("as")
     f = tmp / "d.yaml"
@@ -93,12 +104,7 @@ def tmp(tmp_path):
 
 def test_surge_scales_out_then_in(tmp):
     legit_trace(tmp / "legit.pcap")
-    name = up(tmp, """\
-name: NAME
-manager: {log_dir: logs}
-ports:
-  - devargs: net_pcap0,rx_pcap=legit.pcap,infinite_rx=1
-  - devargs: net_null0,no-rx=1
+    name = up(tmp, SURGE + """\
 services:
   - name: fw
     nf: {binary: zeronf-forward, args: [--cost-ns, "20000"]}
@@ -150,12 +156,7 @@ def test_an_nf_fed_by_another_nf_scales_out(tmp):
     empty and the link fills: its input is the fullest of the two
     (nf.list input_fill), and it scales out."""
     legit_trace(tmp / "legit.pcap")
-    name = up(tmp, """\
-name: NAME
-manager: {log_dir: logs}
-ports:
-  - devargs: net_pcap0,rx_pcap=legit.pcap,infinite_rx=1
-  - devargs: net_null0,no-rx=1
+    name = up(tmp, SURGE + """\
 services:
   - name: mon
     nf: {binary: zeronf-monitor}
