@@ -55,11 +55,14 @@ def test_a_tenants_pods_talk_through_its_own_chain(blue):
     wait(lambda: kget("nf", "bfw", "-n", TENANT).get("status", {}).get(
         "registered") == 1, 180, "blue's NF registered")
 
-    # the tenant's pods have the tenant's ports, and no others
+    # the tenant's pods have the tenant's ports, and no others (as the
+    # node agent reports them, every 2 s)
+    def ports() -> list[str]:
+        return sorted(a["port"] for a in kget("zeronfnode", N1)["status"]
+                      .get("attachments", []) if a["namespace"] == TENANT)
+    wait(lambda: len(ports()) == 2, 60, "both pods' ports reported")
+    assert ports() == sorted(TENANT_PORTS)
     me = kget("zeronfnode", N1)["status"]
-    ports = sorted(a["port"] for a in me["attachments"]
-                   if a["namespace"] == TENANT)
-    assert ports == sorted(TENANT_PORTS), me["attachments"]
 
     # its chain: the tenant's on node 1; node 2 has no bfw: not there
     def chain_status() -> dict:
