@@ -219,21 +219,13 @@ func (r *NetworkFunctionReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 // event) and answers its autoscale status.
 func (r *NetworkFunctionReconciler) autoscale(ctx context.Context, nf *zv1.NetworkFunction,
 	nodes []zv1.ZeroNFNode) (*zv1.AutoscaleStatus, error) {
-	occ, drops, _ := serviceLoad(nodes, nf.Spec.ServiceID, "")
-	registered := int32(0)
-	for _, n := range nodes {
-		for _, s := range n.Status.Services {
-			if s.ID == nf.Spec.ServiceID {
-				registered += s.NFs
-			}
-		}
-	}
+	l := serviceLoad(nodes, nf.Spec.ServiceID, "")
 	replicas := int32(1)
 	if nf.Spec.Replicas != nil {
 		replicas = *nf.Spec.Replicas
 	}
-	st, want, why := autoscaleStep(nf.Spec.Autoscale, nf.Status.Autoscale, occ, drops,
-		replicas, registered, time.Now())
+	st, want, why := autoscaleStep(nf.Spec.Autoscale, nf.Status.Autoscale, l.occ, l.drops,
+		replicas, l.nfs, time.Now())
 	if want != replicas {
 		old := nf.DeepCopy()
 		nf.Spec.Replicas = &want

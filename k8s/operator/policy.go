@@ -22,12 +22,18 @@ import (
 // again (its hold may end with no new report).
 const PolicyRecheck = time.Second
 
-// serviceLoad: service svc's RX rings' mean fill over the nodes (weighted
-// by their NFs), the ingress drops per second of the nodes it runs on,
-// and the rate of its NFs' counter (if counter is not "").
-func serviceLoad(nodes []zv1.ZeroNFNode, svc int32, counter string) (occ int32, drops, rate int64) {
+// load is a service's, as the nodes report it.
+type load struct {
+	occ   int32 // its NFs' inputs' mean fill over the nodes (by their NFs)
+	nfs   int32 // its NFs the managers registered
+	drops int64 // ingress drops a second of the nodes it runs on
+	rate  int64 // its NFs' counter a second (serviceLoad's counter)
+}
+
+// serviceLoad: service svc's load, the rate of counter ("": none).
+func serviceLoad(nodes []zv1.ZeroNFNode, svc int32, counter string) load {
+	var l load
 	var fill float64
-	var nfs int32
 	for _, n := range nodes {
 		for _, s := range n.Status.Services {
 			if s.ID != svc {
@@ -35,16 +41,16 @@ func serviceLoad(nodes []zv1.ZeroNFNode, svc int32, counter string) (occ int32, 
 			}
 			if s.NFs > 0 {
 				fill += float64(s.RingOccupancyPercent) * float64(s.NFs)
-				nfs += s.NFs
-				drops += n.Status.IngressDropsPerSecond
+				l.nfs += s.NFs
+				l.drops += n.Status.IngressDropsPerSecond
 			}
-			rate += s.CounterRates[counter]
+			l.rate += s.CounterRates[counter]
 		}
 	}
-	if nfs > 0 {
-		occ = int32(math.Round(fill / float64(nfs)))
+	if l.nfs > 0 {
+		l.occ = int32(math.Round(fill / float64(l.nfs)))
 	}
-	return occ, drops, rate
+	return l
 }
 
 // held: whether a condition now true (since since) has held for sec

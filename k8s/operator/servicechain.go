@@ -152,7 +152,7 @@ func (r *ServiceChainReconciler) react(ctx context.Context, c *zv1.ServiceChain,
 		err := r.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: re.When.NetworkFunction}, &watched)
 		switch {
 		case err == nil:
-			_, _, rate = serviceLoad(nodes, watched.Spec.ServiceID, re.When.Counter)
+			rate = serviceLoad(nodes, watched.Spec.ServiceID, re.When.Counter).rate
 		case !apierrors.IsNotFound(err):
 			return false, err
 		}
