@@ -96,11 +96,19 @@ ask_link(struct zn_nf *nf, unsigned int to)
 	(void)zn_nf_post_msg(nf, ZN_MSG_LINK);
 }
 
+/* link_to()'s answer when a link was given but the worker still holds
+ * packets of ours: they must arrive first. */
+#define LINK_PENDING ((struct rte_ring *)1)
+
 /*
  * The link to the NF in slot @p to, if packets may go on it now; NULL:
- * use the TX ring (no link yet, or packets of ours for that NF may still
- * be with the worker: they must arrive first). Never waits: an NF waiting
- * here for another to make room could wait for itself around a loop.
+ * use the TX ring (no link yet); LINK_PENDING: a link is given but the
+ * worker still holds packets of ours, which must arrive first: the run
+ * waits (flush() retries it as a blocked one) rather than going to the
+ * worker too, or a receiver that is never drained (the one that needs
+ * the link most) would keep the worker holding ours, and the link would
+ * never be used. Never waits itself: an NF waiting here for another to
+ * make room could wait for itself around a loop (flush() breaks those).
  */
 static struct rte_ring *
 link_to(struct zn_nf *nf, const struct zn_route *rt, uint16_t to,
@@ -135,7 +143,7 @@ link_to(struct zn_nf *nf, const struct zn_route *rt, uint16_t to,
 		 * in the receiver's RX ring, below its producer tail now. */
 		if (__atomic_load_n(&nf->s->mstats.delivered,
 				    __ATOMIC_ACQUIRE) != nf->s->hstats.tx_ring_in)
-			return NULL;
+			return LINK_PENDING;
 		/* The receiver reads the link only past that point; the
 		 * ring's tail store (release) publishes the mark with our
 		 * first packet. */
@@ -452,6 +460,14 @@ flush(struct zn_nf *nf, unsigned int n)
 		}
 		if (r->type == ZN_RES_NF && rt->direct)
 			ring = link_to(nf, rt, r->id, &id);
+		if (ring == LINK_PENDING) {
+			/* As a full TX ring (the worker is what we wait
+			 * for), retried after a while (no ring to watch). */
+			ring = NULL;
+			id = 0;
+			k = 0;
+			goto sent;
+		}
 		if (ring == NULL) {
 			ring = nf->tx;
 			id = 0;
@@ -501,8 +517,9 @@ sent:
 		if (s->hstats.blocked_on != wf)
 			__atomic_store_n(&s->hstats.blocked_on, wf,
 					 __ATOMIC_RELAXED);
-		nf->blk_ring = ring; /* NULL: a port; tried again in a while */
-		if (id == 0)
+		/* NULL: a port or a link pending; tried again in a while */
+		nf->blk_ring = ring;
+		if (id == 0 && ring != NULL)
 			s->stats.tx_full++;
 		s->hstats.blocked++;
 		break;

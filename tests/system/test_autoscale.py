@@ -152,9 +152,11 @@ autoscale:
 
 def test_an_nf_fed_by_another_nf_scales_out(tmp):
     """The slow NF is second in the chain: the monitor hands it packets
-    over a link of their own (NF -> NF, no worker), so its RX ring stays
-    empty and the link fills: its input is the fullest of the two
-    (nf.list input_fill), and it scales out."""
+    over a link of their own (NF -> NF, no worker). Once the switch-over
+    is done (what the worker had put in its RX ring taken first: the
+    monitor waits for that rather than feeding the worker more) its RX
+    ring stays empty and the link fills: its input is the fullest of the
+    two (nf.list input_fill), and it scales out on that."""
     legit_trace(tmp / "legit.pcap")
     name = up(tmp, SURGE + """\
 services:
@@ -165,17 +167,34 @@ services:
 chain: [mon, fw, port:1]
 autoscale:
   - service: fw
-    max: 2
+    max: 3
     out_when: {ring_occupancy: 0.5, for_s: 1}
 """)
     try:
         with Client(name) as c:
-            def fw():
-                return next(n for n in c.nfs() if n["name"] == "fw")
-            wait_for(lambda: fw()["handoff"]["link_rx"] > 0 and
-                     fw()["input_fill"] > 0.5, 30, "fw fed over a link, full")
-            wait_for(lambda: any(e["type"] == "scale.out"
-                                 for e in events(c)), 30, "scale.out")
+            def link_fed():
+                for n in c.nfs():
+                    ring = n["rx_ring"]
+                    if (n["name"] == "fw" and n["handoff"]["link_rx"] > 0
+                            and ring["count"] < ring["size"] / 4
+                            and n["input_fill"] > 0.5):
+                        return n
+                return None
+            # the first fw (service instance 0), or one added since
+            wait_for(link_fed, 60, "an fw fed over a full link, its RX "
+                     "ring nearly empty")
+            outs = wait_for(lambda: [e for e in events(c)
+                                     if e["type"] == "scale.out"], 30,
+                            "scale.out")
+            assert "fw: 1 -> 2 replicas" in outs[0]["message"], outs
+            for e in outs:
+                full = int(e["message"].split("(RX rings ")[1]
+                           .split("%")[0])
+                assert full >= 50, e
+            # and a second: the policy goes on reading the links
+            wait_for(lambda: any("fw: 2 -> 3 replicas" in e["message"]
+                                 for e in events(c)), 60,
+                     "scale-out of link-fed replicas")
             c.rx_set(False)
     finally:
         down(name)
