@@ -43,6 +43,11 @@ affects both sides alike. Progress goes to stderr.
   router {"bench":"router","prefixes":512621,"mpps":X}: the router NF
          with the RouteViews table, 64-byte packets to random IPv4
          destinations (net_pcap replay -> router -> net_null).
+  firewall {"bench":"firewall","rules":N,"replicas":R,"flows":4096,
+         "mpps":X}: 64-byte UDP packets of 4096 flows through the
+         firewall NF (R = 1, 2 replicas) with N = 1000, 10000 rules (a
+         forward chain of random prefix and port rules, connection
+         tracking on), to net_null.
   route_load {"bench":"route_load","prefixes":N,"load_s":X,
          "lookup_mpps":Y,"lpm_lookup_mpps":Z}: the router's route tables
          (rte_fib) loading the RouteViews table and a synthetic 1M-prefix
@@ -149,6 +154,7 @@ from apps import bench_dpi, bench_flowmon, bench_route_load, bench_router
 from k8s import bench_k8s
 from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
     bench_idle, bench_latency, bench_lb, bench_p2p
+from nfs2 import bench_firewall
 from peers import bench_peers
 from sdn import bench_sdn
 from soak import bench_soak
@@ -173,7 +179,8 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "trust": bench_trust, "validate": bench_validate,
            "tenants": bench_tenants, "group_port": bench_group_port,
            "vm": bench_vm, "spinner": bench_spinner, "sdn": bench_sdn,
-           "xhost": bench_xhost, "k8s": bench_k8s}
+           "xhost": bench_xhost, "k8s": bench_k8s,
+           "firewall": bench_firewall}
 
 
 def main() -> int:

@@ -32,7 +32,7 @@ from pcaputil import linktype, read_frames  # noqa: E402
 
 CORPORA = REPO.parent / "shared" / "corpora"
 TARGETS = ["flow_parse", "dpi_parse", "flowmon", "routes", "ctl_json",
-           "oft_key", "ofp_msgs", "nsh"]
+           "oft_key", "ofp_msgs", "nsh", "firewall"]
 # the link types the packet targets index by their first byte
 DPI_DLTS = [0, 1, 12, 14, 104, 113, 9, 50, 228, 229, 105, 127, 276, 999]
 FLOWMON_DLTS = [1, 12, 113, 0, 228, 229, 105, 127]
@@ -68,6 +68,8 @@ def packet_seeds(dirs: dict[str, Path]) -> None:
             name = f"{n:05d}"
             if lt == 1:
                 (dirs["flow_parse"] / name).write_bytes(fr)
+                (dirs["firewall"] / name).write_bytes(
+                    firewall_seed(i, fr))
                 (dirs["oft_key"] / name).write_bytes(fr)
                 (dirs["nsh"] / name).write_bytes(fr)
             if lt in DPI_DLTS:
@@ -78,6 +80,22 @@ def packet_seeds(dirs: dict[str, Path]) -> None:
                     bytes([FLOWMON_DLTS.index(lt), i & 1]) +
                     min(len(fr), 65535).to_bytes(2, "big") + fr)
             n += 1
+
+
+FW_RULES = [b"", b"-P DROP\n--ctstate ESTABLISHED,RELATED -j ACCEPT\n"
+            b"-p tcp --syn --dport 80 -j ACCEPT\n",
+            b"-p udp -s 192.168.0.0/16 --dport 1024:65535 -j DROP\n"
+            b"-p icmpv6 --icmpv6-type echo-request -j ACCEPT\n"
+            b"-p tcp --tcp-flags SYN,ACK,FIN,RST ACK --ctstate NEW -j DROP\n"]
+
+
+def firewall_seed(i: int, frame: bytes) -> bytes:
+    """The firewall target's input: rules (length first), then the frame
+    with its options byte (VLAN tags looked through, checksums verified)
+    and length, twice (a connection's second packet)."""
+    rules = FW_RULES[i % len(FW_RULES)]
+    one = bytes([3]) + min(len(frame), 65535).to_bytes(2, "big") + frame
+    return len(rules).to_bytes(2, "big") + rules + one + one
 
 
 def route_seeds(d: Path) -> None:

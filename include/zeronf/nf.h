@@ -159,6 +159,7 @@ enum zn_nf_obj_type {
 	ZN_NF_OBJ_FT = 6,     /* zn_ft: zn_ft_free (tracked by zn_ft_create) */
 	ZN_NF_OBJ_FIB = 7,    /* rte_fib: rte_fib_free */
 	ZN_NF_OBJ_FIB6 = 8,   /* rte_fib6: rte_fib6_free */
+	ZN_NF_OBJ_ACL = 9,    /* rte_acl_ctx: rte_acl_free */
 };
 
 /**

@@ -516,7 +516,7 @@ zn_nf_obj_track(struct zn_nf *nf, enum zn_nf_obj_type type, const char *name,
 
 	if (nf == NULL || !nf->registered || obj == NULL || name == NULL ||
 	    name[0] == '\0' || strlen(name) >= ZN_OBJ_NAME_LEN ||
-	    type < ZN_NF_OBJ_HASH || type > ZN_NF_OBJ_FIB6)
+	    type < ZN_NF_OBJ_HASH || type > ZN_NF_OBJ_ACL)
 		return -EINVAL;
 	s = nf->s;
 	for (uint32_t i = 0; i < s->objs.n && o == NULL; i++)

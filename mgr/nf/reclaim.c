@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_acl.h>
 #include <rte_fib.h>
 #include <rte_fib6.h>
 #include <rte_hash.h>
@@ -176,6 +177,9 @@ free_objs(struct zn_mgr *m, struct zn_nf_slot *s)
 			if (found != NULL && !adopt_fib_pool(o.name))
 				found = NULL;
 			break;
+		case ZN_NF_OBJ_ACL:
+			found = rte_acl_find_existing(o.name);
+			break;
 		default:
 			continue;
 		}
@@ -209,6 +213,9 @@ free_objs(struct zn_mgr *m, struct zn_nf_slot *s)
 			break;
 		case ZN_NF_OBJ_FIB6:
 			rte_fib6_free((struct rte_fib6 *)(uintptr_t)found);
+			break;
+		case ZN_NF_OBJ_ACL:
+			rte_acl_free((struct rte_acl_ctx *)(uintptr_t)found);
 			break;
 		}
 		freed++;

@@ -204,7 +204,10 @@ static const struct zn_cmd nf_call_cmd = {
 	       "`route.add {routes: [{prefix, next_hop}]}` -> `{added, "
 	       "replaced, ipv4, ipv6}`, `route.del {prefixes: [...]}` -> "
 	       "`{removed, ipv4, ipv6}`, `route.lookup {address}` -> "
-	       "`{next_hop, port}` (see nfs/router/README.md).",
+	       "`{next_hop, port}` (see nfs/router/README.md). The firewall "
+	       "serves `rules.load {path | rules}`, `rules.list {from, max}`, "
+	       "`ct.list {max}`, `ct.stats`, `ct.flush` "
+	       "(docs/nfs/firewall.md).",
 	.fn = cmd_nf_call,
 };
 ZN_CMD_REGISTER(nf_call_cmd)

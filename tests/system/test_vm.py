@@ -393,6 +393,9 @@ def test_a_guest_cannot_reach_another_groups_packets(managers):
 
 
 ROUTES = "0.0.0.0/0 1\n::/0 1\n"
+FW_RULES = ("-P DROP\n--ctstate ESTABLISHED,RELATED -j ACCEPT\n"
+            "-p tcp --syn -j ACCEPT\n-p udp --dport 1:1023 -j ACCEPT\n"
+            "-p icmp -j ACCEPT\n")
 
 
 @pytest.mark.parametrize("kind, nf_args", [
@@ -400,17 +403,21 @@ ROUTES = "0.0.0.0/0 1\n::/0 1\n"
     ("dpi", []),
     ("filter", ["--syn-rate", "1", "--syn-burst", "3"]),
     ("router", ["--routes", "ROUTES", "--default-port", "1"]),
+    ("firewall", ["--rules", "RULES"]),
 ])
 def test_the_same_nf_in_a_guest_as_on_the_host(managers, tmp_path, kind,
                                                nf_args):
     """The sample NFs, unchanged (the same binaries), in a VM of group a
     and as a host process of a, each the only hop from port 0 to port 1:
     the same frames come out (per flow) and the NF counts the same. The
-    router reads its routes file in the guest at the host's path
-    (vm --file)."""
+    router reads its routes file, the firewall its rules, in the guest at
+    the host's path (vm --file)."""
     routes = tmp_path / "routes.txt"
     routes.write_text(ROUTES)
-    args = [str(routes) if a == "ROUTES" else a for a in nf_args]
+    rules = tmp_path / "rules.txt"
+    rules.write_text(FW_RULES)
+    args = [str(routes) if a == "ROUTES" else str(rules) if a == "RULES"
+            else a for a in nf_args]
     results = []
     for where in ("host", "guest"):
         out = tmp_path / f"{where}.pcap"
@@ -423,7 +430,7 @@ def test_the_same_nf_in_a_guest_as_on_the_host(managers, tmp_path, kind,
         else:
             m.call("nf.start", **vm.start_params(
                 "nf", NF_BIN[kind], 1, "a", args, mem_mb=512,
-                restart="never", files=[routes]))
+                restart="never", files=[routes, rules]))
             wait_for(lambda: running(m, 1), 60, "the guest's NF running")
         m.call("rx.set", enabled=True)
         n = len(read_frames(PCAP))

@@ -5,7 +5,8 @@ and runs them (a `run(args) -> exit status` set as the parser default):
 basic (the manager's methods one by one), deploy (up, down, apply,
 validate), nf (launched NFs, logs), vm (NFs in VMs), rules (flows and
 wildcard rules), top, api (the REST API and metrics), sdn (the OpenFlow
-agent), fabric (chains across hosts).
+agent), fabric (chains across hosts), k8s, firewall (a firewall rule
+file as nftables).
 Exit status: 0 done, 1 refused or failed (one line saying why), 2 bad
 usage or input."""
 from __future__ import annotations
@@ -15,9 +16,11 @@ import os
 import sys
 
 from ..client import ZeroNFError
-from . import api, basic, deploy, fabric, k8s, nf, rules, sdn, top, vm
+from . import api, basic, deploy, fabric, firewall, k8s, nf, rules, sdn, \
+    top, vm
 
-MODULES = (deploy, basic, nf, vm, rules, top, api, sdn, fabric, k8s)
+MODULES = (deploy, basic, nf, vm, rules, top, api, sdn, fabric, k8s,
+           firewall)
 
 
 def parser() -> argparse.ArgumentParser:
