@@ -32,7 +32,7 @@ from pcaputil import linktype, read_frames  # noqa: E402
 
 CORPORA = REPO.parent / "shared" / "corpora"
 TARGETS = ["flow_parse", "dpi_parse", "flowmon", "routes", "ctl_json",
-           "oft_key", "ofp_msgs", "nsh", "firewall"]
+           "oft_key", "ofp_msgs", "nsh", "firewall", "ratelimit"]
 # the link types the packet targets index by their first byte
 DPI_DLTS = [0, 1, 12, 14, 104, 113, 9, 50, 228, 229, 105, 127, 276, 999]
 FLOWMON_DLTS = [1, 12, 113, 0, 228, 229, 105, 127]
@@ -96,6 +96,30 @@ def firewall_seed(i: int, frame: bytes) -> bytes:
     rules = FW_RULES[i % len(FW_RULES)]
     one = bytes([3]) + min(len(frame), 65535).to_bytes(2, "big") + frame
     return len(rules).to_bytes(2, "big") + rules + one + one
+
+
+def ratelimit_seeds(d: Path) -> None:
+    """Configurations (the length byte: 16-byte units of text), then
+    packets (class, size, time steps)."""
+    confs = [
+        {"classes": [{"name": "t", "match": {"src": "10.0.0.0/8",
+                                             "proto": "udp",
+                                             "dport": "1-1023"},
+                      "rate": "10mbit", "burst": "64kb", "per": "flow",
+                      "per_rate": "1mbit"}],
+         "default": {"rate": "1kpps", "burst": "10p"}},
+        {"classes": [{"name": "syn", "match": {"tcp_flags": "syn"},
+                      "rate": "100pps"},
+                     {"name": "v", "match": {"vlan": 7,
+                                             "dst": "2001:db8::/32"},
+                      "rate": "1gbit", "per": "src", "per_rate": "5mbit",
+                      "per_burst": "3000b"}]},
+    ]
+    for i, c in enumerate(confs):
+        text = json.dumps(c).encode()
+        text += b" " * (-len(text) % 16)
+        tail = bytes(range(64))
+        (d / f"c{i}").write_bytes(bytes([len(text) // 16]) + text + tail)
 
 
 def route_seeds(d: Path) -> None:
@@ -218,6 +242,7 @@ def run(build: Path, seconds: int, only: list[str] | None = None) -> int:
         p.mkdir(parents=True)
     packet_seeds(seeds)
     route_seeds(seeds["routes"])
+    ratelimit_seeds(seeds["ratelimit"])
     ctl_seeds(seeds["ctl_json"])
     ofp_seeds(seeds["ofp_msgs"])
     nsh_seeds(build, seeds["nsh"])

@@ -207,7 +207,9 @@ static const struct zn_cmd nf_call_cmd = {
 	       "`{next_hop, port}` (see nfs/router/README.md). The firewall "
 	       "serves `rules.load {path | rules}`, `rules.list {from, max}`, "
 	       "`ct.list {max}`, `ct.stats`, `ct.flush` "
-	       "(docs/nfs/firewall.md).",
+	       "(docs/nfs/firewall.md); the rate limiter `classes.list`, "
+	       "`class.set {name, rate, burst, per_rate, per_burst}` "
+	       "(docs/nfs/ratelimit.md).",
 	.fn = cmd_nf_call,
 };
 ZN_CMD_REGISTER(nf_call_cmd)

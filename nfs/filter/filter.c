@@ -8,6 +8,8 @@
  * the rest of them is dropped and counted; every other packet passes, so
  * established connections keep flowing whatever the flood. Put in front
  * of a chain by a reaction (policy.set) while a monitor sees a flood.
+ * The ratelimit NF does this and more (a class of SYNs, per source, per
+ * tenant: docs/nfs/ratelimit.md).
  */
 
 #include <errno.h>

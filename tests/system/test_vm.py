@@ -396,6 +396,11 @@ ROUTES = "0.0.0.0/0 1\n::/0 1\n"
 FW_RULES = ("-P DROP\n--ctstate ESTABLISHED,RELATED -j ACCEPT\n"
             "-p tcp --syn -j ACCEPT\n-p udp --dport 1:1023 -j ACCEPT\n"
             "-p icmp -j ACCEPT\n")
+# bursts larger than the capture: the same verdicts at any speed
+RL_CONF = ('{"classes": [{"name": "web", "match": {"proto": "tcp"}, '
+           '"rate": "1gbit", "burst": "10mb", "per": "flow", '
+           '"per_rate": "1kpps", "per_burst": "1000p"}], '
+           '"default": {"rate": "100pps", "burst": "1000p"}}')
 
 
 @pytest.mark.parametrize("kind, nf_args", [
@@ -404,20 +409,23 @@ FW_RULES = ("-P DROP\n--ctstate ESTABLISHED,RELATED -j ACCEPT\n"
     ("filter", ["--syn-rate", "1", "--syn-burst", "3"]),
     ("router", ["--routes", "ROUTES", "--default-port", "1"]),
     ("firewall", ["--rules", "RULES"]),
+    ("ratelimit", ["--config", "RLCONF"]),
 ])
 def test_the_same_nf_in_a_guest_as_on_the_host(managers, tmp_path, kind,
                                                nf_args):
     """The sample NFs, unchanged (the same binaries), in a VM of group a
     and as a host process of a, each the only hop from port 0 to port 1:
     the same frames come out (per flow) and the NF counts the same. The
-    router reads its routes file, the firewall its rules, in the guest at
-    the host's path (vm --file)."""
+    router reads its routes file, the firewall its rules, the rate limiter
+    its configuration, in the guest at the host's path (vm --file)."""
     routes = tmp_path / "routes.txt"
     routes.write_text(ROUTES)
     rules = tmp_path / "rules.txt"
     rules.write_text(FW_RULES)
-    args = [str(routes) if a == "ROUTES" else str(rules) if a == "RULES"
-            else a for a in nf_args]
+    rlconf = tmp_path / "rl.json"
+    rlconf.write_text(RL_CONF)
+    files = {"ROUTES": routes, "RULES": rules, "RLCONF": rlconf}
+    args = [str(files[a]) if a in files else a for a in nf_args]
     results = []
     for where in ("host", "guest"):
         out = tmp_path / f"{where}.pcap"
@@ -430,7 +438,7 @@ def test_the_same_nf_in_a_guest_as_on_the_host(managers, tmp_path, kind,
         else:
             m.call("nf.start", **vm.start_params(
                 "nf", NF_BIN[kind], 1, "a", args, mem_mb=512,
-                restart="never", files=[routes, rules]))
+                restart="never", files=list(files.values())))
             wait_for(lambda: running(m, 1), 60, "the guest's NF running")
         m.call("rx.set", enabled=True)
         n = len(read_frames(PCAP))
