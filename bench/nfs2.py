@@ -145,3 +145,17 @@ def bench_ratelimit(runs: int) -> None:
         emit({"bench": "ratelimit", "mode": "throughput",
               "replicas": replicas, "flows": 4096, "mpps": median(res),
               "runs": [round(x, 4) for x in res]})
+
+
+# ---------------------------------------------------------------- nat
+def bench_nat(runs: int) -> None:
+    trace = TMP / "nat_flows.pcap"
+    flows_trace(trace)
+    args = ["--snat", "10.0.0.0/8=198.51.100.1"]
+    for replicas in (1, 2):
+        res = [nf_mpps("nat", args, trace, replicas, 3.0)
+               for _ in range(runs)]
+        log(f"nat x{replicas}: {res}")
+        emit({"bench": "nat", "mode": "snat", "replicas": replicas,
+              "flows": 4096, "mpps": median(res),
+              "runs": [round(x, 4) for x in res]})

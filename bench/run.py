@@ -55,6 +55,9 @@ affects both sides alike. Progress goes to stderr.
          {"bench":"ratelimit","mode":"throughput","replicas":N,"mpps":X}:
          64-byte packets of 4096 flows through a class and a bucket per
          flow, none binding (N = 1, 2 replicas).
+  nat    {"bench":"nat","mode":"snat","replicas":N,"flows":4096,"mpps":X}:
+         64-byte UDP of 4096 flows through the NAT NF masquerading them
+         (a session each, checksums updated), N = 1, 2 replicas.
   route_load {"bench":"route_load","prefixes":N,"load_s":X,
          "lookup_mpps":Y,"lpm_lookup_mpps":Z}: the router's route tables
          (rte_fib) loading the RouteViews table and a synthetic 1M-prefix
@@ -161,7 +164,7 @@ from apps import bench_dpi, bench_flowmon, bench_route_load, bench_router
 from k8s import bench_k8s
 from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
     bench_idle, bench_latency, bench_lb, bench_p2p
-from nfs2 import bench_firewall, bench_ratelimit
+from nfs2 import bench_firewall, bench_nat, bench_ratelimit
 from peers import bench_peers
 from sdn import bench_sdn
 from soak import bench_soak
@@ -187,7 +190,8 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "tenants": bench_tenants, "group_port": bench_group_port,
            "vm": bench_vm, "spinner": bench_spinner, "sdn": bench_sdn,
            "xhost": bench_xhost, "k8s": bench_k8s,
-           "firewall": bench_firewall, "ratelimit": bench_ratelimit}
+           "firewall": bench_firewall, "ratelimit": bench_ratelimit,
+           "nat": bench_nat}
 
 
 def main() -> int:

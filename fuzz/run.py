@@ -32,7 +32,7 @@ from pcaputil import linktype, read_frames  # noqa: E402
 
 CORPORA = REPO.parent / "shared" / "corpora"
 TARGETS = ["flow_parse", "dpi_parse", "flowmon", "routes", "ctl_json",
-           "oft_key", "ofp_msgs", "nsh", "firewall", "ratelimit"]
+           "oft_key", "ofp_msgs", "nsh", "firewall", "ratelimit", "nat"]
 # the link types the packet targets index by their first byte
 DPI_DLTS = [0, 1, 12, 14, 104, 113, 9, 50, 228, 229, 105, 127, 276, 999]
 FLOWMON_DLTS = [1, 12, 113, 0, 228, 229, 105, 127]
@@ -70,6 +70,10 @@ def packet_seeds(dirs: dict[str, Path]) -> None:
                 (dirs["flow_parse"] / name).write_bytes(fr)
                 (dirs["firewall"] / name).write_bytes(
                     firewall_seed(i, fr))
+                # the tuple to rewrite to, then the frame
+                (dirs["nat"] / name).write_bytes(
+                    bytes([198, 51, 100, 1, 10, 0, 0, 9, 0x4e, 0x20,
+                           0x1f, 0x90]) + fr)
                 (dirs["oft_key"] / name).write_bytes(fr)
                 (dirs["nsh"] / name).write_bytes(fr)
             if lt in DPI_DLTS:

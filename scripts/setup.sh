@@ -9,7 +9,8 @@ PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       libjansson-dev libpcap-dev libndpi-dev libndpi-bin iproute2 ethtool
       iputils-ping clang libclang-rt-14-dev bubblewrap prometheus chromium
       chromium-driver qemu-system-x86 openvswitch-source tcpdump
-      libssl-dev openssl containernetworking-plugins nftables tcpreplay)
+      libssl-dev openssl containernetworking-plugins nftables tcpreplay
+      conntrack)
 # `setup.sh --bench` (make bench): the peers benchmark's OVS-DPDK too;
 # `--cluster` (scripts/cluster.sh): a Kubernetes node's runtime and tools.
 # containernetworking-plugins always: the CNI plugin's Go tests use its

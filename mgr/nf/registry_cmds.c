@@ -209,7 +209,8 @@ static const struct zn_cmd nf_call_cmd = {
 	       "`ct.list {max}`, `ct.stats`, `ct.flush` "
 	       "(docs/nfs/firewall.md); the rate limiter `classes.list`, "
 	       "`class.set {name, rate, burst, per_rate, per_burst}` "
-	       "(docs/nfs/ratelimit.md).",
+	       "(docs/nfs/ratelimit.md); the NAT `nat.list {max}`, "
+	       "`nat.stats`, `nat.flush` (docs/nfs/nat.md).",
 	.fn = cmd_nf_call,
 };
 ZN_CMD_REGISTER(nf_call_cmd)

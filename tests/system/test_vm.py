@@ -410,6 +410,7 @@ RL_CONF = ('{"classes": [{"name": "web", "match": {"proto": "tcp"}, '
     ("router", ["--routes", "ROUTES", "--default-port", "1"]),
     ("firewall", ["--rules", "RULES"]),
     ("ratelimit", ["--config", "RLCONF"]),
+    ("nat", ["--snat", "0.0.0.0/0=198.51.100.1"]),
 ])
 def test_the_same_nf_in_a_guest_as_on_the_host(managers, tmp_path, kind,
                                                nf_args):
