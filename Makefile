@@ -7,7 +7,7 @@ SOAK_S ?= 600
 FUZZ_BUILD ?= build-fuzz
 ASAN_BUILD ?= build-asan
 FUZZ_TARGETS := flow_parse dpi_parse flowmon routes ctl_json oft_key ofp_msgs nsh \
-	firewall ratelimit nat
+	firewall ratelimit nat maglev
 
 .PHONY: all setup build demo test unit pytest bench dpi-report clean fuzz \
 	sanitize schema k8s test-cluster crds

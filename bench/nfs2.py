@@ -159,3 +159,21 @@ def bench_nat(runs: int) -> None:
         emit({"bench": "nat", "mode": "snat", "replicas": replicas,
               "flows": 4096, "mpps": median(res),
               "runs": [round(x, 4) for x in res]})
+
+
+# ---------------------------------------------------------------- lb NF
+def bench_lb_nf(runs: int) -> None:
+    """The lb NF (Maglev, NAT mode): 64-byte UDP of 4096 flows to a VIP
+    of 4 backends, each flow a connection, its packets rewritten."""
+    trace = TMP / "lb_flows.pcap"
+    flows_trace(trace)  # to 192.0.2.1:53
+    args = ["--vip", "dns=192.0.2.1:53/udp"]
+    for i in range(4):
+        args += ["--backend", f"dns=b{i}@10.9.0.{11 + i}:5353"]
+    for replicas in (1, 2):
+        res = [nf_mpps("lb", args, trace, replicas, 3.0)
+               for _ in range(runs)]
+        log(f"lb NF x{replicas}: {res}")
+        emit({"bench": "lb", "nf": "maglev", "mode": "nat",
+              "replicas": replicas, "backends": 4, "flows": 4096,
+              "mpps": median(res), "runs": [round(x, 4) for x in res]})

@@ -100,7 +100,10 @@ affects both sides alike. Progress goes to stderr.
          trace, R = 1, 2, 4 forward replicas of one service (hash mode, no
          RSS); max_share = the busiest replica's share of the packets. The
          manager's worker keeps a core; replicas share the others where
-         there are fewer cores than replicas (lb_layout).
+         there are fewer cores than replicas (lb_layout). Then the lb NF
+         (docs/nfs/lb.md): {"bench":"lb","nf":"maglev","mode":"nat",
+         "replicas":R,"backends":4,"flows":4096,"mpps":X}, 64-byte UDP of
+         4096 flows to a VIP of 4 backends, R = 1, 2.
   trust  {"bench":"trust","mode":"same_group|cross_group","size":B,
          "mpps":X,"ns_per_copy":Y}: a chain of 2 (speed tester, forward
          NF; 512 packets circulating, B = 64 and 1500 bytes) with both NFs
@@ -164,7 +167,7 @@ from apps import bench_dpi, bench_flowmon, bench_route_load, bench_router
 from k8s import bench_k8s
 from dataplane import bench_chain, bench_flowdir, bench_flowtable, \
     bench_idle, bench_latency, bench_lb, bench_p2p
-from nfs2 import bench_firewall, bench_nat, bench_ratelimit
+from nfs2 import bench_firewall, bench_lb_nf, bench_nat, bench_ratelimit
 from peers import bench_peers
 from sdn import bench_sdn
 from soak import bench_soak
@@ -173,6 +176,11 @@ from tenants import bench_tenants
 from trust import bench_group_port, bench_trust, bench_validate
 from vm import bench_vm
 from xhost import bench_xhost
+
+
+def bench_lb_all(runs: int) -> None:
+    bench_lb(runs)     # the platform's balancing of replicas
+    bench_lb_nf(runs)  # the L4 load balancer NF
 
 
 def bench_nf_start(runs: int) -> None:
@@ -185,7 +193,8 @@ BENCHES = {"chain": bench_chain, "latency": bench_latency,
            "router": bench_router, "route_load": bench_route_load,
            "soak": bench_soak, "flowmon": bench_flowmon,
            "flowtable": bench_flowtable, "flowdir": bench_flowdir,
-           "lb": bench_lb, "nf_start": bench_nf_start, "peers": bench_peers,
+           "lb": bench_lb_all, "nf_start": bench_nf_start,
+           "peers": bench_peers,
            "trust": bench_trust, "validate": bench_validate,
            "tenants": bench_tenants, "group_port": bench_group_port,
            "vm": bench_vm, "spinner": bench_spinner, "sdn": bench_sdn,

@@ -32,7 +32,8 @@ from pcaputil import linktype, read_frames  # noqa: E402
 
 CORPORA = REPO.parent / "shared" / "corpora"
 TARGETS = ["flow_parse", "dpi_parse", "flowmon", "routes", "ctl_json",
-           "oft_key", "ofp_msgs", "nsh", "firewall", "ratelimit", "nat"]
+           "oft_key", "ofp_msgs", "nsh", "firewall", "ratelimit", "nat",
+           "maglev"]
 # the link types the packet targets index by their first byte
 DPI_DLTS = [0, 1, 12, 14, 104, 113, 9, 50, 228, 229, 105, 127, 276, 999]
 FLOWMON_DLTS = [1, 12, 113, 0, 228, 229, 105, 127]
@@ -247,6 +248,10 @@ def run(build: Path, seconds: int, only: list[str] | None = None) -> int:
     packet_seeds(seeds)
     route_seeds(seeds["routes"])
     ratelimit_seeds(seeds["ratelimit"])
+    (seeds["maglev"] / "a").write_bytes(
+        bytes([3]) + b"".join(bytes([w, len(nm)]) + nm for w, nm in (
+            (1, b"10.9.0.11:80"), (2, b"10.9.0.12:80"),
+            (0x81, b"10.9.0.13:80"))))
     ctl_seeds(seeds["ctl_json"])
     ofp_seeds(seeds["ofp_msgs"])
     nsh_seeds(build, seeds["nsh"])

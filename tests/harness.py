@@ -22,7 +22,7 @@ MGR_BIN = BUILD / "mgr" / "zeronf-mgr"
 NF_BIN = {n: BUILD / "nfs" / f"zeronf-{n}"
           for n in ("forward", "monitor", "speed-tester", "steer", "dpi",
                     "router", "flowmon", "filter", "firewall",
-                    "ratelimit", "nat")}
+                    "ratelimit", "nat", "lb")}
 NF_BIN["test-objs"] = BUILD / "tests/unit/zeronf-test-objs"
 NF_BIN["test-chaos"] = BUILD / "tests/unit/zeronf-test-chaos"
 NF_BIN["test-rcu-hold"] = BUILD / "tests/unit/zeronf-test-rcu-hold"

@@ -210,7 +210,10 @@ static const struct zn_cmd nf_call_cmd = {
 	       "(docs/nfs/firewall.md); the rate limiter `classes.list`, "
 	       "`class.set {name, rate, burst, per_rate, per_burst}` "
 	       "(docs/nfs/ratelimit.md); the NAT `nat.list {max}`, "
-	       "`nat.stats`, `nat.flush` (docs/nfs/nat.md).",
+	       "`nat.stats`, `nat.flush` (docs/nfs/nat.md); the load "
+	       "balancer `backend.list {vip}`, `backend.set {vip, backend, "
+	       "up, weight}`, `lb.lookup {vip, src, sport}` "
+	       "(docs/nfs/lb.md).",
 	.fn = cmd_nf_call,
 };
 ZN_CMD_REGISTER(nf_call_cmd)

@@ -32,7 +32,8 @@ RULES = """\
 -p tcp --syn --dport 443 -j ACCEPT
 -p tcp --syn -d 10.0.0.0/8 --dport 1:1023 -j ACCEPT
 -s 192.168.0.0/16 -p tcp --dport 22 -j DROP
--p tcp --tcp-flags SYN,ACK,FIN,RST ACK --ctstate NEW -s 192.168.0.0/16 -j ACCEPT
+-p tcp --tcp-flags SYN,ACK,FIN,RST ACK --ctstate NEW -s 192.168.0.0/16 \
+-j ACCEPT
 -p udp --dport 53 -j ACCEPT
 -p udp --sport 1024:65535 --dport 1024:65535 -j ACCEPT
 -p icmp --icmp-type echo-request -j ACCEPT

@@ -108,6 +108,11 @@ SUITE2 = {
             ("translated_out", "translated_in", "icmp_errors",
              "untranslated", "no_session", "no_port", "table_full",
              "fragments", "bad")),
+    "lb": (None, None, ["--vip", "web=10.9.0.100:80",
+                        "--backend", "web=a@10.9.0.11:8080",
+                        "--backend", "web=b@10.9.0.12:8080"],
+           ("to_backend", "from_backend", "no_backend", "conn_full",
+            "other", "bad")),
 }
 
 
@@ -140,5 +145,6 @@ def test_tcpdump_corpus_through_the_second_suite(managers, tmp_path, kind):
     assert m.shutdown() == 0
     dropped = ("dropped_rule", "dropped_policy", "bad_ip", "fragments",
                "ct_full", "dropped_class", "dropped_per", "dropped_full",
-               "no_session", "no_port", "table_full", "bad")
+               "no_session", "no_port", "table_full", "bad", "no_backend",
+               "conn_full")
     assert len(read_frames(out)) == n - sum(c.get(k, 0) for k in dropped)

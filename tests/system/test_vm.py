@@ -411,6 +411,8 @@ RL_CONF = ('{"classes": [{"name": "web", "match": {"proto": "tcp"}, '
     ("firewall", ["--rules", "RULES"]),
     ("ratelimit", ["--config", "RLCONF"]),
     ("nat", ["--snat", "0.0.0.0/0=198.51.100.1"]),
+    ("lb", ["--vip", "web=208.80.152.3:80", "--backend",
+            "web=a@10.9.0.11:8080", "--backend", "web=b@10.9.0.12:8080"]),
 ])
 def test_the_same_nf_in_a_guest_as_on_the_host(managers, tmp_path, kind,
                                                nf_args):
