@@ -266,7 +266,7 @@ nat_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		struct nat_pkt k;
 		unsigned int d;
 		uint32_t i;
-		bool drop;
+		bool drop, s_new;
 		int cls;
 
 		if (m->nb_segs > 1) { /* headers and ICMP quotes in one */
@@ -303,6 +303,7 @@ nat_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			}
 			continue;
 		}
+		s_new = false;
 		if (!nat_find(&nat.t, &k.t, now, &i, &d)) {
 			int s = open_session(&k.t, k.ports, now, &drop);
 
@@ -313,7 +314,15 @@ nat_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 			}
 			i = (uint32_t)s;
 			d = 0;
+			s_new = true;
 		}
+		if (s_new)
+			memcpy(nat.t.s[i].mac, rte_pktmbuf_mtod_offset(
+				       m, uint8_t *, 6), 6);
+		else if (d == 1 && nat.reply_mac && !nat.t.s[i].dnat)
+			/* back to the inside host the session came from */
+			memcpy(rte_pktmbuf_mtod(m, uint8_t *),
+			       nat.t.s[i].mac, 6);
 		to = d == 0 ? nat.t.s[i].xlat : nat_reply(&nat.t.s[i].orig);
 		nat_pkt_rewrite(&k, &to);
 		nat_touch(&nat.t, i, d, k.tcp_flags, now);
@@ -385,6 +394,10 @@ nat_usage(FILE *o)
 		"stateless (tcprewrite -N)\n"
 		"  --portmap LO[-HI]=PORT       map TCP/UDP ports, stateless "
 		"(tcprewrite -r)\n"
+		"  --reply-mac learned|keep     replies to the MAC their "
+		"session's first packet\n"
+		"                               came from (a gateway's), or as "
+		"they come (default)\n"
 		"  --sessions N                 sessions at most (default "
 		"65536)\n"
 		"  --timeout NAME=S             tcp_syn, tcp_established, "
@@ -403,6 +416,7 @@ nat_parse(struct zn_nf *nf, int argc, char **argv)
 		{ "portmap", required_argument, NULL, 'p' },
 		{ "sessions", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "reply-mac", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const opt[] = {
@@ -424,6 +438,15 @@ nat_parse(struct zn_nf *nf, int argc, char **argv)
 					optarg);
 				return -EINVAL;
 			}
+			break;
+		case 'R':
+			if (strcmp(optarg, "learned") != 0 &&
+			    strcmp(optarg, "keep") != 0) {
+				fprintf(stderr, "nat: --reply-mac wants learned "
+					"or keep, not '%s'\n", optarg);
+				return -EINVAL;
+			}
+			nat.reply_mac = optarg[0] == 'l';
 			break;
 		case 'n':
 			if (nat_conf_dec(optarg, 1u << 24, &v) < 0 || v == 0) {

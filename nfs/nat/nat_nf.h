@@ -41,6 +41,7 @@ struct nat_nf {
 	struct nat_portmap portmap[NAT_MAX_RULES];
 	unsigned int n_snat, n_dnat, n_netmap, n_portmap;
 	struct nat_table t;
+	bool reply_mac;          /* --reply-mac learned */
 	uint64_t translated_out, translated_in, errors_translated;
 };
 

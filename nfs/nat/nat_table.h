@@ -34,6 +34,7 @@ struct nat_sess {
 	uint8_t fin;             /* FINs seen: bit per direction */
 	uint8_t timeout;         /* enum nat_timeout */
 	bool dnat;               /* made by a DNAT rule */
+	uint8_t mac[6];          /* its first packet's source MAC */
 };
 
 struct nat_table {
