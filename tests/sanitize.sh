@@ -33,6 +33,9 @@ ZERONF_BUILD="$BUILD" .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/system/test_handoff.py tests/system/test_port_handoff.py \
   tests/system/test_nf_objects.py tests/system/test_trust_groups.py \
   tests/pkt/test_trust_copy.py tests/system/test_descriptors.py \
+  tests/pkt/test_firewall_ctl.py tests/pkt/test_ratelimit.py \
+  tests/pkt/test_nat.py tests/pkt/test_lb_nf.py \
+  "tests/pkt/test_malformed.py::test_tcpdump_corpus_through_the_second_suite" \
   tests/system/test_vandal.py tests/pkt/test_tenants.py \
   tests/system/test_tenant_control.py tests/system/test_group_audit.py \
   "tests/system/test_ports_untouched.py::test_port_state_unchanged_while_nfs_come_and_go[pcap]" \

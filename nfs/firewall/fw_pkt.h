@@ -43,9 +43,11 @@ enum fw_l4_err {
 #define FW_TCP_ECE 0x40
 #define FW_TCP_CWR 0x80
 
-/* A connection's address in one direction; IPv4 in the first 4 bytes. */
+/* A connection's address in one direction; IPv4 in the first 4 bytes.
+ * A hash key: aligned for rte_hash_crc's 8-byte loads. */
 struct fw_tuple {
-	uint8_t src[16], dst[16];
+	_Alignas(8) uint8_t src[16];
+	uint8_t dst[16];
 	uint16_t sport, dport; /* host order; ICMP: id, type << 8 | code */
 	uint8_t proto;
 	uint8_t family;        /* 4 or 6 */

@@ -20,9 +20,11 @@
 #include <stdint.h>
 
 /* A connection's addresses in one direction, host order; ICMP queries
- * by identifier (in both ports). */
+ * by identifier (in both ports). A hash key: aligned for rte_hash_crc's
+ * 8-byte loads. */
 struct nat_tuple {
-	uint32_t src, dst;
+	_Alignas(8) uint32_t src;
+	uint32_t dst;
 	uint16_t sport, dport;
 	uint8_t proto;
 	uint8_t pad[3];

@@ -16,9 +16,11 @@
 struct rte_hash;
 struct zn_nf;
 
-/* A flow's, source's or destination's bucket in a class. */
+/* A flow's, source's or destination's bucket in a class. A hash key:
+ * aligned for rte_hash_crc's 8-byte loads. */
 struct rl_key {
-	uint8_t cls, family, proto, pad;
+	_Alignas(8) uint8_t cls;
+	uint8_t family, proto, pad;
 	uint16_t sport, dport;
 	uint8_t src[16], dst[16];
 };
