@@ -24,6 +24,7 @@
 #include <zeronf/zeronf.h>
 
 #include "../common/l2.h"
+#include "../common/opts.h"
 #include "../common/tally.h"
 
 enum { C_PASSED, C_SYN_PASSED, C_SYN_DROPPED, C_MAX };
@@ -42,19 +43,6 @@ mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Decimal, no sign, no spaces ("010" is 10), at most @p max. */
-static int
-parse_dec(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-
-	if (s == NULL || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end != '\0' || *out > max ? -EINVAL : 0;
 }
 
 static bool
@@ -132,7 +120,7 @@ filter_parse(struct zn_nf *nf, int argc, char **argv)
 	(void)nf;
 	while ((c = getopt_long(argc, argv, "r:b:", lo, NULL)) != -1) {
 		if ((c != 'r' && c != 'b') ||
-		    parse_dec(optarg, 100000000, &v) < 0)
+		    opt_dec(optarg, 100000000, &v) < 0)
 			return -EINVAL;
 		if (c == 'r')
 			syn_rate = v;

@@ -25,6 +25,7 @@
 
 #include "fw_nf.h"
 #include "fw_pkt.h"
+#include "../common/opts.h"
 #include "../common/tally.h"
 
 enum {
@@ -51,15 +52,6 @@ static uint8_t frag_verdict = FW_DROP;
 static struct tally tally;
 static uint64_t *const cnt = tally.v;
 static uint8_t frame[FRAME_MAX];
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void
 count_state(uint8_t st)
@@ -105,7 +97,7 @@ fw_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 	uint32_t r[ZN_BURST];
 	uint16_t at[ZN_BURST];
 	uint32_t nb = 0;
-	uint64_t now = now_ns();
+	uint64_t now = coarse_ns();
 
 	(void)nf;
 	for (uint16_t i = 0; i < n; i++) {
@@ -179,7 +171,7 @@ fw_tick(struct zn_nf *nf, uint64_t now)
 
 	(void)now;
 	/* a tenth of the table a second at most */
-	fw_ct_gc(fw.ct, now_ns(), ct_capacity / 100 + 1);
+	fw_ct_gc(fw.ct, coarse_ns(), ct_capacity / 100 + 1);
 	fw_ct_get_stats(fw.ct, &s);
 	cnt[C_CONNECTIONS] = s.in_use; /* a gauge */
 	tally_publish(&tally, nf);
@@ -246,18 +238,6 @@ fw_fini(struct zn_nf *nf)
 }
 
 static int
-parse_dec(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-
-	if (s == NULL || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end != '\0' || *out > max ? -EINVAL : 0;
-}
-
-static int
 parse_verdict(const char *opt, const char *s, uint8_t *v)
 {
 	if (strcmp(s, "ACCEPT") == 0)
@@ -282,7 +262,7 @@ parse_timeout(char *s)
 		*eq = '\0';
 		for (unsigned int i = 0; i < FW_TO_MAX; i++)
 			if (strcmp(s, fw_ct_timeout_names[i]) == 0 &&
-			    parse_dec(eq + 1, 10000000, &v) == 0 && v > 0) {
+			    opt_dec(eq + 1, 10000000, &v) == 0 && v > 0) {
 				timeouts[i] = (uint32_t)v;
 				return 0;
 			}
@@ -336,7 +316,7 @@ fw_parse(struct zn_nf *nf, int argc, char **argv)
 		switch (c) {
 		case 'r': rules_path = optarg; break;
 		case 'c':
-			if (parse_dec(optarg, 1u << 26, &v) < 0 || v == 0) {
+			if (opt_dec(optarg, 1u << 26, &v) < 0 || v == 0) {
 				fprintf(stderr, "firewall: --ct-capacity must "
 					"be 1..%u, not '%s'\n", 1u << 26,
 					optarg);

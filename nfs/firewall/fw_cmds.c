@@ -11,22 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include <zeronf/zeronf.h>
 
 #include "fw_nf.h"
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "../common/opts.h"
 
 static int
 reply_counts(char *reply, size_t len)
@@ -135,7 +126,7 @@ cmd_ct_list(struct zn_nf *nf, const char *args, char *reply, size_t len)
 	json_int_t max = json_object_get(a, "max") ?
 			 json_integer_value(json_object_get(a, "max")) : 50;
 	struct fw_ct_stats s;
-	uint64_t now = now_ns();
+	uint64_t now = coarse_ns();
 	size_t off;
 	json_int_t shown = 0;
 	int w;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fw_pkt.h"
+#include "../common/bytes.h"
 
 #define ETH_HLEN 14
 #define ET_IPV4 0x0800
@@ -25,19 +26,6 @@
 #define P_TCP 6
 #define P_UDP 17
 #define P_ICMPV6 58
-
-static inline uint16_t
-rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
 
 /* One's complement sum of @p len bytes, big-endian words, added to @p s. */
 static uint32_t

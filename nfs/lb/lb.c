@@ -27,6 +27,7 @@
 #include <zeronf/zeronf.h>
 
 #include "lb_nf.h"
+#include "../common/opts.h"
 #include "../common/tally.h"
 
 enum { C_TO_BACKEND, C_FROM_BACKEND, C_NEW_CONNS, C_NO_BACKEND,
@@ -40,15 +41,6 @@ static struct tally tally;
 static uint64_t *const cnt = tally.v;
 static uint32_t conn_capacity = 262144;
 static uint32_t tcp_timeout = 300, udp_timeout = 30;
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static struct lb_vip *
 vip_of(const struct nat_tuple *t)
@@ -125,7 +117,7 @@ to_backend(struct rte_mbuf *m, struct nat_pkt *k, struct lb_vip *v,
 static void
 lb_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint64_t now = now_ns();
+	uint64_t now = coarse_ns();
 
 	(void)nf;
 	for (uint16_t j = 0; j < n; j++) {
@@ -171,7 +163,7 @@ static void
 lb_tick(struct zn_nf *nf, uint64_t now)
 {
 	(void)now;
-	nat_gc(&lb.t, now_ns(), lb.t.cap / 100 + 1);
+	nat_gc(&lb.t, coarse_ns(), lb.t.cap / 100 + 1);
 	cnt[C_CONNS] = lb.t.in_use; /* a gauge */
 	tally_publish(&tally, nf);
 }
@@ -222,17 +214,6 @@ lb_fini(struct zn_nf *nf)
 /* Options. */
 
 static int
-dec(const char *s, unsigned long max, unsigned long *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	*v = strtoul(s, &end, 10);
-	return *end != '\0' || *v > max ? -1 : 0;
-}
-
-static int
 addr(const char *s, uint32_t *a)
 {
 	struct in_addr in;
@@ -249,7 +230,7 @@ parse_vip(char *s)
 {
 	struct lb_vip *v = &lb.vip[lb.n_vip];
 	char *eq = strchr(s, '='), *colon, *slash;
-	unsigned long port;
+	uint64_t port;
 
 	if (lb.n_vip == LB_MAX_VIPS || eq == NULL || eq == s ||
 	    (size_t)(eq - s) >= LB_NAME_LEN)
@@ -266,7 +247,7 @@ parse_vip(char *s)
 	if (v->proto == 0 || colon == NULL)
 		return -1;
 	*colon++ = '\0';
-	if (addr(eq, &v->addr) < 0 || dec(colon, 65535, &port) < 0 ||
+	if (addr(eq, &v->addr) < 0 || opt_dec(colon, 65535, &port) < 0 ||
 	    port == 0)
 		return -1;
 	for (unsigned int i = 0; i < lb.n_vip; i++)
@@ -285,7 +266,7 @@ parse_backend(char *s)
 	char *eq = strchr(s, '='), *at, *opt, *colon, *save = NULL;
 	struct lb_vip *v = NULL;
 	struct lb_backend *b;
-	unsigned long x;
+	uint64_t x;
 
 	if (eq == NULL)
 		return -1;
@@ -308,14 +289,14 @@ parse_backend(char *s)
 	if (colon != NULL)
 		*colon++ = '\0';
 	if (opt == NULL || addr(opt, &b->addr) < 0 ||
-	    (colon && (dec(colon, 65535, &x) < 0 || x == 0)))
+	    (colon && (opt_dec(colon, 65535, &x) < 0 || x == 0)))
 		return -1;
 	b->port = colon ? (uint16_t)x : v->port;
 	while ((opt = strtok_r(NULL, ",", &save)) != NULL) {
 		struct rte_ether_addr mac;
 
 		if (strncmp(opt, "weight=", 7) == 0 &&
-		    dec(opt + 7, 100, &x) == 0 && x > 0) {
+		    opt_dec(opt + 7, 100, &x) == 0 && x > 0) {
 			b->weight = (uint32_t)x;
 		} else if (strncmp(opt, "mac=", 4) == 0 &&
 			   rte_ether_unformat_addr(opt + 4, &mac) == 0) {
@@ -370,7 +351,7 @@ lb_parse(struct zn_nf *nf, int argc, char **argv)
 		{ "udp-timeout", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long x;
+	uint64_t x;
 	int c;
 
 	(void)nf;
@@ -411,7 +392,7 @@ lb_parse(struct zn_nf *nf, int argc, char **argv)
 			lb.dsr = optarg[0] == 'd';
 			break;
 		case 'M':
-			if (dec(optarg, 1u << 24, &x) < 0 ||
+			if (opt_dec(optarg, 1u << 24, &x) < 0 ||
 			    !maglev_is_prime((uint32_t)x) || x < 7) {
 				fprintf(stderr, "lb: --table-size wants a prime"
 					" of 7..%u, not '%s'\n", 1u << 24,
@@ -421,7 +402,7 @@ lb_parse(struct zn_nf *nf, int argc, char **argv)
 			lb.table_size = (uint32_t)x;
 			break;
 		case 'c': case 'T': case 'U':
-			if (dec(optarg, 1u << 24, &x) < 0 || x == 0) {
+			if (opt_dec(optarg, 1u << 24, &x) < 0 || x == 0) {
 				const char *o = c == 'c' ? "--conns" :
 						c == 'T' ? "--tcp-timeout" :
 							   "--udp-timeout";

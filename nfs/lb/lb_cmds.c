@@ -16,6 +16,7 @@
 #include <zeronf/zeronf.h>
 
 #include "lb_nf.h"
+#include "../common/reply.h"
 
 struct lb_nf lb;
 
@@ -37,22 +38,6 @@ vip_named(const char *name)
 		if (strcmp(lb.vip[i].name, name) == 0)
 			return &lb.vip[i];
 	return lb.n_vip == 1 && name == NULL ? &lb.vip[0] : NULL;
-}
-
-static int
-reply_json(json_t *o, char *reply, size_t len)
-{
-	char *text = json_dumps(o, JSON_COMPACT);
-
-	json_decref(o);
-	if (text == NULL || strlen(text) >= len) {
-		free(text);
-		snprintf(reply, len, "more than a reply holds");
-		return -E2BIG;
-	}
-	snprintf(reply, len, "%s", text);
-	free(text);
-	return 0;
 }
 
 static int

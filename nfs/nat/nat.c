@@ -27,6 +27,7 @@
 #include <zeronf/zeronf.h>
 
 #include "nat_nf.h"
+#include "../common/opts.h"
 #include "../common/tally.h"
 
 enum { C_OUT, C_IN, C_ICMP_ERRORS, C_UNTRANSLATED, C_NO_SESSION,
@@ -41,15 +42,6 @@ static struct tally tally;
 static uint64_t *const cnt = tally.v;
 static uint32_t capacity = 65536;
 static uint32_t timeouts[NAT_TO_MAX];
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The stateless rewrites: prefixes and ports, sources and destinations
  * alike. @return whether the tuple changed. */
@@ -256,7 +248,7 @@ icmp_error(struct nat_pkt *k, uint64_t now)
 static void
 nat_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint64_t now = now_ns();
+	uint64_t now = coarse_ns();
 	bool stateful = nat.n_snat + nat.n_dnat > 0;
 
 	(void)nf;
@@ -340,7 +332,7 @@ static void
 nat_tick(struct zn_nf *nf, uint64_t now)
 {
 	(void)now;
-	nat_gc(&nat.t, now_ns(), nat.t.cap / 100 + 1);
+	nat_gc(&nat.t, coarse_ns(), nat.t.cap / 100 + 1);
 	cnt[C_SESSIONS] = nat.t.in_use; /* a gauge */
 	tally_publish(&tally, nf);
 }
@@ -425,7 +417,7 @@ nat_parse(struct zn_nf *nf, int argc, char **argv)
 		['m'] = "--netmap wants PREFIX=PREFIX of one length",
 		['p'] = "--portmap wants LO[-HI]=PORT",
 	};
-	unsigned long v;
+	uint64_t v;
 	int c;
 
 	(void)nf;
@@ -449,7 +441,7 @@ nat_parse(struct zn_nf *nf, int argc, char **argv)
 			nat.reply_mac = optarg[0] == 'l';
 			break;
 		case 'n':
-			if (nat_conf_dec(optarg, 1u << 24, &v) < 0 || v == 0) {
+			if (opt_dec(optarg, 1u << 24, &v) < 0 || v == 0) {
 				fprintf(stderr, "nat: --sessions must be "
 					"1..%u, not '%s'\n", 1u << 24, optarg);
 				return -EINVAL;
@@ -467,7 +459,7 @@ nat_parse(struct zn_nf *nf, int argc, char **argv)
 					    (size_t)(eq - optarg)) == 0)
 					break;
 			if (eq == NULL || i == NAT_TO_MAX ||
-			    nat_conf_dec(eq + 1, 10000000, &v) < 0 || v == 0) {
+			    opt_dec(eq + 1, 10000000, &v) < 0 || v == 0) {
 				fprintf(stderr, "nat: --timeout wants NAME=S "
 					"(see --help), not '%s'\n", optarg);
 				return -EINVAL;

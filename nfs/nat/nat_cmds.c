@@ -10,28 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include <zeronf/zeronf.h>
 
 #include "nat_nf.h"
+#include "../common/opts.h"
+#include "../common/reply.h"
 
 struct nat_nf nat;
 
 static const char *const to_names[NAT_TO_MAX] = {
 	"SYN", "ESTABLISHED", "FIN", "RST", "UNREPLIED", "REPLIED", "", "",
 };
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static json_t *
 tuple_json(const struct nat_tuple *t)
@@ -55,8 +47,7 @@ cmd_list(struct zn_nf *nf, const char *args, char *reply, size_t len)
 	json_int_t max = json_object_get(a, "max") ?
 			 json_integer_value(json_object_get(a, "max")) : 40;
 	json_t *o = json_object(), *arr = json_array();
-	uint64_t now = now_ns();
-	char *text;
+	uint64_t now = coarse_ns();
 
 	(void)nf;
 	json_decref(a);
@@ -75,18 +66,7 @@ cmd_list(struct zn_nf *nf, const char *args, char *reply, size_t len)
 	}
 	json_object_set_new(o, "in_use", json_integer(nat.t.in_use));
 	json_object_set_new(o, "sessions", arr);
-	text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	/* cut to what fits: the caller asks for fewer */
-	if (text == NULL || strlen(text) >= len) {
-		snprintf(reply, len, "nat.list: more than a reply holds: ask "
-			 "for fewer (max)");
-		free(text);
-		return -E2BIG;
-	}
-	snprintf(reply, len, "%s", text);
-	free(text);
-	return 0;
+	return reply_json(o, reply, len); /* too many: ask for fewer (max) */
 }
 
 static int

@@ -10,17 +10,7 @@
 #include <string.h>
 
 #include "nat_nf.h"
-
-int
-nat_conf_dec(const char *s, unsigned long max, unsigned long *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	*v = strtoul(s, &end, 10);
-	return *end != '\0' || *v > max ? -1 : 0;
-}
+#include "../common/opts.h"
 
 /* "A.B.C.D[/LEN]" into host order; @p len may be NULL (no /LEN). */
 static int
@@ -29,7 +19,7 @@ v4(const char *s, uint32_t *a, uint32_t *mask)
 	char buf[32];
 	const char *slash = strchr(s, '/');
 	size_t n = slash ? (size_t)(slash - s) : strlen(s);
-	unsigned long l = 32;
+	uint64_t l = 32;
 	struct in_addr in;
 
 	if (n == 0 || n >= sizeof(buf) || (slash && mask == NULL))
@@ -37,7 +27,7 @@ v4(const char *s, uint32_t *a, uint32_t *mask)
 	memcpy(buf, s, n);
 	buf[n] = '\0';
 	if (inet_pton(AF_INET, buf, &in) != 1 ||
-	    (slash && nat_conf_dec(slash + 1, 32, &l) < 0))
+	    (slash && opt_dec(slash + 1, 32, &l) < 0))
 		return -1;
 	*a = ntohl(in.s_addr);
 	if (mask != NULL) {
@@ -52,7 +42,7 @@ static int
 addr_port(char *s, uint32_t *a, uint16_t *lo, uint16_t *hi, bool range)
 {
 	char *colon = strchr(s, ':');
-	unsigned long x, y;
+	uint64_t x, y;
 
 	*lo = *hi = 0;
 	if (colon != NULL) {
@@ -61,8 +51,8 @@ addr_port(char *s, uint32_t *a, uint16_t *lo, uint16_t *hi, bool range)
 		*colon = '\0';
 		if (dash != NULL)
 			*dash = '\0';
-		if (nat_conf_dec(colon + 1, 65535, &x) < 0 ||
-		    (dash && nat_conf_dec(dash + 1, 65535, &y) < 0) ||
+		if (opt_dec(colon + 1, 65535, &x) < 0 ||
+		    (dash && opt_dec(dash + 1, 65535, &y) < 0) ||
 		    (!dash && range) || (dash && y < x) || x == 0)
 			return -1;
 		*lo = (uint16_t)x;
@@ -129,14 +119,14 @@ nat_conf_rule(int c, char *arg)
 	case 'p': {
 		struct nat_portmap *r = &nat.portmap[nat.n_portmap];
 		char *dash = strchr(buf, '-');
-		unsigned long lo, hi = 0, to;
+		uint64_t lo, hi = 0, to;
 
 		if (dash != NULL)
 			*dash = '\0';
 		if (nat.n_portmap == NAT_MAX_RULES ||
-		    nat_conf_dec(buf, 65535, &lo) < 0 ||
-		    (dash && nat_conf_dec(dash + 1, 65535, &hi) < 0) ||
-		    nat_conf_dec(eq, 65535, &to) < 0)
+		    opt_dec(buf, 65535, &lo) < 0 ||
+		    (dash && opt_dec(dash + 1, 65535, &hi) < 0) ||
+		    opt_dec(eq, 65535, &to) < 0)
 			return -1;
 		if (!dash)
 			hi = lo;

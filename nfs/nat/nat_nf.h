@@ -47,9 +47,6 @@ struct nat_nf {
 
 extern struct nat_nf nat;
 
-/** Decimal 0..@p max, no sign. @return 0 or -1. */
-int nat_conf_dec(const char *s, unsigned long max, unsigned long *v);
-
 /** Rule option @p c ('s' --snat, 'd' --dnat, 'm' --netmap, 'p'
  *  --portmap) with argument @p arg, added to nat. @return 0 or -1. */
 int nat_conf_rule(int c, char *arg);

@@ -29,6 +29,7 @@
 #include <zeronf/zeronf.h>
 
 #include "rl_nf.h"
+#include "../common/bytes.h"
 #include "../common/l2.h"
 #include "../common/tally.h"
 
@@ -64,12 +65,6 @@ wall_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint16_t
-rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
 static void

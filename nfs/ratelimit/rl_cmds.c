@@ -16,6 +16,7 @@
 #include <zeronf/zeronf.h>
 
 #include "rl_nf.h"
+#include "../common/reply.h"
 
 static const char *const per_names[] = { "", "flow", "src", "dst" };
 
@@ -39,7 +40,6 @@ cmd_classes_list(struct zn_nf *nf, const char *args, char *reply,
 		 size_t len)
 {
 	json_t *o = json_object(), *a = json_array();
-	char *text;
 
 	(void)nf;
 	(void)args;
@@ -66,16 +66,7 @@ cmd_classes_list(struct zn_nf *nf, const char *args, char *reply,
 	json_object_set_new(o, "classes", a);
 	json_object_set_new(o, "keys", json_integer(rl.in_use));
 	json_object_set_new(o, "capacity", json_integer(rl.cap));
-	text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (text == NULL || strlen(text) >= len) {
-		snprintf(reply, len, "classes.list: more than a reply holds");
-		free(text);
-		return -E2BIG;
-	}
-	snprintf(reply, len, "%s", text);
-	free(text);
-	return 0;
+	return reply_json(o, reply, len);
 }
 
 /* One of rate/burst/per_rate/per_burst of class.set into @p s. */
