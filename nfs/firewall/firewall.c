@@ -225,10 +225,14 @@ static void
 fw_fini(struct zn_nf *nf)
 {
 	fw_tick(nf, 0);
-	/* Not while the manager stops: its memory goes with it. */
+	/* The DPDK objects not while the manager stops: its memory goes
+	 * with it. Our own memory always. */
 	if (!zn_nf_manager_stopping(nf)) {
 		fw_acl_free(fw.acl);
 		fw_ct_free(fw.ct);
+	} else {
+		fw_acl_abandon(fw.acl);
+		fw_ct_abandon(fw.ct);
 	}
 	fw.acl = NULL;
 	fw.ct = NULL;

@@ -265,6 +265,12 @@ fw_acl_free(struct fw_acl *a)
 }
 
 void
+fw_acl_abandon(struct fw_acl *a)
+{
+	free(a);
+}
+
+void
 fw_acl_counts(const struct fw_acl *a, uint32_t *v4, uint32_t *v6)
 {
 	*v4 = a->count[0];

@@ -32,6 +32,9 @@ int fw_acl_build(const struct fw_ruleset *rs, const char *name,
 		 size_t errlen);
 
 void fw_acl_free(struct fw_acl *a);
+/** What fw_acl_free() frees but the rte_acl contexts, left to the
+ *  manager, which is stopping. */
+void fw_acl_abandon(struct fw_acl *a);
 
 /**
  * The rule each of @p n packets matches: its index + 1 in the rule set,

@@ -166,6 +166,16 @@ fw_ct_free(struct fw_ct *ct)
 }
 
 void
+fw_ct_abandon(struct fw_ct *ct)
+{
+	if (ct == NULL)
+		return;
+	free(ct->c);
+	free(ct->free_list);
+	free(ct);
+}
+
+void
 fw_ct_set_timeout(struct fw_ct *ct, enum fw_ct_timeout which, uint32_t s)
 {
 	if (which < FW_TO_MAX)

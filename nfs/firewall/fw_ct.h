@@ -49,6 +49,9 @@ struct fw_ct_stats {
 int fw_ct_create(const char *name, uint32_t capacity, struct zn_nf *nf,
 		 struct fw_ct **out);
 void fw_ct_free(struct fw_ct *ct);
+/** What fw_ct_free() frees but the rte_hash, left to the manager, which
+ *  is stopping (its memory goes with it). */
+void fw_ct_abandon(struct fw_ct *ct);
 void fw_ct_set_timeout(struct fw_ct *ct, enum fw_ct_timeout which,
 		       uint32_t seconds);
 

@@ -205,8 +205,11 @@ static void
 lb_fini(struct zn_nf *nf)
 {
 	lb_tick(nf, 0);
+	/* the hash not while the manager stops: its memory goes with it */
 	if (!zn_nf_manager_stopping(nf))
 		nat_table_free(&lb.t);
+	else
+		nat_table_abandon(&lb.t);
 	for (unsigned int i = 0; i < lb.n_vip; i++)
 		maglev_free(&lb.vip[i].mg);
 }

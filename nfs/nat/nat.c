@@ -368,8 +368,11 @@ static void
 nat_fini(struct zn_nf *nf)
 {
 	nat_tick(nf, 0);
+	/* the hash not while the manager stops: its memory goes with it */
 	if (!zn_nf_manager_stopping(nf))
 		nat_table_free(&nat.t);
+	else
+		nat_table_abandon(&nat.t);
 }
 
 static void

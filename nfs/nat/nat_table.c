@@ -68,6 +68,14 @@ nat_table_free(struct nat_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+void
+nat_table_abandon(struct nat_table *t)
+{
+	free(t->s);
+	free(t->free_list);
+	memset(t, 0, sizeof(*t));
+}
+
 static void
 del(struct nat_table *t, uint32_t i)
 {

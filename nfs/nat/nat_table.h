@@ -49,6 +49,9 @@ struct nat_table {
 int nat_table_create(struct nat_table *t, const char *name, uint32_t cap,
 		     struct zn_nf *nf);
 void nat_table_free(struct nat_table *t);
+/** What nat_table_free() frees but the rte_hash, left to the manager,
+ *  which is stopping. */
+void nat_table_abandon(struct nat_table *t);
 
 /** The live session of tuple @p k (as it arrived): its index, and the
  *  direction @p k goes in it. */

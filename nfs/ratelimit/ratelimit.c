@@ -350,6 +350,8 @@ rl_fini(struct zn_nf *nf)
 	/* Not while the manager stops: its memory goes with it. */
 	if (!zn_nf_manager_stopping(nf))
 		rl_keys_free(nf);
+	else
+		rl_keys_abandon();
 }
 
 static void

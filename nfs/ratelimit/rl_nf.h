@@ -50,6 +50,9 @@ int rl_load(const char *path, struct rl_conf *conf, char *err,
 /** The key table of rl.cap keys, named @p name, tracked for @p nf. */
 int rl_keys_create(const char *name, struct zn_nf *nf);
 void rl_keys_free(struct zn_nf *nf);
+/** What rl_keys_free() frees but the rte_hash, left to the manager,
+ *  which is stopping. */
+void rl_keys_abandon(void);
 
 /** Forget every key of class @p cls (its per-key rate changed). */
 void rl_keys_forget_class(unsigned int cls);

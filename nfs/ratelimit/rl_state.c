@@ -89,6 +89,16 @@ rl_keys_free(struct zn_nf *nf)
 }
 
 void
+rl_keys_abandon(void)
+{
+	rl.keys = NULL;
+	free(rl.slot);
+	free(rl.free_list);
+	rl.slot = NULL;
+	rl.free_list = NULL;
+}
+
+void
 rl_keys_forget_class(unsigned int cls)
 {
 	for (uint32_t i = 0; i < rl.cap; i++) {
