@@ -20,12 +20,17 @@ affects both sides alike. Progress goes to stderr.
          2, 4 at L = 10 and 50 % of the chain's closed-loop peak P: the
          speed tester generating at R (open loop, --rate) and measuring
          each packet back from the chain.
-  p2p    {"bench":"p2p","zeronf_mpps":X,"testpmd_mpps":Y}: net_null ->
-         one forward NF -> net_null, and dpdk-testpmd io forwarding on the
-         same vdevs.
+  p2p    {"bench":"p2p","mode":M,"zeronf_mpps":X,"testpmd_mpps":Y,
+         "ratio":X/Y,"target":T}: net_null -> one forward NF -> net_null,
+         and dpdk-testpmd io forwarding on the same vdevs, in the same runs;
+         M worker: a worker polls port 0 and hands packets to the NF;
+         nf_rx: the NF owns port 0's RX queue (--nf-rx-queues 1; target
+         ratio 0.9).
   idle   {"bench":"idle","cpu_pct":X}: CPU used by the manager and 4 idle
          NFs over 10 s, in % of one core; again with 100k exact flow rules
-         installed ({"bench":"idle","flows":100000,...}).
+         installed ({"bench":"idle","flows":100000,...}), and with the
+         first NF owning the port's RX queues
+         ({"bench":"idle","mode":"nf_rx",...}).
   flowtable {"bench":"flowtable","flows":N,"ns_per_lookup_burst":X,...}:
          flow table lookup cost for N = 1k, 10k, 100k, 1M flows.
   flowdir {"bench":"flowdir","mode":M,"mpps":X}: a 100k-flow trace

@@ -22,7 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-SYSTEMS = ["zeronf", "testpmd-io", "testpmd-mac", "ovs-dpdk", "kernel"]
+SYSTEMS = ["zeronf", "zeronf-nf_rx", "testpmd-io", "testpmd-mac",
+           "ovs-dpdk", "kernel"]
 
 
 def read_lines(files: list[Path]) -> dict[str, list[dict]]:

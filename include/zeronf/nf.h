@@ -50,7 +50,7 @@ extern "C" {
  *  refuses a manager whose ABI version differs. Overridable only so that
  *  tests can build a deliberately incompatible library. */
 #ifndef ZN_ABI_VERSION
-#define ZN_ABI_VERSION 19
+#define ZN_ABI_VERSION 20
 #endif
 
 /** Most packets the library hands to ops->burst at once. */

@@ -47,7 +47,27 @@
  *     Reclaim gives every packet of the run still in held[] back whole:
  *     not sent, sent and freed by the PMD (one reference left), or being
  *     sent when the NF died (its PMD code died with it).
- *   Packets the port took leave held[] (NULL) once tx_burst returns.
+ *   Packets the port took leave held[] once tx_burst returns (NULL; a
+ *   cached run's start moves past them instead: one store).
+ *
+ *   A burst from a port's RX queue the NF owns (mgr/port/port_nfrx.c) has
+ *   no ring either: the PMD's rx_burst writes held[] and returns, and
+ *   only PMDs that take the buffers from the pool in that call and keep
+ *   none between calls are used (net_null). What the PMD takes is taken
+ *   through the NF's pool account (mgr/nf/pool_acct.h: tagged as the
+ *   NF's, its lcore cache claimed before the first poll), so a crash
+ *   inside the call leaves them to the manager's sweep; once rx_burst
+ *   returned, zn_ledger_rx_port() makes the ledger own them (phase OWN,
+ *   rx_ring ZN_LEDGER_RX_PORT, rx_expect the low half of the port's
+ *   ptx[port].rx before them), then the NF counts them: reclaim counts
+ *   them received if the NF died before it did (as port_tx0 for TX).
+ *   A driver whose RX queue is a single-consumer rte_ring (net_ring)
+ *   takes no buffer: it dequeues pointers into held[] and moves the
+ *   ring's consumer tail. Before the call the NF records the queue and
+ *   that tail (phase PORT_RX, rx_expect); a dead NF's burst is then
+ *   what the tail moved past (zn_ledger_port_rx_finish, run by the
+ *   manager before the queue has another poller, which also undoes a
+ *   half-done dequeue: head back to tail).
  *
  * After the NF died, zn_ledger_reclaim() decides from the phase and the
  * tails exactly which of held[] the NF still owned:
@@ -75,6 +95,8 @@ enum zn_ledger_phase {
 	ZN_LEDGER_RX = 1,
 	ZN_LEDGER_OWN = 2,
 	ZN_LEDGER_TX = 3,
+	ZN_LEDGER_PORT_RX = 4, /* inside rx_burst of a ring-backed port RX
+				* queue (zn_ledger_port_rx_begin) */
 };
 
 static inline void
@@ -86,6 +108,8 @@ zn_ledger_set_phase(struct zn_ledger *l, uint32_t phase)
 /* tx_pos rings of a run to a port (no ring: see above). */
 #define ZN_LEDGER_PORT 0xfffe
 #define ZN_LEDGER_PORT_CACHE 0xfffd
+/* rx_ring of a burst from a port's RX queue (see above). */
+#define ZN_LEDGER_RX_PORT 0xfffc
 
 /* tx_pos: see struct zn_ledger. */
 static inline uint64_t
@@ -124,7 +148,73 @@ zn_ledger_own(struct zn_ledger *l, struct rte_mbuf **pkts, unsigned int n)
 	for (unsigned int i = 0; i < n; i++)
 		l->held[i] = pkts[i];
 	l->held_n = n;
+	l->rx_ring = 0; /* not a port's burst (zn_ledger_rx_port) */
 	zn_ledger_set_phase(l, ZN_LEDGER_OWN);
+}
+
+/** NF side: held[0, n) were just written by a port's rx_burst (port
+ *  @p port; @p rx0 its ptx[port].rx, which the caller adds n to next):
+ *  the NF owns them now. */
+static inline void
+zn_ledger_rx_port(struct zn_ledger *l, uint16_t port, uint64_t rx0,
+		  unsigned int n)
+{
+	l->held_n = n;
+	l->port = port;
+	l->rx_expect = (uint32_t)rx0;
+	l->rx_ring = ZN_LEDGER_RX_PORT;
+	zn_ledger_set_phase(l, ZN_LEDGER_OWN);
+}
+
+/** NF side: rx_burst of port @p port's queue @p queue, a ring whose
+ *  consumer tail is @p tail0 now, begins (writes held[]). Then
+ *  zn_ledger_rx_port() if it returned packets, else IDLE again. */
+static inline void
+zn_ledger_port_rx_begin(struct zn_ledger *l, uint16_t port, uint16_t queue,
+			uint32_t tail0)
+{
+	l->port = port;
+	l->rx_queue = queue;
+	l->rx_expect = tail0;
+	l->held_n = 0;
+	l->rx_ring = ZN_LEDGER_RX_PORT;
+	zn_ledger_set_phase(l, ZN_LEDGER_PORT_RX);
+}
+
+/** Manager side, once the NF is dead and before its RX queue @p ring
+ *  (the ledger's port and rx_queue: the caller looked it up) has
+ *  another poller: a burst it was taking becomes one it owned (what the
+ *  ring's tail moved past; @p rx_now: its ptx[port].rx, which did not
+ *  count it), and a half-done dequeue is undone. @return its packets. */
+static inline unsigned int
+zn_ledger_port_rx_finish(struct zn_ledger *l, struct rte_ring *ring,
+			 uint64_t rx_now)
+{
+	uint32_t n;
+
+	if (__atomic_load_n(&l->phase, __ATOMIC_ACQUIRE) != ZN_LEDGER_PORT_RX)
+		return 0;
+	n = ring != NULL ? ring->cons.tail - l->rx_expect : 0;
+	if (n > ZN_BURST)
+		n = 0; /* a corrupt ledger: nothing is freed, never twice */
+	if (ring != NULL)
+		ring->cons.head = ring->cons.tail;
+	l->held_n = n;
+	l->rx_expect = (uint32_t)rx_now;
+	zn_ledger_set_phase(l, n != 0 ? ZN_LEDGER_OWN : ZN_LEDGER_IDLE);
+	return n;
+}
+
+/** Manager side, before zn_ledger_reclaim(): of a burst the dead NF took
+ *  from an RX queue of port l->port, how many it had not counted in that
+ *  port's ptx[].rx (@p rx_now, read now) yet: 0 for any other burst. */
+static inline unsigned int
+zn_ledger_rx_uncounted(const struct zn_ledger *l, uint64_t rx_now)
+{
+	if (__atomic_load_n(&l->phase, __ATOMIC_ACQUIRE) != ZN_LEDGER_OWN ||
+	    l->rx_ring != ZN_LEDGER_RX_PORT || (uint32_t)rx_now != l->rx_expect)
+		return 0;
+	return l->held_n <= ZN_BURST ? l->held_n : 0;
 }
 
 /** NF side: begin handing held[] on; nothing handed over yet. */
@@ -214,13 +304,34 @@ zn_ledger_tx_port_cached(struct zn_ledger *l, unsigned int off,
 			 __ATOMIC_RELEASE);
 }
 
-/** NF side: the port took held[off, off + k): they are its (freed). */
+/** NF side: the port took held[off, off + k) of the run [off, end): they
+ *  are its (freed into the cache). One store: the run starts after them
+ *  now (until then reclaim finds them in the cache: sent). */
 static inline void
 zn_ledger_tx_port_cached_done(struct zn_ledger *l, unsigned int off,
-			      unsigned int k)
+			      unsigned int end, unsigned int k)
 {
-	for (unsigned int i = 0; i < k; i++)
-		__atomic_store_n(&l->held[off + i], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->tx_pos,
+			 zn_ledger_pos(end, ZN_LEDGER_PORT_CACHE,
+				       (uint16_t)(off + k)), __ATOMIC_RELEASE);
+}
+
+/** Where the packets the NF may still hold begin in held[] (to held_n):
+ *  past the part of a cached port run the port took already; held_n
+ *  (none) when idle. A hint for the manager's checks of live NFs
+ *  (mgr/trust/owner_map_hot.c), read while the NF runs. */
+static inline uint32_t
+zn_ledger_held_from(const struct zn_ledger *l)
+{
+	uint32_t phase = __atomic_load_n(&l->phase, __ATOMIC_ACQUIRE);
+	uint64_t pos = __atomic_load_n(&l->tx_pos, __ATOMIC_ACQUIRE);
+
+	if (phase == ZN_LEDGER_IDLE || phase == ZN_LEDGER_PORT_RX)
+		return ZN_BURST;
+	if (phase == ZN_LEDGER_TX &&
+	    (uint16_t)(pos >> 32) == ZN_LEDGER_PORT_CACHE)
+		return (uint32_t)(pos >> 48);
+	return 0;
 }
 
 /** NF side: every held packet was handed over. */

@@ -376,6 +376,39 @@ zn_resolve_burst(struct zn_rctx *c, const struct zn_route *rt,
 	return false;
 }
 
+/** What a packet entering from port @p port starts with (a worker's RX,
+ *  or an NF's that owns the queue: then at its first hop already): at
+ *  the start of the default chain, no flow hash yet. */
+static inline struct zn_pkt_meta
+zn_ingress_tmpl(uint16_t port)
+{
+	return (struct zn_pkt_meta){
+		.action = ZN_ACT_NEXT,
+		.chain_pos = ZN_CHAIN_POS_START,
+		.in_port = port,
+	};
+}
+
+/** Packet @p m enters with metadata @p t, and the NIC's RSS hash
+ *  (symmetric key, mgr/port/port.c) for flow hash if it has one;
+ *  otherwise that is computed in software when first needed. One store
+ *  of the metadata in the common case. */
+static inline void
+zn_ingress_meta(struct rte_mbuf *m, const struct zn_pkt_meta *t)
+{
+	struct zn_pkt_meta *meta = zn_pkt_meta(m);
+	uint64_t w[2];
+
+	/* two 8-byte stores (a struct copy may be made of many small ones) */
+	RTE_BUILD_BUG_ON(sizeof(*meta) != sizeof(w));
+	memcpy(w, t, sizeof(w));
+	memcpy(meta, w, sizeof(w));
+	if (unlikely((m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0)) {
+		meta->flow_hash = m->hash.rss;
+		meta->flags |= ZN_PKT_F_HASH_VALID | ZN_PKT_F_HASH_RSS;
+	}
+}
+
 static inline bool
 zn_res_same(const struct zn_res *a, const struct zn_res *b)
 {

@@ -114,3 +114,25 @@ zn_nf_acct_check(struct zn_nf *nf)
 	zn_nf_acct_begin(nf);
 	zn_nf_acct_end(nf);
 }
+
+/* A port's PMD allocates in our rx_burst from this cache (an NF owning
+ * RX queues, nf_port.c): everything in it must be known ours before the
+ * first call, so that a crash inside one leaves nothing untagged. */
+void
+zn_nf_acct_allocating(struct zn_nf *nf)
+{
+	if (nf->acache == NULL || nf->allocates)
+		return;
+	nf->allocates = true;
+	nf->acache_seen = 0;
+	claim(nf);
+}
+
+void
+zn_nf_acct_sent_ours(struct zn_nf *nf, const struct rte_mempool_cache *c,
+		     uint32_t len0, unsigned int k)
+{
+	if (c == nf->acache && c != NULL && nf->allocates &&
+	    nf->acache_seen == len0 && c->len == len0 + k)
+		nf->acache_seen = c->len;
+}

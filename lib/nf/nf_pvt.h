@@ -129,6 +129,24 @@ struct zn_nf {
 	uint16_t ptxq[ZN_MAX_PORTS];
 	uint16_t ptx_pid[ZN_MAX_PORTS];
 	unsigned int n_ptxq;
+	/* Port RX queues this NF may own (nf_port.c, nf_run.c): ports
+	 * attached for it (ptx[p].rx_ok), the one polled next, and whether
+	 * the burst held now is one it only passes on (its service is not
+	 * the first hop of what entered: the handler does not see it). */
+	unsigned int n_prx;
+	uint8_t prx_kind[ZN_MAX_PORTS];  /* ZN_PORT_RX_*, 0: not attached */
+	struct rte_ring *prx_ring[ZN_MAX_PORTS][ZN_NF_RXQ_MAX]; /* RING's */
+	uint16_t prx_next;
+	bool prx_owned;             /* the last snapshot gave it queues */
+	bool prx_turn;              /* ports first this time (nf_run.c) */
+	bool rx_pass;
+	/* The burst held now came from a port RX queue: every packet of it
+	 * is tagged as ours (nf_acct.c). Untagged only where a run leaves
+	 * for another process (nf_tx.c untag_run); what our own port queue
+	 * sends is freed into our cache still ours, and stays so. */
+	bool burst_tagged;
+	uint16_t untag_to;          /* held[] before it: untagged */
+	uint32_t prx_sleep_us;      /* idle: port queues polled again */
 	/* The pool's cache of our lcore, where a PMD frees what we send
 	 * (NULL: none; then each packet sent gets an extra reference). */
 	struct rte_mempool_cache *cache;
@@ -193,9 +211,13 @@ int zn_nf_post_msg(struct zn_nf *nf, uint16_t type);
  * TX ring), waiting while a destination is full. 0 or -ENOTCONN. */
 int zn_nf_tx_held(struct zn_nf *nf, unsigned int n);
 void zn_nf_tx_init(struct zn_nf *nf);
-/* nf_port.c: attach the ports the manager gave us a TX queue of;
- * _thread in the packet thread before it starts. */
+/* nf_port.c: attach the ports the manager gave us a TX queue of, and
+ * those whose RX queues NFs may own (mgr/port/port_nfrx.c); _thread in
+ * the packet thread before it starts; _rx: a burst from an RX queue the
+ * snapshot gives us, into the ledger (0: none; nf->rx_pass set if the
+ * handler must not see it). */
 void zn_nf_ports_attach(struct zn_nf *nf);
+unsigned int zn_nf_ports_rx(struct zn_nf *nf);
 
 /* What an NF takes from its pool and keeps (nf_acct.c,
  * mgr/nf/pool_acct.h). attach: once registered (tagged from now on); room:
@@ -208,6 +230,13 @@ void zn_nf_acct_room(struct zn_nf *nf, struct rte_mempool_cache *c,
 void zn_nf_acct_begin(struct zn_nf *nf);
 void zn_nf_acct_end(struct zn_nf *nf);
 void zn_nf_acct_check(struct zn_nf *nf);
+/* allocating: from now on what sits in our cache is ours (a port's PMD
+ * takes from it in our rx_burst). */
+void zn_nf_acct_allocating(struct zn_nf *nf);
+/* sent_ours: our PMD freed @p k buffers that were ours (tagged) into
+ * cache @p c, whose length was @p len0 before: known ours already. */
+void zn_nf_acct_sent_ours(struct zn_nf *nf, const struct rte_mempool_cache *c,
+			  uint32_t len0, unsigned int k);
 void zn_nf_ports_thread(struct zn_nf *nf);
 
 /* nf_calib.c: while on, the EAL's 100 ms TSC calibration sleep takes

@@ -3,7 +3,8 @@
  */
 
 /* libzeronf packet loop (hot path). One thread: take a burst from the RX
- * ring or a link from another NF, call ops->burst, hand the burst on
+ * ring, a link from another NF or a port RX queue it owns (nf_port.c),
+ * call ops->burst, hand the burst on
  * (nf_tx.c: to the next NF, or to the TX ring for a worker). When idle it
  * spins briefly, yields, then sleeps on its doorbell, which workers and
  * sending NFs ring when they enqueue packets. */
@@ -24,6 +25,8 @@
 /* Idle policy: ZN_IDLE_SPIN, ZN_IDLE_YIELD (nf_pvt.h), then sleep. */
 #define SLEEP_US 100000 /* also the manager-liveness period when idle */
 #define POLL_SPIN_US 50 /* a generator's turn nearer than this: no sleep */
+#define PRX_SLEEP_MIN_US 16 /* owning port RX queues: the first sleep */
+#define PRX_SLEEP_MAX_US 1000 /* and the longest (the workers' default) */
 
 static bool
 rx_ready(void *arg)
@@ -54,7 +57,7 @@ rx_room(struct zn_nf *nf, unsigned int n)
  * behind another. The list of links is read as an RCU reader: a link
  * taken out of it may be given to another pair after a grace period. */
 static unsigned int
-rx_burst(struct zn_nf *nf)
+rx_rings(struct zn_nf *nf)
 {
 	struct zn_nf_slot *s = nf->s;
 	struct zn_ledger *l = &s->ledger;
@@ -110,6 +113,26 @@ rx_burst(struct zn_nf *nf)
 	return n;
 }
 
+/* A burst from the rings and links, or from the port RX queues this NF
+ * owns (nf_port.c), each first in turn. */
+static unsigned int
+rx_burst(struct zn_nf *nf)
+{
+	unsigned int n;
+
+	nf->rx_pass = false;
+	nf->burst_tagged = false;
+	if (likely(nf->n_prx == 0))
+		return rx_rings(nf);
+	nf->prx_turn = !nf->prx_turn;
+	if (nf->prx_turn) {
+		n = zn_nf_ports_rx(nf);
+		return n != 0 ? n : rx_rings(nf);
+	}
+	n = rx_rings(nf);
+	return n != 0 ? n : zn_nf_ports_rx(nf);
+}
+
 /* Batching on a shared core. Switching between NF processes costs more
  * than a burst of forwarding (~1.5 us on the 2-core VM), so NFs that take
  * turns on one core must not take turns per handful of packets: once a
@@ -160,6 +183,13 @@ idle_wait(struct zn_nf *nf, struct idle_state *st)
 		if (took > st->shared_yield)
 			st->shared_until = rte_rdtsc() + st->hold;
 		return true;
+	}
+	/* Port RX queues ring no doorbell: polled again after a sleep that
+	 * grows from PRX_SLEEP_MIN_US to PRX_SLEEP_MAX_US, as a worker's. */
+	if (nf->prx_owned) {
+		us = RTE_MIN(us, (uint64_t)nf->prx_sleep_us);
+		nf->prx_sleep_us = RTE_MIN(nf->prx_sleep_us * 2,
+					   (uint32_t)PRX_SLEEP_MAX_US);
 	}
 	/* A sleep cut short for a generator's turn is not the long idle
 	 * timeout that prompts the periodic checks. */
@@ -262,6 +292,7 @@ zn_nf_run(struct zn_nf *nf)
 	int rc;
 
 	zn_nf_ports_thread(nf);
+	nf->prx_sleep_us = PRX_SLEEP_MIN_US;
 	for (;;) {
 		unsigned int n;
 
@@ -272,19 +303,24 @@ zn_nf_run(struct zn_nf *nf)
 		n = rx_burst(nf);
 		if (n > 0) {
 			st.idle = 0;
+			nf->prx_sleep_us = PRX_SLEEP_MIN_US;
 			s->stats.rx += n;
 			s->stats.bursts++;
 			/* An NF that transmits on a port itself reads every
 			 * packet's metadata and header line after the handler
 			 * (to route, then the extra reference): written on
 			 * the worker's core, they are on their way while the
-			 * handler runs. */
-			if (nf->n_ptxq != 0)
+			 * handler runs (from our own port RX queue: written
+			 * here just now). */
+			if (nf->n_ptxq != 0 && !nf->burst_tagged)
 				for (unsigned int i = 0; i < n; i++) {
 					rte_prefetch0(l->held[i]);
 					rte_prefetch0(zn_pkt_meta(l->held[i]));
 				}
-			nf->ops.burst(nf, l->held, (uint16_t)n);
+			/* not for our handler: entered from a port whose
+			 * first hop is another service now (nf_port.c) */
+			if (likely(!nf->rx_pass))
+				nf->ops.burst(nf, l->held, (uint16_t)n);
 			rc = zn_nf_tx_held(nf, n);
 			if (rc < 0)
 				return rc;

@@ -3,6 +3,10 @@
  */
 
 /*
+ * Long: one concern, a burst handed on, its paths (links, ports, the TX
+ * ring) and their ledger steps kept together so the hot path reads top
+ * to bottom.
+ *
  * libzeronf hand-off (hot path): where the packets of a burst go once the
  * handler set their actions. The NF resolves them itself with the
  * manager's routing snapshot (zn_route_hot.h, the workers' own code) and
@@ -246,6 +250,20 @@ to_link(struct zn_nf *nf, const struct zn_res *r, unsigned int head,
 	nf->applied = (uint16_t)(head + run);
 }
 
+/* held[head, head + run) leave for another process (a ring, a link, a
+ * port's PMD that keeps them): not buffers this NF keeps any more
+ * (mgr/nf/pool_acct.h), if they were (a port's burst, burst_tagged). */
+static inline void
+untag_run(struct zn_nf *nf, unsigned int head, unsigned int run)
+{
+	unsigned int from = RTE_MAX(head, (unsigned int)nf->untag_to);
+
+	if (likely(from >= head + run))
+		return;
+	zn_pool_ops_handed(&nf->s->ledger.held[from], head + run - from);
+	nf->untag_to = (uint16_t)(head + run);
+}
+
 /* Can the ledger follow this run through our pool cache (zn_ledger.h,
  * ZN_LEDGER_PORT_CACHE)? Packets of one segment from the pool our lcore
  * caches, and room in the cache for all of them: whatever the PMD frees
@@ -258,9 +276,15 @@ plain_run(struct zn_nf *nf, struct rte_mbuf **pkts, unsigned int run)
 
 	if (c == NULL)
 		return false;
+	const struct rte_mempool *mp = nf->pool;
+	bool other = false;
+
+	/* no early exit: the loop runs without branches (nearly always
+	 * true) */
 	for (unsigned int i = 0; i < run; i++)
-		if (pkts[i]->pool != nf->pool || pkts[i]->nb_segs != 1)
-			return false;
+		other |= (pkts[i]->pool != mp) | (pkts[i]->nb_segs != 1);
+	if (other)
+		return false;
 	zn_nf_acct_room(nf, c, run);
 	return true;
 }
@@ -276,26 +300,41 @@ to_port(struct zn_nf *nf, uint16_t port, unsigned int head, unsigned int run)
 	struct zn_nf_ptx *ps = &nf->s->ptx[port];
 	uint64_t *act = nf->s->hstats.act;
 	unsigned int k;
+	uint32_t len0 = 0;
 	bool cached;
 
-	for (unsigned int i = RTE_MAX(head, (unsigned int)nf->applied);
-	     i < head + run; i++)
-		act[RTE_MIN((unsigned int)zn_pkt_meta(l->held[i])->action,
-			    (unsigned int)ZN_ACT_MAX)]++;
+	unsigned int from = RTE_MAX(head, (unsigned int)nf->applied);
+
+	/* A uniform burst's packets share their routing fields, the action
+	 * among them (zn_resolve_burst): one read */
+	if (nf->uniform && from < head + run)
+		act[RTE_MIN((unsigned int)zn_pkt_meta(l->held[from])->action,
+			    (unsigned int)ZN_ACT_MAX)] += head + run - from;
+	else
+		for (unsigned int i = from; i < head + run; i++)
+			act[RTE_MIN((unsigned int)zn_pkt_meta(
+					    l->held[i])->action,
+				    (unsigned int)ZN_ACT_MAX)]++;
 	if (nf->applied < head + run)
 		nf->applied = (uint16_t)(head + run);
 	cached = plain_run(nf, &l->held[head], run);
-	if (cached)
+	if (cached) {
+		len0 = nf->cache->len;
 		zn_ledger_tx_port_cached(l, head, head + run, port, ps->tx);
-	else
+	} else {
+		untag_run(nf, head, run);
 		zn_ledger_tx_port(l, head, head + run, port, ps->tx);
+	}
 	k = rte_eth_tx_burst(nf->ptx_pid[port], (uint16_t)(nf->ptxq[port] - 1),
 			     &l->held[head], (uint16_t)run);
+	/* ours still, now in our cache: nothing to claim again */
+	if (cached && nf->untag_to <= head)
+		zn_nf_acct_sent_ours(nf, nf->cache, len0, k);
 	/* Counted (one store) before the packets leave held[]: reclaim
 	 * counts those it finds sent only if this did not happen. */
 	__atomic_store_n(&ps->tx, ps->tx + k, __ATOMIC_RELEASE);
 	if (cached) {
-		zn_ledger_tx_port_cached_done(l, head, k);
+		zn_ledger_tx_port_cached_done(l, head, head + run, k);
 	} else {
 		zn_nf_acct_room(nf, nf->acache, k);
 		zn_ledger_tx_port_done(l, head, k);
@@ -400,6 +439,7 @@ flush(struct zn_nf *nf, unsigned int n)
 	nf->rc.now = rte_rdtsc();
 	if (!nf->resolved && fast_path(nf)) {
 		/* Not one packet read: the worker resolves them all. */
+		untag_run(nf, 0, n);
 		k = rte_ring_sp_enqueue_burst(nf->tx, (void **)held, n, NULL);
 		s->hstats.tx_ring_in += k;
 		nf->tx_head = (uint16_t)k;
@@ -472,6 +512,7 @@ flush(struct zn_nf *nf, unsigned int n)
 			ring = nf->tx;
 			id = 0;
 		}
+		untag_run(nf, head, run); /* to another process now */
 		if (id != nf->tx_ring_id) {
 			zn_ledger_tx_ring(l, ring, id, head);
 			nf->tx_ring_id = id;
@@ -549,8 +590,14 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 	unsigned int idle = 0;
 
 	/* In the ledger now (its reclaim answers for them): no longer
-	 * buffers this NF took and keeps */
-	zn_pool_ops_handed(l->held, n);
+	 * buffers this NF took and keeps; a port's burst, as it leaves
+	 * (untag_run) */
+	if (nf->burst_tagged) {
+		nf->untag_to = 0;
+	} else {
+		zn_pool_ops_handed(l->held, n);
+		nf->untag_to = (uint16_t)n;
+	}
 	zn_nf_acct_begin(nf);
 	nf->tx_head = 0;
 	nf->applied = 0;

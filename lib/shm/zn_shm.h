@@ -82,6 +82,17 @@ zn_spi_slot(uint32_t spi)
 #define ZN_PORT_NAME_LEN 64    /* RTE_ETH_NAME_MAX_LEN */
 #define ZN_WAIT_TX_RING 0xffffffffu /* hstats.blocked_on */
 #define ZN_PORT_SO_LEN 256
+/* NFs that own port RX queues (mgr/port/port_nfrx.c): queues of one port
+ * NFs may own, and queues one NF owns at most */
+#define ZN_NF_RXQ_MAX 16
+#define ZN_NF_RXQ_PER_NF 4
+#define ZN_RXQ_WORKERS 0     /* zn_route.rxq_nf: the workers poll it */
+#define ZN_RXQ_NOBODY 0xff   /* zn_route.rxq_nf: changing hands */
+/* zn_shm_port.nf_rx_kind: how the driver's rx_burst gets its packets */
+#define ZN_PORT_RX_ALLOC 1   /* allocated from the pool in the call */
+#define ZN_PORT_RX_RING 2    /* dequeued from a single-consumer rte_ring
+			      * named ZN_PORT_RX_RING_FMT (queue, device) */
+#define ZN_PORT_RX_RING_FMT "ETH_RXTX%u_%s" /* DPDK 22.11 net_ring's */
 /* Trust groups (mgr/trust/group.c): each group's packet pool lives in a
  * hugepage file of its own, mapped at a fixed address by the manager and
  * by the group's NFs only (an NF of another group has nothing there). */
@@ -248,6 +259,9 @@ struct zn_shm_group {
 struct zn_shm_mgr {
 	uint32_t ready;     /* 1 once NFs may register */
 	uint32_t stopping;  /* 1 once shutdown began: NFs must leave */
+	uint32_t port_rx;   /* 1: ports are read (rx.set); NFs owning RX
+			     * queues read them only then */
+	uint32_t pad;
 	uint64_t nf_registered;  /* registrations accepted */
 	uint64_t nf_rejected;    /* registrations refused */
 	uint64_t nf_exited;      /* NFs that left cleanly */
@@ -332,9 +346,15 @@ enum zn_nf_state {
 struct zn_ledger {
 	uint32_t phase;     /* enum zn_ledger_phase */
 	uint32_t held_n;    /* packets in held[] */
-	uint32_t rx_expect; /* cons.tail of rx_ring once this burst is taken */
-	uint16_t rx_ring;   /* 0: the RX ring; l + 1: link l */
-	uint16_t port;      /* port of a run to a port (zn_ledger.h) */
+	uint32_t rx_expect; /* cons.tail of rx_ring once this burst is taken;
+			     * from a port: the low half of ptx[port].rx
+			     * before it (zn_ledger.h) */
+	uint16_t rx_ring;   /* 0: the RX ring; l + 1: link l;
+			     * ZN_LEDGER_RX_PORT: an RX queue of `port` */
+	uint16_t port;      /* port of a run to a port, or of the RX queue
+			     * the burst came from (zn_ledger.h) */
+	uint16_t rx_queue;  /* that RX queue */
+	uint16_t pad[3];
 	/* TX: one word, so that a crash never sees half of it:
 	 * base (bits 0-31): the producer tail of ring when off was written;
 	 * ring (32-47): 0: the TX ring, l + 1: link l; off (48-63): held[]
@@ -570,14 +590,17 @@ struct zn_nf_slot {
 	} cmd_reply __rte_cache_aligned;
 
 	/* writer: the NF packet thread: what it transmitted itself on port
-	 * p (ZeroNF port index), on queue q - 1 (0: not attached) */
+	 * p (ZeroNF port index), on queue q - 1 (0: not attached), and what
+	 * it received itself from RX queues of p it owned (port_nfrx.c) */
 	struct zn_nf_ptx {
 		uint64_t tx;       /* packets the port took */
 		uint64_t tx_retry; /* bursts it did not take whole */
 		uint64_t stalled;  /* dropped: the port took nothing for
 				    * --stall-ms (also in hstats.drops) */
+		uint64_t rx;       /* packets taken from its RX queues */
 		uint32_t q;
-		uint32_t pad;
+		uint32_t rx_ok;    /* 1: attached, may own its RX queues
+				    * (written at registration) */
 	} ptx[ZN_MAX_PORTS] __rte_cache_aligned;
 
 	struct zn_doorbell db; /* the NF sleeps here; workers ring it */
@@ -682,6 +705,20 @@ struct zn_route {
 					 * own group's NFs only */
 	uint16_t n_drain[ZN_MAX_WORKERS];
 	uint16_t drain[ZN_MAX_WORKERS][ZN_MAX_NFS]; /* TX rings to drain */
+	/* Port RX queues NFs own (mgr/port/port_nfrx.c): who polls queue q
+	 * of port p: ZN_RXQ_WORKERS, an NF (slot + 1) or, while it changes
+	 * hands, nobody (ZN_RXQ_NOBODY); and each NF's queues, in order.
+	 * An NF polls a queue only while it reads a snapshot that gives it
+	 * the queue, a worker likewise: a queue changes hands over two
+	 * snapshots (route.c), so no two threads ever poll it at once. */
+	uint8_t rxq_nf[ZN_MAX_PORTS][ZN_NF_RXQ_MAX];
+	uint8_t n_nf_rxq[ZN_MAX_NFS];
+	struct zn_nf_rxq {
+		uint8_t port;
+		uint8_t queue;
+		uint8_t chain;     /* what enters there takes this chain, */
+		uint8_t pad;       /* whose first hop is the NF's service */
+	} nf_rxq[ZN_MAX_NFS][ZN_NF_RXQ_PER_NF];
 };
 
 /* writer: manager control thread. The snapshot pointer moves on every
@@ -731,7 +768,10 @@ struct zn_shm_port {
 	uint16_t port_id;     /* DPDK port id (the same in every process) */
 	uint16_t nf_txq_first; /* queues [first, first + n) are NFs' */
 	uint16_t nf_txq_n;    /* 0: the workers transmit everything */
-	uint16_t pad;
+	uint16_t nf_rxq_n;    /* RX queues [0, n) NFs may own (port_nfrx.c);
+			       * 0: the workers poll it */
+	uint16_t nf_rx_kind;  /* ZN_PORT_RX_*, with nf_rxq_n */
+	uint16_t pad[3];
 };
 
 struct zn_shm {

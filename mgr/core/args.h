@@ -56,6 +56,7 @@ struct zn_mgr_cfg {
 	enum zn_ingress_policy ingress;
 	enum zn_handoff handoff;
 	unsigned int nf_tx_queues;  /* per port, for NF -> port */
+	unsigned int nf_rx_queues;  /* per port, for NFs that own them */
 	bool nf_tx_by_request;      /* only to NFs that ask (req.tx_ports) */
 	bool validate;              /* check NFs' descriptors (owner_map.c) */
 	unsigned int bad_desc_limit; /* kill an NF past it; 0: never */

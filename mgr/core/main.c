@@ -401,7 +401,7 @@ shutdown_mgr(struct zn_mgr *m)
 	unsigned int avail;
 
 	zn_group_home_view_stopping(m); /* zn_shm's and every group's view */
-	m->dp.rx_enabled = 0;
+	zn_ports_rx_set(m, false);
 	/* NFs drain what they have and leave; workers keep moving their
 	 * output so in-flight packets still reach the ports. Launched NFs
 	 * are not restarted any more; the loop reaps them as they exit. */
@@ -547,7 +547,7 @@ run_start(struct zn_mgr *m)
 	if (m->cfg.chain_len == 0)
 		ZN_LOG(NOTICE, "no default chain (--chain): packets entering "
 		       "from ports are dropped as chain_end");
-	m->dp.rx_enabled = !m->cfg.rx_paused && !m->cfg.rx_when_ready;
+	zn_ports_rx_set(m, !m->cfg.rx_paused && !m->cfg.rx_when_ready);
 	m->dp.rx_waiting = m->cfg.rx_when_ready && !m->cfg.rx_paused;
 	for (unsigned int i = 0; i < m->dp.n_workers; i++)
 		rte_eal_remote_launch(zn_worker_main, m->dp.workers[i],

@@ -44,6 +44,9 @@ enum zn_subsys_order {
 	ZN_SUBSYS_FDIR,         /* flow/fdir.c */
 	ZN_SUBSYS_LB,           /* flow/lb.c */
 	ZN_SUBSYS_OFT,          /* sdn/oft.c: the OpenFlow table */
+	ZN_SUBSYS_NF_RXQ,       /* port/port_nfrx.c: who polls the RX queues
+				 * NFs may own (a snapshot source, after
+				 * every other) */
 	ZN_SUBSYS_OFT_IO,       /* sdn/oft_io.c: its packet-in, packet-out */
 	ZN_SUBSYS_OFP,          /* sdn/ofp.c: the OpenFlow endpoint */
 	ZN_SUBSYS_CTL,          /* core/ctl.c: the control socket */

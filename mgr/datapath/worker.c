@@ -453,23 +453,6 @@ out:
 	return moved;
 }
 
-/* The NIC's RSS hash (symmetric key, port.c) is the flow hash when there
- * is one; otherwise it is computed in software when first needed. */
-static inline void
-ingress_meta(struct rte_mbuf *m, uint16_t port)
-{
-	struct zn_pkt_meta *meta = zn_pkt_meta(m);
-	bool rss = (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0;
-
-	*meta = (struct zn_pkt_meta){
-		.action = ZN_ACT_NEXT,
-		.chain_pos = ZN_CHAIN_POS_START,
-		.in_port = port,
-		.flow_hash = rss ? m->hash.rss : 0,
-		.flags = rss ? ZN_PKT_F_HASH_VALID | ZN_PKT_F_HASH_RSS : 0,
-	};
-}
-
 static void
 ingress_drop_rest(struct zn_worker *w, struct zn_stage *st, uint64_t *drops)
 {
@@ -560,6 +543,10 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	}
 	if (!w->mgr->dp.rx_enabled)
 		return moved;
+	/* an NF polls it (mgr/port/port_nfrx.c), or it changes hands */
+	if (unlikely(rq->queue < ZN_NF_RXQ_MAX &&
+		     rt->rxq_nf[rq->port][rq->queue] != ZN_RXQ_WORKERS))
+		return moved;
 	n = rte_eth_rx_burst(w->mgr->ports[rq->port].port_id, rq->queue,
 			     st->pkts, ZN_BURST);
 	if (n == 0)
@@ -567,8 +554,10 @@ poll_rxq(struct zn_worker *w, const struct zn_route *rt, struct zn_rxq *rq)
 	ps->rx += n;
 	if (unlikely(rq->headers != NULL)) /* a group's port: port_headers.h */
 		zn_port_headers_rx(w, rq->headers, st->pkts, n);
+	const struct zn_pkt_meta t = zn_ingress_tmpl(rq->port);
+
 	for (unsigned int i = 0; i < n; i++)
-		ingress_meta(st->pkts[i], rq->port);
+		zn_ingress_meta(st->pkts[i], &t);
 	/* The manager's, whatever an NF that freed one of these buffers
 	 * itself left in the owner map (owner_map.h). */
 	if (likely(rq->owners != NULL))

@@ -216,7 +216,13 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	chain = fdir_chain_take(fd, steps, n, &created, err, errlen);
 	if (chain < 0)
 		return chain;
-	/* Workers must know the chain before any entry names it. */
+	/* Workers must know the chain before any entry names it; and an
+	 * NF that takes a port's packets itself must have given its queue
+	 * back to the workers, which apply the rules. */
+	if (!fd->exact_soon && zn_ft_count(fd->exact) == 0) {
+		fd->exact_soon = true;
+		created = true;
+	}
 	if (created)
 		zn_route_publish(m);
 	rc = zn_ft_add(fd->exact, key, hash, zn_now_ns(), &hit);
@@ -248,6 +254,15 @@ zn_fdir_flow_add(struct zn_mgr *m, const struct zn_flow_key *key,
 	account(fd, d, +1);
 	__atomic_store_n(&d->chain, (uint8_t)chain, __ATOMIC_RELEASE);
 	return 0;
+}
+
+bool
+zn_fdir_classifies(const struct zn_mgr *m)
+{
+	const struct zn_fdir *fd = m->fdir;
+
+	return fd != NULL && (fd->acl[0] != NULL || fd->acl[1] != NULL ||
+			      fd->exact_soon || zn_ft_count(fd->exact) > 0);
 }
 
 /* One entry of @p tenant's (or any's) gone. 0 or -ENOENT; *@p pair: it
@@ -386,6 +401,10 @@ fdir_tick(void *arg)
 	uint64_t now_ns = zn_now_ns();
 	uint64_t n = zn_ft_count(fd->exact), dt, due;
 
+	if (n == 0 && fd->exact_soon) {
+		fd->exact_soon = false; /* empty again: NFs may take ports' */
+		zn_route_publish(m);  /* packets themselves */
+	}
 	if (fd->idle_ns == 0 || n == 0) {
 		fd->expire_tick_ns = now_ns;
 		return;

@@ -133,6 +133,10 @@ int zn_fdir_flow_iterate(struct zn_mgr *m, uint32_t *cursor,
 int zn_fdir_port_chain_set(struct zn_mgr *m, unsigned int port,
 			   const struct zn_step *steps, unsigned int n,
 			   char *err, size_t errlen);
+/** May a rule of the flow director match a packet entering now (wildcard
+ *  rules, exact rules, or one being added)? Then only a worker may take
+ *  what enters (mgr/port/port_nfrx.c). */
+bool zn_fdir_classifies(const struct zn_mgr *m);
 /** Steps of port @p port's chain. @return how many (0: none). */
 unsigned int zn_fdir_port_chain(struct zn_mgr *m, unsigned int port,
 				struct zn_step *steps);

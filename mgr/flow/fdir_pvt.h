@@ -43,6 +43,11 @@ struct zn_fdir {
 	struct zn_ft *exact;
 	uint64_t idle_ns;
 	uint64_t expire_tick_ns; /* the previous expiry slice */
+	/* An exact rule is being added to an empty table, or was added
+	 * since the table was last found empty: NFs owning port RX queues
+	 * give them back first (zn_fdir_classifies), get them again once
+	 * the table is empty (fdir_tick) */
+	bool exact_soon;
 	uint64_t exact_added;
 	uint64_t exact_expired;
 	/* Exact rules by who added them (ZN_FDIR_BY_*: [0] unused) and by

@@ -33,7 +33,7 @@
 #include "../nf/nf_rec.h"
 #include "../core/subsys.h"
 
-#define MAX_SOURCES 4
+#define MAX_SOURCES 8
 
 /* The snapshot's sources, in registration order (control thread). */
 static zn_route_fill_fn *sources[MAX_SOURCES];
@@ -84,6 +84,51 @@ build(struct zn_mgr *m, struct zn_route *rt)
 		sources[i](m, rt);
 	rt->direct = m->cfg.handoff == ZN_HANDOFF_DIRECT &&
 		     !rt->rehash_every_hop;
+}
+
+/* Take queue (i, q) out of NF @p s's list of port RX queues in @p rt. */
+static void
+rxq_unlist(struct zn_route *rt, unsigned int s, unsigned int i,
+	   unsigned int q)
+{
+	uint8_t *n = &rt->n_nf_rxq[s];
+
+	for (unsigned int j = 0; j < *n; j++) {
+		if (rt->nf_rxq[s][j].port != i || rt->nf_rxq[s][j].queue != q)
+			continue;
+		memmove(&rt->nf_rxq[s][j], &rt->nf_rxq[s][j + 1],
+			(*n - j - 1) * sizeof(rt->nf_rxq[s][0]));
+		(*n)--;
+		return;
+	}
+}
+
+/* Port RX queues that change pollers between the live snapshot and @p next
+ * (mgr/port/port_nfrx.c fills who polls them) are given to nobody in
+ * @p next; true if there were any: then @p next is to be published
+ * first, and once every reader passed it (the publish waits) the old
+ * pollers poll them no more and the real next snapshot may give them to
+ * their new ones. No two threads ever poll a queue at once. */
+static bool
+rxq_handover(const struct zn_route *live, struct zn_route *next)
+{
+	bool moved = false;
+
+	if (live == NULL)
+		return false;
+	for (unsigned int i = 0; i < next->n_ports && i < ZN_MAX_PORTS; i++)
+		for (unsigned int q = 0; q < ZN_NF_RXQ_MAX; q++) {
+			uint8_t a = live->rxq_nf[i][q], b = next->rxq_nf[i][q];
+
+			if (a == b || a == ZN_RXQ_NOBODY ||
+			    b == ZN_RXQ_NOBODY)
+				continue;
+			if (b != ZN_RXQ_WORKERS && b <= ZN_MAX_NFS)
+				rxq_unlist(next, b - 1u, i, q);
+			next->rxq_nf[i][q] = ZN_RXQ_NOBODY;
+			moved = true;
+		}
+	return moved;
 }
 
 /* A reader of the NFs' RCU variable that holds back the grace period now
@@ -255,12 +300,27 @@ publish_groups(struct zn_mgr *m, const struct zn_route *nf)
  * Publishing allocates nothing, so it cannot fail (a failing ~200 KB
  * allocation used to leave callers half done). Only the control thread
  * publishes. */
+static void publish(struct zn_mgr *m, struct zn_route *rt);
+
 void
 zn_route_publish(struct zn_mgr *m)
 {
-	struct zn_route *rt = m->route.spare, *nf = m->route.nf_spare;
+	build(m, m->route.spare);
+	/* Port RX queues that change hands (mgr/port/port_nfrx.c) are polled
+	 * by nobody in a first snapshot: once it is published (and every
+	 * reader passed it) their old owners poll them no more. */
+	if (rxq_handover(m->route.live, m->route.spare)) {
+		publish(m, m->route.spare);
+		build(m, m->route.spare);
+	}
+	publish(m, m->route.spare);
+}
 
-	build(m, rt);
+static void
+publish(struct zn_mgr *m, struct zn_route *rt)
+{
+	struct zn_route *nf = m->route.nf_spare;
+
 	memcpy(nf, rt, sizeof(*nf));
 	nf->acl[0] = nf->acl[1] = NULL; /* workers only, private memory */
 	nf->exact = NULL;

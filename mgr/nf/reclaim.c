@@ -274,6 +274,12 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 
 	struct ring_of_arg a = { .m = m, .slot = slot };
 
+	/* A burst it took from a port's RX queue and had not counted yet
+	 * (zn_ledger.h): received, then lost as any burst it held. */
+	if (port < m->n_ports)
+		s->ptx[port].rx += zn_ledger_rx_uncounted(&s->ledger,
+							  s->ptx[port].rx);
+
 	/* Its PMD freed what it sent into its lcore's cache (flushed when
 	 * the slot is freed, registry.c). */
 	n = zn_ledger_reclaim(&s->ledger, ring_of, &a,

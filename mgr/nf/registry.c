@@ -350,6 +350,7 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 	    zn_nf_state(m, slot) != ZN_NF_STOPPING)
 		return;
 	zn_pool_repair_nf(m, slot); /* first: NFs waiting on it hold up RCU */
+	zn_port_nfrx_repair(m, slot); /* before its RX queues change hands */
 	/* Its packet thread no longer runs: whatever RCU state it left. */
 	zn_route_reader_del(m, slot);
 	set_state(m, slot, ZN_NF_RECLAIMING);
@@ -592,7 +593,7 @@ rx_when_ready(struct zn_mgr *m)
 		    !up[m->cfg.chain[h].id])
 			return;
 	m->dp.rx_waiting = false;
-	m->dp.rx_enabled = 1;
+	zn_ports_rx_set(m, true);
 	ZN_LOG(NOTICE, "every service of the chain has a running NF: port "
 	       "RX enabled (--rx-when-ready)");
 }

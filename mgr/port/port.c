@@ -87,6 +87,8 @@ port_setup(struct zn_mgr *m, struct zn_port *p)
 	/* A port may be TX-only (net_pcap with only tx_pcap), never neither. */
 	if (p->nb_txq == 0)
 		return -ENOTSUP;
+	/* NFs that poll RX queues themselves: how many queues (RSS below) */
+	zn_port_nfrx_plan(m, p, &info);
 	p->txq_shared = p->nb_txq < m->dp.n_workers;
 	for (unsigned int i = 0; i < ZN_MAX_WORKERS; i++)
 		rte_spinlock_init(&p->txq_lock[i]);
@@ -177,9 +179,11 @@ ports_init(struct zn_mgr *m)
 		}
 		zn_port_nftx_publish(m, i);
 		ZN_LOG(INFO, "port %u: %s (%s), %u RX / %u TX queues%s%s, "
-		       "%u TX queues for NFs", i, p->name, p->driver,
-		       p->nb_rxq, p->nb_txq, p->rss ? ", RSS" : "",
-		       p->txq_shared ? ", shared TX queue" : "", p->nf_txq_n);
+		       "%u TX queues for NFs, %u RX queues NFs may own", i,
+		       p->name, p->driver, p->nb_rxq, p->nb_txq,
+		       p->rss ? ", RSS" : "",
+		       p->txq_shared ? ", shared TX queue" : "", p->nf_txq_n,
+		       p->nf_rxq_n);
 	}
 	return 0;
 }
@@ -201,6 +205,15 @@ zn_ports_close(struct zn_mgr *m)
 	}
 }
 
+void
+zn_ports_rx_set(struct zn_mgr *m, bool on)
+{
+	m->dp.rx_enabled = on;
+	if (m->shm != NULL) /* NFs owning RX queues (port_nfrx.c) */
+		__atomic_store_n(&m->shm->mgr.port_rx, on ? 1u : 0u,
+				 __ATOMIC_RELEASE);
+}
+
 /* Port RX for the whole instance: paused (--rx-paused, rx.set false)
  * ports are not polled; what they receive waits in (or overflows) their
  * RX rings, counted by the port. */
@@ -209,7 +222,7 @@ cmd_rx_set(struct zn_cmd_req *req)
 {
 	bool on = json_is_true(json_object_get(req->params, "enabled"));
 
-	req->mgr->dp.rx_enabled = on;
+	zn_ports_rx_set(req->mgr, on);
 	req->mgr->dp.rx_waiting = false; /* the operator decides now */
 	ZN_LOG(NOTICE, "port RX %s", on ? "enabled" : "paused");
 	req->result = json_pack("{s:b}", "enabled", on);
@@ -356,6 +369,11 @@ static const struct zn_opt port_opt[] = {
 	{ "nf-tx-queues", 0, "N", "TX queues per port for NFs that transmit "
 	  "themselves\n(net_null, net_tap; 0: the workers transmit all;\n"
 	  "default 8)", ZN_OPT_UINT, ZN_CFG(nf_tx_queues), 0, ZN_MAX_NFS, NULL },
+	{ "nf-rx-queues", 0, "N", "RX queues per port that NFs may poll "
+	  "themselves: the first\nservice of the port's chain owns them, "
+	  "queue q its q-th\nreplica (net_null; default 0: the workers "
+	  "poll all)", ZN_OPT_UINT, ZN_CFG(nf_rx_queues), 0, ZN_NF_RXQ_MAX,
+	  NULL },
 	{ "nf-tx-queues-by-request", 0, NULL, "give those queues only to NFs "
 	  "that ask for one\n(ZERONF_TX_PORT_P, a device plugin's; default: "
 	  "first come)", ZN_OPT_FLAG, ZN_CFG(nf_tx_by_request), 0, 0, NULL },

@@ -51,7 +51,16 @@ struct zn_port {
 	uint16_t nf_txq_n;
 	const char *nf_tx_why;            /* why none, for port.list */
 	uint16_t txq_owner[ZN_MAX_NFS];   /* by queue - first: slot + 1 */
+	/* NFs owning RX queues (port_nfrx.c): queues [0, nf_rxq_n), how
+	 * the driver receives (ZN_PORT_RX_*), its rings (ZN_PORT_RX_RING) */
+	uint16_t nf_rxq_n;
+	uint16_t nf_rx_kind;
+	struct rte_ring *nf_rx_ring[ZN_NF_RXQ_MAX];
+	const char *nf_rx_why;            /* why none, for port.list */
+	const char *nf_rx_now;            /* why the workers poll them now
+					   * (port_nfrx.c fill), NULL: NFs */
 	struct {
+		uint64_t rx;              /* received by NFs themselves */
 		uint64_t tx, tx_retry, stalled;
 		uint64_t tx_at_exit;      /* of tx: taken in the call an
 					   * NF died in (reclaim.c) */
@@ -72,6 +81,9 @@ void zn_port_kdrops_find(struct zn_port *p);
  * DPDK 22.11's PMD does not count; control thread only. */
 uint64_t zn_port_kdrops(struct zn_port *p);
 
+/** Read the ports or not (rx.set, --rx-paused, --rx-when-ready,
+ *  shutdown): the workers and the NFs owning RX queues. */
+void zn_ports_rx_set(struct zn_mgr *m, bool on);
 /** Stop and close the ports (shutdown, teardown: again, nothing). */
 void zn_ports_close(struct zn_mgr *m);
 /* port_private.c: secondaries never probe the manager's ports. _early()
@@ -101,5 +113,19 @@ void zn_port_nftx_assign(struct zn_mgr *m, unsigned int slot);
 void zn_port_nftx_release(struct zn_mgr *m, unsigned int slot);
 json_t *zn_port_nftx_json(struct zn_mgr *m, unsigned int i,
 			  struct zn_port_wstats *sum);
+
+/* port_nfrx.c: NFs that own port RX queues. _plan while setting a port up
+ * (before the RSS decision: how many RX queues it gets), _json for
+ * port.list (adds the NFs' receptions to @p sum); who polls each queue
+ * it fills into every routing snapshot itself (a source, route.h). */
+void zn_port_nfrx_plan(struct zn_mgr *m, struct zn_port *p,
+		       const struct rte_eth_dev_info *info);
+json_t *zn_port_nfrx_json(struct zn_mgr *m, unsigned int i,
+			  struct zn_port_wstats *sum);
+/** The NF in @p slot is dead: a burst it was taking from a ring-backed RX
+ *  queue is made one it held, the ring's half-done dequeue undone
+ *  (zn_ledger_port_rx_finish). Before the snapshot that gives its
+ *  queues to others. */
+void zn_port_nfrx_repair(struct zn_mgr *m, unsigned int slot);
 
 #endif /* ZN_PORT_H */

@@ -104,7 +104,8 @@ zn_port_nftx_plan(struct zn_mgr *m, struct zn_port *p,
 }
 
 /* What an NF needs to attach the port: its name and the PMD's library
- * (the function the port transmits with lies in it). */
+ * (the functions the port transmits and receives with lie in it), for
+ * its TX queues and the RX queues NFs may own (port_nfrx.c). */
 void
 zn_port_nftx_publish(struct zn_mgr *m, unsigned int i)
 {
@@ -117,20 +118,26 @@ zn_port_nftx_publish(struct zn_mgr *m, unsigned int i)
 	zn_strlcpy(sp->name, p->name, sizeof(sp->name));
 	sp->port_id = p->port_id;
 	sp->nf_txq_first = p->nf_txq_first;
-	if (p->nf_txq_n == 0)
+	if (p->nf_txq_n == 0 && p->nf_rxq_n == 0)
 		return;
 	if (dladdr((void *)(uintptr_t)rte_eth_fp_ops[p->port_id].tx_pkt_burst,
 		   &info) == 0 || info.dli_fname == NULL ||
 	    realpath(info.dli_fname, real) == NULL ||
 	    strlen(real) >= sizeof(sp->driver_so)) {
 		ZN_LOG(WARNING, "port %u (%s): the driver's library is not "
-		       "found: the workers transmit for every NF", i, p->name);
-		p->nf_tx_why = "driver library not found";
-		p->nf_txq_n = 0;
+		       "found: the workers transmit and receive for every NF",
+		       i, p->name);
+		if (p->nf_txq_n != 0)
+			p->nf_tx_why = "driver library not found";
+		if (p->nf_rxq_n != 0)
+			p->nf_rx_why = "driver library not found";
+		p->nf_txq_n = p->nf_rxq_n = 0;
 		return;
 	}
 	zn_strlcpy(sp->driver_so, real, sizeof(sp->driver_so));
 	sp->nf_txq_n = p->nf_txq_n;
+	sp->nf_rxq_n = p->nf_rxq_n;
+	sp->nf_rx_kind = p->nf_rx_kind;
 }
 
 /* At registration, before the reply: a queue of every port that has one
@@ -201,6 +208,7 @@ zn_port_nftx_release(struct zn_mgr *m, unsigned int slot)
 	for (unsigned int i = 0; i < m->n_ports; i++) {
 		struct zn_port *p = &m->ports[i];
 
+		p->nf_gone.rx += s->ptx[i].rx;
 		p->nf_gone.tx += s->ptx[i].tx;
 		p->nf_gone.tx_retry += s->ptx[i].tx_retry;
 		p->nf_gone.stalled += s->ptx[i].stalled;

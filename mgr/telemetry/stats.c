@@ -228,11 +228,12 @@ port_json(struct zn_mgr *m, unsigned int i)
 	struct rte_eth_link link = { 0 };
 	struct rte_ether_addr mac = { 0 };
 	char macs[RTE_ETHER_ADDR_FMT_SIZE];
-	json_t *nftx, *o;
+	json_t *nftx, *nfrx, *o;
 	const struct zn_group *g = p->group;
 
 	port_sum(m, i, &sum);
 	nftx = zn_port_nftx_json(m, i, &sum);
+	nfrx = zn_port_nfrx_json(m, i, &sum);
 	rte_eth_stats_get(p->port_id, &hw);
 	/* net_af_packet: the kernel's drops its PMD does not count */
 	hw.imissed += zn_port_kdrops(&m->ports[i]);
@@ -277,6 +278,11 @@ port_json(struct zn_mgr *m, unsigned int i)
 		/* of tx: packet-outs the control thread sent (port_ctltx.c) */
 		json_object_set_new(o, "tx_control",
 				    json_integer((json_int_t)p->ctl_tx.tx));
+		/* NFs polling its RX queues (port_nfrx.c); what overflowed
+		 * there is the PMD's to count (hw imissed, rx_nombuf) */
+		json_object_set_new(o, "nf_rx", nfrx);
+	} else {
+		json_decref(nfrx);
 	}
 	return o;
 }
@@ -303,6 +309,7 @@ zn_stats_port_report(struct zn_mgr *m, unsigned int i, bool counters,
 		return;
 	port_sum(m, i, &sum);
 	json_decref(zn_port_nftx_json(m, i, &sum)); /* adds the NFs' tx */
+	json_decref(zn_port_nfrx_json(m, i, &sum)); /* and their rx */
 	rte_eth_stats_get(p->port_id, &hw);
 	/* net_af_packet: the kernel's drops its PMD does not count */
 	hw.imissed += zn_port_kdrops(&m->ports[i]);
@@ -597,7 +604,14 @@ static const struct zn_cmd port_list_cmd = {
 	       "null, or why the port has none; `tx_at_exit`: of `tx`, "
 	       "packets the port took in the call an NF was killed in: a "
 	       "driver that frees before it counts may have missed them in "
-	       "`hw`); `hw`: the device's counters "
+	       "`hw`); `nf_rx`: RX queues NFs poll themselves "
+	       "(--nf-rx-queues) `{queues, why_not, workers_now, rx, owners: "
+	       "[{queue, polled_by, instance, name, rx}]}` (`why_not`: null, "
+	       "or why the port has none; `workers_now`: null, or why the "
+	       "workers poll them now; `polled_by`: nf, workers, or nobody "
+	       "while a queue changes hands; `rx`: of the port's `rx`, what "
+	       "NFs took; what overflowed such a queue is the driver's "
+	       "`imissed`/`rx_nombuf` in `hw`); `hw`: the device's counters "
 	       "(`ipackets`, `opackets`, `imissed`, `rx_nombuf`, ...; "
 	       "a net_af_packet port's `imissed` has the kernel's drops at "
 	       "its full socket rings, which its driver does not count); "

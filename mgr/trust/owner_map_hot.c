@@ -82,12 +82,11 @@ passed_on(const struct zn_mgr *m, unsigned int slot, const void *pkt)
 		if (g->ring != NULL && ring_has(g, g->ring->cons.head, pkt))
 			return true;
 		/* held[] names packets only in a burst (zn_ledger.h) */
-		held = __atomic_load_n(&rs->ledger.phase, __ATOMIC_ACQUIRE) ==
-			       ZN_LEDGER_IDLE ? 0 :
-		       RTE_MIN(__atomic_load_n(&rs->ledger.held_n,
+		held = RTE_MIN(__atomic_load_n(&rs->ledger.held_n,
 					       __ATOMIC_RELAXED),
 			       (uint32_t)ZN_BURST);
-		for (uint32_t i = 0; i < held; i++)
+		for (uint32_t i = zn_ledger_held_from(&rs->ledger); i < held;
+		     i++)
 			if (rs->ledger.held[i] == pkt)
 				return true;
 		g = &m->nf[r].tx_guard;
@@ -97,11 +96,43 @@ passed_on(const struct zn_mgr *m, unsigned int slot, const void *pkt)
 	return false;
 }
 
+/* Does NF @p y hold @p pkt, as far as can be seen now: in its RX ring, its
+ * burst (ledger), its TX ring, or passed on over its links? Asked of a
+ * packet another NF hands back as new while the map says y has it: y may
+ * have freed it itself (sent it on a TX queue of its own, dropped it) and
+ * the other NF's PMD taken it from the pool since (an NF owning a port's
+ * RX queue, lib/nf/nf_port.c), which leaves the map's entry stale. Once
+ * per such buffer (the entry is cleared when taken back): a walk. */
+static bool
+held_by(const struct zn_mgr *m, unsigned int y, const void *pkt)
+{
+	const struct zn_nf_slot *s = zn_slot(m, y);
+	const struct zn_rguard *g = &m->nf[y].rx_guard;
+	uint32_t held;
+
+	if (zn_nf_state(m, y) == ZN_NF_FREE)
+		return false;
+	if (g->ring != NULL && ring_has(g, __atomic_load_n(
+			&g->ring->cons.tail, __ATOMIC_ACQUIRE), pkt))
+		return true;
+	held = RTE_MIN(__atomic_load_n(&s->ledger.held_n, __ATOMIC_RELAXED),
+		       (uint32_t)ZN_BURST);
+	for (uint32_t i = zn_ledger_held_from(&s->ledger); i < held; i++)
+		if (s->ledger.held[i] == pkt)
+			return true;
+	g = &m->nf[y].tx_guard;
+	if (g->ring != NULL && ring_has(g, g->head, pkt))
+		return true;
+	return passed_on(m, y, pkt);
+}
+
 /* The owner map (owner_map.h): is @p mb a buffer of the pool (from its start)
  * that NF @p slot may hand back? Yes, once per time a worker handed it
  * out: to this NF, or to any NF if others may pass it packets over links
- * (@p linked); or once for a packet the NF made (zn_nf_send marks it new;
- * the mark is cleared here), a buffer no NF holds as the workers saw it.
+ * (@p linked); or once for a packet the NF made (zn_nf_send marks it new,
+ * as an NF marks what it received from a port's RX queue it owns; the
+ * mark is cleared here), a buffer no NF holds as the workers saw it (or
+ * an NF the map names does not hold it any more: held_by).
  * It is the manager's from now on. *@p hops: the NF hops it has taken as
  * the map counted them; 0 for a packet the NF made (a source's packet
  * starts a count of its own, in a buffer it was given too: a generator
@@ -134,7 +165,9 @@ take_back(const struct zn_mgr *m, const struct zn_owner_map *d,
 		}
 		if ((e->owner == slot + 1 &&
 		     passed_on(m, slot, mb)) ||
-		    (e->owner != slot + 1 && !linked)) {
+		    (e->owner != slot + 1 && !linked &&
+		     (e->owner > ZN_MAX_NFS ||
+		      held_by(m, e->owner - 1u, mb)))) {
 			__atomic_fetch_and(&meta->flags, ~ZN_PKT_F_NEW,
 					   __ATOMIC_RELAXED);
 			return false;

@@ -53,6 +53,7 @@ MANAGER_OPTIONS = {
     "cpus": "--cpus", "memory_mb": "--mem", "rx_threads": "--rx-threads",
     "tx_threads": "--tx-threads", "ingress": "--ingress",
     "handoff": "--handoff", "nf_tx_queues": "--nf-tx-queues",
+    "nf_rx_queues": "--nf-rx-queues",
     "pool_size": "--pool-size", "nf_pool_quota": "--nf-pool-quota",
     "nf_steer_rate": "--nf-steer-rate",
     "sandbox_uid_base": "--sandbox-uid-base", "ring_size": "--ring-size",
