@@ -134,7 +134,7 @@ P2P_PORTS = ["net_null0", "net_null1,no-rx=1"]
 
 
 # How a packet gets from port 0 into the forward NF (docs/architecture.md
-# "Three ways a packet travels"): a worker polls the port and hands it
+# "How a packet travels"): a worker polls the port and hands it
 # over, or the NF owns the port's RX queue (--nf-rx-queues).
 P2P_MODES = {"worker": [], "nf_rx": ["--nf-rx-queues", "1"]}
 

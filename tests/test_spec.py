@@ -77,15 +77,20 @@ def test_manager_options_become_its_command_line(tmp_path):
     f = tmp_path / "d.yaml"
     f.write_text(GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
                               "  handoff: worker\n  ingress: drop\n"
-                              "  ring_size: 512\n  nf_tx_queues: 0\n"))
+                              "  ring_size: 512\n  nf_tx_queues: 0\n"
+                              "  nf_rx_queues: 2\n"))
     argv = manager_argv(load(f), Path("/x/zeronf-mgr"))
     for opt, val in (("--handoff", "worker"), ("--ingress", "drop"),
-                     ("--ring-size", "512"), ("--nf-tx-queues", "0")):
+                     ("--ring-size", "512"), ("--nf-tx-queues", "0"),
+                     ("--nf-rx-queues", "2")):
         assert argv[argv.index(opt) + 1] == val, argv
     bad = GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
                        "  handoff: hub\n")
     assert any("manager.handoff: 'hub' is not one of" in e
                for e in errors_of(bad, tmp_path))
+    bad = GOOD.replace("name: t1\n", "name: t1\nmanager:\n"
+                       "  nf_rx_queues: 17\n")
+    assert any("manager.nf_rx_queues" in e for e in errors_of(bad, tmp_path))
 
 
 def test_trust_groups_become_options_and_launch_parameters(tmp_path):

@@ -642,6 +642,21 @@ stages_pending(const struct zn_worker *w)
 	return w->inject_stage.tail != 0;
 }
 
+/* Does this worker poll a port RX queue now (one no NF owns,
+ * mgr/port/port_nfrx.c)? Ports ring no doorbell: it sleeps short then. */
+static bool
+polls_ports(const struct zn_worker *w, const struct zn_route *rt)
+{
+	for (unsigned int q = 0; q < w->n_rxq; q++) {
+		const struct zn_rxq *rq = &w->rxq[q];
+
+		if (rq->queue >= ZN_NF_RXQ_MAX ||
+		    rt->rxq_nf[rq->port][rq->queue] == ZN_RXQ_WORKERS)
+			return true;
+	}
+	return false;
+}
+
 /* Sleeper's re-check: does an NF drained by this worker have packets?
  * Reads only shared, never-freed state: the worker is RCU-offline here. */
 static bool
@@ -731,7 +746,7 @@ zn_worker_main(void *arg)
 		}
 		if (pending || stages_pending(w)) {
 			timeout = SLEEP_BLOCKED_US;
-		} else if (w->n_rxq > 0 && w->rx_role) {
+		} else if (w->rx_role && polls_ports(w, rt)) {
 			timeout = sleep_us;
 			sleep_us = RTE_MIN(sleep_us * 2,
 					   (uint64_t)m->cfg.idle_sleep_us);

@@ -29,6 +29,7 @@
 #include "../core/mgr.h"
 #include "../nf/registry.h"
 #include "route.h"
+#include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_util.h"
 #include "../nf/nf_rec.h"
 #include "../core/subsys.h"
@@ -101,6 +102,20 @@ rxq_unlist(struct zn_route *rt, unsigned int s, unsigned int i,
 		(*n)--;
 		return;
 	}
+}
+
+/* Does @p next give the workers a port RX queue @p live did not? */
+static bool
+rxq_to_workers(const struct zn_route *live, const struct zn_route *next)
+{
+	if (live == NULL)
+		return false;
+	for (unsigned int i = 0; i < next->n_ports && i < ZN_MAX_PORTS; i++)
+		for (unsigned int q = 0; q < ZN_NF_RXQ_MAX; q++)
+			if (next->rxq_nf[i][q] == ZN_RXQ_WORKERS &&
+			    live->rxq_nf[i][q] != ZN_RXQ_WORKERS)
+				return true;
+	return false;
 }
 
 /* Port RX queues that change pollers between the live snapshot and @p next
@@ -309,11 +324,17 @@ zn_route_publish(struct zn_mgr *m)
 	/* Port RX queues that change hands (mgr/port/port_nfrx.c) are polled
 	 * by nobody in a first snapshot: once it is published (and every
 	 * reader passed it) their old owners poll them no more. */
+	bool wake;
+
 	if (rxq_handover(m->route.live, m->route.spare)) {
 		publish(m, m->route.spare);
 		build(m, m->route.spare);
 	}
+	wake = rxq_to_workers(m->route.live, m->route.spare);
 	publish(m, m->route.spare);
+	/* a worker that polled no port sleeps long: it has one now */
+	for (unsigned int w = 0; wake && w < m->dp.n_workers; w++)
+		zn_db_ring(&m->shm->workers[w].db);
 }
 
 static void

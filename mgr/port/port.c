@@ -371,9 +371,9 @@ static const struct zn_opt port_opt[] = {
 	  "default 8)", ZN_OPT_UINT, ZN_CFG(nf_tx_queues), 0, ZN_MAX_NFS, NULL },
 	{ "nf-rx-queues", 0, "N", "RX queues per port that NFs may poll "
 	  "themselves: the first\nservice of the port's chain owns them, "
-	  "queue q its q-th\nreplica (net_null; default 0: the workers "
-	  "poll all)", ZN_OPT_UINT, ZN_CFG(nf_rx_queues), 0, ZN_NF_RXQ_MAX,
-	  NULL },
+	  "queue q its q-th\nreplica (net_null, net_ring; default 0: the "
+	  "workers poll all)", ZN_OPT_UINT, ZN_CFG(nf_rx_queues), 0,
+	  ZN_NF_RXQ_MAX, NULL },
 	{ "nf-tx-queues-by-request", 0, NULL, "give those queues only to NFs "
 	  "that ask for one\n(ZERONF_TX_PORT_P, a device plugin's; default: "
 	  "first come)", ZN_OPT_FLAG, ZN_CFG(nf_tx_by_request), 0, 0, NULL },

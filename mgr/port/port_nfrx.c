@@ -5,8 +5,8 @@
 /*
  * Run to completion at ingress (control side): NFs that poll a port's RX
  * queues themselves, so that a packet goes from the port through its
- * first NF without a worker's hand-off (docs/architecture.md "Three ways
- * a packet travels").
+ * first NF without a worker's hand-off (docs/architecture.md "How a
+ * packet travels", "NFs that own a port's RX queues").
  *
  * Decided per port at start (--nf-rx-queues N): a port whose PMD
  * qualifies gets N RX queues (at least the workers'; RSS over them where
