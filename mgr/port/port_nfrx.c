@@ -293,7 +293,7 @@ nfrx_init(struct zn_mgr *m)
 }
 
 static const struct zn_subsys subsys = {
-	.name = "port RX queues of NFs", .order = ZN_SUBSYS_NF_RXQ,
+	.name = "nf_rx_queues", .order = ZN_SUBSYS_NF_RXQ,
 	.init = nfrx_init,
 };
 ZN_SUBSYS_REGISTER(subsys)
