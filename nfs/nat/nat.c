@@ -31,11 +31,12 @@
 #include "../common/tally.h"
 
 enum { C_OUT, C_IN, C_ICMP_ERRORS, C_UNTRANSLATED, C_NO_SESSION,
-       C_NO_PORT, C_TABLE_FULL, C_FRAGMENTS, C_BAD, C_SESSIONS, C_MAX };
+       C_NO_PORT, C_TABLE_FULL, C_FRAGMENTS, C_BAD, C_SESSIONS,
+       C_SESSIONS_MADE, C_MAX };
 static const char *const cnames[C_MAX] = {
 	"translated_out", "translated_in", "icmp_errors", "untranslated",
 	"no_session", "no_port", "table_full", "fragments", "bad",
-	"sessions",
+	"sessions", "sessions_made",
 };
 
 static struct tally tally;
@@ -334,6 +335,7 @@ nat_tick(struct zn_nf *nf, uint64_t now)
 	(void)now;
 	nat_gc(&nat.t, coarse_ns(), nat.t.cap / 100 + 1);
 	cnt[C_SESSIONS] = nat.t.in_use; /* a gauge */
+	cnt[C_SESSIONS_MADE] = nat.t.made;
 	tally_publish(&tally, nf);
 }
 

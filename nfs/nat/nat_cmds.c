@@ -75,9 +75,10 @@ cmd_stats(struct zn_nf *nf, const char *args, char *reply, size_t len)
 	(void)nf;
 	(void)args;
 	snprintf(reply, len, "{\"in_use\": %u, \"capacity\": %u, "
+		 "\"made\": %" PRIu64 ", "
 		 "\"translated_out\": %" PRIu64 ", \"translated_in\": %"
 		 PRIu64 ", \"errors_translated\": %" PRIu64 "}", nat.t.in_use,
-		 nat.t.cap, nat.translated_out, nat.translated_in,
+		 nat.t.cap, nat.t.made, nat.translated_out, nat.translated_in,
 		 nat.errors_translated);
 	return 0;
 }

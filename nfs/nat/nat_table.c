@@ -154,6 +154,7 @@ nat_add(struct nat_table *t, const struct nat_tuple *orig,
 	}
 	s->expires = now + t->to_ns[s->timeout];
 	t->in_use++;
+	t->made++;
 	return (int)i;
 full:
 	t->free_list[t->n_free++] = i;

@@ -43,6 +43,7 @@ struct nat_table {
 	struct nat_sess *s;
 	uint32_t *free_list;
 	uint32_t n_free, cap, in_use, gc_next;
+	uint64_t made;           /* sessions made so far */
 	uint64_t to_ns[NAT_TO_MAX];
 };
 

@@ -112,7 +112,8 @@ def test_clients_reach_backends_through_the_chain(tmp_path):
                             n["counters"] for n in c.nfs()}
                 # counters are published once a tick
                 got = wait_for(lambda: (lambda n: n if n.get("lb", {}).get(
-                    "new_conns", 0) >= 40 else None)(nfs()), 30,
+                    "new_conns", 0) >= 40 and n.get("nat", {}).get(
+                    "sessions_made", 0) >= 40 else None)(nfs()), 30,
                     "the NFs' counters")
                 fw = next(n["instance"] for n in c.nfs()
                           if n["name"].startswith("fw"))
@@ -122,9 +123,12 @@ def test_clients_reach_backends_through_the_chain(tmp_path):
             # own chatter (IGMP, neighbour discovery) to the policy
             assert rules["rules"][2]["hits"] == 40, rules
             assert got["fw"]["dropped_rule"] == 0, got["fw"]
+            # a session each; those a RST closed may have left the
+            # table already (its 10 s timeout, the kernel's)
             assert got["nat"]["translated_out"] > 0 and \
                 got["nat"]["translated_in"] > 0 and \
-                got["nat"]["sessions"] == 40
+                got["nat"]["sessions_made"] == 40 and \
+                got["nat"]["sessions"] <= 40
             assert got["lb"]["new_conns"] == 40 and \
                 got["lb"]["from_backend"] > 0
         finally:
