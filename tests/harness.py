@@ -348,8 +348,10 @@ class NF:
                                    f"({self.proc.p.returncode}):\n"
                                    f"{self.proc.output()}")
             info = self.mgr.nf_by_pid(self.proc.pid)
-            # "starting" until its init is done: not yet sent packets
-            return info if info and info["state"] != "starting" else None
+            # "starting" until its init is done: not yet sent packets;
+            # "stopping" before it ran: its init failed and it is leaving
+            # (it exits next: the check above then says so)
+            return info if info and info["state"] == "running" else None
         info = wait_for(reg, scaled(timeout), f"NF {self.name} registered")
         self.instance = info["instance"]
         return info

@@ -190,10 +190,18 @@ def test_kernel_tcp_through_three_nfs_on_two_hosts(two_hosts, encap):
     for nf in nfs:
         c = nf.stats()["counters"]
         assert c["tcp"] > 2800, (nf.service, c)
-    p1, p2 = peers(m1)[2], peers(m2)[1]
-    # what host 1 sent host 2 in NSH is what host 2 took from it, and back
+    # what host 1 sent host 2 in NSH is what host 2 took from it, and back,
+    # once what is on the wire between them (the last ACKs) has arrived
+    def settled():
+        p1, p2 = peers(m1)[2], peers(m2)[1]
+        return (p1, p2) if p1["tx"] == p2["rx"] and p2["tx"] == p1["rx"] \
+            else None
+    try:
+        p1, p2 = wait_for(settled, 5, "the hosts' counts agree")
+    except TimeoutError:
+        p1, p2 = peers(m1)[2], peers(m2)[1]
+        raise AssertionError((p1, p2)) from None
     assert p1["tx"] > 2800 and p2["tx"] > 100
-    assert p1["tx"] == p2["rx"] and p2["tx"] == p1["rx"], (p1, p2)
     for m in (m1, m2):
         show = m.call("fabric.show")
         assert all(v == 0 for k, v in show["ingress"].items()
