@@ -376,6 +376,20 @@ zn_resolve_burst(struct zn_rctx *c, const struct zn_route *rt,
 	return false;
 }
 
+/** The service of chain @p chain's first hop, if that hop is a service
+ *  of this host; 0 otherwise (a port, drop, another host, no hop): who
+ *  may take what enters with that chain (mgr/port/port_nfrx.c). */
+static inline uint16_t
+zn_chain_first_service(const struct zn_route *rt, uint8_t chain)
+{
+	const struct zn_chain *c = &rt->chains[chain];
+
+	if (c->len == 0 || c->steps[0].type != ZN_STEP_SERVICE ||
+	    c->steps[0].host != 0 || c->steps[0].id >= ZN_MAX_SERVICES)
+		return 0;
+	return c->steps[0].id;
+}
+
 /** What a packet entering from port @p port starts with (a worker's RX,
  *  or an NF's that owns the queue: then at its first hop already): at
  *  the start of the default chain, no flow hash yet. */

@@ -176,10 +176,8 @@ ingest(struct zn_nf *nf, const struct zn_route *rt, const struct zn_nf_rxq *e,
        unsigned int n)
 {
 	struct rte_mbuf **held = nf->s->ledger.held;
-	const struct zn_chain *c = &rt->chains[e->chain];
-	bool ours = c->len != 0 && c->steps[0].type == ZN_STEP_SERVICE &&
-		    c->steps[0].host == 0 &&
-		    c->steps[0].id == nf->s->ctl.service_id;
+	bool ours = zn_chain_first_service(rt, e->chain) ==
+		    nf->s->ctl.service_id;
 
 	/* as a worker delivers it to its first hop (hop 0, one NF hop); no
 	 * worker handed the buffer out: the manager takes it back as a

@@ -59,6 +59,7 @@
 #include "../core/subsys.h"
 #include "../tenant/tenant.h"
 #include "../../lib/common/zn_ledger.h"
+#include "../../lib/common/zn_route_hot.h"
 #include "../../lib/common/zn_util.h"
 #include "../nf/nf_rec.h"
 
@@ -163,14 +164,8 @@ ingress_by_workers(struct zn_mgr *m, const struct zn_route *rt,
 static uint16_t
 first_service(const struct zn_route *rt, unsigned int i, uint8_t *chain)
 {
-	const struct zn_chain *c;
-
 	*chain = rt->n_port_chains != 0 ? rt->port_chain[i] : 0;
-	c = &rt->chains[*chain];
-	if (c->len == 0 || c->steps[0].type != ZN_STEP_SERVICE ||
-	    c->steps[0].host != 0 || c->steps[0].id >= ZN_MAX_SERVICES)
-		return 0;
-	return c->steps[0].id;
+	return zn_chain_first_service(rt, *chain);
 }
 
 /* A source of every routing snapshot (mgr/flow/route.h), registered after
