@@ -68,6 +68,50 @@ def chain_window(n: int) -> int:
     return max(512, 256 * n)
 
 
+def bundle_split(n: int) -> list[int]:
+    """NFs per bundle for a chain of n in bundle mode: one bundle a core
+    (the machine's first two), the chain cut in order: 8 -> [4, 4]."""
+    k = min(len(os.sched_getaffinity(0)), 2, n)
+    return [n // k + (i < n % k) for i in range(k)]
+
+
+def bundle_line(n: int, seconds: float, tester_args: list[str] | None = None,
+                split: list[int] | None = None) -> dict:
+    """The speed tester's report through a chain of n NFs run as bundles
+    (nfs/bundle/): forwards 2..n in chain order and the tester (service
+    1, its start and end), cut into split (bundle_split(n)), each bundle
+    one thread on a core of its own; every hop on a link, taken in the
+    same pass inside a bundle."""
+    hops = [str(s) for s in range(2, n + 1)] + ["1"]
+    m = Manager(TMP, chain=",".join(hops))
+    cpus = sorted(os.sched_getaffinity(0))
+    tester = None
+    if tester_args is None:
+        tester_args = ["-n", str(chain_window(n))]
+    try:
+        # The last bundle first, and the tester last in its own: its init
+        # sends the packets, to NFs that must be there (a bundle's NFs
+        # start in order).
+        first = n + 1
+        for i, k in reversed(list(enumerate(split or bundle_split(n)))):
+            first -= k
+            members = [("forward", s, f"f{s}")
+                       for s in range(max(first, 2), first + k)]
+            if first == 1:
+                members.append(("speed-tester", 1, "tester", tester_args +
+                                ["-d", str(seconds), "-w", "1"]))
+            b = m.start_bundle(members, name=f"b{i}", lib_args=[
+                "--cpus", str(cpus[i % len(cpus)])])
+            if first == 1:
+                tester = b
+        tester.proc.wait(seconds + 30)
+        return json.loads([ln for ln in tester.proc.output().splitlines()
+                           if ln.startswith("{")][-1])
+    finally:
+        m.shutdown()
+        m.close()
+
+
 def chain_once(n: int, seconds: float, handoff: str = "direct") -> dict:
     return {**tester_line(n, ["-n", str(chain_window(n))], seconds,
                           handoff),
@@ -75,23 +119,51 @@ def chain_once(n: int, seconds: float, handoff: str = "direct") -> dict:
 
 
 def bench_chain(runs: int) -> None:
-    """Direct NF -> NF hand-off (the default) and, interleaved in the same
-    run, every hop through a worker (--handoff worker)."""
+    """Each chain length in three modes, interleaved in the same run:
+    NFs as processes handing packets to each other (the default), every
+    hop through a worker (--handoff worker), and NFs bundled
+    (bundle_line). The bundle lines also give chain n / chain 2 in
+    that mode."""
+    bundled: dict[int, float] = {}
+    chain2 = 0.0
     for n in (1, 2, 4, 8):
-        res, base = [], []
+        res, base, bun = [], [], []
         for _ in range(runs):
             res.append(chain_once(n, 2.0))
             base.append(chain_once(n, 2.0, "worker")["mpps"])
+            if n > 1:
+                bun.append(bundle_line(n, 2.0))
         mpps = [r["mpps"] for r in res]
-        log(f"chain {n}: {mpps}, through a worker: {base}")
-        emit({"bench": "chain", "nfs": n, "mpps": median(mpps),
-              "cpus": len(os.sched_getaffinity(0)),
-              "workers": res[0]["workers"], "window": chain_window(n),
-              "latency_p50_ns": int(statistics.median(
-                  r["latency_ns"]["p50"] for r in res)),
-              "latency_p99_ns": int(statistics.median(
-                  r["latency_ns"]["p99"] for r in res)),
-              "worker_mpps": median(base), "runs": mpps})
+        log(f"chain {n}: {mpps}, through a worker: {base}, bundled: "
+            f"{[r['mpps'] for r in bun]}")
+        line = {"bench": "chain", "mode": "process", "nfs": n,
+                "mpps": median(mpps), "cpus": len(os.sched_getaffinity(0)),
+                "workers": res[0]["workers"], "window": chain_window(n),
+                "latency_p50_ns": int(statistics.median(
+                    r["latency_ns"]["p50"] for r in res)),
+                "latency_p99_ns": int(statistics.median(
+                    r["latency_ns"]["p99"] for r in res)),
+                "worker_mpps": median(base), "runs": mpps}
+        emit(line)
+        if n == 2:
+            chain2 = line["mpps"]
+        emit({"bench": "chain", "mode": "worker", "nfs": n,
+              "mpps": median(base), "runs": base})
+        if not bun:
+            continue
+        bundled[n] = median([r["mpps"] for r in bun])
+        out = {"bench": "chain", "mode": "bundle", "nfs": n,
+               "mpps": bundled[n], "bundles": bundle_split(n),
+               "window": chain_window(n),
+               "latency_p50_ns": int(statistics.median(
+                   r["latency_ns"]["p50"] for r in bun)),
+               "runs": [r["mpps"] for r in bun]}
+        if n > 2 and bundled.get(2):
+            out["of_chain_2"] = round(bundled[n] / bundled[2], 3)
+            out["of_process_chain_2"] = round(bundled[n] / chain2, 3)
+            if n == 8:
+                out["target"] = 0.25
+        emit(out)
 
 
 # ---------------------------------------------------------------- latency
@@ -100,33 +172,47 @@ def bench_latency(runs: int) -> None:
     chain's peak: the speed tester as an open-loop generator (--rate),
     timestamping each packet it makes and measuring it when it comes back
     from the chain's last hop (itself: the same clock). The peak is the
-    closed-loop rate measured just before (512 packets circulating)."""
+    closed-loop rate measured just before (512 packets circulating). In
+    two modes, interleaved: NFs as processes, and the chain as one
+    bundle (one thread: bundle_line)."""
+    modes = {
+        "process": lambda n, a: tester_line(n, a, 2.0),
+        "bundle": lambda n, a: bundle_line(n, 2.0, a, [n]),
+    }
     for n in (1, 2, 4):
-        res: dict[int, list[dict]] = {10: [], 50: []}
-        peaks = []
-        for _ in range(runs):
-            peak = tester_line(n, ["-n", "512"], 2.0)["mpps"]
-            peaks.append(peak)
-            for load in (10, 50):
-                rate = int(peak * 1e6 * load / 100)
-                res[load].append(tester_line(n, ["-r", str(rate)], 2.0))
-                r = res[load][-1]
-                log(f"latency chain {n} at {load} % of {peak:.2f} Mpps: "
-                    f"offered {r['offered_mpps']:.3f}, delivered "
-                    f"{r['mpps']:.3f} Mpps, p50 {r['latency_ns']['p50']} "
-                    f"p99 {r['latency_ns']['p99']} ns")
+        for mode, line in modes.items():
+            latency_lines(n, mode, line, runs)
+
+
+def latency_lines(n: int, mode: str, line, runs: int) -> None:
+    res: dict[int, list[dict]] = {10: [], 50: []}
+    peaks = []
+    for _ in range(runs):
+        peak = line(n, ["-n", "512"])["mpps"]
+        peaks.append(peak)
         for load in (10, 50):
-            rs = sorted(res[load], key=lambda r: r["latency_ns"]["p50"])
-            mid = rs[len(rs) // 2]
-            emit({"bench": "latency", "nfs": n, "load_pct": load,
-                  "peak_mpps": median(peaks),
-                  "rate_mpps": median([r["offered_mpps"] for r in rs]),
-                  "delivered_mpps": median([r["mpps"] for r in rs]),
-                  "p50_ns": int(statistics.median(
-                      r["latency_ns"]["p50"] for r in rs)),
-                  "p99_ns": int(statistics.median(
-                      r["latency_ns"]["p99"] for r in rs)),
-                  "cdf_ns": mid["cdf_ns"]})
+            rate = int(peak * 1e6 * load / 100)
+            res[load].append(line(n, ["-r", str(rate)]))
+            r = res[load][-1]
+            log(f"latency chain {n} ({mode}) at {load} % of {peak:.2f} "
+                f"Mpps: offered {r['offered_mpps']:.3f}, delivered "
+                f"{r['mpps']:.3f} Mpps, p50 {r['latency_ns']['p50']} "
+                f"p99 {r['latency_ns']['p99']} ns")
+    for load in (10, 50):
+        rs = sorted(res[load], key=lambda r: r["latency_ns"]["p50"])
+        mid = rs[len(rs) // 2]
+        out = {"bench": "latency", "mode": mode, "nfs": n,
+               "load_pct": load, "peak_mpps": median(peaks),
+               "rate_mpps": median([r["offered_mpps"] for r in rs]),
+               "delivered_mpps": median([r["mpps"] for r in rs]),
+               "p50_ns": int(statistics.median(
+                   r["latency_ns"]["p50"] for r in rs)),
+               "p99_ns": int(statistics.median(
+                   r["latency_ns"]["p99"] for r in rs)),
+               "cdf_ns": mid["cdf_ns"]}
+        if n == 2 and load == 10:
+            out["target_p50_ns"] = 5000
+        emit(out)
 
 
 # ---------------------------------------------------------------- p2p
@@ -135,8 +221,10 @@ P2P_PORTS = ["net_null0", "net_null1,no-rx=1"]
 
 # How a packet gets from port 0 into the forward NF (docs/architecture.md
 # "How a packet travels"): a worker polls the port and hands it
-# over, or the NF owns the port's RX queue (--nf-rx-queues).
-P2P_MODES = {"worker": [], "nf_rx": ["--nf-rx-queues", "1"]}
+# over, or the NF owns the port's RX queue (--nf-rx-queues), or the NF
+# runs in a bundle (zeronf-bundle, here of one NF) owning the queue.
+P2P_MODES = {"worker": [], "nf_rx": ["--nf-rx-queues", "1"],
+             "bundle": ["--nf-rx-queues", "1"]}
 
 
 def zeronf_p2p_once(seconds: float, ports: list[str] = P2P_PORTS,
@@ -144,7 +232,10 @@ def zeronf_p2p_once(seconds: float, ports: list[str] = P2P_PORTS,
     m = Manager(TMP, ports=ports, chain="1,port:1", rx_paused=True,
                 args=P2P_MODES[mode])
     try:
-        m.start_nf("forward", 1)
+        if mode == "bundle":
+            m.start_bundle([("forward", 1, "forward1")])
+        else:
+            m.start_nf("forward", 1)
         m.call("rx.set", enabled=True)
         time.sleep(1.0)  # warm up
         t0, a = time.monotonic(), m.call("port.list")["ports"][1]["tx"]
@@ -215,17 +306,21 @@ def bench_p2p(runs: int) -> None:
               "testpmd_mpps": median(tp),
               "ratio": round(statistics.median(v) / statistics.median(tp),
                              3),
-              "target": 0.9 if mode == "nf_rx" else None,
+              "target": 0.9 if mode != "worker" else None,
               "zeronf_runs": [round(x, 4) for x in v],
               "testpmd_runs": [round(x, 4) for x in tp]})
 
 
 def idle_once(seconds: float, flows: int = 0,
-              args: list[str] | None = None) -> float:
+              args: list[str] | None = None, bundle: bool = False) -> float:
     m = Manager(TMP, ports=["net_null0,no-rx=1"], chain="1,2,3,4,port:0",
                 args=args or [])
     try:
-        nfs = [m.start_nf("forward", s) for s in range(1, 5)]
+        if bundle:  # the 4 NFs in one thread
+            nfs = [m.start_bundle([("forward", s, f"f{s}")
+                                   for s in range(1, 5)])]
+        else:
+            nfs = [m.start_nf("forward", s) for s in range(1, 5)]
         items = list(itertools.islice(flow_items(["svc:1", "port:0"]),
                                       flows))
         with m.client() as c:
@@ -258,6 +353,13 @@ def bench_idle(runs: int) -> None:
     log(f"idle, the first NF owning the port's RX queues: {res}")
     emit({"bench": "idle", "mode": "nf_rx", "cpu_pct": median(res),
           "runs": [round(x, 3) for x in res]})
+    # The 4 NFs bundled in one thread (which sleeps on their 4 doorbells
+    # at once), owning the port's RX queues.
+    res = [idle_once(10.0, args=["--nf-rx-queues", "2"], bundle=True)
+           for _ in range(runs)]
+    log(f"idle, the 4 NFs in a bundle owning the port's RX queues: {res}")
+    emit({"bench": "idle", "mode": "bundle", "cpu_pct": median(res),
+          "target": 3.0, "runs": [round(x, 3) for x in res]})
 
 
 # ---------------------------------------------------------------- flowtable

@@ -23,6 +23,7 @@ NF_BIN = {n: BUILD / "nfs" / f"zeronf-{n}"
           for n in ("forward", "monitor", "speed-tester", "steer", "dpi",
                     "router", "flowmon", "filter", "firewall",
                     "ratelimit", "nat", "lb")}
+BUNDLE_BIN = BUILD / "nfs" / "zeronf-bundle"
 NF_BIN["test-objs"] = BUILD / "tests/unit/zeronf-test-objs"
 NF_BIN["test-chaos"] = BUILD / "tests/unit/zeronf-test-chaos"
 NF_BIN["test-rcu-hold"] = BUILD / "tests/unit/zeronf-test-rcu-hold"
@@ -188,6 +189,17 @@ class Manager:
             nf.wait_registered()
         return nf
 
+    def start_bundle(self, members: list, name: str = "bundle",
+                     lib_args: list[str] | None = None,
+                     wait: bool = True) -> "Bundle":
+        """NFs in one thread (zeronf-bundle): members are (kind, service,
+        name[, nf_args]), turned in that order."""
+        b = Bundle(self, members, name, lib_args)
+        self.nfs.append(b)
+        if wait:
+            b.wait_registered()
+        return b
+
     def nf_by_pid(self, pid: int) -> dict | None:
         for n in self.call("nf.list")["nfs"]:
             if n["pid"] == pid:
@@ -324,6 +336,44 @@ def traffic_ports(trace: Path) -> list[str]:
     sink (net_null without RX)."""
     return [f"net_pcap0,rx_pcap={trace},infinite_rx=1",
             "net_null0,no-rx=1"]
+
+
+class Bundle:
+    """zeronf-bundle's process: one Proc, several NFs (by name)."""
+
+    def __init__(self, mgr: Manager, members: list, name: str,
+                 lib_args: list[str] | None):
+        self.mgr = mgr
+        self.name = name
+        self.members = [m[2] for m in members]
+        argv = [BUNDLE_BIN, "-i", mgr.name, "-n", name] + \
+            (lib_args or []) + ["--"]
+        for m in members:
+            argv += ["--nf", f"{m[0]}:{m[1]}:{m[2]}"] + \
+                (list(m[3]) if len(m) > 3 else [])
+        self.proc = Proc(argv, mgr.tmp / f"{mgr.name}-{name}-"
+                         f"{next(_seq)}.log", cwd=mgr.cwd)
+        self.instances: dict[str, int] = {}
+
+    def nfs(self) -> dict:
+        """Its NFs as nf.list shows them, by name."""
+        return {n["name"]: n for n in self.mgr.call("nf.list")["nfs"]
+                if n["pid"] == self.proc.pid}
+
+    def wait_registered(self, timeout: float = 20.0) -> dict:
+        def reg():
+            if not self.proc.alive():
+                raise RuntimeError(f"bundle {self.name} exited "
+                                   f"({self.proc.p.returncode}):\n"
+                                   f"{self.proc.output()}")
+            mine = self.nfs()
+            ok = all(mine.get(n, {}).get("state") == "running"
+                     for n in self.members)
+            return mine if ok else None
+        mine = wait_for(reg, scaled(timeout),
+                        f"bundle {self.name} registered")
+        self.instances = {n: mine[n]["instance"] for n in self.members}
+        return mine
 
 
 class NF:

@@ -93,8 +93,16 @@ struct zn_nf_ops {
 	uint64_t (*poll)(struct zn_nf *nf, uint64_t now_tsc);
 };
 
-/** Defines main() for an NF described by @p ops. */
+/** Defines main() for an NF described by @p ops, and zn_nf_module_ops(),
+ *  by which zeronf-bundle finds @p ops in the NF built as a shared module
+ *  (include/zeronf/bundle.h). */
 #define ZN_NF_REGISTER(ops)                                                   \
+	__attribute__((visibility("default"))) const struct zn_nf_ops *       \
+	zn_nf_module_ops(void);                                               \
+	const struct zn_nf_ops *zn_nf_module_ops(void)                        \
+	{                                                                     \
+		return &(ops);                                                \
+	}                                                                     \
 	int main(int argc, char **argv)                                       \
 	{                                                                     \
 		return zn_nf_main(argc, argv, &(ops));                        \

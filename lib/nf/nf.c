@@ -277,9 +277,28 @@ check_compat(struct zn_nf *nf)
 	return 0;
 }
 
-int ZN_API
-zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
-	   struct zn_nf **nfp)
+/* What a bundle's later member shares with its first (nf_bundle.c): one
+ * process is one manager instance, one trust domain, one EAL. */
+static int
+same_process(const struct zn_nf *nf, const struct zn_nf *first)
+{
+	if (nf->guest_conf[0] != '\0') {
+		ZN_LOG(ERR, "NF '%s': a bundle does not run in a VM", nf->name);
+		return -EINVAL;
+	}
+	if (strcmp(nf->instance, first->instance) != 0 ||
+	    strcmp(nf->group_name, first->group_name) != 0) {
+		ZN_LOG(ERR, "NF '%s': not of the instance and trust group of "
+		       "'%s', the bundle's first NF (one process, one trust "
+		       "domain)", nf->name, first->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+zn_nf_open_in(int argc, char **argv, const struct zn_nf_ops *ops,
+	      struct zn_nf *first, struct zn_nf **nfp)
 {
 	struct zn_nf *nf;
 	char **nf_argv = NULL;
@@ -293,6 +312,7 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 	if (nf == NULL)
 		return -ENOMEM;
 	memcpy(&nf->ops, ops, RTE_MIN(ops->sz, sizeof(nf->ops)));
+	nf->acct = first != NULL ? first->acct : &nf->acct_own;
 	nf->slot_lock_fd = -1;
 	nf->pid_claim_fd = -1;
 	nf->mgr_pidfd = -1;
@@ -334,6 +354,8 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 	free(nf_argv);
 	nf_argv = NULL;
 
+	if (first != NULL && (rc = same_process(nf, first)) < 0)
+		goto fail;
 	if (nf->guest_conf[0] != '\0') {
 		/* In a VM: the helper found the manager and holds our slot
 		 * (nf_guest.c) */
@@ -344,12 +366,22 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 		rc = find_manager(nf);
 		/* a secondary where the manager's pid is not seen: a pid of
 		 * its own first (nf_pid.c); before the slot, which a fork
-		 * would share */
-		if (rc == 0 && nf->group_name[0] == '\0' && nf->mgr_pidfd < 0)
+		 * would share. A bundle's process claimed it once. */
+		if (rc == 0 && nf->group_name[0] == '\0' &&
+		    nf->mgr_pidfd < 0 && first == NULL)
 			rc = zn_nf_pid_claim(nf);
 		if (rc < 0)
 			goto fail;
-		rc = claim_slot(nf);
+		/* the slot its launcher gave is the bundle's first NF's */
+		rc = first == NULL ? claim_slot(nf) :
+		     zn_slot_claim(nf->instance, &nf->slot);
+		if (rc >= 0 && first != NULL) {
+			nf->slot_lock_fd = rc;
+			rc = 0;
+		} else if (rc == -EBUSY && first != NULL) {
+			ZN_LOG(ERR, "all %u NF slots of '%s' are taken",
+			       ZN_MAX_NFS, nf->instance);
+		}
 		if (rc < 0)
 			goto fail;
 		nf->kick_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -362,10 +394,15 @@ zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
 		rc = -errno;
 		goto fail;
 	}
-	rc = eal_init(nf, argc > 0 ? argv[0] : nf->ops.name);
-	if (rc < 0)
-		goto fail;
-	rc = zn_nf_group_attach(nf);
+	/* one EAL a process: a bundle's first NF's (its lcore is theirs) */
+	if (first == NULL) {
+		rc = eal_init(nf, argc > 0 ? argv[0] : nf->ops.name);
+		if (rc < 0)
+			goto fail;
+	}
+	nf->eal_ready = true;
+	rc = first == NULL ? zn_nf_group_attach(nf) :
+	     zn_nf_group_share(nf, first);
 	if (rc == 0)
 		rc = check_compat(nf);
 	if (rc < 0)
@@ -404,6 +441,13 @@ fail:
 	return rc;
 }
 
+int ZN_API
+zn_nf_open(int argc, char **argv, const struct zn_nf_ops *ops,
+	   struct zn_nf **nfp)
+{
+	return zn_nf_open_in(argc, argv, ops, NULL, nfp);
+}
+
 void ZN_API
 zn_nf_stop(struct zn_nf *nf)
 {
@@ -422,7 +466,8 @@ zn_nf_close(struct zn_nf *nf)
 		zn_nf_self = NULL;
 	if (nf->registered) {
 		/* What it frees from now on counts for no one */
-		zn_pool_ops_account(NULL);
+		if (nf->acct_owner)
+			zn_pool_ops_account(NULL);
 		/* Whatever state we stop in, tell the manager we are gone so it
 		 * reclaims the slot now rather than when the process exits. */
 		if (!nf->leave_sent && zn_nf_mgr_alive(nf))

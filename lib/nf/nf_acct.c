@@ -34,12 +34,18 @@ zn_nf_acct_attach(struct zn_nf *nf)
 	/* the shared pool's, or in its group's file its group's */
 	const struct zn_shm_hdr *h = nf->hdr;
 
-	nf->acache = NULL;
+	/* A bundle's later member (nf_bundle.c): the process's account is
+	 * its first member's, whose lcore this thread is; this NF's gets
+	 * and frees are charged to it, and its hand-offs keep its state. */
+	if (nf->acct != NULL && nf->acct != &nf->acct_own)
+		return;
+	nf->acct = &nf->acct_own;
+	nf->acct->cache = NULL;
 	if (h->acct_tags == 0)
 		return;
 	/* what an NF of this slot before us left, the manager finished */
 	memset(nf->s->pool_op, 0, sizeof(nf->s->pool_op));
-	zn_pool_ops_account(&(struct zn_pool_acct){
+	nf->acct_owner = zn_pool_ops_account(&(struct zn_pool_acct){
 		.mp = nf->pool, .tags = (uint8_t *)(uintptr_t)h->acct_tags,
 		.starts = (const uint16_t *)(uintptr_t)h->acct_starts,
 		.lo = (uintptr_t)h->acct_lo, .n = h->acct_n,
@@ -47,15 +53,15 @@ zn_nf_acct_attach(struct zn_nf *nf)
 		.held = &nf->s->alloc.held, .refused = &nf->s->alloc.refused,
 		.quota = &nf->s->ctl.pool_quota,
 		.ops = nf->s->pool_op,
-		.lcore = ZN_NF_LCORE_BASE + (unsigned int)nf->slot });
+		.lcore = ZN_NF_LCORE_BASE + (unsigned int)nf->slot }) == 0;
 	/* Our lcore's cache, seen from this thread (the packet thread's:
 	 * zn_nf_run runs where zn_nf_init did); another thread of the NF has
 	 * no cache (its frees and gets pass the driver). */
 	if (rte_lcore_id() == ZN_NF_LCORE_BASE + (unsigned int)nf->slot)
-		nf->acache = rte_mempool_default_cache(nf->pool,
-						       rte_lcore_id());
-	nf->acache_seen = nf->acache != NULL ? nf->acache->len : 0;
-	nf->allocates = false;
+		nf->acct->cache = rte_mempool_default_cache(nf->pool,
+							    rte_lcore_id());
+	nf->acct->seen = nf->acct->cache != NULL ? nf->acct->cache->len : 0;
+	nf->acct->allocates = false;
 }
 
 void
@@ -65,21 +71,21 @@ zn_nf_acct_room(struct zn_nf *nf, struct rte_mempool_cache *c,
 	if (c == NULL || c->len + n <= c->flushthresh)
 		return;
 	rte_mempool_cache_flush(c, nf->pool);
-	if (c == nf->acache)
-		nf->acache_seen = 0;
+	if (c == nf->acct->cache)
+		nf->acct->seen = 0;
 }
 
 /* What lies in the cache from acache_seen up is ours from now on. */
 static void
 claim(struct zn_nf *nf)
 {
-	struct rte_mempool_cache *c = nf->acache;
+	struct rte_mempool_cache *c = nf->acct->cache;
 	uint32_t len = c->len;
 
-	if (nf->allocates && len > nf->acache_seen)
-		zn_pool_ops_claim(&c->objs[nf->acache_seen],
-				  len - nf->acache_seen);
-	nf->acache_seen = len;
+	if (nf->acct->allocates && len > nf->acct->seen)
+		zn_pool_ops_claim(&c->objs[nf->acct->seen],
+				  len - nf->acct->seen);
+	nf->acct->seen = len;
 }
 
 /* Since libzeronf last looked, only the NF's code ran: its gets took
@@ -88,23 +94,23 @@ claim(struct zn_nf *nf)
 void
 zn_nf_acct_begin(struct zn_nf *nf)
 {
-	struct rte_mempool_cache *c = nf->acache;
+	struct rte_mempool_cache *c = nf->acct->cache;
 
 	if (c == NULL)
 		return;
-	if (!nf->allocates && (c->len < nf->acache_seen ||
+	if (!nf->acct->allocates && (c->len < nf->acct->seen ||
 			       zn_pool_ops_took())) {
-		nf->allocates = true;
-		nf->acache_seen = 0; /* all of it, once */
-	} else if (c->len < nf->acache_seen) {
-		nf->acache_seen = c->len;
+		nf->acct->allocates = true;
+		nf->acct->seen = 0; /* all of it, once */
+	} else if (c->len < nf->acct->seen) {
+		nf->acct->seen = c->len;
 	}
 }
 
 void
 zn_nf_acct_end(struct zn_nf *nf)
 {
-	if (nf->acache != NULL)
+	if (nf->acct->cache != NULL)
 		claim(nf);
 }
 
@@ -121,10 +127,10 @@ zn_nf_acct_check(struct zn_nf *nf)
 void
 zn_nf_acct_allocating(struct zn_nf *nf)
 {
-	if (nf->acache == NULL || nf->allocates)
+	if (nf->acct->cache == NULL || nf->acct->allocates)
 		return;
-	nf->allocates = true;
-	nf->acache_seen = 0;
+	nf->acct->allocates = true;
+	nf->acct->seen = 0;
 	claim(nf);
 }
 
@@ -132,7 +138,7 @@ void
 zn_nf_acct_sent_ours(struct zn_nf *nf, const struct rte_mempool_cache *c,
 		     uint32_t len0, unsigned int k)
 {
-	if (c == nf->acache && c != NULL && nf->allocates &&
-	    nf->acache_seen == len0 && c->len == len0 + k)
-		nf->acache_seen = c->len;
+	if (c == nf->acct->cache && c != NULL && nf->acct->allocates &&
+	    nf->acct->seen == len0 && c->len == len0 + k)
+		nf->acct->seen = c->len;
 }

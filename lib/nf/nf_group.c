@@ -138,12 +138,32 @@ zn_nf_group_attach(struct zn_nf *nf)
 	return 0;
 }
 
+int
+zn_nf_group_share(struct zn_nf *nf, const struct zn_nf *first)
+{
+	if (first->gva == NULL)
+		return 0;
+	nf->gpool = first->gpool;
+	nf->group = first->group;
+	nf->hdr = first->hdr;
+	nf->stopping = first->stopping;
+	nf->lb_epoch = first->lb_epoch;
+	nf->links = first->links;
+	nf->w_db0 = first->w_db0;
+	nf->w_db_stride = first->w_db_stride;
+	nf->gva = first->gva;
+	nf->glen = first->glen;
+	nf->gshared = true;
+	return 0;
+}
+
 void
 zn_nf_group_detach(struct zn_nf *nf)
 {
 	if (nf->gva == NULL)
 		return;
-	munmap(nf->gva, nf->glen);
+	if (!nf->gshared)
+		munmap(nf->gva, nf->glen);
 	nf->gva = NULL;
 	nf->gpool = NULL;
 }

@@ -246,7 +246,7 @@ zn_nf_ports_rx(struct zn_nf *nf)
 		ingest(nf, rt, e, n);
 		/* the PMD took them from our cache (claimed) or through our
 		 * pool driver (tagged): ours; a ring's were sent by others */
-		nf->burst_tagged = ring == NULL && nf->acache != NULL;
+		nf->burst_tagged = ring == NULL && nf->acct->cache != NULL;
 		nf->prx_next = (uint16_t)((nf->prx_next + j + 1) % k);
 	}
 	rte_rcu_qsbr_thread_offline(nf->qsbr, nf->slot);

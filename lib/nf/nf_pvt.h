@@ -41,9 +41,22 @@
 /* How long zn_nf_flow_steer() waits for the manager's answer. */
 #define ZN_STEER_TIMEOUT_NS (2ULL * 1000 * 1000 * 1000)
 
-/* The NF of this process once registered (one per process), else NULL:
- * zn_ft_create tracks the tables it makes for it (zn_nf_obj_track). */
+/* The NF of this process once registered, else NULL (in a bundle, the
+ * member whose code runs: nf_bundle.c): zn_ft_create tracks the tables
+ * it makes for it (zn_nf_obj_track). */
 extern struct zn_nf *zn_nf_self;
+
+/* What an NF takes from its pool and keeps (nf_acct.c): the pool's cache
+ * of the account's lcore (NULL: not accounted, or not on that lcore), how
+ * much of it is known tagged, and whether the NF allocates at all (until
+ * then what sits in the cache is left). */
+struct zn_nf_acct_state {
+	struct rte_mempool_cache *cache;
+	uint32_t seen;
+	bool allocates;
+};
+
+struct zn_bundle;
 
 struct zn_nf {
 	struct zn_nf_ops ops; /* copy, zero-extended to our size */
@@ -151,12 +164,18 @@ struct zn_nf {
 	 * (NULL: none; then each packet sent gets an extra reference). */
 	struct rte_mempool_cache *cache;
 	/* What this NF takes from the shared pool and keeps, tagged
-	 * (nf_acct.c): our lcore's cache of it (NULL: not accounted, or not
-	 * on our lcore), how much of it is known tagged, and whether the NF
-	 * allocates at all (until then what sits in the cache is left). */
-	struct rte_mempool_cache *acache;
-	uint32_t acache_seen;
-	bool allocates;
+	 * (nf_acct.c): its own account's state, or in a bundle the first
+	 * member's (the process has one account and one lcore cache:
+	 * nf_bundle.c); acct_owner: the account is this NF's. */
+	struct zn_nf_acct_state acct_own;
+	struct zn_nf_acct_state *acct;
+	bool acct_owner;
+	/* In a bundle (nf_bundle.c): the bundle, and whether this NF's
+	 * packet turn is under way (zn_nf_tx_held may then run the other
+	 * members, never this one) */
+	struct zn_bundle *bundle;
+	unsigned int bundle_idx;    /* its place in the turn order */
+	bool busy;
 
 	/* Trust group (nf_group.c): --trust-group, its pool and mapping. */
 	char group_name[ZN_NAME_LEN];
@@ -164,6 +183,7 @@ struct zn_nf {
 	struct rte_mempool *gpool;
 	void *gva;
 	size_t glen;
+	bool gshared;               /* gva is a bundle's first NF's mapping */
 
 	/* In a VM (nf_guest.c): the helper's process, which the manager
 	 * sees as ours, and how we poll. */
@@ -186,6 +206,34 @@ struct zn_nf {
 	uint32_t cmd_gen;  /* the last command answered (nf_cmd.c) */
 	zn_nf_cmd_fn cmd_fn[ZN_NF_MAX_CMDS];
 };
+
+/* nf_run.c: the packet loop in turns, which zn_nf_run and a bundle's
+ * thread (nf_bundle.c) take. */
+#define ZN_PRX_SLEEP_MIN_US 16 /* owning port RX queues: the first sleep */
+#define ZN_PRX_SLEEP_MAX_US 1000 /* and the longest (the workers' default) */
+struct zn_nf_loop {
+	unsigned int idle;     /* empty polls in a row */
+	uint64_t due;          /* tsc ops->poll wants its next turn; 0 none */
+	uint64_t shared_until; /* tsc: coalesce until then */
+	uint64_t wait_start;   /* tsc: first poll that found too few */
+	uint64_t shared_yield, hold, coalesce; /* the constants, in tsc */
+	uint64_t tsc_us;
+	uint64_t check_cycles, next_check; /* periodic(): tsc */
+};
+/* Before the first turn, in the packet thread. */
+void zn_nf_loop_init(struct zn_nf *nf, struct zn_nf_loop *lp);
+/* One turn: a burst taken, handled and handed on (*n: its size, 0:
+ * none), then an open command and the periodic checks. @return 0 to go
+ * on, 1 once stopped and drained, or -errno as zn_nf_run. Sleeps only
+ * while a hand-off waits for room. */
+int zn_nf_turn(struct zn_nf *nf, struct zn_nf_loop *lp, unsigned int *n);
+/* Work for @p nf (struct zn_nf *): packets, a stop, a command. */
+bool zn_nf_rx_ready(void *nf);
+
+/* nf_bundle.c: while @p nf's hand-off waits for room, the turns of the
+ * bundle's other members, which may be what it waits for. @return true
+ * if one moved packets. */
+bool zn_bundle_assist(struct zn_nf *nf);
 
 /* Control path helpers used by the packet loop (nf.c). */
 /* nf_args.c */
@@ -280,6 +328,15 @@ zn_nf_worker_db(const struct zn_nf *nf, uint32_t w)
 	return nf->w_db0 + (size_t)w * nf->w_db_stride;
 }
 void zn_nf_group_detach(struct zn_nf *nf);
+/* A bundle's later member: @p first's mapping of their group (nf_bundle.c);
+ * 0 (nothing to share without a group) or -errno. */
+int zn_nf_group_share(struct zn_nf *nf, const struct zn_nf *first);
+
+/* nf.c: open an NF as zn_nf_open does; @p first: in a bundle, the first
+ * member, open already in this process (its EAL, pid claim, group
+ * mapping and pool account are shared), else NULL. */
+int zn_nf_open_in(int argc, char **argv, const struct zn_nf_ops *ops,
+		  struct zn_nf *first, struct zn_nf **nfp);
 
 /* nf_guest.c: an NF in a VM. _open reads --guest's file (slot, helper)
  * and opens the serial port; _map maps the group's BAR; _send sends a

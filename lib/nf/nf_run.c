@@ -25,11 +25,9 @@
 /* Idle policy: ZN_IDLE_SPIN, ZN_IDLE_YIELD (nf_pvt.h), then sleep. */
 #define SLEEP_US 100000 /* also the manager-liveness period when idle */
 #define POLL_SPIN_US 50 /* a generator's turn nearer than this: no sleep */
-#define PRX_SLEEP_MIN_US 16 /* owning port RX queues: the first sleep */
-#define PRX_SLEEP_MAX_US 1000 /* and the longest (the workers' default) */
 
-static bool
-rx_ready(void *arg)
+bool
+zn_nf_rx_ready(void *arg)
 {
 	struct zn_nf *nf = arg;
 
@@ -146,20 +144,11 @@ rx_burst(struct zn_nf *nf)
 #define COALESCE_MIN (ZN_BURST / 2)
 #define COALESCE_NS 16000
 
-struct idle_state {
-	unsigned int idle;     /* empty polls in a row */
-	uint64_t due;          /* tsc ops->poll wants its next turn; 0 none */
-	uint64_t shared_until; /* tsc: coalesce until then */
-	uint64_t wait_start;   /* tsc: first poll that found too few */
-	uint64_t shared_yield, hold, coalesce; /* the constants, in tsc */
-	uint64_t tsc_us;
-};
-
 /* An empty poll: spin, yield (noting whether that let another thread
  * run), then sleep until woken or a generator's next turn (ops->poll).
  * Returns false when the long idle sleep timed out. */
 static bool
-idle_wait(struct zn_nf *nf, struct idle_state *st)
+idle_wait(struct zn_nf *nf, struct zn_nf_loop *st)
 {
 	uint64_t t0, took, us = SLEEP_US;
 
@@ -185,21 +174,21 @@ idle_wait(struct zn_nf *nf, struct idle_state *st)
 		return true;
 	}
 	/* Port RX queues ring no doorbell: polled again after a sleep that
-	 * grows from PRX_SLEEP_MIN_US to PRX_SLEEP_MAX_US, as a worker's. */
+	 * grows from ZN_PRX_SLEEP_MIN_US to ZN_PRX_SLEEP_MAX_US, as a worker's. */
 	if (nf->prx_owned) {
 		us = RTE_MIN(us, (uint64_t)nf->prx_sleep_us);
 		nf->prx_sleep_us = RTE_MIN(nf->prx_sleep_us * 2,
-					   (uint32_t)PRX_SLEEP_MAX_US);
+					   (uint32_t)ZN_PRX_SLEEP_MAX_US);
 	}
 	/* A sleep cut short for a generator's turn is not the long idle
 	 * timeout that prompts the periodic checks. */
-	return zn_nf_wait(nf, &nf->s->db, rx_ready, nf, us) || us < SLEEP_US;
+	return zn_nf_wait(nf, &nf->s->db, zn_nf_rx_ready, nf, us) || us < SLEEP_US;
 }
 
 /* True when the NF should let its ring fill some more first (and has
  * yielded to do so). */
 static bool
-coalesce(struct zn_nf *nf, struct idle_state *st)
+coalesce(struct zn_nf *nf, struct zn_nf_loop *st)
 {
 	unsigned int c;
 	uint64_t t;
@@ -275,73 +264,96 @@ periodic(struct zn_nf *nf, uint64_t now)
 	return 0;
 }
 
-int ZN_API
-zn_nf_run(struct zn_nf *nf)
+void
+zn_nf_loop_init(struct zn_nf *nf, struct zn_nf_loop *lp)
 {
-	struct zn_nf_slot *s = nf->s;
-	struct zn_ledger *l = &s->ledger;
-	const uint64_t check_cycles = rte_get_tsc_hz() / 10;
-	uint64_t next_check = rte_rdtsc() + check_cycles;
 	const uint64_t tsc_us = rte_get_tsc_hz() / 1000000;
-	struct idle_state st = {
+
+	*lp = (struct zn_nf_loop){
 		.shared_yield = tsc_us * SHARED_YIELD_NS / 1000,
 		.hold = tsc_us * (SHARED_HOLD_NS / 1000),
 		.coalesce = tsc_us * COALESCE_NS / 1000,
 		.tsc_us = tsc_us,
+		.check_cycles = rte_get_tsc_hz() / 10,
 	};
-	int rc;
-
+	lp->next_check = rte_rdtsc() + lp->check_cycles;
 	zn_nf_ports_thread(nf);
-	nf->prx_sleep_us = PRX_SLEEP_MIN_US;
+	nf->prx_sleep_us = ZN_PRX_SLEEP_MIN_US;
+}
+
+int
+zn_nf_turn(struct zn_nf *nf, struct zn_nf_loop *lp, unsigned int *got)
+{
+	struct zn_nf_slot *s = nf->s;
+	struct zn_ledger *l = &s->ledger;
+	unsigned int n;
+	int rc = 0;
+
+	nf->busy = true;
+	n = rx_burst(nf);
+	*got = n;
+	if (n > 0) {
+		lp->idle = 0;
+		nf->prx_sleep_us = ZN_PRX_SLEEP_MIN_US;
+		s->stats.rx += n;
+		s->stats.bursts++;
+		/* An NF that transmits on a port itself reads every packet's
+		 * metadata and header line after the handler (to route, then
+		 * the extra reference): written on the worker's core, they are
+		 * on their way while the handler runs (from our own port RX
+		 * queue: written here just now). */
+		if (nf->n_ptxq != 0 && !nf->burst_tagged)
+			for (unsigned int i = 0; i < n; i++) {
+				rte_prefetch0(l->held[i]);
+				rte_prefetch0(zn_pkt_meta(l->held[i]));
+			}
+		/* not for our handler: entered from a port whose first hop is
+		 * another service now (nf_port.c) */
+		if (likely(!nf->rx_pass))
+			nf->ops.burst(nf, l->held, (uint16_t)n);
+		rc = zn_nf_tx_held(nf, n);
+		if (rc < 0)
+			goto out;
+	} else {
+		/* The manager sets ctl.stop only after it stopped routing to
+		 * us: an empty ring then means drained. */
+		if (__atomic_load_n(&s->ctl.stop, __ATOMIC_ACQUIRE)) {
+			rc = 1;
+			goto out;
+		}
+		if (nf->stop_req && !nf->leave_sent)
+			zn_nf_send_leave(nf);
+	}
+	/* One load of a line the manager writes once per command. */
+	if (unlikely(zn_nf_cmd_open(nf)))
+		zn_nf_cmd_serve(nf);
+	if (rte_rdtsc() >= lp->next_check) {
+		rc = periodic(nf, zn_now_ns());
+		lp->next_check = rte_rdtsc() + lp->check_cycles;
+	}
+out:
+	nf->busy = false;
+	return rc;
+}
+
+int ZN_API
+zn_nf_run(struct zn_nf *nf)
+{
+	struct zn_nf_loop lp;
+
+	zn_nf_loop_init(nf, &lp);
 	for (;;) {
 		unsigned int n;
+		int rc;
 
 		if (nf->ops.poll != NULL)
-			st.due = nf->ops.poll(nf, rte_rdtsc());
-		if (coalesce(nf, &st))
+			lp.due = nf->ops.poll(nf, rte_rdtsc());
+		if (coalesce(nf, &lp))
 			continue;
-		n = rx_burst(nf);
-		if (n > 0) {
-			st.idle = 0;
-			nf->prx_sleep_us = PRX_SLEEP_MIN_US;
-			s->stats.rx += n;
-			s->stats.bursts++;
-			/* An NF that transmits on a port itself reads every
-			 * packet's metadata and header line after the handler
-			 * (to route, then the extra reference): written on
-			 * the worker's core, they are on their way while the
-			 * handler runs (from our own port RX queue: written
-			 * here just now). */
-			if (nf->n_ptxq != 0 && !nf->burst_tagged)
-				for (unsigned int i = 0; i < n; i++) {
-					rte_prefetch0(l->held[i]);
-					rte_prefetch0(zn_pkt_meta(l->held[i]));
-				}
-			/* not for our handler: entered from a port whose
-			 * first hop is another service now (nf_port.c) */
-			if (likely(!nf->rx_pass))
-				nf->ops.burst(nf, l->held, (uint16_t)n);
-			rc = zn_nf_tx_held(nf, n);
-			if (rc < 0)
-				return rc;
-		} else {
-			/* The manager sets ctl.stop only after it stopped
-			 * routing to us: an empty ring then means drained. */
-			if (__atomic_load_n(&s->ctl.stop, __ATOMIC_ACQUIRE))
-				return 0;
-			if (nf->stop_req && !nf->leave_sent)
-				zn_nf_send_leave(nf);
-			if (!idle_wait(nf, &st))
-				next_check = 0; /* slept and timed out: check now */
-		}
-		/* One load of a line the manager writes once per command. */
-		if (unlikely(zn_nf_cmd_open(nf)))
-			zn_nf_cmd_serve(nf);
-		if (rte_rdtsc() >= next_check) {
-			rc = periodic(nf, zn_now_ns());
-			if (rc < 0)
-				return rc;
-			next_check = rte_rdtsc() + check_cycles;
-		}
+		rc = zn_nf_turn(nf, &lp, &n);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+		if (n == 0 && !idle_wait(nf, &lp))
+			lp.next_check = 0; /* slept and timed out: check now */
 	}
 }

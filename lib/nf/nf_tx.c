@@ -169,7 +169,7 @@ drop_stalled(struct zn_nf *nf, unsigned int head, unsigned int run)
 	struct rte_mbuf *pkts[ZN_BURST];
 
 	zn_ledger_tx_port_abandon(l, head, head + run);
-	zn_nf_acct_room(nf, nf->acache, run);
+	zn_nf_acct_room(nf, nf->acct->cache, run);
 	for (unsigned int i = 0; i < run; i++) {
 		pkts[i] = l->held[head + i];
 		__atomic_store_n(&l->held[head + i], NULL, __ATOMIC_RELEASE);
@@ -336,7 +336,7 @@ to_port(struct zn_nf *nf, uint16_t port, unsigned int head, unsigned int run)
 	if (cached) {
 		zn_ledger_tx_port_cached_done(l, head, head + run, k);
 	} else {
-		zn_nf_acct_room(nf, nf->acache, k);
+		zn_nf_acct_room(nf, nf->acct->cache, k);
 		zn_ledger_tx_port_done(l, head, k);
 	}
 	nf->tx_ring_id = RING_NONE; /* the next ring run says where it starts */
@@ -588,6 +588,7 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 {
 	struct zn_ledger *l = &nf->s->ledger;
 	unsigned int idle = 0;
+	bool busy;
 
 	/* In the ledger now (its reclaim answers for them): no longer
 	 * buffers this NF took and keeps; a port's burst, as it leaves
@@ -604,20 +605,30 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 	nf->resolved = false;
 	nf->tx_ring_id = 0;
 	zn_ledger_tx_begin(l, nf->tx);
+	busy = nf->busy;
+	nf->busy = true;
 	while (!flush(nf, n)) {
 		/* The worker or the next NF is draining: room comes soon,
 		 * so spin and yield before sleeping, as when idle. */
 		if (nf->blk_ring == nf->tx)
 			zn_nf_ring(nf, nf->wdb);
+		/* In a bundle the next NF may be one of ours, which runs
+		 * only in this thread: its turn now (nf_bundle.c). */
+		if (nf->bundle != NULL && zn_bundle_assist(nf)) {
+			idle = 0;
+			continue;
+		}
 		if (++idle < ZN_IDLE_SPIN) {
 			rte_pause();
 		} else if (idle < ZN_IDLE_YIELD && zn_nf_yield(nf, NULL)) {
 			continue;
 		} else if (!zn_nf_wait(nf, &nf->s->db, tx_room, nf, TX_SLEEP_US) &&
 			   !zn_nf_mgr_alive(nf)) {
+			nf->busy = busy;
 			return -ENOTCONN;
 		}
 	}
+	nf->busy = busy;
 	zn_ledger_tx_done(l);
 	zn_nf_acct_end(nf);
 	nf->s->stats.tx += n;

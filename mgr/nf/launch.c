@@ -142,7 +142,9 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	char svc_log[ZN_NAME_LEN + 8], helper[PATH_MAX], cwd[PATH_MAX];
 	char slot_env[48], **envp = environ;
 	int slot_fd = -1;
-	char *argv[LAUNCH_MAX_ARGS + 512];
+	/* the NF's options, or a bundle's NFs' (2 words each, their options
+	 * LAUNCH_MAX_ARGS in all: launch_cmds.c) */
+	char *argv[2 * LAUNCH_MAX_ARGS + 2 * ZN_BUNDLE_MAX + 512];
 	struct zn_arena *arena = NULL;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -156,8 +158,9 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 	rc = zn_program_check(L.m, l->binary, err, errlen);
 	if (rc < 0)
 		return rc;
-	argc = prefix(l, r, name, argv, (int)RTE_DIM(argv) - LAUNCH_MAX_ARGS -
-		      16, helper, cwd, &arena, err, errlen);
+	argc = prefix(l, r, name, argv, (int)RTE_DIM(argv) -
+		      2 * LAUNCH_MAX_ARGS - 2 * ZN_BUNDLE_MAX - 16, helper, cwd,
+		      &arena, err, errlen);
 	if (argc < 0) {
 		zn_sandbox_arena_free(arena);
 		zn_cgroup_remove(&r->cg);
@@ -178,10 +181,26 @@ launch_spawn(struct launch *l, unsigned int i, char *err, size_t errlen)
 		argv[argc++] = (char *)(uintptr_t)"--trust-group";
 		argv[argc++] = L.m->shm->groups[l->group].name;
 	}
-	if (l->n_args > 0) {
+	if (l->n_args > 0 || l->n_bundle > 0) {
 		argv[argc++] = (char *)(uintptr_t)"--";
 		for (unsigned int a = 0; a < l->n_args; a++)
 			argv[argc++] = l->args[a];
+	}
+	/* A bundle (nfs/bundle/bundle.c): each NF's module checked as a
+	 * program is (the bundle runs its code) */
+	for (unsigned int k = 0; k < l->n_bundle; k++) {
+		const struct launch_member *b = &l->bundle[k];
+
+		rc = zn_program_check(L.m, b->module, err, errlen);
+		if (rc < 0) {
+			zn_sandbox_arena_free(arena);
+			zn_cgroup_remove(&r->cg);
+			return rc;
+		}
+		argv[argc++] = (char *)(uintptr_t)"--nf";
+		argv[argc++] = (char *)(uintptr_t)b->spec;
+		for (unsigned int a = 0; a < b->n_args; a++)
+			argv[argc++] = b->args[a];
 	}
 	argv[argc] = NULL;
 
@@ -336,6 +355,10 @@ launch_spec_free(struct launch *l)
 {
 	for (unsigned int a = 0; a < l->n_args; a++)
 		free(l->args[a]);
+	for (unsigned int k = 0; k < l->n_bundle; k++)
+		for (unsigned int a = 0; a < l->bundle[k].n_args; a++)
+			free(l->bundle[k].args[a]);
+	free(l->bundle);
 	memset(l, 0, sizeof(*l));
 }
 

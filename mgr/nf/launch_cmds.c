@@ -122,6 +122,114 @@ set_args(struct launch *l, const json_t *args)
 	return 0;
 }
 
+/* nf.start's "bundle": 1..ZN_BUNDLE_MAX NFs {binary, service, name,
+ * args}, each a program (as nf.start's binary) whose module, BINARY.so
+ * beside it (nfs/meson.build), zeronf-bundle loads; their options
+ * LAUNCH_MAX_ARGS in all. Into @p out (NULL: checked only), *n set.
+ * 0 or -errno (err set). */
+static int
+bundle_spec(struct zn_cmd_req *req, const json_t *bun,
+	    struct launch_member *out, unsigned int *n)
+{
+	size_t k, total = 0;
+	const json_t *v;
+	int rc;
+
+	if (!json_is_array(bun) || json_array_size(bun) == 0 ||
+	    json_array_size(bun) > ZN_BUNDLE_MAX) {
+		snprintf(req->err, sizeof(req->err), "bundle: 1..%d NFs, each "
+			 "{binary, service, name, args}", ZN_BUNDLE_MAX);
+		return -EINVAL;
+	}
+	json_array_foreach(bun, k, v) {
+		const char *bin = json_string_value(json_object_get(v, "binary"));
+		const char *name = json_string_value(json_object_get(v, "name"));
+		const json_t *svc = json_object_get(v, "service");
+		const json_t *args = json_object_get(v, "args");
+		char path[PATH_MAX], module[PATH_MAX + 4];
+
+		if (!json_is_object(v) || bin == NULL || !json_is_integer(svc) ||
+		    json_integer_value(svc) < 1 ||
+		    json_integer_value(svc) >= ZN_MAX_SERVICES ||
+		    (args != NULL && !json_is_array(args))) {
+			snprintf(req->err, sizeof(req->err), "bundle[%zu]: "
+				 "{binary, service 1..%d, name, args}", k,
+				 ZN_MAX_SERVICES - 1);
+			return -EINVAL;
+		}
+		if (!name_ok(name)) {
+			snprintf(req->err, sizeof(req->err), "bundle[%zu].name: "
+				 "1..%d characters of [A-Za-z0-9_-]", k,
+				 LAUNCH_NAME_LEN - 1);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < k; j++)
+			if (strcmp(name, json_string_value(json_object_get(
+					json_array_get(bun, j), "name"))) == 0) {
+				snprintf(req->err, sizeof(req->err),
+					 "bundle[%zu].name: '%s' twice", k, name);
+				return -EINVAL;
+			}
+		if (strchr(bin, '/') == NULL &&
+		    zn_nf_program_path(bin, path, PATH_MAX) == 0)
+			bin = path;
+		if ((rc = check_spec(req, bin, NULL, args)) < 0) {
+			char why[sizeof(req->err)];
+
+			zn_strlcpy(why, req->err, sizeof(why));
+			snprintf(req->err, sizeof(req->err), "bundle[%zu]: %.180s",
+				 k, why);
+			return rc;
+		}
+		snprintf(module, sizeof(module), "%s.so", bin);
+		if (strlen(module) >= PATH_MAX || access(module, R_OK) < 0) {
+			snprintf(req->err, sizeof(req->err), "bundle[%zu]: no "
+				 "module %.150s (made beside the NF's program)",
+				 k, module);
+			return -ENOENT;
+		}
+		total += json_array_size(args);
+		if (total > LAUNCH_MAX_ARGS) {
+			snprintf(req->err, sizeof(req->err), "bundle: at most "
+				 "%d options in all", LAUNCH_MAX_ARGS);
+			return -EINVAL;
+		}
+		if (out == NULL)
+			continue;
+		struct launch_member *b = &out[k];
+		size_t i;
+
+		zn_strlcpy(b->module, module, sizeof(b->module));
+		zn_strlcpy(b->name, name, sizeof(b->name));
+		b->service = (uint16_t)json_integer_value(svc);
+		snprintf(b->spec, sizeof(b->spec), "%s:%u:%s", module,
+			 b->service, name);
+		json_array_foreach(args, i, svc) {
+			b->args[i] = strdup(json_string_value(svc));
+			if (b->args[i] == NULL)
+				return -ENOMEM;
+			b->n_args = (unsigned int)i + 1;
+		}
+	}
+	*n = (unsigned int)json_array_size(bun);
+	return 0;
+}
+
+/* A bundle's program: zeronf-bundle, beside the manager's NFs, unless
+ * nf.start names another. */
+static const char *
+bundle_binary(struct zn_cmd_req *req, const char *bin, char *path)
+{
+	if (bin != NULL)
+		return bin;
+	if (zn_nf_program_path("zeronf-bundle", path, PATH_MAX) < 0) {
+		snprintf(req->err, sizeof(req->err), "no zeronf-bundle beside "
+			 "the manager's NFs: give binary");
+		return NULL;
+	}
+	return path;
+}
+
 /* nf.start's .check, with no manager: the name, the program (a bare
  * name looked up as fn does), the CPU list (also against the CPUs this
  * process may use: the replica's own --cpus refuses the others at its
@@ -129,16 +237,26 @@ set_args(struct launch *l, const json_t *args)
 static int
 check_nf_start(struct zn_cmd_req *req)
 {
-	json_t *p = req->params;
+	json_t *p = req->params, *bun = json_object_get(p, "bundle");
 	const char *bin = json_string_value(json_object_get(p, "binary"));
 	const char *cpus = json_string_value(json_object_get(p, "cpus"));
 	char path[PATH_MAX];
+	unsigned int n;
 	cpu_set_t set;
 	int rc;
 
 	if (!name_ok(json_string_value(json_object_get(p, "name")))) {
 		snprintf(req->err, sizeof(req->err), "name: 1..%d characters "
 			 "of [A-Za-z0-9_-]", LAUNCH_NAME_LEN - 1);
+		return -EINVAL;
+	}
+	if (bun != NULL && ((rc = bundle_spec(req, bun, NULL, &n)) < 0 ||
+			    (bin = bundle_binary(req, bin, path)) == NULL))
+		return bun == NULL || rc < 0 ? rc : -ENOENT;
+	if (bin == NULL || (bun == NULL &&
+			    json_object_get(p, "service") == NULL)) {
+		snprintf(req->err, sizeof(req->err), "binary and service, or "
+			 "bundle");
 		return -EINVAL;
 	}
 	if (strchr(bin, '/') == NULL &&
@@ -166,10 +284,37 @@ cmd_nf_start(struct zn_cmd_req *req)
 							    "trust_group"));
 	int group = -1;
 	json_t *rep = json_object_get(p, "replicas");
+	json_t *bun = json_object_get(p, "bundle");
+	uint16_t svc = (uint16_t)json_integer_value(json_object_get(p,
+								    "service"));
+	unsigned int n_members = 0;
 	struct launch *l = NULL;
 	char path[PATH_MAX], scoped[ZN_NAME_LEN];
 	int rc;
 
+	if (bun != NULL) {
+		/* One address space: no sandbox can stand between its NFs,
+		 * and a tenant's NFs are sandboxed (docs/security.md) */
+		if (req->tenant != 0 || json_is_true(json_object_get(p,
+								"sandbox"))) {
+			snprintf(req->err, sizeof(req->err), "bundle: its NFs "
+				 "share one process, which is not sandboxed "
+				 "(nor a tenant's)");
+			return -EOPNOTSUPP;
+		}
+		if ((rc = bundle_spec(req, bun, NULL, &n_members)) < 0)
+			return rc;
+		if ((bin = bundle_binary(req, bin, path)) == NULL)
+			return -ENOENT;
+		svc = (uint16_t)json_integer_value(json_object_get(
+			json_array_get(bun, 0), "service"));
+	}
+	if (bin == NULL || (bun == NULL &&
+			    json_object_get(p, "service") == NULL)) {
+		snprintf(req->err, sizeof(req->err), "binary and service, or "
+			 "bundle");
+		return -EINVAL;
+	}
 	if (req->tenant != 0 &&
 	    (rc = tenant_start(req, req->tenant, &bin, path, &grp)) < 0)
 		return rc;
@@ -204,11 +349,16 @@ cmd_nf_start(struct zn_cmd_req *req)
 		return -ENOENT;
 	}
 	/* Said now, not by each replica's refused registration. */
-	if (!zn_tenant_svc_ok(req->mgr, (uint32_t)(group + 1),
-			      (uint16_t)json_integer_value(
-				      json_object_get(p, "service")),
+	if (!zn_tenant_svc_ok(req->mgr, (uint32_t)(group + 1), svc,
 			      req->err, sizeof(req->err)))
 		return -EACCES;
+	for (unsigned int k = 0; k < n_members; k++)
+		if (!zn_tenant_svc_ok(req->mgr, (uint32_t)(group + 1),
+				      (uint16_t)json_integer_value(
+					      json_object_get(json_array_get(
+						      bun, k), "service")),
+				      req->err, sizeof(req->err)))
+			return -EACCES;
 	for (unsigned int k = 0; k < LAUNCH_MAX && l == NULL; k++)
 		if (!L.l[k].used)
 			l = &L.l[k];
@@ -222,8 +372,17 @@ cmd_nf_start(struct zn_cmd_req *req)
 	zn_strlcpy(l->name, scoped, sizeof(l->name));
 	zn_strlcpy(l->binary, bin, sizeof(l->binary));
 	zn_strlcpy(l->cpus, cpus ? cpus : "", sizeof(l->cpus));
-	l->service = (uint16_t)json_integer_value(json_object_get(p,
-								  "service"));
+	l->service = svc;
+	if (bun != NULL) {
+		l->bundle = calloc(n_members, sizeof(*l->bundle));
+		if (l->bundle == NULL ||
+		    bundle_spec(req, bun, l->bundle, &l->n_bundle) < 0) {
+			if (l->bundle != NULL)
+				l->n_bundle = n_members; /* args to free */
+			launch_spec_free(l);
+			return -ENOMEM;
+		}
+	}
 	l->sandbox = json_is_true(json_object_get(p, "sandbox")) ||
 		     req->tenant != 0;
 	l->group = group;
@@ -353,6 +512,12 @@ cmd_nf_update(struct zn_cmd_req *req)
 		snprintf(req->err, sizeof(req->err), "a rolling restart is on");
 		return -EBUSY;
 	}
+	if (l->n_bundle != 0 && (args != NULL || json_is_true(sb))) {
+		snprintf(req->err, sizeof(req->err), "a bundle's NFs and their "
+			 "options change by nf.remove and nf.start; it is not "
+			 "sandboxed");
+		return -EOPNOTSUPP;
+	}
 	if (bin == NULL)
 		bin = l->binary;
 	else if (req->tenant != 0 || strchr(bin, '/') == NULL) {
@@ -438,12 +603,26 @@ static const struct zn_cmd nf_start_cmd = {
 	.help = "launch an NF and supervise it (replicas, restart policy)",
 	.params = {
 		NAME_PARAM,
-		{ .name = "binary", .type = ZN_CMD_STR, .required = true,
+		{ .name = "binary", .type = ZN_CMD_STR,
 		  .desc = "absolute path of the NF program, or the name of "
 			  "an NF installed with the manager (not writable "
-			  "by other users: checked at each start)" },
-		{ .name = "service", .type = ZN_CMD_INT, .required = true,
-		  .bounded = true, .min = 1, .max = ZN_MAX_SERVICES - 1 },
+			  "by other users: checked at each start); required "
+			  "but with bundle (then zeronf-bundle)" },
+		{ .name = "service", .type = ZN_CMD_INT,
+		  .bounded = true, .min = 1, .max = ZN_MAX_SERVICES - 1,
+		  .desc = "required but with bundle (then its first NF's)" },
+		{ .name = "bundle", .type = ZN_CMD_ARRAY,
+		  .desc = "NFs run in one thread of each replica, in this "
+			  "order (include/zeronf/bundle.h)",
+		  .schema = "{\"minItems\": 1, \"maxItems\": "
+			    RTE_STR(ZN_BUNDLE_MAX) ", \"items\": {\"type\": "
+			    "\"object\", \"required\": [\"binary\", "
+			    "\"service\", \"name\"], \"properties\": {"
+			    "\"binary\": {\"type\": \"string\"}, "
+			    "\"service\": {\"type\": \"integer\"}, "
+			    "\"name\": {\"type\": \"string\"}, "
+			    "\"args\": {\"type\": \"array\", \"items\": "
+			    "{\"type\": \"string\"}}}}}" },
 		{ .name = "args", .type = ZN_CMD_ARRAY,
 		  .desc = "the NF's own options (after --)",
 		  .schema = "{\"maxItems\": 64, \"items\": {\"type\": "
@@ -471,7 +650,15 @@ static const struct zn_cmd nf_start_cmd = {
 	       "that fails is restarted after a back-off that doubles from "
 	       "100 ms to 10 s while it keeps failing within 10 s of its "
 	       "start; after 5 such failures in a row it is left down "
-	       "(state `failed`, event `nf.gave_up`) until nf.restart.",
+	       "(state `failed`, event `nf.gave_up`) until nf.restart. "
+	       "With `bundle` [{binary, service, name, args}, ...] (at most "
+	       "8 NFs, 64 options in all) each replica is one process, "
+	       "`zeronf-bundle -i INSTANCE -s SERVICE -n NAME.i -- --nf "
+	       "BINARY.so:SERVICE:NAME ARGS ...`, whose NFs (named NAME of "
+	       "each, `.i` added for replica i) run in one thread in that "
+	       "order, each burst carried through them (docs/architecture.md "
+	       "\"Bundles\"); not sandboxed, not a tenant's; its NFs stop and "
+	       "restart together.",
 	.fn = cmd_nf_start,
 	.check = check_nf_start,
 };

@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include <zeronf/bundle.h> /* ZN_BUNDLE_MAX */
+
 #include "../../lib/shm/zn_shm.h"
 #include "sandbox.h"
 
@@ -62,6 +64,17 @@ struct replica {
 	struct zn_cgroup cg; /* while it runs, if limited */
 };
 
+/* An NF of a bundle (nf.start "bundle"): zeronf-bundle's
+ * "--nf MODULE:SERVICE:NAME" and that NF's options. */
+struct launch_member {
+	char spec[PATH_MAX + 48];
+	char module[PATH_MAX];
+	char name[LAUNCH_NAME_LEN];
+	uint16_t service;
+	char *args[LAUNCH_MAX_ARGS + 1];
+	unsigned int n_args;
+};
+
 struct launch {
 	bool used;
 	bool removing;       /* nf.stop by name: gone once all are down */
@@ -69,6 +82,10 @@ struct launch {
 	char binary[PATH_MAX];
 	char *args[LAUNCH_MAX_ARGS + 1]; /* the NF's options, strdup'd */
 	unsigned int n_args;
+	/* A bundle: its NFs in turn order (binary is zeronf-bundle and
+	 * args are none; service is the first NF's), else NULL */
+	struct launch_member *bundle;
+	unsigned int n_bundle;
 	uint16_t service;
 	unsigned int replicas; /* wanted */
 	char cpus[128];

@@ -22,6 +22,53 @@
  * names as it sees them (zn_tenant_shown_name); a replica's pid is the
  * registered NF's as the kernel named it at registration (a sandboxed
  * NF's own, not bubblewrap's), else the process the launcher spawned. */
+/* A bundle's NFs as nf.start was given them; null: not a bundle. */
+static json_t *
+bundle_json(const struct launch *l)
+{
+	json_t *a;
+
+	if (l->n_bundle == 0)
+		return json_null();
+	a = json_array();
+	for (unsigned int k = 0; k < l->n_bundle; k++) {
+		const struct launch_member *b = &l->bundle[k];
+		json_t *args = json_array();
+
+		for (unsigned int i = 0; i < b->n_args; i++)
+			json_array_append_new(args, json_string(b->args[i]));
+		json_array_append_new(a, json_pack("{s:s, s:i, s:s, s:o}",
+						   "name", b->name, "service",
+						   b->service, "module",
+						   b->module, "args", args));
+	}
+	return a;
+}
+
+/* The names of the NFs replica @p i runs: its own, or a bundle's NFs'
+ * (nfs/bundle/bundle.c adds the replica's suffix to each). */
+static json_t *
+members(const struct launch *l, unsigned int i)
+{
+	json_t *a = json_array();
+	char name[ZN_NAME_LEN];
+
+	if (l->n_bundle == 0) {
+		launch_replica_name(l, i, name, sizeof(name));
+		json_array_append_new(a, json_string(name));
+		return a;
+	}
+	for (unsigned int k = 0; k < l->n_bundle; k++) {
+		if (i == 0)
+			snprintf(name, sizeof(name), "%s", l->bundle[k].name);
+		else
+			snprintf(name, sizeof(name), "%s.%u", l->bundle[k].name,
+				 i % ZN_MAX_REPLICAS);
+		json_array_append_new(a, json_string(name));
+	}
+	return a;
+}
+
 json_t *
 launch_json(const struct launch *l, unsigned int t)
 {
@@ -43,8 +90,9 @@ launch_json(const struct launch *l, unsigned int t)
 		slot = r->state == R_DOWN ? -1 : zn_registry_find(L.m, name);
 		own = slot >= 0 ? zn_registry_pid(L.m, (unsigned int)slot) : 0;
 		json_array_append_new(reps, json_pack(
-			"{s:s, s:s, s:i, s:o, s:I, s:o}", "name",
-			zn_tenant_shown_name(L.m, t, name), "state",
+			"{s:s, s:o, s:s, s:i, s:o, s:I, s:o}", "name",
+			zn_tenant_shown_name(L.m, t, name), "nfs",
+			members(l, i), "state",
 			rstate_names[r->state], "pid", own > 0 ? (int)own :
 			(int)r->pid, "sandbox_pid", l->sandbox && r->pid > 0 ?
 			json_integer(r->pid) : json_null(), "restarts",
@@ -52,9 +100,10 @@ launch_json(const struct launch *l, unsigned int t)
 			r->last_code == INT_MIN ? json_null() :
 						  json_integer(r->last_code)));
 	}
-	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:i, s:s, s:s, s:I, s:I,"
-			 " s:I, s:o, s:b, s:i, s:b, s:b, s:o}",
+	return json_pack("{s:s, s:o, s:s, s:o, s:i, s:i, s:i, s:s, s:s, s:I, "
+			 "s:I, s:I, s:o, s:b, s:i, s:b, s:b, s:o}",
 			 "name", zn_tenant_shown_name(L.m, t, l->name),
+			 "bundle", bundle_json(l),
 			 "binary", l->binary, "args", args,
 			 "service", l->service, "replicas", (int)l->replicas,
 			 "running", (int)running, "cpus", l->cpus, "restart",
