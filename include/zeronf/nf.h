@@ -97,8 +97,7 @@ struct zn_nf_ops {
  *  by which zeronf-bundle finds @p ops in the NF built as a shared module
  *  (include/zeronf/bundle.h). */
 #define ZN_NF_REGISTER(ops)                                                   \
-	__attribute__((visibility("default"))) const struct zn_nf_ops *       \
-	zn_nf_module_ops(void);                                               \
+	__attribute__((visibility("default")))                                \
 	const struct zn_nf_ops *zn_nf_module_ops(void)                        \
 	{                                                                     \
 		return &(ops);                                                \

@@ -19,8 +19,9 @@
  * so a kill -9 anywhere in a pass loses nothing the manager cannot account
  * for, exactly as between processes; in one thread it costs an enqueue
  * and a dequeue of pointers in this core's cache. A member whose hand-off
- * waits for room lets the others take turns meanwhile (zn_bundle_assist,
- * called by nf_tx.c): the member it waits for runs nowhere else.
+ * waits for room lets the others take turns meanwhile (assist(), which
+ * nf_tx.c calls through nf->assist): the member it waits for runs nowhere
+ * else.
  */
 
 #include <errno.h>
@@ -102,13 +103,14 @@ turn(struct zn_bundle *b, unsigned int i)
 	return got;
 }
 
-/* Which members may take a turn while @p nf waits for room: those after
- * it (it hands its packets down the order, the chain's) and the one it
- * waits for, when that is a member. Never one before it otherwise: that
- * one may feed a member below us on the stack (busy, waiting for us to
- * return), and would wait for it in turn, forever. */
-bool
-zn_bundle_assist(struct zn_nf *nf)
+/* nf->assist: while @p nf's hand-off waits for room (nf_tx.c), the turns
+ * of the members that may be what it waits for: those after it (it hands
+ * its packets down the order, the chain's) and the one it waits for, when
+ * that is a member. Never one before it otherwise: that one may feed a
+ * member below us on the stack (busy, waiting for us to return), and
+ * would wait for it in turn, forever. @return true if one moved packets. */
+static bool
+assist(struct zn_nf *nf)
 {
 	struct zn_bundle *b = nf->bundle;
 	uint32_t wf = __atomic_load_n(&nf->s->hstats.blocked_on,
@@ -267,6 +269,7 @@ zn_bundle_main(const struct zn_bundle_nf *nfs, unsigned int n)
 	for (unsigned int i = 0; i < b->n; i++) {
 		b->nf[i]->bundle = b;
 		b->nf[i]->bundle_idx = i;
+		b->nf[i]->assist = assist;
 		ports |= b->nf[i]->n_prx != 0;
 	}
 	/* A port's driver allocates from the process's one cache in any

@@ -170,10 +170,12 @@ struct zn_nf {
 	struct zn_nf_acct_state acct_own;
 	struct zn_nf_acct_state *acct;
 	bool acct_owner;
-	/* In a bundle (nf_bundle.c): the bundle, and whether this NF's
-	 * packet turn is under way (zn_nf_tx_held may then run the other
-	 * members, never this one) */
+	/* In a bundle (nf_bundle.c): the bundle, what a hand-off waiting
+	 * for room calls (the others' turns: set by the bundle, which sits
+	 * above this library's packet loop), and whether this NF's packet
+	 * turn is under way (then never run from another's wait) */
 	struct zn_bundle *bundle;
+	bool (*assist)(struct zn_nf *nf);
 	unsigned int bundle_idx;    /* its place in the turn order */
 	bool busy;
 
@@ -229,11 +231,6 @@ void zn_nf_loop_init(struct zn_nf *nf, struct zn_nf_loop *lp);
 int zn_nf_turn(struct zn_nf *nf, struct zn_nf_loop *lp, unsigned int *n);
 /* Work for @p nf (struct zn_nf *): packets, a stop, a command. */
 bool zn_nf_rx_ready(void *nf);
-
-/* nf_bundle.c: while @p nf's hand-off waits for room, the turns of the
- * bundle's other members, which may be what it waits for. @return true
- * if one moved packets. */
-bool zn_bundle_assist(struct zn_nf *nf);
 
 /* Control path helpers used by the packet loop (nf.c). */
 /* nf_args.c */

@@ -614,7 +614,7 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 			zn_nf_ring(nf, nf->wdb);
 		/* In a bundle the next NF may be one of ours, which runs
 		 * only in this thread: its turn now (nf_bundle.c). */
-		if (nf->bundle != NULL && zn_bundle_assist(nf)) {
+		if (nf->assist != NULL && nf->assist(nf)) {
 			idle = 0;
 			continue;
 		}

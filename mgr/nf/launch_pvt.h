@@ -137,6 +137,23 @@ int launch_set_replicas(struct launch *l, unsigned int n);
 int launch_roll_start(struct launch *l);
 void launch_roll_cancel(struct launch *l, const char *why);
 
+/* launch_spec.c: what nf.start and nf.update check of a name, and of a
+ * program, its CPUs and its options (@p bin: a path by now); 0 or -errno
+ * (the request's err set). */
+struct zn_cmd_req;
+bool launch_name_ok(const char *s);
+int launch_check_spec(struct zn_cmd_req *req, const char *bin,
+		      const char *cpus, const json_t *args);
+
+/* launch_spec.c: nf.start's "bundle" @p bun checked (@p out NULL) or
+ * kept in @p out (ZN_BUNDLE_MAX entries), *n its NFs; 0 or -errno (err
+ * set). _binary: @p bin, or zeronf-bundle beside the manager's NFs
+ * (into @p path), NULL (err set) when there is none. */
+int launch_bundle_spec(struct zn_cmd_req *req, const json_t *bun,
+		       struct launch_member *out, unsigned int *n);
+const char *launch_bundle_binary(struct zn_cmd_req *req, const char *bin,
+				 char *path);
+
 /* launch_view.c: @p l as tenant @p t + 1 sees it (0: the operator; names
  * as zn_tenant_shown_name shows them), and the tenant + 1 whose NFs @p l
  * launches (its trust group's), 0: none. */

@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 from .client import Client, ZeroNFError
 from .orchestrate import (APPLIED, Say, UpError, _routes, _save_applied,
-                          down, is_up, policies, start_params, up,
-                          wait_running)
+                          down, is_up, launch_counts, launches, policies,
+                          start_params, up, wait_running)
 from .spec import Deployment
 
 
@@ -86,8 +86,14 @@ class Step:
 
 def _launched_params(cur: dict) -> dict:
     """nf.start's parameters that launch what launch.list shows."""
-    p = {k: cur[k] for k in ("name", "binary", "args", "service",
-                              "replicas", "restart", "sandbox")}
+    if cur.get("bundle"):
+        p = {k: cur[k] for k in ("name", "replicas", "restart")}
+        p["bundle"] = [{"binary": b["module"][:-len(".so")],
+                        "service": b["service"], "name": b["name"],
+                        "args": b["args"]} for b in cur["bundle"]]
+    else:
+        p = {k: cur[k] for k in ("name", "binary", "args", "service",
+                                  "replicas", "restart", "sandbox")}
     if cur["cpus"]:
         p["cpus"] = cur["cpus"]
     if cur["memory_mb"]:
@@ -95,6 +101,14 @@ def _launched_params(cur: dict) -> dict:
     if cur.get("trust_group"):
         p["trust_group"] = cur["trust_group"]
     return p
+
+
+def _canon_bundle(p: dict) -> dict:
+    """A bundle's nf.start parameters, compared as what runs: each
+    program by its real path, replicas left out (nf.scale)."""
+    return {**{k: v for k, v in p.items() if k != "replicas"},
+            "bundle": [{**b, "binary": os.path.realpath(b["binary"]),
+                        "args": b.get("args", [])} for b in p["bundle"]]}
 
 
 def _update(c: Client, p: dict, timeout: float = 120.0) -> None:
@@ -135,6 +149,34 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
     live = {s["name"]: s for s in c.call("launch.list")["launched"]
             if not s["removing"]}
     want = {s.name: s for s in d.services}
+    bundled = {n for b in d.bundles for n in b.services}
+    for p, what in launches(d):
+        if "bundle" not in p:
+            continue
+        name = p["name"]
+        cur = live.get(name)
+        if cur is None:
+            steps.append(Step(f"+ {what}",
+                              lambda c, p=p: c.call("nf.start", **p), 0,
+                              lambda c, _, n=name: (
+                                  c.call("nf.remove", name=n),
+                                  _wait_gone(c, n))))
+            continue
+        old = _launched_params(cur)
+        if _canon_bundle(old) != _canon_bundle(p):
+            steps.append(Step(f"~ bundle {name}: replaced (its NFs, their "
+                              f"options, CPUs, restart or group changed)",
+                              lambda c, p=p: _restart_as(c, p), 0,
+                              lambda c, _, old=old: _restart_as(c, old)))
+        elif cur["replicas"] != p["replicas"]:
+            steps.append(Step(f"~ bundle {name}: replicas "
+                              f"{cur['replicas']} -> {p['replicas']}",
+                              lambda c, n=name, r=p["replicas"]: c.call(
+                                  "nf.scale", name=n, replicas=r), 0,
+                              lambda c, _, n=name, r=cur["replicas"]:
+                              c.call("nf.scale", name=n, replicas=r)))
+    want = {n: s for n, s in want.items() if n not in bundled}
+    launched = {p["name"] for p, _ in launches(d)}
     for name, s in want.items():
         p = start_params(s)
         if name not in live:
@@ -176,7 +218,7 @@ def plan(c: Client, d: Deployment, say: Say = print) -> list[Step]:
                               lambda c, _, n=name, r=cur["replicas"]:
                               c.call("nf.scale", name=n, replicas=r)))
     for name, cur in live.items():
-        if name not in want:
+        if name not in launched:
             steps.append(Step(f"- service {name}",
                               lambda c, n=name: (c.call("nf.remove", name=n),
                                                  _wait_gone(c, n)), 3,
@@ -415,8 +457,7 @@ def _run_or_roll_back(c: Client, d: Deployment, steps: list[Step],
         for k, s in enumerate(steps, 1):
             if s.phase > 0 and not waited:
                 # every NF of the file runs before the chain names it
-                wait_running(c, {x.name: x.replicas for x in d.services},
-                             d.log_dir, timeout)
+                wait_running(c, launch_counts(d), d.log_dir, timeout)
                 waited = True
             if k == fail_at:  # tests/system/test_deploy.py
                 raise UpError(f"injected failure (ZN_TEST_APPLY_FAIL_AT="

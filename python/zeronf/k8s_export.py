@@ -78,7 +78,9 @@ def export(d: Deployment, namespace: str = "default",
     """The resources, and notes: what of the file they leave out ("left
     out: ...") or keep though it may not hold on a cluster ("kept:
     ...")."""
-    left: list[str] = []
+    left: list[str] = [
+        f"left out: bundles: {b.name} ({', '.join(b.services)}): on a "
+        f"cluster each NF runs in a pod of its own" for b in d.bundles]
     svc_name = {s.id: _k8s_name(s.name) for s in d.services}
     by_name = {s.name: s.id for s in d.services}
     port_name = {i: p.get("name") or f"port{i}" for i, p in

@@ -446,8 +446,7 @@ def apply(f: Multihost, say: Say = print, dry_run: bool = False,
             for s in plans[h.name]:
                 if s.phase == 0:
                     s.run(c)
-            change.wait_running(c, {x.name: x.replicas
-                                    for x in h.d.services},
+            change.wait_running(c, change.launch_counts(h.d),
                                 h.d.log_dir, timeout)
     _fabric(f, say)
     for h in order:

@@ -170,10 +170,48 @@ def start_params(s) -> dict:
     return p
 
 
+def bundle_params(d: Deployment, b) -> dict:
+    """nf.start's parameters of a bundle of the file: its services' NFs
+    in one thread of each replica (zeronf-bundle)."""
+    p = {"name": b.name, "replicas": b.replicas, "restart": b.restart,
+         "bundle": [{"binary": s.binary, "service": s.id, "name": s.name,
+                     "args": s.args}
+                    for s in (d.service(n) for n in b.services)]}
+    if b.cpus:
+        p["cpus"] = b.cpus
+    if b.trust_group:
+        p["trust_group"] = b.trust_group
+    return p
+
+
+def launches(d: Deployment) -> list[tuple[dict, str]]:
+    """What the file launches, in order: each service's NF, or, for the
+    services of a bundle, the bundle (where its first service is); each
+    as nf.start's parameters and a line saying what it is."""
+    out, done = [], set()
+    of = {n: b for b in d.bundles for n in b.services}
+    for s in d.services:
+        b = of.get(s.name)
+        if b is None:
+            out.append((start_params(s), f"{s.name} (svc:{s.id}): "
+                        f"{s.replicas} x {Path(s.binary).name}"))
+        elif b.name not in done:
+            done.add(b.name)
+            out.append((bundle_params(d, b), f"{b.name}: {b.replicas} x "
+                        f"bundle of {', '.join(b.services)}"))
+    return out
+
+
+def launch_counts(d: Deployment) -> dict[str, int]:
+    """wait_running's `name: replicas` of everything the file launches."""
+    return {p["name"]: p["replicas"] for p, _ in launches(d)}
+
+
 def wait_running(c: Client, names: dict[str, int], log_dir: Path,
                  timeout: float) -> None:
     """Until every replica of each launched NF `name: replicas` runs its
-    packet loop; UpError with its log if one fails first."""
+    packet loop (a bundle's: every NF of it); UpError with its log if one
+    fails first."""
     deadline = time.monotonic() + timeout
     while True:
         running = {n["name"] for n in c.nfs() if n["state"] == "running"}
@@ -181,7 +219,7 @@ def wait_running(c: Client, names: dict[str, int], log_dir: Path,
         pending = []
         for name, want in names.items():
             for inst in specs[name]["instances"][:want]:
-                if inst["name"] in running:
+                if all(n in running for n in inst["nfs"]):
                     continue
                 if inst["state"] in ("down", "backoff") and \
                         inst["last_exit"] is not None:
@@ -294,13 +332,14 @@ def up(d: Deployment, say: Say = print, timeout: float = 60.0,
     pid = _start_manager(d, say, timeout)
     try:
         with Client(d.name) as c:
-            n = len(d.services)
-            for k, s in enumerate(d.services, 1):
+            todo = launches(d)
+            for k, (p, what) in enumerate(todo, 1):
                 t0 = time.monotonic()
-                c.call("nf.start", **start_params(s))
-                wait_running(c, {s.name: s.replicas}, d.log_dir, timeout)
-                say(f"[{k}/{n}] {s.name} (svc:{s.id}): {s.replicas} x "
-                    f"{Path(s.binary).name} {time.monotonic() - t0:.1f} s")
+                c.call("nf.start", **p)
+                wait_running(c, {p["name"]: p["replicas"]}, d.log_dir,
+                             timeout)
+                say(f"[{k}/{len(todo)}] {what} "
+                    f"{time.monotonic() - t0:.1f} s")
             configure(c, d, say)
             _save_applied(d)
             if rx:

@@ -89,6 +89,17 @@ class Service:
 
 
 @dataclass
+class Bundle:
+    """Services whose NFs run in one thread (zeronf-bundle)."""
+    name: str
+    services: list[str]   # in turn order, the chain's
+    replicas: int
+    cpus: str | None
+    restart: str
+    trust_group: str | None
+
+
+@dataclass
 class Deployment:
     file: Path
     name: str
@@ -97,6 +108,7 @@ class Deployment:
     ports: list[dict]
     services: list[Service]
     chain: list[str]                # "svc:ID", "port:P", "drop"
+    bundles: list[Bundle]
     flows: list[dict]
     port_chains: dict[int, list[str]]  # port index -> its chain
     tenants: list[dict]             # manager.tenants, ports and chains
@@ -155,6 +167,62 @@ def _tenants(data: dict, groups: set[str], svc_ids: dict[str, int],
         out.append({**t, "slices": slices,
                     "chain": _steps(t.get("chain", []), svc_ids, port_ids,
                                     (*where, "chain"), err)})
+    return out
+
+
+def _bundles(data: dict, services: list, err) -> list[Bundle]:
+    """bundles: each service in one at most, of NFs a bundle can run (a
+    program's module, no VM, no sandbox, no CPUs or memory of its own,
+    one trust group, the bundle's replicas)."""
+    by_name = {s.name: s for s in services}
+    seen: dict[str, int] = {}
+    out = []
+    scaled = {a.get("service") for a in data.get("autoscale", [])}
+    for i, b in enumerate(data.get("bundles", [])):
+        names = b["bundle"]
+        raw = {s["name"]: s for s in data["services"]}
+        for j, n in enumerate(names):
+            at = ("bundles", i, "bundle", j)
+            if n not in by_name:
+                err(at, f"no service named '{n}'")
+                continue
+            if n in seen:
+                err(at, f"service '{n}' is in bundle {seen[n]} already")
+            seen[n] = i
+            s, r = by_name[n], raw[n]
+            if r.get("replicas", b.get("replicas", 1)) != \
+                    b.get("replicas", 1):
+                err(at, f"service '{n}' sets replicas {r['replicas']}, "
+                    f"its bundle {b.get('replicas', 1)}: a bundle's "
+                    f"replicas are its services'")
+            for key in ("cpus", "memory_mb", "sandbox", "vm"):
+                if key in r:
+                    err(at, f"service '{n}' sets {key}: in a bundle, "
+                        f"{'the bundle sets it' if key == 'cpus' else 'it cannot have one'}")
+            if n in scaled:
+                err(at, f"service '{n}' is autoscaled: a bundle's "
+                    f"services are not")
+            if s.binary and not Path(s.binary + ".so").is_file():
+                err(at, f"service '{n}': no module {s.binary}.so (an NF "
+                    f"built with ZN_NF_REGISTER as a shared module)")
+        groups = {by_name[n].trust_group for n in names if n in by_name}
+        if len(groups) > 1:
+            err(("bundles", i, "bundle"), "its services are in different "
+                "trust groups: a bundle is one trust domain")
+        name = b.get("name", "-".join(names))
+        if len(name) > 24 or name in by_name or \
+                any(x.name == name for x in out):
+            err(("bundles", i, "name" if "name" in b else "bundle"),
+                f"bundle name '{name}': 1..24 characters, not a "
+                f"service's or another bundle's")
+        out.append(Bundle(name=name, services=list(names),
+                          replicas=b.get("replicas", 1), cpus=b.get("cpus"),
+                          restart=b.get("restart", "on-failure"),
+                          trust_group=next(iter(groups), None)))
+    for b in out:  # the bundle's replicas are its services'
+        for n in b.services:
+            if n in by_name:
+                by_name[n].replicas = b.replicas
     return out
 
 
@@ -351,6 +419,7 @@ def resolve(data: dict, lines: "_Lines", shown: str, file: Path,
                 memory_mb=s.get("memory_mb"), sandbox=s.get("sandbox", False),
                 restart=s.get("restart", "on-failure"), lb=s.get("lb", "hash"),
                 trust_group=s.get("trust_group"), vm=vm))
+        bundles = _bundles(data, services, err)
         chain = _steps(data.get("chain", []), svc_ids, port_ids, ("chain",),
                        err)
         port_chains = {i: _steps(p["chain"], svc_ids, port_ids,
@@ -377,10 +446,11 @@ def resolve(data: dict, lines: "_Lines", shown: str, file: Path,
                 if r[k]["service"] not in svc_ids:
                     err(("reactions", i, k, "service"), f"no service named "
                         f"'{r[k]['service']}'")
-        return services, chain, port_chains, tenants, flows, rules
+        return services, chain, port_chains, tenants, flows, rules, bundles
 
     try:
-        services, chain, port_chains, tenants, flows, rules = resolve()
+        services, chain, port_chains, tenants, flows, rules, bundles = \
+            resolve()
     except (KeyError, TypeError, AttributeError, ValueError, IndexError):
         if not schema_bad:
             raise
@@ -394,7 +464,7 @@ def resolve(data: dict, lines: "_Lines", shown: str, file: Path,
     return Deployment(
         file=file, name=data["name"], base=base, manager=mgr,
         ports=list(data["ports"]), services=services, chain=chain,
-        flows=flows, port_chains=port_chains, tenants=tenants, rules=rules,
+        bundles=bundles, flows=flows, port_chains=port_chains, tenants=tenants, rules=rules,
         routes=list(data.get("routes", [])),
         autoscale=list(data.get("autoscale", [])),
         reactions=list(data.get("reactions", [])), log_dir=log_dir,
@@ -422,7 +492,8 @@ def as_json(d: Deployment) -> dict[str, Any]:
     return {
         "name": d.name, "ports": [p["devargs"] for p in d.ports],
         "manager": d.manager, "port_specs": d.ports,
-        "services": [s.__dict__ for s in d.services], "chain": d.chain,
+        "services": [s.__dict__ for s in d.services],
+        "bundles": [b.__dict__ for b in d.bundles], "chain": d.chain,
         "port_chains": {str(p): h for p, h in d.port_chains.items()},
         "tenants": d.tenants,
         "flows": d.flows, "rules": d.rules, "routes": d.routes,

@@ -448,3 +448,59 @@ def test_a_manager_refusal_at_start_names_the_file_keys(instance, tmp_path):
     assert "manager.memory_mb (--mem)" in r.stderr and \
         "manager.pool_size (--pool-size)" in r.stderr, r.stderr
     assert not Path(runtime_dir(name)).exists()
+
+
+def test_a_bundle_in_a_file(instance, tmp_path):
+    """`bundles:` runs services' NFs in one process, one thread (zeronf-
+    bundle): up starts it as one launch, every packet of both traces goes
+    through both NFs, apply scales it and replaces it when an NF's
+    options change, down stops it; a bundle a file cannot have is said
+    with its key."""
+    name, f = instance(replicas=1, extra="bundles:\n  - name: pair\n"
+                       "    bundle: [mon, fw]\n")
+    r = zeronf("up", f)
+    assert r.returncode == 0, r.stderr
+    assert "[1/1] pair: 1 x bundle of mon, fw" in r.stdout
+    frames = read_frames(TRACE)
+    with Client(name) as c:
+        wait_for(lambda: c.ports()[1]["tx"] >= 2 * len(frames), 30,
+                 "both traces through")
+        nfs = {n["name"]: n for n in c.nfs()}
+        assert set(nfs) == {"mon", "fw"}
+        assert nfs["mon"]["pid"] == nfs["fw"]["pid"]
+        assert nfs["mon"]["rx"] == nfs["fw"]["rx"] == 2 * len(frames)
+        (pair,) = c.call("launch.list")["launched"]
+        assert pair["name"] == "pair" and \
+            [b["name"] for b in pair["bundle"]] == ["mon", "fw"]
+    r = zeronf("apply", f)
+    assert "already matches" in r.stdout, r.stdout
+    f2 = deployment(tmp_path, name, replicas=2, version=2,
+                    extra="bundles:\n  - name: pair\n    replicas: 2\n"
+                          "    bundle: [mon, fw]\n")
+    r = zeronf("apply", f2)
+    assert r.returncode == 0 and "~ bundle pair: replicas 1 -> 2" in \
+        r.stdout, r.stdout + r.stderr
+    with Client(name) as c:
+        wait_for(lambda: {n["name"] for n in c.nfs()} ==
+                 {"mon", "fw", "mon.1", "fw.1"}, 20, "two bundles")
+    f3 = tmp_path / "v3.yaml"
+    f3.write_text(f2.read_text().replace(
+        "nf: {binary: zeronf-forward}",
+        "nf: {binary: zeronf-forward, args: [--cost-ns, '10']}"))
+    r = zeronf("apply", f3)
+    assert r.returncode == 0 and "~ bundle pair: replaced" in r.stdout, \
+        r.stdout + r.stderr
+    r = zeronf("down", name)
+    assert r.returncode == 0, r.stderr
+    bad = tmp_path / "bad.yaml"
+    for extra, said in (
+            ("bundles:\n  - bundle: [mon, nope]\n",
+             "bundles[0].bundle[1]: no service named 'nope'"),
+            ("bundles:\n  - bundle: [mon]\n  - bundle: [mon, fw]\n",
+             "service 'mon' is in bundle 0 already"),
+            ("bundles:\n  - bundle: [fw]\n",
+             "service 'fw' sets replicas 2, its bundle 1")):
+        bad.write_text(deployment(tmp_path, name, replicas=2,
+                                  extra=extra).read_text())
+        r = zeronf("apply", bad, "--dry-run")
+        assert r.returncode != 0 and said in r.stderr, (extra, r.stderr)
