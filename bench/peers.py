@@ -7,6 +7,7 @@ the same machine, in one run.
                    worker and the NF float over the CPUs, as in p2p)
       zeronf-nf_rx the same, the NF owning net_null0's RX queue
                    (--nf-rx-queues 1: run to completion, p2p "nf_rx")
+      zeronf-bundle the same, the NF run by zeronf-bundle (p2p "bundle")
       testpmd-io   dpdk-testpmd, io forwarding, one forwarding core
       testpmd-mac  the same, mac forwarding (rewrites the MAC addresses)
       ovs-dpdk     Debian's OVS 3.1 with DPDK (ovs-vswitchd-dpdk), started
@@ -253,6 +254,8 @@ def cases() -> list[tuple[str, str, object]]:
         ("zeronf", "p2p", lambda b: zeronf_p2p_once(SECONDS, null_ports(b))),
         ("zeronf-nf_rx", "p2p",
          lambda b: zeronf_p2p_once(SECONDS, null_ports(b), "nf_rx")),
+        ("zeronf-bundle", "p2p",
+         lambda b: zeronf_p2p_once(SECONDS, null_ports(b), "bundle")),
         ("testpmd-io", "p2p",
          lambda b: testpmd_once(SECONDS, null_ports(b), "io")),
         ("testpmd-mac", "p2p",

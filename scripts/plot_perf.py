@@ -22,8 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-SYSTEMS = ["zeronf", "zeronf-nf_rx", "testpmd-io", "testpmd-mac",
-           "ovs-dpdk", "kernel"]
+SYSTEMS = ["zeronf", "zeronf-nf_rx", "zeronf-bundle", "testpmd-io",
+           "testpmd-mac", "ovs-dpdk", "kernel"]
 
 
 def read_lines(files: list[Path]) -> dict[str, list[dict]]:
@@ -97,29 +97,42 @@ def peers_section(lines: list[dict], img: Path) -> list[str]:
 
 
 def chain_section(lines: list[dict], img: Path) -> list[str]:
+    """The chain lines by mode: NFs as processes handing packets to each
+    other ("process", or no mode: lines from before modes), every hop
+    through a worker ("worker", or the process line's worker_mpps), NFs
+    in bundles ("bundle")."""
     p = plt()
-    lines = sorted(lines, key=lambda ln: ln["nfs"])
-    pts = [(ln["nfs"], ln["mpps"]) for ln in lines]
-    # Lines from before the hand-off have no worker_mpps.
-    base_pts = [(ln["nfs"], ln["worker_mpps"]) for ln in lines
-                if "worker_mpps" in ln]
+    proc = sorted((ln for ln in lines if ln.get("mode", "process") ==
+                   "process"), key=lambda ln: ln["nfs"])
+    pts = [(ln["nfs"], ln["mpps"]) for ln in proc]
+    wk = {ln["nfs"]: ln["worker_mpps"] for ln in proc if "worker_mpps" in ln}
+    wk.update({ln["nfs"]: ln["mpps"] for ln in lines
+               if ln.get("mode") == "worker"})
+    bun = {ln["nfs"]: ln["mpps"] for ln in lines if ln.get("mode") == "bundle"}
     out = ["## Chain length (`make bench BENCH=chain`)", "",
-           "NFs hand packets to each other (mpps); worker: every hop "
-           "through a manager worker (`--handoff worker`), same run.", "",
-           "| NFs | Mpps | vs 1 NF | vs 2 NFs | worker Mpps |",
-           "|---|---|---|---|---|"]
+           "NFs as processes handing packets to each other (Mpps); worker: "
+           "every hop through a manager worker (`--handoff worker`); "
+           "bundled: the chain cut into one bundle a core (zeronf-bundle); "
+           "all in the same run.", "",
+           "| NFs | Mpps | vs 1 NF | vs 2 NFs | worker Mpps | bundled Mpps "
+           "| bundled vs 2 NFs |",
+           "|---|---|---|---|---|---|---|"]
     first = pts[0][1] if pts else 1
     two = dict(pts).get(2, first)
-    wk = dict(base_pts)
     out += [f"| {n} | {x:.2f} | {x / first:.2f} | {x / two:.2f} | "
-            + (f"{wk[n]:.2f}" if n in wk else "-") + " |" for n, x in pts]
+            + (f"{wk[n]:.2f}" if n in wk else "-") + " | "
+            + (f"{bun[n]:.2f} | {bun[n] / two:.2f}" if n in bun else "- | -")
+            + " |" for n, x in pts]
     fig, ax = p.subplots(figsize=(5, 3.2))
     ax.plot([n for n, _ in pts], [x for _, x in pts], marker="o",
-            label="NF to NF")
-    if base_pts:
-        ax.plot([n for n, _ in base_pts], [x for _, x in base_pts],
-                marker="s", label="through a worker")
-        ax.legend()
+            label="NF to NF (processes)")
+    for label, curve, mark in (("through a worker", wk, "s"),
+                               ("bundled", bun, "^")):
+        if curve:
+            ns = sorted(curve)
+            ax.plot(ns, [curve[n] for n in ns], marker=mark, label=label)
+    if wk or bun:
+        ax.legend(fontsize=8)
     ax.set_xscale("log", base=2)
     ax.set_xticks([n for n, _ in pts])
     ax.set_xticklabels([str(n) for n, _ in pts])
@@ -135,17 +148,21 @@ def chain_section(lines: list[dict], img: Path) -> list[str]:
 def latency_section(lines: list[dict], img: Path) -> list[str]:
     p = plt()
     out = ["## Latency (`make bench BENCH=latency`)", "",
-           "| NFs | load | p50 (us) | p99 (us) |", "|---|---|---|---|"]
+           "| NFs | mode | load | p50 (us) | p99 (us) |",
+           "|---|---|---|---|---|"]
     fig, ax = p.subplots(figsize=(6, 3.5))
     for ln in sorted(lines, key=lambda x: (x.get("nfs", 0),
+                                           x.get("mode", "process"),
                                            x.get("load_pct", 0))):
-        out.append(f"| {ln.get('nfs')} | {ln.get('load_pct')} % | "
+        mode = ln.get("mode", "process")
+        out.append(f"| {ln.get('nfs')} | {mode} | {ln.get('load_pct')} % | "
                    f"{ln.get('p50_ns', 0) / 1000:.1f} | "
                    f"{ln.get('p99_ns', 0) / 1000:.1f} |")
         cdf = ln.get("cdf_ns")
         if cdf:
             ax.plot([ns / 1000 for _, ns in cdf], [q for q, _ in cdf],
-                    label=f"{ln.get('nfs')} NFs, {ln.get('load_pct')} %")
+                    label=f"{ln.get('nfs')} NFs, {mode}, "
+                    f"{ln.get('load_pct')} %")
     ax.set_xscale("log")
     ax.set_xlabel("one-way latency (us)")
     ax.set_ylabel("percentile")

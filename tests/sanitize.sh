@@ -31,7 +31,7 @@ ZERONF_BUILD="$BUILD" .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/system/test_pidns.py \
   tests/system/test_lifecycle.py \
   tests/system/test_handoff.py tests/system/test_port_handoff.py \
-  tests/system/test_nf_rx.py \
+  tests/system/test_nf_rx.py tests/system/test_bundle.py \
   tests/system/test_nf_objects.py tests/system/test_trust_groups.py \
   tests/pkt/test_trust_copy.py tests/system/test_descriptors.py \
   tests/pkt/test_firewall_ctl.py tests/pkt/test_ratelimit.py \

@@ -30,11 +30,16 @@ def peers_lines() -> list[dict]:
 def test_peers_chain_latency(tmp_path):
     f = tmp_path / "bench.jsonl"
     lines = peers_lines() + [
-        {"bench": "chain", "nfs": n, "mpps": 50.0 / n,
+        {"bench": "chain", "mode": "process", "nfs": n, "mpps": 50.0 / n,
          "worker_mpps": 25.0 / n} for n in (1, 2, 4, 8)
-    ] + [{"bench": "latency", "nfs": 2, "load_pct": 10, "p50_ns": 8000,
-          "p99_ns": 21000, "cdf_ns": [[0.5, 8000], [0.9, 15000],
-                                      [0.99, 21000]]}]
+    ] + [{"bench": "chain", "mode": "bundle", "nfs": n, "mpps": 100.0 / n}
+         for n in (2, 4, 8)] + [
+        {"bench": "latency", "nfs": 2, "load_pct": 10, "p50_ns": 8000,
+         "p99_ns": 21000, "cdf_ns": [[0.5, 8000], [0.9, 15000],
+                                     [0.99, 21000]]},
+        {"bench": "latency", "mode": "bundle", "nfs": 2, "load_pct": 10,
+         "p50_ns": 1000, "p99_ns": 4000,
+         "cdf_ns": [[0.5, 1000], [0.99, 4000]]}]
     f.write_text("progress on stderr would not be here\n" +
                  "\n".join(json.dumps(x) for x in lines) + "\nnot json {\n")
     out = tmp_path / "docs/performance.md"
@@ -45,8 +50,11 @@ def test_peers_chain_latency(tmp_path):
     # zeronf / ovs-dpdk: 40 / 16 at every size, with the issue's target.
     assert "| zeronf / ovs-dpdk | 2.50 | 2.50 | 2.50 |  (target >= 2.0)" in md
     assert "| zeronf / ovs-dpdk | 4.00 | 4.00 | 4.00 |  (target >= 1.5)" in md
-    assert "| 8 | 6.25 | 0.12 | 0.25 | 3.12 |" in md
-    assert "| 2 | 10 % | 8.0 | 21.0 |" in md
+    # bundled: 100 / 8 against the processes' chain of 2 (25)
+    assert "| 8 | 6.25 | 0.12 | 0.25 | 3.12 | 12.50 | 0.50 |" in md
+    assert "| 1 | 50.00 | 1.00 | 2.00 | 25.00 | - | - |" in md
+    assert "| 2 | process | 10 % | 8.0 | 21.0 |" in md
+    assert "| 2 | bundle | 10 % | 1.0 | 4.0 |" in md
     assert "Not in the input" not in md
     for name in ("peers-p2p.svg", "peers-flows100k.svg", "chain.svg",
                  "latency.svg"):
