@@ -6,31 +6,43 @@ Each prints one JSON object per line on stdout; values are medians of
 dpdk-testpmd) are measured in the same run, interleaved, so a noisy machine
 affects both sides alike. Progress goes to stderr.
 
-  chain  {"bench":"chain","nfs":N,"mpps":X,"window":W,"worker_mpps":Y}
+  chain  {"bench":"chain","mode":"process","nfs":N,"mpps":X,"window":W,
+         "worker_mpps":Y}
          N = 1, 2, 4, 8: the speed tester keeps W = max(512, 256 N)
          64-byte packets circulating through N NFs (itself and N-1 forward
-         NFs); mpps = packets per second through the chain, NFs handing
-         packets to each other; worker_mpps: the same with every hop
-         through a worker (--handoff worker), interleaved. Where the
-         machine has a core per thread, NFs are pinned one per core and
-         their output is drained by N worker threads.
-  latency {"bench":"latency","nfs":N,"load_pct":L,"peak_mpps":P,
+         NFs); mpps = packets per second through the chain, NFs as
+         processes handing packets to each other; worker_mpps: the same
+         with every hop through a worker (--handoff worker), interleaved,
+         also as its own line {"bench":"chain","mode":"worker","nfs":N,
+         "mpps":Y}. Where the machine has a core per thread, NFs are
+         pinned one per core and their output is drained by N worker
+         threads.
+         {"bench":"chain","mode":"bundle","nfs":N,"mpps":X,"bundles":[..],
+         "of_chain_2":R,"of_process_chain_2":Q,"target":0.25}: the same
+         chain (N = 2, 4, 8) cut in chain order into one bundle a core
+         (zeronf-bundle; 8 -> [4, 4]), interleaved; R: over the bundled
+         chain of 2, Q: over the processes' chain of 2 (target for N = 8).
+  latency {"bench":"latency","mode":M,"nfs":N,"load_pct":L,"peak_mpps":P,
          "rate_mpps":R,"delivered_mpps":D,"p50_ns":A,"p99_ns":B,
          "cdf_ns":[[q,ns],...]}: one-way latency through chains of N = 1,
          2, 4 at L = 10 and 50 % of the chain's closed-loop peak P: the
          speed tester generating at R (open loop, --rate) and measuring
-         each packet back from the chain.
+         each packet back from the chain. M process: NFs as processes;
+         bundle: the chain as one bundle (one thread); N = 2 at 10 %
+         carries "target_p50_ns": 5000.
   p2p    {"bench":"p2p","mode":M,"zeronf_mpps":X,"testpmd_mpps":Y,
          "ratio":X/Y,"target":T}: net_null -> one forward NF -> net_null,
          and dpdk-testpmd io forwarding on the same vdevs, in the same runs;
          M worker: a worker polls port 0 and hands packets to the NF;
          nf_rx: the NF owns port 0's RX queue (--nf-rx-queues 1; target
-         ratio 0.9).
+         ratio 0.9); bundle: the same NF run by zeronf-bundle.
   idle   {"bench":"idle","cpu_pct":X}: CPU used by the manager and 4 idle
          NFs over 10 s, in % of one core; again with 100k exact flow rules
          installed ({"bench":"idle","flows":100000,...}), and with the
          first NF owning the port's RX queues
-         ({"bench":"idle","mode":"nf_rx",...}).
+         ({"bench":"idle","mode":"nf_rx",...}), and with the 4 NFs in one
+         bundle owning them ({"bench":"idle","mode":"bundle",...,
+         "target":3.0}).
   flowtable {"bench":"flowtable","flows":N,"ns_per_lookup_burst":X,...}:
          flow table lookup cost for N = 1k, 10k, 100k, 1M flows.
   flowdir {"bench":"flowdir","mode":M,"mpps":X}: a 100k-flow trace

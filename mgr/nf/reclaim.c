@@ -263,7 +263,17 @@ ring_of(uint16_t id, bool tx, void *arg)
 }
 
 uint64_t
-zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
+zn_reclaim_nf_links(struct zn_mgr *m, unsigned int slot)
+{
+	struct zn_nf_slot *s = zn_slot(m, slot);
+	uint64_t before = s->exit_drops;
+
+	zn_link_nf_gone(m, slot, free_counted);
+	return s->exit_drops - before;
+}
+
+uint64_t
+zn_reclaim_nf(struct zn_mgr *m, unsigned int slot, bool later_links)
 {
 	struct zn_nf_slot *s = zn_slot(m, slot);
 	struct rte_mbuf *pkts[ZN_BURST];
@@ -319,7 +329,8 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot)
 	while ((n = zn_rguard_drain(&m->nf[slot].rx_guard, false, true,
 				    (void **)pkts, ZN_BURST)) > 0)
 		free_counted(m, s, pkts, n);
-	zn_link_nf_gone(m, slot, free_counted);
+	if (!later_links)
+		zn_link_nf_gone(m, slot, free_counted);
 	/* what it allocated and kept (not packets: not counted as drops) */
 	zn_pool_acct_sweep(m, slot);
 	zn_fdir_nf_gone(m, slot, s->ctl.name); /* its flow rules */

@@ -339,9 +339,11 @@ begin_stop(struct zn_mgr *m, unsigned int slot)
 	ZN_LOG(INFO, "NF '%s' (instance %u) is stopping", s->ctl.name, slot);
 }
 
-/* The NF can no longer touch its rings or ledger (it exited or died). */
+/* The NF can no longer touch its rings or ledger (it exited or died);
+ * its links reclaimed now, or by the caller (@p later_links). */
 static void
-begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
+begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died,
+	      bool later_links)
 {
 	struct zn_nf_slot *s = zn_slot(m, slot);
 	struct zn_nf_reg *reg = &m->registry->reg[slot];
@@ -356,7 +358,7 @@ begin_reclaim(struct zn_mgr *m, unsigned int slot, bool died)
 	set_state(m, slot, ZN_NF_RECLAIMING);
 	zn_route_publish(m); /* nobody sends to its RX ring or links now */
 
-	zn_reclaim_nf(m, slot);
+	zn_reclaim_nf(m, slot, later_links);
 	if (reg->pidfd >= 0) {
 		zn_loop_unwatch(m->loop, reg->pidfd);
 		close(reg->pidfd);
@@ -513,7 +515,7 @@ zn_registry_poll(struct zn_mgr *m)
 		case ZN_NF_STARTING:
 		case ZN_NF_STOPPING:
 			if (__atomic_load_n(&s->req.exited, __ATOMIC_ACQUIRE))
-				begin_reclaim(m, slot, false);
+				begin_reclaim(m, slot, false, false);
 			else if (reg->stop_sent && reg->stop_asked_ns != 0 &&
 				 now - reg->stop_asked_ns > STOP_WARN_NS) {
 				ZN_LOG(WARNING, "NF '%s' (pid %u) has not "
@@ -531,19 +533,41 @@ zn_registry_poll(struct zn_mgr *m)
 	}
 }
 
-/* The NF's process is gone: readable the instant it dies. */
+/* The NF's process is gone: readable the instant it dies. A process of
+ * several NFs (a bundle, lib/nf/nf_bundle.c) is gone for all of them at
+ * once, the same process by pid and start time: first the ring
+ * operations of each finished (before anything waits for the NFs:
+ * another NF may wait for a commit the process left in the records of
+ * its pool account, its first NF's slot's), then each reclaimed, and
+ * their links last (one's ledger may name the link into another, mid
+ * hand-off: it must be there to say how much went on it). */
 static void
 on_pidfd(void *arg, uint32_t events)
 {
 	const struct zn_nf_reg *reg = arg;
 	struct zn_mgr *m = reg->m;
-	unsigned int slot = reg->slot;
+	unsigned int slot = reg->slot, n = 0;
 	struct zn_nf_slot *s = zn_slot(m, slot);
+	uint16_t gone[ZN_MAX_NFS];
 
 	(void)events;
-	begin_reclaim(m, slot,
-		      !__atomic_load_n(&s->req.exited, __ATOMIC_ACQUIRE));
-	try_finish(m, slot);
+	for (unsigned int x = 0; x < ZN_MAX_NFS; x++)
+		if (x == slot || (m->registry->reg[x].pidfd >= 0 &&
+				  m->registry->reg[x].pid == reg->pid &&
+				  zn_slot(m, x)->ctl.start_time ==
+					  s->ctl.start_time))
+			gone[n++] = (uint16_t)x;
+	for (unsigned int i = 0; i < n; i++)
+		if (gone[i] != slot)
+			zn_pool_repair_nf(m, gone[i]);
+	for (unsigned int i = 0; i < n; i++)
+		begin_reclaim(m, gone[i],
+			      !__atomic_load_n(&zn_slot(m, gone[i])->req.exited,
+					       __ATOMIC_ACQUIRE), true);
+	for (unsigned int i = 0; i < n; i++) {
+		zn_reclaim_nf_links(m, gone[i]);
+		try_finish(m, gone[i]);
+	}
 }
 
 int

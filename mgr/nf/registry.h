@@ -46,8 +46,13 @@ pid_t zn_registry_pid(const struct zn_mgr *m, unsigned int slot);
 int zn_registry_kill(struct zn_mgr *m, unsigned int slot, int sig);
 
 /* reclaim.c: what an NF that left holds, returned. */
-/** Free the packets and DPDK objects NF @p slot left. @return packets
- *  freed. */
-uint64_t zn_reclaim_nf(struct zn_mgr *m, unsigned int slot);
+/** Free the packets and DPDK objects NF @p slot left; its links too
+ *  unless @p later_links (then zn_reclaim_nf_links, once every NF of a
+ *  process gone with several is reclaimed: one's ledger may name the
+ *  link into another, which must still be there to say how much of its
+ *  burst went on it). @return packets freed. */
+uint64_t zn_reclaim_nf(struct zn_mgr *m, unsigned int slot,
+		       bool later_links);
+uint64_t zn_reclaim_nf_links(struct zn_mgr *m, unsigned int slot);
 
 #endif /* ZN_REGISTRY_H */

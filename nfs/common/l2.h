@@ -5,7 +5,7 @@
 #define ZN_L2_H
 
 /* An Ethernet frame's L3: past the header and any 802.1Q / 802.1ad tags,
- * bounds checked (router, monitor). The dpi and flowmon NFs parse frames
+ * bounds checked (router, monitor, firewall, nat, lb). The dpi and flowmon NFs parse frames
  * the way capture tools do instead (nfs/dpi/dpi_parse.c). */
 
 #include <stdint.h>

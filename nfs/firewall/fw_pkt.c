@@ -15,12 +15,11 @@
 
 #include "fw_pkt.h"
 #include "../common/bytes.h"
+#include "../common/l2.h"
 
 #define ETH_HLEN 14
 #define ET_IPV4 0x0800
 #define ET_IPV6 0x86dd
-#define ET_VLAN 0x8100
-#define ET_QINQ 0x88a8
 
 #define P_ICMP 1
 #define P_TCP 6
@@ -428,23 +427,18 @@ int
 fw_pkt_parse(const uint8_t *p, uint32_t len, bool vlan, bool verify_csum,
 	     struct fw_pkt *k)
 {
-	uint32_t off = ETH_HLEN;
-	uint16_t et;
+	struct l2 l2 = { .off = ETH_HLEN };
 
 	memset(k, 0, sizeof(*k));
-	if (len < ETH_HLEN)
+	/* --no-vlan: the tags are not looked through (a tagged frame is
+	 * not IP) */
+	if (vlan ? l2_walk(p, len, &l2) < 0 : len < ETH_HLEN)
 		return FW_BAD_IP;
-	et = rd16(p + 12);
-	for (unsigned int tags = 0; vlan && tags < 2 &&
-	     (et == ET_VLAN || et == ET_QINQ); tags++) {
-		if (len < off + 4)
-			return FW_BAD_IP;
-		et = rd16(p + off + 2);
-		off += 4;
-	}
-	if (et == ET_IPV4)
-		return parse_v4(p, off, len, verify_csum, k);
-	if (et == ET_IPV6)
-		return parse_v6(p, off, len, verify_csum, k);
+	if (!vlan)
+		l2.ethertype = rd16(p + 12);
+	if (l2.ethertype == ET_IPV4)
+		return parse_v4(p, l2.off, len, verify_csum, k);
+	if (l2.ethertype == ET_IPV6)
+		return parse_v6(p, l2.off, len, verify_csum, k);
 	return FW_NOT_IP;
 }

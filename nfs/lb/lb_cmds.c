@@ -60,14 +60,22 @@ list_vip(const struct lb_vip *v, char *reply, size_t len)
 	return reply_json(o, reply, len);
 }
 
+/* A command's args, parsed into *@p a (the caller's to json_decref;
+ * NULL when not JSON), and the VIP its "vip" names, or NULL. */
+static struct lb_vip *
+args_vip(const char *args, json_t **a)
+{
+	*a = json_loads(args, 0, NULL);
+	return vip_named(json_string_value(json_object_get(*a, "vip")));
+}
+
 /* backend.list {"vip": NAME}: its backends, up or not, with the
  * connections they were given and the packets sent to them. */
 static int
 cmd_list(struct zn_nf *nf, const char *args, char *reply, size_t len)
 {
-	json_t *a = json_loads(args, 0, NULL);
-	struct lb_vip *v = vip_named(json_string_value(json_object_get(a,
-								      "vip")));
+	json_t *a;
+	struct lb_vip *v = args_vip(args, &a);
 
 	(void)nf;
 	json_decref(a);
@@ -84,9 +92,8 @@ cmd_list(struct zn_nf *nf, const char *args, char *reply, size_t len)
 static int
 cmd_set(struct zn_nf *nf, const char *args, char *reply, size_t len)
 {
-	json_t *a = json_loads(args, 0, NULL);
-	struct lb_vip *v = vip_named(json_string_value(json_object_get(a,
-								      "vip")));
+	json_t *a;
+	struct lb_vip *v = args_vip(args, &a);
 	const char *name = json_string_value(json_object_get(a, "backend"));
 	json_t *up = json_object_get(a, "up"), *w = json_object_get(a,
 								  "weight");
@@ -120,9 +127,8 @@ cmd_set(struct zn_nf *nf, const char *args, char *reply, size_t len)
 static int
 cmd_lookup(struct zn_nf *nf, const char *args, char *reply, size_t len)
 {
-	json_t *a = json_loads(args, 0, NULL);
-	struct lb_vip *v = vip_named(json_string_value(json_object_get(a,
-								      "vip")));
+	json_t *a;
+	struct lb_vip *v = args_vip(args, &a);
 	const char *src = json_string_value(json_object_get(a, "src"));
 	json_int_t sport = json_integer_value(json_object_get(a, "sport"));
 	struct in_addr in;

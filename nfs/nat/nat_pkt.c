@@ -11,6 +11,7 @@
 
 #include "nat.h"
 #include "../common/bytes.h"
+#include "../common/l2.h"
 
 #define P_ICMP 1
 #define P_TCP 6
@@ -68,58 +69,62 @@ read_ports(const uint8_t *l4, uint32_t len, struct nat_tuple *t)
 	return false;
 }
 
+/* An IPv4 header at @p ip, @p room bytes from it to the frame's end: its
+ * length in *ihl and its addresses and protocol in @p t; false if it is
+ * none (too short, not version 4, an IHL under 5 or past the room). The
+ * packet's own header and the one an ICMP error quotes alike. */
+static bool
+v4_header(const uint8_t *ip, uint32_t room, uint32_t *ihl,
+	  struct nat_tuple *t)
+{
+	if (room < 20 || (ip[0] >> 4) != 4 || (ip[0] & 0xf) < 5)
+		return false;
+	*ihl = (ip[0] & 0xfu) * 4;
+	t->src = rd32(ip + 12);
+	t->dst = rd32(ip + 16);
+	t->proto = ip[9];
+	return *ihl <= room;
+}
+
 int
 nat_pkt_read(uint8_t *f, uint32_t len, struct nat_pkt *k)
 {
-	uint32_t off = 14, ihl, tot;
-	uint16_t et;
+	uint32_t ihl, tot;
+	struct l2 l2;
 	uint8_t *ip;
 
 	memset(k, 0, sizeof(*k));
-	if (len < 14)
+	if (l2_walk(f, len, &l2) < 0)
 		return NAT_BAD;
-	et = rd16(f + 12);
-	for (unsigned int tags = 0; tags < 2 && (et == 0x8100 ||
-						 et == 0x88a8); tags++) {
-		if (len < off + 4)
-			return NAT_BAD;
-		et = rd16(f + off + 2);
-		off += 4;
-	}
-	if (et != 0x0800)
+	if (l2.ethertype != RTE_ETHER_TYPE_IPV4)
 		return NAT_NOT_IPV4;
-	ip = f + off;
-	if (len < off + 20 || (ip[0] >> 4) != 4 || (ip[0] & 0xf) < 5)
+	ip = f + l2.off;
+	if (!v4_header(ip, len - l2.off, &ihl, &k->t))
 		return NAT_BAD;
-	ihl = (ip[0] & 0xfu) * 4;
 	tot = rd16(ip + 2);
-	if (tot < ihl || off + tot > len)
+	if (tot < ihl || l2.off + tot > len)
 		return NAT_BAD;
 	if ((rd16(ip + 6) & 0x3fff) != 0)
 		return NAT_FRAGMENT;
 	k->l3 = ip;
 	k->l4 = ip + ihl;
 	k->l4_len = tot - ihl;
-	k->t.src = rd32(ip + 12);
-	k->t.dst = rd32(ip + 16);
-	k->t.proto = ip[9];
 	k->ports = read_ports(k->l4, k->l4_len, &k->t);
 	if (k->t.proto == P_TCP && k->l4_len >= 14)
 		k->tcp_flags = k->l4[13];
 	if (k->t.proto == P_ICMP && k->l4_len >= 8 && is_error(k->l4[0])) {
 		uint8_t *q = k->l4 + 8;
 		uint32_t ql = k->l4_len - 8, qihl;
+		struct nat_tuple in = { 0 };
 
 		k->icmp_error = true;
-		if (ql >= 20 && (q[0] >> 4) == 4 && (q[0] & 0xf) >= 5 &&
-		    (qihl = (q[0] & 0xfu) * 4) <= ql &&
+		/* a quoted first fragment (its offset 0) has its ports */
+		if (v4_header(q, ql, &qihl, &in) &&
 		    (rd16(q + 6) & 0x1fff) == 0) {
 			k->in_l3 = q;
 			k->in_l4 = q + qihl;
 			k->in_l4_len = ql - qihl;
-			k->in.src = rd32(q + 12);
-			k->in.dst = rd32(q + 16);
-			k->in.proto = q[9];
+			k->in = in;
 			k->in_ok = read_ports(k->in_l4, k->in_l4_len, &k->in);
 		}
 	}
