@@ -316,6 +316,24 @@ def conserved(st: dict) -> tuple[int, int, int]:
     return rx, tx, sum(st["drops"].values())
 
 
+def run_then_idle(m: "Manager", base: int, pkts: int, ready=None,
+                  timeout: float = 20) -> dict:
+    """RX on until port 1 sent more than pkts (and ready(), when given,
+    holds), then off and idle: every packet that entered went out, none
+    dropped (asserted). @p base: the pool's buffers in use at idle. The
+    idle stats."""
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > pkts, timeout,
+             "traffic")
+    if ready is not None:
+        wait_for(ready, timeout, "traffic everywhere it should go")
+    m.call("rx.set", enabled=False)
+    st = m.wait_idle(baseline=base)
+    rx, tx, dropped = conserved(st)
+    assert rx == tx > 0 and dropped == 0, st["drops"]
+    return st
+
+
 def tap_in_two_out(managers, tmp_path: Path, tag: str, chain: str):
     """A manager whose port 0 is a net_tap (frames go in one at a time with
     the returned AF_PACKET socket's send()) and whose ports 1 and 2 write

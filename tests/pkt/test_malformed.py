@@ -150,14 +150,18 @@ def test_tcpdump_corpus_through_the_second_suite(managers, tmp_path, kind):
     assert len(read_frames(out)) == n - sum(c.get(k, 0) for k in dropped)
 
 
-def test_tcpdump_corpus_through_a_queue_owner(managers, tmp_path):
+@pytest.mark.parametrize("bundled", [False, True],
+                         ids=["processes", "bundle"])
+def test_tcpdump_corpus_through_a_queue_owner(managers, tmp_path, bundled):
     """Every frame of tcpdump's suite taken from a port's RX queue by the
     NF that owns it (--nf-rx-queues, docs/architecture.md "NFs that own a
     port's RX queues"): port 0 replays the corpus into port 1, a net_ring
     whose queue 0 feeds back what it sends; the monitor owns that queue,
     parses every frame and hands it over a link to a forward NF, which
-    sends it out of port 2. No crash, the output holds exactly the input
-    frames in order, the monitor took each once."""
+    sends it out of port 2; the two as processes, or as a bundle (one
+    thread, the link taken in the same pass: "Bundles"). No crash, the
+    output holds exactly the input frames in order, the monitor took
+    each once."""
     if not (CORPORA / "tcpdump-4.99.3/tests").exists():
         pytest.skip("corpus not present")
     pcap, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
@@ -167,11 +171,15 @@ def test_tcpdump_corpus_through_a_queue_owner(managers, tmp_path):
                  chain="1,2,port:2", rx_paused=True,
                  args=["--nf-rx-queues", "1"])
     m.call("chain.set", port=0, hops=["port:1"])
-    mon = m.start_nf("monitor", 1)
-    m.start_nf("forward", 2)
+    if bundled:
+        mon = m.start_bundle([("monitor", 1, "mon"),
+                              ("forward", 2, "fwd")]).instances["mon"]
+    else:
+        mon = m.start_nf("monitor", 1).instance
+        m.start_nf("forward", 2)
     ring = m.call("port.list")["ports"][1]["nf_rx"]
     assert ring["queues"] == 1 and ring["why_not"] is None
-    assert ring["owners"][0].get("instance") == mon.instance
+    assert ring["owners"][0].get("instance") == mon
     m.call("rx.set", enabled=True)
     wait_for(lambda: m.call("port.list")["ports"][2]["tx"] >= n, 120,
              "corpus forwarded")
@@ -179,42 +187,8 @@ def test_tcpdump_corpus_through_a_queue_owner(managers, tmp_path):
     ports = st["ports"]
     assert ports[1]["nf_rx"]["rx"] == ports[1]["rx"] == n
     by = {x["service"]: x for x in st["nfs"]}
-    assert by[1]["counters"]["packets"] == n
+    assert by[1]["counters"]["packets"] == n and by[2]["rx"] == n
     h = by[1]["handoff"]  # to the forward NF over a link once given
-    assert h["link_tx"] > 0 and h["link_tx"] + h["to_worker"] == n
-    assert sum(st["drops"].values()) == 0
-    assert m.shutdown() == 0
-    assert read_frames(out) == read_frames(pcap)
-
-
-def test_tcpdump_corpus_through_a_bundle(managers, tmp_path):
-    """Every frame of tcpdump's suite through a bundle (monitor then
-    forward in one thread: docs/architecture.md "Bundles") whose monitor
-    owns the RX queue of a net_ring port that port 0 replays the corpus
-    into: no crash, the output holds exactly the input frames in order,
-    each NF took each once, the monitor's over the link to the forward
-    NF taken in the same pass."""
-    if not (CORPORA / "tcpdump-4.99.3/tests").exists():
-        pytest.skip("corpus not present")
-    pcap, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
-    n = merged_corpus(pcap)
-    m = managers(ports=[f"net_pcap0,rx_pcap={pcap}", "net_ring0",
-                        f"net_pcap1,tx_pcap={out}"],
-                 chain="1,2,port:2", rx_paused=True,
-                 args=["--nf-rx-queues", "1"])
-    m.call("chain.set", port=0, hops=["port:1"])
-    b = m.start_bundle([("monitor", 1, "mon"), ("forward", 2, "fwd")])
-    ring = m.call("port.list")["ports"][1]["nf_rx"]
-    assert ring["owners"][0].get("instance") == b.instances["mon"]
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: m.call("port.list")["ports"][2]["tx"] >= n, 120,
-             "corpus forwarded")
-    st = m.wait_idle()
-    assert st["ports"][1]["nf_rx"]["rx"] == st["ports"][1]["rx"] == n
-    by = {x["name"]: x for x in st["nfs"]}
-    assert by["mon"]["counters"]["packets"] == n
-    assert by["fwd"]["rx"] == n
-    h = by["mon"]["handoff"]
     assert h["link_tx"] > 0 and h["link_tx"] + h["to_worker"] == n
     assert sum(st["drops"].values()) == 0
     assert m.shutdown() == 0

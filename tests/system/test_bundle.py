@@ -18,22 +18,9 @@ import time
 import pytest
 
 from harness import (BUILD, BUNDLE_BIN, MGR_BIN, ZeroNFError, conserved,
-                     wait_for)
+                     run_then_idle, wait_for)
 
 NULL_PORTS = ["net_null0", "net_null1,no-rx=1"]
-
-
-def traffic(m, base: int, pkts: int) -> dict:
-    """Traffic until port 1 sent more than pkts, then idle: every packet
-    in went out, none dropped."""
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > pkts, 30,
-             "traffic")
-    m.call("rx.set", enabled=False)
-    st = m.wait_idle(baseline=base)
-    rx, tx, dropped = conserved(st)
-    assert rx == tx > 0 and dropped == 0, st["drops"]
-    return st
 
 
 def test_a_chain_of_two_in_one_thread(managers):
@@ -49,7 +36,7 @@ def test_a_chain_of_two_in_one_thread(managers):
     assert set(nfs) == {"a", "b"}
     assert nfs["a"]["pid"] == nfs["b"]["pid"] == b.proc.pid
     assert nfs["a"]["instance"] != nfs["b"]["instance"]
-    st = traffic(m, base, 300000)
+    st = run_then_idle(m, base, 300000)
     by = {n["name"]: n for n in st["nfs"]}
     assert by["a"]["rx"] == by["b"]["rx"] == st["ports"][0]["rx"]
     # a's packets for b: on their link (the first few through the worker
@@ -71,7 +58,7 @@ def test_two_of_one_kind_keep_their_own_options(managers):
     m.start_bundle([("forward", 1, "a"),
                     ("forward", 2, "b", ["--to-service", "3"])])
     m.start_nf("forward", 3, "c", nf_args=["--out-port", "1"])
-    st = traffic(m, base, 100000)
+    st = run_then_idle(m, base, 100000)
     by = {n["name"]: n for n in st["nfs"]}
     assert by["a"]["rx"] == by["b"]["rx"] == by["c"]["rx"] == \
         st["ports"][0]["rx"] > 0
@@ -214,7 +201,7 @@ def test_a_bundle_in_a_trust_group(managers):
     b = m.start_bundle([("forward", 1, "a"), ("forward", 2, "b")],
                        lib_args=["--trust-group", "g"])
     assert {n["trust_group"] for n in b.nfs().values()} == {"g"}
-    st = traffic(m, base, 50000)
+    st = run_then_idle(m, base, 50000)
     by = {n["name"]: n for n in st["nfs"]}
     assert by["a"]["rx"] == by["b"]["rx"] == st["ports"][0]["rx"] > 0
 

@@ -13,7 +13,7 @@ import random
 import signal
 import time
 
-from harness import DATA, conserved, traffic_ports, wait_for
+from harness import DATA, conserved, run_then_idle, traffic_ports, wait_for
 
 NULL_PORTS = ["net_null0", "net_null1,no-rx=1"]
 
@@ -38,24 +38,6 @@ def owner_rx(m, port: int = 0) -> dict:
             if "instance" in o}
 
 
-def run_then_idle(m, base: int, pkts: int, every_owner: bool = False
-                  ) -> dict:
-    """Traffic until port 1 sent more than pkts (and, with every_owner,
-    every queue's owner took some), then idle: every packet in went out,
-    none dropped."""
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > pkts, 20,
-             "traffic")
-    if every_owner:
-        wait_for(lambda: all(v > 0 for v in owner_rx(m).values()), 20,
-                 "every owner polls its queue")
-    m.call("rx.set", enabled=False)
-    st = m.wait_idle(baseline=base)
-    rx, tx, dropped = conserved(st)
-    assert rx == tx > 0 and dropped == 0, st["drops"]
-    return st
-
-
 def test_replicas_own_the_ports_queues(managers):
     """--nf-rx-queues 2 on net_null: two replicas of the first service own
     a queue each and take everything that enters; the workers poll
@@ -71,7 +53,8 @@ def test_replicas_own_the_ports_queues(managers):
     b = m.start_nf("forward", 1, "b")
     wait_for(lambda: sorted(owners(m)) == sorted([a.instance, b.instance]),
              5, "each replica owns a queue")
-    st = run_then_idle(m, base, 300000, every_owner=True)
+    st = run_then_idle(m, base, 300000, ready=lambda: all(
+        v > 0 for v in owner_rx(m).values()))
     by = {n["name"]: n for n in st["nfs"]}
     port0 = st["ports"][0]
     assert port0["nf_rx"]["rx"] == port0["rx"] > 0

@@ -12,7 +12,7 @@ import signal
 import time
 from pathlib import Path
 
-from harness import DATA, conserved, traffic_ports, wait_for
+from harness import DATA, conserved, run_then_idle, traffic_ports, wait_for
 
 TRACE = DATA / "pcap/bittorrent.pcap"
 
@@ -23,16 +23,9 @@ def worker_port_tx(m, port: int) -> int:
 
 
 def carry(m, base: int, pkts: int) -> tuple[dict, int]:
-    """Traffic until port 1 sent more than pkts, then idle: every packet
-    in went out, none dropped. Returns the stats and the packets out."""
-    m.call("rx.set", enabled=True)
-    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] > pkts, 20,
-             "traffic")
-    m.call("rx.set", enabled=False)
-    st = m.wait_idle(baseline=base)
-    rx, tx, dropped = conserved(st)
-    assert rx == tx > 0 and dropped == 0, st["drops"]
-    return st, tx
+    """run_then_idle, and the packets out."""
+    st = run_then_idle(m, base, pkts)
+    return st, conserved(st)[1]
 
 
 def test_nf_transmits_on_its_own_queue(managers):
