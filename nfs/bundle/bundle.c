@@ -151,16 +151,22 @@ parse_spec(const char *prog, const char *spec, struct member *m)
 	if (strlen(spec) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, spec);
-	svc = strchr(buf, ':');
+	/* from the right: a module's path may have a colon */
+	svc = strrchr(buf, ':');
 	if (svc == NULL) {
 		fprintf(stderr, "%s: --nf %s: MODULE:SERVICE[:NAME]\n", prog,
 			spec);
 		return -EINVAL;
 	}
 	*svc++ = '\0';
-	name = strchr(svc, ':');
-	if (name != NULL)
-		*name++ = '\0';
+	name = NULL;
+	end = strrchr(buf, ':');
+	if (end != NULL && end[1] != '\0' &&
+	    strspn(end + 1, "0123456789") == strlen(end + 1)) {
+		name = svc; /* MODULE:SERVICE:NAME */
+		*end = '\0';
+		svc = end + 1;
+	}
 	errno = 0;
 	s = strtol(svc, &end, 10);
 	if (errno != 0 || *end != '\0' || end == svc || s < 1 || s > 65535) {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -48,15 +49,20 @@ def test_a_chain_of_two_in_one_thread(managers):
     assert by["a"]["actions"]["next"] == by["a"]["rx"]
 
 
-def test_two_of_one_kind_keep_their_own_options(managers):
+def test_two_of_one_kind_keep_their_own_options(managers, tmp_path):
     """The same NF module twice in a bundle: each its own copy, so its
     globals (forward keeps its options in them) are its own. a forwards
     along the chain to b; b sends everything to service 3. Had b's
-    options been a's too, a would send to 3 and b would see nothing."""
+    options been a's too, a would send to 3 and b would see nothing.
+    b's module is named by a path with a colon in it, as a --nf spec
+    (MODULE:SERVICE:NAME) must still be read."""
     m = managers(ports=NULL_PORTS, chain="1,2,port:1", rx_paused=True)
     base = m.pool()["in_use"]
+    odd = tmp_path / "x:1" / "zeronf-forward.so"
+    odd.parent.mkdir()
+    shutil.copy(BUILD / "nfs" / "zeronf-forward.so", odd)
     m.start_bundle([("forward", 1, "a"),
-                    ("forward", 2, "b", ["--to-service", "3"])])
+                    (str(odd), 2, "b", ["--to-service", "3"])])
     m.start_nf("forward", 3, "c", nf_args=["--out-port", "1"])
     st = run_then_idle(m, base, 100000)
     by = {n["name"]: n for n in st["nfs"]}
