@@ -267,8 +267,6 @@ main(int argc, char **argv)
 	for (int k = 0; k < n; k++) {
 		const struct zn_nf_ops *(*get)(void);
 		char name[64];
-		char **av;
-		int ac = 0;
 		bool again = false;
 
 		for (int j = 0; j < k; j++)
@@ -294,9 +292,18 @@ main(int argc, char **argv)
 				 (int)(strlen(bname) - strlen(suffix)), bname,
 				 k, suffix);
 		strcpy(m[k].name, name);
+	}
+	/* each NF's command line, as its own program's would be */
+	for (int k = 0; k < n; k++) {
+		char **av;
+		int ac = 0;
+
 		av = calloc((size_t)(n_lib + m[k].n_args + 8), sizeof(*av));
-		if (av == NULL)
+		if (av == NULL) {
+			while (k-- > 0)
+				free(nfs[k].argv);
 			return 1;
+		}
 		av[ac++] = (char *)(uintptr_t)m[k].ops->name;
 		for (int j = 0; j < n_lib; j++)
 			av[ac++] = lib[j];
@@ -314,5 +321,7 @@ main(int argc, char **argv)
 	rc = zn_bundle_main(nfs, (unsigned int)n);
 	/* the modules stay loaded: their code may still be on the stack of
 	 * the EAL's threads; the process ends now */
+	for (int k = 0; k < n; k++)
+		free(nfs[k].argv);
 	return rc;
 }
