@@ -56,6 +56,37 @@ ring_has(const struct zn_rguard *g, uint32_t from, const void *pkt)
 	return false;
 }
 
+/* Where the packets NF @p y may still hold begin in its held[] (to
+ * held_n, zn_ledger_held_from): in a hand-off to a ring or a link, past
+ * the earlier runs and what the current run's ring took already (its
+ * producer tail moved past the position the ledger recorded: the NF is
+ * its only producer). A packet an NF handed on early in a burst may be
+ * back already (over a link to the NF that handed it out) while the
+ * burst's later runs wait: it is not held. Read position then tail: the
+ * tail only grows, and a newer position starts past what the older one's
+ * ring took, so this never says more was handed on than was. Bounded by
+ * held_n; an NF that wrote its position wrong only moves where its own
+ * packets count as held. */
+static uint32_t
+live_from(const struct zn_mgr *m, unsigned int y, const struct zn_ledger *l)
+{
+	uint64_t pos = __atomic_load_n(&l->tx_pos, __ATOMIC_ACQUIRE);
+	uint16_t id = (uint16_t)(pos >> 32);
+	const struct rte_ring *r;
+	uint32_t from;
+
+	if (__atomic_load_n(&l->phase, __ATOMIC_ACQUIRE) != ZN_LEDGER_TX ||
+	    id > ZN_MAX_LINKS)
+		return zn_ledger_held_from(l);
+	r = id == 0 ? m->nf[y].tx_guard.ring : m->rg_link[id - 1u].ring;
+	if (r == NULL)
+		return 0;
+	from = (uint32_t)(pos >> 48) +
+	       (__atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) -
+		(uint32_t)pos);
+	return RTE_MIN(from, (uint32_t)ZN_BURST);
+}
+
 /* Did NF @p slot pass @p pkt on over one of its links, as far as can be
  * seen now: in a link out of it, in what its receiver holds (its
  * ledger) or hands back (its TX ring)? Asked of a packet the NF hands
@@ -85,7 +116,7 @@ passed_on(const struct zn_mgr *m, unsigned int slot, const void *pkt)
 		held = RTE_MIN(__atomic_load_n(&rs->ledger.held_n,
 					       __ATOMIC_RELAXED),
 			       (uint32_t)ZN_BURST);
-		for (uint32_t i = zn_ledger_held_from(&rs->ledger); i < held;
+		for (uint32_t i = live_from(m, r, &rs->ledger); i < held;
 		     i++)
 			if (rs->ledger.held[i] == pkt)
 				return true;
@@ -117,7 +148,7 @@ held_by(const struct zn_mgr *m, unsigned int y, const void *pkt)
 		return true;
 	held = RTE_MIN(__atomic_load_n(&s->ledger.held_n, __ATOMIC_RELAXED),
 		       (uint32_t)ZN_BURST);
-	for (uint32_t i = zn_ledger_held_from(&s->ledger); i < held; i++)
+	for (uint32_t i = live_from(m, y, &s->ledger); i < held; i++)
 		if (s->ledger.held[i] == pkt)
 			return true;
 	g = &m->nf[y].tx_guard;
