@@ -35,13 +35,26 @@ def chain_layout(n: int) -> tuple[list[str], dict[int, list[str]], int]:
                   for s in range(1, n + 1)}, tx
 
 
+def chain_hops(n: int) -> str:
+    """The chain of n NFs the speed tester loops through: forwards as
+    services 2..n, then the tester (service 1)."""
+    return ",".join([str(s) for s in range(2, n + 1)] + ["1"])
+
+
+def tester_report(proc, seconds: float) -> dict:
+    """The speed tester's last JSON line, once its run of @p seconds
+    ended (its process's, or its bundle's)."""
+    proc.wait(seconds + 30)
+    return json.loads([ln for ln in proc.output().splitlines()
+                       if ln.startswith("{")][-1])
+
+
 def tester_line(n: int, tester_args: list[str], seconds: float,
                 handoff: str = "direct") -> dict:
     """The speed tester's report through a chain of n NFs: forwards as
     services 2..n, the tester (service 1) last."""
-    hops = [str(s) for s in range(2, n + 1)] + ["1"]
     mgr_args, nf_args, _ = chain_layout(n)
-    m = Manager(TMP, chain=",".join(hops),
+    m = Manager(TMP, chain=chain_hops(n),
                 args=mgr_args + ["--handoff", handoff])
     try:
         for s in range(2, n + 1):
@@ -49,9 +62,7 @@ def tester_line(n: int, tester_args: list[str], seconds: float,
         st = m.start_nf("speed-tester", 1, lib_args=nf_args[1],
                         nf_args=tester_args + ["-d", str(seconds),
                                                "-w", "1"])
-        st.proc.wait(seconds + 30)
-        return json.loads([ln for ln in st.proc.output().splitlines()
-                           if ln.startswith("{")][-1])
+        return tester_report(st.proc, seconds)
     finally:
         m.shutdown()
         m.close()
@@ -82,8 +93,7 @@ def bundle_line(n: int, seconds: float, tester_args: list[str] | None = None,
     1, its start and end), cut into split (bundle_split(n)), each bundle
     one thread on a core of its own; every hop on a link, taken in the
     same pass inside a bundle."""
-    hops = [str(s) for s in range(2, n + 1)] + ["1"]
-    m = Manager(TMP, chain=",".join(hops))
+    m = Manager(TMP, chain=chain_hops(n))
     cpus = sorted(os.sched_getaffinity(0))
     tester = None
     if tester_args is None:
@@ -104,9 +114,7 @@ def bundle_line(n: int, seconds: float, tester_args: list[str] | None = None,
                 "--cpus", str(cpus[i % len(cpus)])])
             if first == 1:
                 tester = b
-        tester.proc.wait(seconds + 30)
-        return json.loads([ln for ln in tester.proc.output().splitlines()
-                           if ln.startswith("{")][-1])
+        return tester_report(tester.proc, seconds)
     finally:
         m.shutdown()
         m.close()

@@ -78,12 +78,13 @@ find_manager(struct zn_nf *nf)
 }
 
 /* Claim the first free NF slot: its lock file is held for the NF's life, so
- * the kernel releases it however the NF dies. The slot fixes the lcore id. */
+ * the kernel releases it however the NF dies. The slot fixes the lcore id.
+ * @p given: the one its launcher claimed for it, if it did (a bundle's
+ * later NFs: no, that one is its first NF's). */
 static int
-claim_slot(struct zn_nf *nf)
+claim_slot(struct zn_nf *nf, bool given)
 {
-	/* the one its launcher claimed for it, if it did */
-	int fd = zn_slot_given(nf->instance, &nf->slot);
+	int fd = given ? zn_slot_given(nf->instance, &nf->slot) : -ENOENT;
 
 	if (fd == -ENOENT) {
 		fd = zn_slot_claim(nf->instance, &nf->slot);
@@ -372,16 +373,7 @@ zn_nf_open_in(int argc, char **argv, const struct zn_nf_ops *ops,
 			rc = zn_nf_pid_claim(nf);
 		if (rc < 0)
 			goto fail;
-		/* the slot its launcher gave is the bundle's first NF's */
-		rc = first == NULL ? claim_slot(nf) :
-		     zn_slot_claim(nf->instance, &nf->slot);
-		if (rc >= 0 && first != NULL) {
-			nf->slot_lock_fd = rc;
-			rc = 0;
-		} else if (rc == -EBUSY && first != NULL) {
-			ZN_LOG(ERR, "all %u NF slots of '%s' are taken",
-			       ZN_MAX_NFS, nf->instance);
-		}
+		rc = claim_slot(nf, first == NULL);
 		if (rc < 0)
 			goto fail;
 		nf->kick_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);

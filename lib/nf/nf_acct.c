@@ -75,7 +75,7 @@ zn_nf_acct_room(struct zn_nf *nf, struct rte_mempool_cache *c,
 		nf->acct->seen = 0;
 }
 
-/* What lies in the cache from acache_seen up is ours from now on. */
+/* What lies in the cache from acct->seen up is ours from now on. */
 static void
 claim(struct zn_nf *nf)
 {

@@ -141,16 +141,14 @@ zn_nf_group_attach(struct zn_nf *nf)
 int
 zn_nf_group_share(struct zn_nf *nf, const struct zn_nf *first)
 {
+	int rc;
+
 	if (first->gva == NULL)
 		return 0;
-	nf->gpool = first->gpool;
-	nf->group = first->group;
-	nf->hdr = first->hdr;
-	nf->stopping = first->stopping;
-	nf->lb_epoch = first->lb_epoch;
-	nf->links = first->links;
-	nf->w_db0 = first->w_db0;
-	nf->w_db_stride = first->w_db_stride;
+	/* what attach() reads of the file, read again: the same mapping */
+	rc = attach(nf, first->gva, first->group - 1u, first->glen);
+	if (rc < 0)
+		return rc;
 	nf->gva = first->gva;
 	nf->glen = first->glen;
 	nf->gshared = true;
