@@ -37,7 +37,9 @@ def test_a_chain_of_two_in_one_thread(managers):
     assert set(nfs) == {"a", "b"}
     assert nfs["a"]["pid"] == nfs["b"]["pid"] == b.proc.pid
     assert nfs["a"]["instance"] != nfs["b"]["instance"]
-    st = run_then_idle(m, base, 300000)
+    st = run_then_idle(m, base, 300000, ready=lambda: any(
+        n["name"] == "a" and n["handoff"]["link_tx"] > 0
+        for n in m.call("nf.list")["nfs"]))
     by = {n["name"]: n for n in st["nfs"]}
     assert by["a"]["rx"] == by["b"]["rx"] == st["ports"][0]["rx"]
     # a's packets for b: on their link (the first few through the worker
