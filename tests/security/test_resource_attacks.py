@@ -217,7 +217,7 @@ def test_nfs_stop_yielding_to_a_thread_that_keeps_the_core(managers,
     of the manager's worker and a forwarder, under traffic. Before, each
     empty poll of theirs yielded to it, handing it a whole time slice
     while their rings filled (48 -> 2.5 Mpps, `make bench BENCH=spinner`).
-    Now a yield that lasted a slice turns yielding off for a while: they
+    Now yields that last slices turn yielding off for a while: they
     wait on their doorbells instead, and a wake-up takes the core back.
     Checked here: the long yields were seen and counted by both, packets
     went through, all came back to the pool (the rate is the bench's)."""

@@ -13,6 +13,7 @@
 #include "../../lib/common/zn_flow.h"
 #include "../../lib/common/zn_instance.h"
 #include "../../lib/common/zn_util.h"
+#include "../../lib/common/zn_yield.h"
 #include "../../lib/common/zn_cpus.h"
 #include "../../mgr/core/mgr.h"
 #include "../../mgr/flow/route.h"
@@ -223,6 +224,62 @@ ZN_TEST(doorbell_wait_all_no_lost_wakeup)
 	ZT_CHECK(f.db.sleeps > 0); /* counted on the first */
 	ZT_CHECK(f.db.wakeups > 0);
 	ZT_EQ(f.group_db.sleeps, 0);
+}
+
+/* zn_yield's decision (lib/common/zn_yield.h), on a clock of 1 tick per
+ * us: yields that lasted a slice now and then (a control thread, the
+ * kernel) never pause yielding; a thread that keeps the core (every yield
+ * to it a slice) does at once, for 100 ms, then 200, 400 ... while it
+ * stays, and 100 again once it was gone a while. */
+#define YHZ 1000000u /* ticks per second: 1 per us */
+
+static uint64_t
+spin_until_paused(struct zn_yield *y, uint64_t t)
+{
+	for (int i = 0; i < 10 && y->off_until <= t; i++) {
+		zn_yield_note(y, t, 3000, YHZ); /* a 3 ms slice to it */
+		t += 3000 + 10;
+	}
+	return t;
+}
+
+ZN_TEST(yield_pauses_for_a_spinner_only)
+{
+	struct zn_yield y;
+	uint64_t t = 5000000, end;
+
+	memset(&y, 0, sizeof(y));
+	/* short yields: nothing noted */
+	for (int i = 0; i < 1000; i++)
+		zn_yield_note(&y, t + i * 2, 1, YHZ);
+	ZT_EQ(y.n_long, 0);
+	/* a 1 ms yield every 200 ms for 10 s, and now and then two 1.5 ms
+	 * ones 5 ms apart: counted, never a pause */
+	for (int i = 0; i < 50; i++) {
+		t += 200000;
+		zn_yield_note(&y, t, 1000, YHZ);
+		if (i % 10 == 0)
+			zn_yield_note(&y, t + 5000, 1500, YHZ);
+	}
+	ZT_EQ(y.n_long, 55);
+	ZT_EQ(y.off_until, 0);
+	/* a spinner: paused after two of its slices, for 100 ms */
+	t += 300000;
+	end = spin_until_paused(&y, t);
+	ZT_EQ(y.n_long, 57);
+	ZT_EQ(end - t, 2 * 3010);
+	ZT_EQ(y.off_until, t + 3010 + 3000 + 100000);
+	/* still there when the pause ends: 200, 400, 800, 1600, 1600 ms */
+	for (uint32_t ms = 200; ms <= 3200; ms *= 2) {
+		t = y.off_until + 20;
+		spin_until_paused(&y, t);
+		ZT_EQ(y.off_until - (t + 3010 + 3000),
+		      1000u * (ms > 1600 ? 1600 : ms));
+	}
+	/* gone for two seconds, then back: 100 ms again */
+	t = y.off_until + 2000000;
+	spin_until_paused(&y, t);
+	ZT_EQ(y.off_until, t + 3010 + 3000 + 100000);
 }
 
 /* The shared layout: each named-writer section starts a cache line. */
