@@ -6,7 +6,7 @@ import struct
 from collections import defaultdict
 from pathlib import Path
 
-from scapy.utils import RawPcapReader, RawPcapNgReader  # noqa: F401
+from scapy.utils import RawPcapReader
 
 DLT_EN10MB = 1
 

@@ -13,7 +13,6 @@ import ipaddress
 import random
 import struct
 import time
-from pathlib import Path
 
 import pytest
 from scapy.all import IP, IPv6, TCP, UDP, ICMP, ARP, Ether, Raw, wrpcap

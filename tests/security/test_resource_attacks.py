@@ -117,7 +117,7 @@ def test_a_replayed_packet_is_the_replayers_not_its_holders(managers,
                  args=["--handoff", handoff, "--bad-desc-limit", "8"])
     base = m.pool()["in_use"]
     honest = m.start_nf("forward", 2, nf_args=["--cost-ns", "100000000"])
-    hog = m.start_nf("test-hog", 1, nf_args=["--mode", "replay", "--last",
+    m.start_nf("test-hog", 1, nf_args=["--mode", "replay", "--last",
                                              "16"])
     m.call("rx.set", enabled=True)
     ev = wait_for(lambda: [e for e in m.call("event.list")["events"]

@@ -125,7 +125,7 @@ def test_lies_are_caught_before_a_boundary(managers, lie):
     whose packets go to an NF of group b is caught before the copy, its
     lies its own, the NF of b given nothing but real packets."""
     m, base, liar = liar_in_a(managers, ["--lie", lie, "--every", "7"])
-    nf_b = m.start_nf("forward", 2, "b", lib_args=["--trust-group", "b"])
+    m.start_nf("forward", 2, "b", lib_args=["--trust-group", "b"])
     m.call("rx.set", enabled=True)
     wait_for(lambda: (liar.stats() or {}).get("counters", {}).get("lies", 0)
              > 500, 30, "lies told")

@@ -5,7 +5,6 @@ the forward NF mid-transfer loses packets (counted), TCP recovers them."""
 
 from __future__ import annotations
 
-import hashlib
 import signal
 import sys
 import textwrap

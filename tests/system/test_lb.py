@@ -5,7 +5,6 @@ on the survivors, nothing leaks, the move is counted)."""
 from __future__ import annotations
 
 import signal
-import struct
 import time
 
 import pytest

@@ -48,7 +48,7 @@ def test_nf_stop_and_start_while_traffic_flows(managers):
     assert a.proc.wait(10) == 0
     flowing(m)
     # Stop b with SIGTERM: it asks to leave, drains, exits cleanly.
-    c = m.start_nf("forward", 2, "c")
+    m.start_nf("forward", 2, "c")
     flowing(m)
     b.proc.signal(signal.SIGTERM)
     assert b.proc.wait(10) == 0

@@ -88,7 +88,7 @@ def test_more_nfs_than_queues(managers):
                  rx_paused=True, args=["--nf-tx-queues", "1"])
     base = m.pool()["in_use"]
     a = m.start_nf("forward", 1, "a")
-    b = m.start_nf("forward", 1, "b")
+    m.start_nf("forward", 1, "b")
     nt = m.call("port.list")["ports"][1]["nf_tx"]
     assert [n["instance"] for n in nt["nfs"]] == [a.instance]
     st, _ = carry(m, base, 100000)

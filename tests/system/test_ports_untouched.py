@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from harness import DATA, wait_for
-from netns import Host, sh, unique_tag
+from netns import sh, unique_tag
 from pcaputil import read_frames
 
 TRACE = DATA / "pcap" / "wikipedia.pcap"

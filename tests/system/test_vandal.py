@@ -216,7 +216,7 @@ def test_another_groups_nf_is_out_of_reach(managers):
     vandal.proc.wait(10)
     wait_for(lambda: m.nf_by_pid(vandal.proc.pid) is None, 15,
              "the vandal reclaimed")
-    reach = faults_and_harms_none(m, honest, "reach", 10000)
+    faults_and_harms_none(m, honest, "reach", 10000)
     # The group's pool: its header, lcore caches and free ring are in
     # the group's file too (mgr/trust/group.c); a third vandal that finds them
     # by their memzones' names faults writing there.

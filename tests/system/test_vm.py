@@ -10,7 +10,6 @@ import glob
 import os
 import shutil
 import signal
-import time
 from pathlib import Path
 
 import pytest
