@@ -3,6 +3,7 @@ route_load (the RouteViews table), flowmon. Line formats: bench/run.py."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
@@ -13,10 +14,44 @@ from harness import Manager
 
 
 # ---------------------------------------------------------------- dpi
-def dpi_trace() -> tuple[Path, int]:
+COPIES = 8  # of the nDPI captures in the dpi bench's trace
+
+
+def renumbered(frame: bytes, c: int) -> bytes:
+    """@p frame with the second byte of its outer IPv4/IPv6 source and
+    destination addresses XORed with @p c (the IPv4 header checksum
+    redone): copy c of a flow is a flow of its own, both directions
+    alike. Non-IP frames as they are."""
+    import struct
+    off = 12
+    et = struct.unpack_from("!H", frame, off)[0] if len(frame) >= 14 else 0
+    while et in (0x8100, 0x88A8, 0x9100) and len(frame) >= off + 6:
+        off += 4
+        et = struct.unpack_from("!H", frame, off)[0]
+    ip, b = off + 2, bytearray(frame)
+    if et == 0x0800 and len(b) >= ip + 20 and b[ip] >> 4 == 4:
+        b[ip + 13] ^= c
+        b[ip + 17] ^= c
+        hl = (b[ip] & 15) * 4
+        if len(b) >= ip + hl:
+            b[ip + 10:ip + 12] = b"\0\0"
+            s = sum(struct.unpack_from(f"!{hl // 2}H", b, ip))
+            while s >> 16:
+                s = (s & 0xFFFF) + (s >> 16)
+            struct.pack_into("!H", b, ip + 10, ~s & 0xFFFF)
+    elif et == 0x86DD and len(b) >= ip + 40:
+        b[ip + 9] ^= c
+        b[ip + 25] ^= c
+    return bytes(b)
+
+
+def dpi_trace(copies: int = COPIES) -> tuple[Path, int]:
     """The nDPI 4.2 test captures with Ethernet framing, one after the
     other in one pcap (times shifted so that each starts 1 s after the
-    previous ended): the same packets for every mode."""
+    previous ended), @p copies times over, each copy's addresses
+    renumbered (renumbered()): new flows all the way, as a link carries,
+    and a run long enough to time (28,813 frames a copy). The same
+    packets for every mode."""
     from harness import CORPORA
     from pcaputil import linktype, write_pcap
     from scapy.utils import RawPcapReader
@@ -26,38 +61,63 @@ def dpi_trace() -> tuple[Path, int]:
             return m.sec + m.usec / 1e6
         return ((m.tshigh << 32) | m.tslow) / m.tsresol
 
+    caps = []
+    for pc in sorted((CORPORA / "ndpi-4.2/pcap").glob("*")):
+        if linktype(pc) != 1:
+            continue
+        with RawPcapReader(str(pc)) as r:
+            recs = [(bytes(d), ts(m), getattr(m, "wirelen", len(d)))
+                    for d, m in r]
+        if recs:
+            caps.append(recs)
+
     def records():
         t_next = 1_000_000_000.0
-        for pc in sorted((CORPORA / "ndpi-4.2/pcap").glob("*")):
-            if linktype(pc) != 1:
-                continue
-            with RawPcapReader(str(pc)) as r:
-                recs = [(bytes(d), m) for d, m in r]
-            if not recs:
-                continue
-            t0, last = ts(recs[0][1]), t_next
-            for d, m in recs:
-                last = max(last, t_next + ts(m) - t0)  # never backwards
-                us = int(last) * 1_000_000 + int((last - int(last)) * 1e6)
-                yield us, d, getattr(m, "wirelen", len(d))
-            t_next = last + 1.0
+        for c in range(copies):
+            for recs in caps:
+                t0, last = recs[0][1], t_next
+                for d, t, wire in recs:
+                    last = max(last, t_next + t - t0)  # never backwards
+                    us = int(last) * 1_000_000 + \
+                        int((last - int(last)) * 1e6)
+                    yield us, renumbered(d, c) if c else d, wire
+                t_next = last + 1.0
 
-    path = TMP / "dpi.pcap"
+    path = TMP / f"dpi{copies}.pcap"
     return path, write_pcap(path, records())
 
 
-def dpi_zeronf_once(trace: Path, n: int, replicas: int = 1) -> float:
-    """@replicas dpi NFs of one service: the manager balances by flow
-    hash, so each sees whole flows (its results stay those of one)."""
+def dpi_zeronf_once(trace: Path, n: int, replicas: int = 1,
+                    rss: bool = False) -> float:
+    """@replicas dpi NFs of one service, each seeing whole flows (its
+    results stay those of one): balanced by the manager's worker by flow
+    hash as it reads the capture (net_pcap), or, with @p rss, each owning
+    one RX queue of a ring port that holds the capture split by RSS
+    before the clock starts (mgr/port/port_ring.c: a NIC's queues holding
+    what arrived), one replica per CPU, no worker on the way."""
     from harness import wait_for
-    m = Manager(TMP, ports=[f"net_pcap0,rx_pcap={trace}", "net_null0,no-rx=1"],
-                chain="1,port:1", rx_paused=True,
-                args=["--rx-timestamp", "--pool-size", "65535"])
+    args = ["--rx-timestamp", "--pool-size", "65535"]
+    ports = [f"net_pcap0,rx_pcap={trace}", "net_null0,no-rx=1"]
+    cpus = sorted(os.sched_getaffinity(0))
+    if rss:
+        size = 1 << max(10, (n - 1).bit_length())  # any split fits
+        args = ["--rx-timestamp", "--nf-rx-queues", str(replicas),
+                "--pool-size", str((1 << (n + n // 8).bit_length()) - 1),
+                "--mem", "1536"]
+        ports[0] = f"net_ring0,zn_ring_size={size},zn_load={trace}"
+    m = Manager(TMP, ports=ports, chain="1,port:1", rx_paused=True,
+                args=args)
     try:
-        for _ in range(replicas):
+        for i in range(replicas):
             m.start_nf("dpi", 1, nf_args=[
                 "--proto-dir", str(REPO / "nfs/dpi/ndpi-4.2"),
-                "--capture-time", "--idle-s", "0"])
+                "--capture-time", "--idle-s", "0"],
+                lib_args=["--cpus", str(cpus[i % len(cpus)])] if rss
+                else [])
+        if rss:
+            wait_for(lambda: all(o.get("instance") is not None for o in
+                                 m.call("port.list")["ports"][0]["nf_rx"]
+                                 ["owners"]), 30, "each queue owned")
         t0 = time.monotonic()
         m.call("rx.set", enabled=True)
         wait_for(lambda: m.call("port.list")["ports"][1]["tx"] == n, 120,
@@ -95,20 +155,27 @@ def dpi_ndpireader_once(trace: Path) -> float:
 def bench_dpi(runs: int) -> None:
     """The same capture set through the dpi NF on ZeroNF (net_pcap ->
     manager -> NF -> net_null; time until the last packet left; zeronf_2:
-    two replicas of it, balanced by flow hash), the same
+    two replicas of it, balanced by flow hash; zeronf_rss_2: two replicas
+    owning the RSS queues of a port holding the capture), the same
     classifier on libpcap (its read-and-classify loop), and ndpiReader
-    (its packet processing time); interleaved runs."""
+    (its packet processing time); interleaved runs. Each line says its
+    median against ndpiReader's (vs_ndpireader)."""
     trace, n = dpi_trace()
     res: dict[str, list[float]] = {"zeronf": [], "zeronf_2": [],
+                                   "zeronf_rss_2": [],
                                    "libpcap": [], "ndpireader": []}
     for _ in range(runs):
         res["zeronf"].append(dpi_zeronf_once(trace, n))
         res["zeronf_2"].append(dpi_zeronf_once(trace, n, replicas=2))
+        res["zeronf_rss_2"].append(dpi_zeronf_once(trace, n, replicas=2,
+                                                   rss=True))
         res["libpcap"].append(dpi_libpcap_once(trace))
         res["ndpireader"].append(dpi_ndpireader_once(trace))
         log(f"dpi: {[(k, round(v[-1], 3)) for k, v in res.items()]}")
+    ref = median(res["ndpireader"])
     for mode, v in res.items():
         emit({"bench": "dpi", "mode": mode, "mpps": median(v),
+              "vs_ndpireader": round(median(v) / ref, 2) if ref else None,
               "packets": n, "runs": [round(x, 4) for x in v]})
 
 

@@ -52,11 +52,15 @@ affects both sides alike. Progress goes to stderr.
          ingress with the stored flow hash; naive_rehash: the same rules,
          but every packet's header is parsed, hashed and looked up again
          at every hop (--fdir-rehash, OpenNetVM's way).
-  dpi    {"bench":"dpi","mode":M,"mpps":X}: the nDPI test captures (those
-         with Ethernet framing, concatenated) classified by the dpi NF on
-         ZeroNF (M = zeronf; zeronf_2: two replicas of it, balanced by
-         flow hash), by the same classifier reading the file with
-         libpcap (libpcap) and by ndpiReader 4.2 (ndpireader).
+  dpi    {"bench":"dpi","mode":M,"mpps":X,"vs_ndpireader":R}: the nDPI
+         test captures (those with Ethernet framing, concatenated, 8 times
+         over with renumbered addresses: 230,504 frames) classified by the
+         dpi NF on ZeroNF (M = zeronf; zeronf_2: two replicas of it,
+         balanced by flow hash by the worker; zeronf_rss_2: two replicas
+         each owning an RX queue of a ring port that holds the capture
+         split by RSS, one per CPU), by the same classifier reading the
+         file with libpcap (libpcap) and by ndpiReader 4.2 (ndpireader);
+         R: X / ndpireader's X.
   router {"bench":"router","prefixes":512621,"mpps":X}: the router NF
          with the RouteViews table, 64-byte packets to random IPv4
          destinations (net_pcap replay -> router -> net_null).

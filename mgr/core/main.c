@@ -137,6 +137,8 @@ eal_init(struct zn_mgr *m, const char *prog)
 	argv[argc++] = memres;
 	argv[argc++] = loglvl;
 	for (unsigned int i = 0; i < m->cfg.n_devargs; i++) {
+		if (zn_port_ring_spec(m->cfg.devargs[i]))
+			continue; /* made after, on rings of ours (port_ring.c) */
 		if (is_pci_addr(m->cfg.devargs[i])) {
 			argv[argc++] = (char *)(uintptr_t)"-a";
 			any_pci = true;

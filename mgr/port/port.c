@@ -164,6 +164,9 @@ ports_init(struct zn_mgr *m)
 
 		zn_strlcpy(p->devargs, m->cfg.devargs[i], sizeof(p->devargs));
 		p->group = zn_group_by_id(m, m->cfg.port_group[i]);
+		if (zn_port_ring_spec(p->devargs) &&
+		    (rc = zn_port_ring_make(p->devargs)) < 0)
+			return rc;
 		rc = find_port(p->devargs, &p->port_id);
 		if (rc < 0) {
 			ZN_LOG(ERR, "port %u (%s): no such device was probed",
@@ -178,6 +181,9 @@ ports_init(struct zn_mgr *m)
 			return rc;
 		}
 		zn_port_nftx_publish(m, i);
+		if (zn_port_ring_spec(p->devargs) &&
+		    (rc = zn_port_ring_load(m, p, rss_key_sym)) < 0)
+			return rc;
 		ZN_LOG(INFO, "port %u: %s (%s), %u RX / %u TX queues%s%s, "
 		       "%u TX queues for NFs, %u RX queues NFs may own", i,
 		       p->name, p->driver, p->nb_rxq, p->nb_txq,
@@ -363,7 +369,9 @@ port_check(const char *prog, struct zn_mgr_cfg *cfg)
 static const struct zn_opt port_opt[] = {
 	{ "port", 'p', "DEVARGS", "add a port: a vdev "
 	  "(net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap)\nor a PCI address; "
-	  "repeat for more ports", ZN_OPT_PARSE, .parse = opt_port },
+	  "repeat for more ports; net_ringN,zn_ring_size=S,zn_load=PCAP:\n"
+	  "RX rings of S holding PCAP at start, by RSS",
+	  ZN_OPT_PARSE, .parse = opt_port },
 	{ "port-name", 0, "P=NAME", "port P's name (status; chains say "
 	  "port:NAME)", ZN_OPT_PARSE, .parse = opt_port_name },
 	{ "nf-tx-queues", 0, "N", "TX queues per port for NFs that transmit "

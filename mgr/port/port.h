@@ -81,6 +81,18 @@ void zn_port_kdrops_find(struct zn_port *p);
  * DPDK 22.11's PMD does not count; control thread only. */
 uint64_t zn_port_kdrops(struct zn_port *p);
 
+/** Ring ports the manager makes (port_ring.c): does --port @p devargs
+ *  ask for one (net_ring... with zn_ring_size=)? Then it is not the EAL's
+ *  to probe. */
+bool zn_port_ring_spec(const char *devargs);
+/** Make it: its rings, then the driver on them. 0 or -errno (said). */
+int zn_port_ring_make(const char *devargs);
+/** Port @p p set up: the capture its zn_load= names in its RX queues, by
+ *  the symmetric RSS of @p key (40 bytes). 0 (also: nothing to load) or
+ *  -errno (said). */
+int zn_port_ring_load(struct zn_mgr *m, struct zn_port *p,
+		      const uint8_t *key);
+
 /** Read the ports or not (rx.set, --rx-paused, --rx-when-ready,
  *  shutdown): the workers and the NFs owning RX queues. */
 void zn_ports_rx_set(struct zn_mgr *m, bool on);

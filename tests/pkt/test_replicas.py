@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import CORPORA, wait_for
+from harness import CORPORA, REPO, wait_for
 from pcaputil import DLT_EN10MB, linktype, read_frames, write_pcap
 
 KEY = re.compile(r"^(\S+) (\[?[^\]\s]+\]?):(\d+) -> (\[?[^\]\s]+\]?):(\d+)"
@@ -74,3 +74,58 @@ def test_four_replicas_share_flows(managers, tmp_path, lb):
         return
     for c in counts:
         assert abs(c - mean) <= 0.15 * mean, counts
+
+
+RSS_PCAPS = ["dnscrypt-v1-and-resolver-pings.pcap", "whatsapp_login_call.pcap",
+             "iphone.pcap"]
+
+
+@pytest.mark.parametrize("name", RSS_PCAPS)
+def test_dpi_replicas_owning_rss_queues_match_ndpireader(managers, tmp_path,
+                                                         name):
+    """Two dpi replicas, each owning one RX queue of a port that holds a
+    capture as a NIC with RSS would (mgr/port/port_ring.c: the frames in
+    the queues by the symmetric Toeplitz hash of their flow; the
+    manager's workers on nobody's way): the two reports together are
+    ndpiReader's, flow for flow; each flow, both directions, was seen by
+    one replica; each took its own queue's frames; every buffer came
+    back."""
+    from test_dpi import NDPI, differences, flows
+    pcap = NDPI / "pcap" / name
+    if not pcap.exists():
+        pytest.skip("corpus not present")
+    n = len(read_frames(pcap))
+    m = managers(ports=[f"net_ring0,zn_ring_size=4096,zn_load={pcap}",
+                        "net_null0,no-rx=1"],
+                 chain="1,port:1", rx_paused=True,
+                 args=["--rx-timestamp", "--nf-rx-queues", "2"])
+    assert m.pool()["in_use"] >= n  # the capture, in the port's queues
+    reports = [tmp_path / f"r{i}.out" for i in range(2)]
+    reps = [m.start_nf("dpi", 1, f"r{i}", nf_args=[
+        "--report", str(r), "--proto-dir", str(REPO / "nfs/dpi/ndpi-4.2"),
+        "--idle-s", "0", "--capture-time", "--dlt", "1"])
+        for i, r in enumerate(reports)]
+    wait_for(lambda: [o.get("name") for o in m.call("port.list")["ports"][0]
+                      ["nf_rx"]["owners"]] == ["r0", "r1"], 30,
+             "each replica owning a queue")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] == n, 60,
+             "the capture through the replicas")
+    st = m.wait_idle()
+    nf_rx = st["ports"][0]["nf_rx"]
+    took = {o["name"]: o["rx"] for o in nf_rx["owners"]}
+    by = {x["name"]: x for x in st["nfs"]}
+    assert nf_rx["rx"] == n and sum(took.values()) == n
+    for r in ("r0", "r1"):
+        assert by[r]["rx"] == took[r] > 0  # its own queue's, and only
+        assert by[r]["handoff"]["port_tx"] == took[r]
+    assert sum(st["drops"].values()) == 0
+    assert m.pool()["in_use"] == 0
+    for rep in reps:
+        m.call("nf.stop", instance=rep.instance)
+        assert rep.proc.wait(30) == 0
+    seen = [flows(r) for r in reports]
+    assert not set(seen[0]) & set(seen[1])  # each flow in one replica
+    merged = tmp_path / "merged.out"
+    merged.write_text("".join(r.read_text() for r in reports))
+    assert differences(NDPI / "result" / f"{name}.out", merged) == []

@@ -239,3 +239,78 @@ def test_kill9_of_a_ring_queue_owner_under_load(managers):
         {k: v for k, v in st["drops"].items() if v}
     assert st["drops"]["nf_exit"] > 0
     assert m.call("status")["registry"]["died"] == 4
+
+
+def many_flows_pcap(path, n: int) -> int:
+    """n 64-byte UDP frames of n // 4 address pairs (four each)."""
+    from scapy.all import IP, UDP, Ether, raw
+    from pcaputil import write_pcap
+    frames = [raw(Ether() / IP(src=f"10.{i >> 8 & 255}.{i & 255}.1",
+                               dst="192.0.2.1") / UDP(sport=1000, dport=53))
+              for i in range(n // 4)]
+    return write_pcap(path, (frames[i % len(frames)] for i in range(n)))
+
+
+def test_a_loaded_ring_ports_queue_owner_killed(managers, tmp_path):
+    """A ring port holding a capture split by RSS (mgr/port/port_ring.c)
+    and two replicas owning its two queues, slow (a microsecond a
+    packet); one is killed -9 after it took some: the survivor takes its
+    queue and what is left in it. Every frame out once, or lost as what
+    the dead one held (nf_exit); every buffer back."""
+    pcap = tmp_path / "in.pcap"
+    n = many_flows_pcap(pcap, 20000)
+    m = managers(ports=[f"net_ring0,zn_ring_size=32768,zn_load={pcap}",
+                        "net_null0,no-rx=1"],
+                 chain="1,port:1", rx_paused=True,
+                 args=["--nf-rx-queues", "2", "--pool-size", "32767"])
+    assert m.pool()["in_use"] == n
+    a, b = (m.start_nf("forward", 1, x, nf_args=["--cost-ns", "1000"])
+            for x in "ab")
+    wait_for(lambda: sorted(owners(m)) == sorted([a.instance, b.instance]),
+             10, "each owns a queue")
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: owner_rx(m).get(a.instance, 0) > 1000, 20,
+             "a takes from its queue")
+    loaded = nf_rx(m)["owners"]
+    a.proc.signal(signal.SIGKILL)
+    a.proc.wait(10)
+    wait_for(lambda: owners(m) == [b.instance, b.instance], 10,
+             f"b took a's queue too (before: {loaded})")
+    wait_for(lambda: m.call("port.list")["ports"][1]["tx"] +
+             m.stats()["drops"]["nf_exit"] == n, 60, "every frame")
+    st = m.wait_idle(baseline=0)
+    assert st["ports"][0]["nf_rx"]["rx"] == n
+    assert st["ports"][1]["tx"] + st["drops"]["nf_exit"] == n
+    assert sum(st["drops"].values()) == st["drops"]["nf_exit"]
+    assert m.pool()["in_use"] == 0
+
+
+def test_ring_port_specs_refused_with_a_reason(tmp_path):
+    """A ring port the manager makes: a size that is no power of two, a
+    key of the driver's with ours, a capture that cannot be read, more
+    frames for a queue than it holds, more than the pool has: the manager
+    does not start, says why, and leaves nothing behind."""
+    from harness import MGR_BIN, Proc, unique_name, Manager
+    pcap = tmp_path / "in.pcap"
+    many_flows_pcap(pcap, 1100)
+    cases = [
+        ("net_ring0,zn_ring_size=1000", [],
+         "zn_ring_size: a power of two"),
+        ("net_ring0,zn_ring_size=1024,nodeaction=r:0:CREATE", [],
+         "only zn_ring_size= and zn_load= may follow"),
+        ("net_ring0,zn_ring_size=1024,zn_load=/nonexistent.pcap", [],
+         "zn_load: /nonexistent.pcap"),
+        (f"net_ring0,zn_ring_size=1024,zn_load={pcap}", [],
+         "RX queue 0 full at frame 1023 (zn_ring_size)"),
+        (f"net_ring0,zn_ring_size=2048,zn_load={pcap}",
+         ["--pool-size", "1023"], "no buffers in the pool for it"),
+    ]
+    for spec, more, msg in cases:
+        name = unique_name()
+        p = Proc([MGR_BIN, "-i", name, "-p", spec, *more],
+                 tmp_path / f"{name}.log")
+        assert p.wait(30) == 1, spec
+        assert msg in p.output(), (spec, p.output()[-2000:])
+        m = Manager.__new__(Manager)
+        m.name = name
+        assert m.leftovers() == []
