@@ -427,6 +427,8 @@ shutdown_mgr(struct zn_mgr *m)
 		zn_db_ring(&m->shm->workers[i].db);
 	rte_eal_mp_wait_lcore();
 	free_staged(m);
+	if (zn_registry_active(m) == 0)
+		zn_port_ring_drain(m);
 	zn_ports_close(m);
 
 	avail = rte_mempool_avail_count(m->pool);

@@ -165,7 +165,7 @@ ports_init(struct zn_mgr *m)
 		zn_strlcpy(p->devargs, m->cfg.devargs[i], sizeof(p->devargs));
 		p->group = zn_group_by_id(m, m->cfg.port_group[i]);
 		if (zn_port_ring_spec(p->devargs) &&
-		    (rc = zn_port_ring_make(p->devargs)) < 0)
+		    (rc = zn_port_ring_make(m, p->devargs)) < 0)
 			return rc;
 		rc = find_port(p->devargs, &p->port_id);
 		if (rc < 0) {

@@ -86,12 +86,15 @@ uint64_t zn_port_kdrops(struct zn_port *p);
  *  to probe. */
 bool zn_port_ring_spec(const char *devargs);
 /** Make it: its rings, then the driver on them. 0 or -errno (said). */
-int zn_port_ring_make(const char *devargs);
+int zn_port_ring_make(const struct zn_mgr *m, const char *devargs);
 /** Port @p p set up: the capture its zn_load= names in its RX queues, by
  *  the symmetric RSS of @p key (40 bytes). 0 (also: nothing to load) or
  *  -errno (said). */
 int zn_port_ring_load(struct zn_mgr *m, struct zn_port *p,
 		      const uint8_t *key);
+/** The RX queues of every such port emptied into the pool: at exit, once
+ *  no worker and no NF polls them (what nobody took is not lost). */
+void zn_port_ring_drain(struct zn_mgr *m);
 
 /** Read the ports or not (rx.set, --rx-paused, --rx-when-ready,
  *  shutdown): the workers and the NFs owning RX queues. */

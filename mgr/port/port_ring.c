@@ -111,8 +111,10 @@ spec_error(const char *devargs, unsigned long *size)
 }
 
 int
-zn_port_ring_make(const char *devargs)
+zn_port_ring_make(const struct zn_mgr *m, const char *devargs)
 {
+	/* the port's RX queues (port.c port_setup) */
+	unsigned int nq = RTE_MAX(m->cfg.rx_threads, m->cfg.nf_rx_queues);
 	char name[RTE_ETH_NAME_MAX_LEN], rng[RTE_RING_NAMESIZE];
 	char args[RTE_ETH_NAME_MAX_LEN + 32];
 	unsigned long size = 0;
@@ -131,10 +133,10 @@ zn_port_ring_make(const char *devargs)
 			ZN_LOG(ERR, "--port %s: the name is too long", devargs);
 			return -ENAMETOOLONG;
 		}
-		/* the first queues hold a capture; the others (the driver
-		 * wants all of them) its default size */
-		if (rte_ring_create(rng, i < ZN_NF_RXQ_MAX ?
-					 (unsigned int)size : RING_SIZE_MIN,
+		/* the port's queues hold a capture; the others (the driver
+		 * wants all of them) get its default size */
+		if (rte_ring_create(rng, i < nq ? (unsigned int)size :
+						  RING_SIZE_MIN,
 				    (int)rte_socket_id(),
 				    RING_F_SP_ENQ | RING_F_SC_DEQ) == NULL) {
 			ZN_LOG(ERR, "--port %s: ring %s: %s", devargs, rng,
@@ -142,7 +144,7 @@ zn_port_ring_make(const char *devargs)
 			return -rte_errno;
 		}
 	}
-	/* the driver on these rings (the ports' ring names: ZN_PORT_RX_RING_FMT) */
+	/* the driver on these rings (its names: ZN_PORT_RX_RING_FMT) */
 	snprintf(args, sizeof(args), "nodeaction=%s:%d:ATTACH", name,
 		 (int)rte_socket_id());
 	rc = rte_vdev_init(name, args);
@@ -286,4 +288,27 @@ zn_port_ring_load(struct zn_mgr *m, struct zn_port *p, const uint8_t *key)
 	/* on an error the manager stops (what is loaded goes with its
 	 * memory) */
 	return rc;
+}
+
+void
+zn_port_ring_drain(struct zn_mgr *m)
+{
+	char name[RTE_RING_NAMESIZE];
+	struct rte_mbuf *b[64];
+	struct rte_ring *r;
+	unsigned int k;
+
+	for (unsigned int i = 0; i < m->n_ports; i++) {
+		if (!zn_port_ring_spec(m->ports[i].devargs))
+			continue;
+		for (unsigned int q = 0; q < RING_MAX_RINGS; q++) {
+			if (snprintf(name, sizeof(name), ZN_PORT_RX_RING_FMT,
+				     q, m->ports[i].name) >= (int)sizeof(name) ||
+			    (r = rte_ring_lookup(name)) == NULL)
+				continue;
+			while ((k = rte_ring_sc_dequeue_burst(
+					r, (void **)b, RTE_DIM(b), NULL)) > 0)
+				rte_pktmbuf_free_bulk(b, k);
+		}
+	}
 }

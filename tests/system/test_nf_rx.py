@@ -285,6 +285,18 @@ def test_a_loaded_ring_ports_queue_owner_killed(managers, tmp_path):
     assert m.pool()["in_use"] == 0
 
 
+def test_a_loaded_ring_port_nobody_read(managers, tmp_path):
+    """The capture still in the queues at shutdown (RX never enabled):
+    back in the pool, none missing."""
+    pcap = tmp_path / "in.pcap"
+    n = many_flows_pcap(pcap, 3000)
+    m = managers(ports=[f"net_ring0,zn_ring_size=4096,zn_load={pcap}"],
+                 chain="drop", rx_paused=True, args=["--nf-rx-queues", "2"])
+    assert m.pool()["in_use"] == n
+    assert m.shutdown() == 0
+    assert "all 16383 packet buffers returned" in m.proc.output()
+
+
 def test_ring_port_specs_refused_with_a_reason(tmp_path):
     """A ring port the manager makes: a size that is no power of two, a
     key of the driver's with ours, a capture that cannot be read, more
