@@ -261,8 +261,14 @@ def test_dead_reader_never_blocks_routing(managers):
                                     m.call("nf.list")["nfs"]],
              scaled(20), "the dead reader reaped")
 
+    # armed once its join is done (the join's publish waits for its
+    # readers: stopped inside it, it would be killed by its own join)
     stuck = m.start_nf("test-rcu-hold", 2, "stops",
-                       nf_args=["--mode", "stop", "--after", "2000"])
+                       nf_args=["--mode", "stop", "--after", "2000",
+                                "--armed-by", "usr1"])
+    wait_for(lambda: f"NF 'stops' (instance {stuck.instance}) joined "
+             "service 2" in m.proc.output(), scaled(30), "its join done")
+    stuck.proc.signal(signal.SIGUSR1)
 
     def state() -> str:  # of its process: T stopped, Z killed
         try:

@@ -8,8 +8,9 @@
  * routing snapshot (the NFs' rte_rcu_qsbr variable in the shared zone, its
  * instance id being its reader id: what libzeronf's nf_tx.c does around
  * every hand-off) and then, as --mode says, kills itself (SIGKILL: died
- * reading) or stops itself (SIGSTOP: alive, never leaves). Otherwise it
- * forwards like zeronf-forward. */
+ * reading) or stops itself (SIGSTOP: alive, never leaves). With --armed-by
+ * usr1 its packets count only once it got SIGUSR1 (a test that waits for
+ * its join to be done first). Otherwise it forwards like zeronf-forward. */
 
 #include <errno.h>
 #include <getopt.h>
@@ -27,6 +28,14 @@
 
 static unsigned long after = 1000, seen;
 static int sig = SIGKILL;
+static volatile sig_atomic_t armed = 1;
+
+static void
+on_usr1(int s)
+{
+	(void)s;
+	armed = 1;
+}
 
 static int
 hold_parse(struct zn_nf *nf, int argc, char **argv)
@@ -34,13 +43,18 @@ hold_parse(struct zn_nf *nf, int argc, char **argv)
 	static const struct option lo[] = {
 		{ "after", required_argument, NULL, 'a' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "armed-by", required_argument, NULL, 'u' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	(void)nf;
-	while ((c = getopt_long(argc, argv, "a:m:", lo, NULL)) != -1) {
-		if (c == 'a')
+	while ((c = getopt_long(argc, argv, "a:m:u:", lo, NULL)) != -1) {
+		if (c == 'u' && strcmp(optarg, "usr1") == 0) {
+			armed = 0;
+			if (signal(SIGUSR1, on_usr1) == SIG_ERR)
+				return -errno;
+		} else if (c == 'a')
 			after = strtoul(optarg, NULL, 10);
 		else if (c == 'm' && strcmp(optarg, "die") == 0)
 			sig = SIGKILL;
@@ -59,6 +73,8 @@ hold_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 	struct zn_shm *shm;
 
 	(void)pkts;
+	if (!armed)
+		return;
 	seen += n;
 	if (seen < after)
 		return;
