@@ -215,9 +215,12 @@ void
 zn_ports_rx_set(struct zn_mgr *m, bool on)
 {
 	m->dp.rx_enabled = on;
-	if (m->shm != NULL) /* NFs owning RX queues (port_nfrx.c) */
+	if (m->shm != NULL) { /* NFs owning RX queues (port_nfrx.c) */
 		__atomic_store_n(&m->shm->mgr.port_rx, on ? 1u : 0u,
 				 __ATOMIC_RELEASE);
+		if (on)
+			zn_port_nfrx_wake(m);
+	}
 }
 
 /* Port RX for the whole instance: paused (--rx-paused, rx.set false)

@@ -137,6 +137,9 @@ void zn_port_nfrx_plan(struct zn_mgr *m, struct zn_port *p,
 		       const struct rte_eth_dev_info *info);
 json_t *zn_port_nfrx_json(struct zn_mgr *m, unsigned int i,
 			  struct zn_port_wstats *sum);
+/** Port RX turned on: the NFs that may own queues polled at once (their
+ *  doorbells rung). */
+void zn_port_nfrx_wake(struct zn_mgr *m);
 /** The NF in @p slot is dead: a burst it was taking from a ring-backed RX
  *  queue is made one it held, the ring's half-done dequeue undone
  *  (zn_ledger_port_rx_finish). Before the snapshot that gives its

@@ -58,6 +58,7 @@
 #include "../flow/route.h"
 #include "../core/subsys.h"
 #include "../tenant/tenant.h"
+#include "../../lib/common/zn_doorbell.h"
 #include "../../lib/common/zn_ledger.h"
 #include "../../lib/common/zn_route_hot.h"
 #include "../../lib/common/zn_util.h"
@@ -223,6 +224,21 @@ nfrx_fill(struct zn_mgr *m, struct zn_route *rt)
 			(*n)++;
 		}
 	}
+}
+
+void
+zn_port_nfrx_wake(struct zn_mgr *m)
+{
+	bool any = false;
+
+	for (unsigned int i = 0; i < m->n_ports; i++)
+		any |= m->ports[i].nf_rxq_n != 0;
+	/* An NF that owns queues sleeps up to its long idle sleep while RX
+	 * is paused (it does not poll them then): woken, it polls at once,
+	 * not up to 100 ms after the ports were turned on. */
+	for (unsigned int s = 0; any && s < ZN_MAX_NFS; s++)
+		if (zn_nf_state(m, s) != ZN_NF_FREE)
+			zn_db_ring(&zn_slot(m, s)->db);
 }
 
 void

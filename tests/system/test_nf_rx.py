@@ -67,6 +67,24 @@ def test_replicas_own_the_ports_queues(managers):
     assert by["b"]["handoff"]["to_worker"] == 0
 
 
+def test_queue_owners_are_woken_when_rx_starts(managers):
+    """While RX is paused an NF owning a queue does not poll it and sleeps
+    its long idle sleep (100 ms); rx.set wakes it (its doorbell rung: a
+    wake-up, not a sleep that ran out), so it polls at once."""
+    m = managers(ports=NULL_PORTS, chain="1,port:1", rx_paused=True,
+                 args=["--nf-rx-queues", "1"])
+    a = m.start_nf("forward", 1, "a")
+    wait_for(lambda: owners(m) == [a.instance], 5, "a owns the queue")
+
+    def nf() -> dict:
+        return m.nf_by_pid(a.proc.pid)
+    wait_for(lambda: nf()["sleeps"] >= 3, 10, "a idle, asleep")
+    woken = nf()["wakeups"]
+    m.call("rx.set", enabled=True)
+    wait_for(lambda: nf()["wakeups"] > woken, 10, "a woken by rx.set")
+    wait_for(lambda: owner_rx(m)[a.instance] > 0, 10, "a polls its queue")
+
+
 def test_why_the_workers_poll(managers):
     """Off by default; net_pcap and --handoff worker keep it off, each
     said in port.list; a port whose first hop is no service is
