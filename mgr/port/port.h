@@ -82,8 +82,8 @@ void zn_port_kdrops_find(struct zn_port *p);
 uint64_t zn_port_kdrops(struct zn_port *p);
 
 /** Ring ports the manager makes (port_ring.c): does --port @p devargs
- *  ask for one (net_ring... with zn_ring_size=)? Then it is not the EAL's
- *  to probe. */
+ *  ask for one (net_ring... with a zn_ key)? Then it is not the EAL's to
+ *  probe. */
 bool zn_port_ring_spec(const char *devargs);
 /** Make it: its rings, then the driver on them. 0 or -errno (said). */
 int zn_port_ring_make(const struct zn_mgr *m, const char *devargs);

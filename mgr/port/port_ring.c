@@ -82,10 +82,9 @@ devarg(const char *devargs, const char *key, char *out, size_t len)
 bool
 zn_port_ring_spec(const char *devargs)
 {
-	char v[8];
-
+	/* any key of ours: the driver would ignore what it does not know */
 	return strncmp(devargs, "net_ring", 8) == 0 &&
-	       devarg(devargs, "zn_ring_size", v, sizeof(v)) != NULL;
+	       strstr(devargs, ",zn_") != NULL;
 }
 
 /* Every key of @p devargs is one of ours: the driver is given none. */

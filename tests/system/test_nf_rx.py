@@ -326,6 +326,7 @@ def test_ring_port_specs_refused_with_a_reason(tmp_path):
     cases = [
         ("net_ring0,zn_ring_size=1000", [],
          "zn_ring_size: a power of two"),
+        (f"net_ring0,zn_load={pcap}", [], "zn_ring_size: a number"),
         ("net_ring0,zn_ring_size=1024,nodeaction=r:0:CREATE", [],
          "only zn_ring_size= and zn_load= may follow"),
         ("net_ring0,zn_ring_size=1024,zn_load=/nonexistent.pcap", [],
