@@ -96,17 +96,16 @@ def dpi_zeronf_once(trace: Path, n: int, replicas: int = 1,
     before the clock starts (mgr/port/port_ring.c: a NIC's queues holding
     what arrived), one replica per CPU, no worker on the way."""
     from harness import wait_for
-    args = ["--rx-timestamp", "--pool-size", "65535"]
-    ports = [f"net_pcap0,rx_pcap={trace}", "net_null0,no-rx=1"]
     cpus = sorted(os.sched_getaffinity(0))
-    if rss:
-        size = 1 << max(10, (n - 1).bit_length())  # any split fits
-        args = ["--rx-timestamp", "--nf-rx-queues", str(replicas),
-                "--pool-size", str((1 << (n + n // 8).bit_length()) - 1),
-                "--mem", "1536"]
-        ports[0] = f"net_ring0,zn_ring_size={size},zn_load={trace}"
-    m = Manager(TMP, ports=ports, chain="1,port:1", rx_paused=True,
-                args=args)
+    if rss:  # the whole capture in the pool and either queue at once
+        size = 1 << max(10, (n - 1).bit_length())
+        port0 = f"net_ring0,zn_ring_size={size},zn_load={trace}"
+        args = ["--nf-rx-queues", str(replicas), "--mem", "1536",
+                "--pool-size", str((1 << (n + n // 8).bit_length()) - 1)]
+    else:
+        port0, args = f"net_pcap0,rx_pcap={trace}", ["--pool-size", "65535"]
+    m = Manager(TMP, ports=[port0, "net_null0,no-rx=1"], chain="1,port:1",
+                rx_paused=True, args=["--rx-timestamp"] + args)
     try:
         for i in range(replicas):
             m.start_nf("dpi", 1, nf_args=[

@@ -39,6 +39,7 @@
 #include <rte_byteorder.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_kvargs.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_memcpy.h>
@@ -57,27 +58,7 @@
 #define RING_SIZE_MAX (1u << 22)
 #define RETA_SIZE 128
 
-/* The value of key @p key= in @p devargs (copied to @p out), or NULL. */
-static const char *
-devarg(const char *devargs, const char *key, char *out, size_t len)
-{
-	size_t kl = strlen(key);
-
-	for (const char *s = strchr(devargs, ','); s != NULL;
-	     s = strchr(s + 1, ',')) {
-		if (strncmp(s + 1, key, kl) == 0 && s[1 + kl] == '=') {
-			const char *v = s + 2 + kl;
-			size_t n = strcspn(v, ",");
-
-			if (n >= len)
-				return NULL;
-			memcpy(out, v, n);
-			out[n] = '\0';
-			return out;
-		}
-	}
-	return NULL;
-}
+static const char *const ring_keys[] = { "zn_ring_size", "zn_load", NULL };
 
 bool
 zn_port_ring_spec(const char *devargs)
@@ -87,19 +68,25 @@ zn_port_ring_spec(const char *devargs)
 	       strstr(devargs, ",zn_") != NULL;
 }
 
-/* Every key of @p devargs is one of ours: the driver is given none. */
-static const char *
-spec_error(const char *devargs, unsigned long *size)
+/* The keys after the port's name (DPDK's kvargs), NULL if one is not
+ * ours: the driver is given none. */
+static struct rte_kvargs *
+spec_args(const char *devargs)
 {
-	char v[16], *end;
+	return rte_kvargs_parse(strchr(devargs, ',') + 1, ring_keys);
+}
 
-	for (const char *s = strchr(devargs, ','); s != NULL;
-	     s = strchr(s + 1, ','))
-		if (strncmp(s + 1, "zn_ring_size=", 13) != 0 &&
-		    strncmp(s + 1, "zn_load=", 8) != 0)
-			return "only zn_ring_size= and zn_load= may follow "
-			       "the name";
-	if (devarg(devargs, "zn_ring_size", v, sizeof(v)) == NULL)
+/* What is wrong with @p kv, NULL: nothing (its size in @p size). */
+static const char *
+spec_error(const struct rte_kvargs *kv, unsigned long *size)
+{
+	const char *v;
+	char *end;
+
+	if (kv == NULL)
+		return "only zn_ring_size= and zn_load= may follow the name";
+	v = rte_kvargs_get(kv, "zn_ring_size");
+	if (v == NULL)
 		return "zn_ring_size: a number";
 	errno = 0;
 	*size = strtoul(v, &end, 10);
@@ -109,6 +96,16 @@ spec_error(const char *devargs, unsigned long *size)
 	return NULL;
 }
 
+/* RX queue @p q's ring of port @p port (the driver's name), or NULL. */
+static struct rte_ring *
+port_ring(const char *port, unsigned int q)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	return snprintf(name, sizeof(name), ZN_PORT_RX_RING_FMT, q, port) <
+	       (int)sizeof(name) ? rte_ring_lookup(name) : NULL;
+}
+
 int
 zn_port_ring_make(const struct zn_mgr *m, const char *devargs)
 {
@@ -116,10 +113,12 @@ zn_port_ring_make(const struct zn_mgr *m, const char *devargs)
 	unsigned int nq = RTE_MAX(m->cfg.rx_threads, m->cfg.nf_rx_queues);
 	char name[RTE_ETH_NAME_MAX_LEN], rng[RTE_RING_NAMESIZE];
 	char args[RTE_ETH_NAME_MAX_LEN + 32];
+	struct rte_kvargs *kv = spec_args(devargs);
 	unsigned long size = 0;
-	const char *why = spec_error(devargs, &size);
+	const char *why = spec_error(kv, &size);
 	int rc;
 
+	rte_kvargs_free(kv);
 	zn_strlcpy(name, devargs, sizeof(name));
 	name[strcspn(name, ",")] = '\0';
 	if (why != NULL) {
@@ -212,25 +211,18 @@ frame_copy(struct rte_mempool *mp, const uint8_t *d, uint32_t len)
 	return first;
 }
 
-int
-zn_port_ring_load(struct zn_mgr *m, struct zn_port *p, const uint8_t *key)
+/* The capture at @p path into the RX queues of port @p p (@p ring). */
+static int
+load(struct zn_mgr *m, struct zn_port *p, const char *path,
+     struct rte_ring *const *ring, unsigned int nq, const uint8_t *key)
 {
-	char path[ZN_DEVARGS_LEN], err[PCAP_ERRBUF_SIZE];
-	struct rte_ring *ring[ZN_NF_RXQ_MAX];
+	char err[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
 	const u_char *d;
-	unsigned int nq = RTE_MIN(p->nb_rxq, (unsigned int)ZN_NF_RXQ_MAX);
 	uint64_t n = 0, ts_flag = 0;
 	int ts_off = -1, rc = 0, got;
 	pcap_t *pc;
 
-	if (devarg(p->devargs, "zn_load", path, sizeof(path)) == NULL)
-		return 0;
-	for (unsigned int q = 0; q < nq; q++)
-		if (snprintf(err, sizeof(err), ZN_PORT_RX_RING_FMT, q,
-			     p->name) >= (int)sizeof(err) ||
-		    (ring[q] = rte_ring_lookup(err)) == NULL)
-			return -ENOENT;
 	pc = pcap_open_offline(path, err);
 	if (pc == NULL) {
 		ZN_LOG(ERR, "--port %s: zn_load: %s", p->devargs, err);
@@ -289,10 +281,30 @@ zn_port_ring_load(struct zn_mgr *m, struct zn_port *p, const uint8_t *key)
 	return rc;
 }
 
+int
+zn_port_ring_load(struct zn_mgr *m, struct zn_port *p, const uint8_t *key)
+{
+	struct rte_kvargs *kv = spec_args(p->devargs); /* made: valid */
+	const char *path = kv != NULL ? rte_kvargs_get(kv, "zn_load") : NULL;
+	struct rte_ring *ring[ZN_NF_RXQ_MAX];
+	unsigned int nq = RTE_MIN(p->nb_rxq, (unsigned int)ZN_NF_RXQ_MAX);
+	int rc = 0;
+
+	for (unsigned int q = 0; path != NULL && rc == 0 && q < nq; q++)
+		if ((ring[q] = port_ring(p->name, q)) == NULL) {
+			ZN_LOG(ERR, "--port %s: RX queue %u has no ring",
+			       p->devargs, q);
+			rc = -ENOENT;
+		}
+	if (path != NULL && rc == 0)
+		rc = load(m, p, path, ring, nq, key);
+	rte_kvargs_free(kv);
+	return rc;
+}
+
 void
 zn_port_ring_drain(struct zn_mgr *m)
 {
-	char name[RTE_RING_NAMESIZE];
 	struct rte_mbuf *b[64];
 	struct rte_ring *r;
 	unsigned int k;
@@ -301,9 +313,7 @@ zn_port_ring_drain(struct zn_mgr *m)
 		if (!zn_port_ring_spec(m->ports[i].devargs))
 			continue;
 		for (unsigned int q = 0; q < RING_MAX_RINGS; q++) {
-			if (snprintf(name, sizeof(name), ZN_PORT_RX_RING_FMT,
-				     q, m->ports[i].name) >= (int)sizeof(name) ||
-			    (r = rte_ring_lookup(name)) == NULL)
+			if ((r = port_ring(m->ports[i].name, q)) == NULL)
 				continue;
 			while ((k = rte_ring_sc_dequeue_burst(
 					r, (void **)b, RTE_DIM(b), NULL)) > 0)

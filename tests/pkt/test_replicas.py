@@ -85,7 +85,7 @@ def test_dpi_replicas_owning_rss_queues_match_ndpireader(managers, tmp_path,
                                                          name):
     """Two dpi replicas, each owning one RX queue of a port that holds a
     capture as a NIC with RSS would (mgr/port/port_ring.c: the frames in
-    the queues by the symmetric Toeplitz hash of their flow; the
+    the queues by the symmetric Toeplitz hash of their addresses; the
     manager's workers on nobody's way): the two reports together are
     ndpiReader's, flow for flow; each flow, both directions, was seen by
     one replica; each took its own queue's frames; every buffer came
