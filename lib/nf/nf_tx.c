@@ -578,15 +578,9 @@ tx_room(void *arg)
 {
 	struct zn_nf *nf = arg;
 
-	/* A port says nothing when it has room: the wait's timeout. The
-	 * worker rings once its TX ring is down to half (mgr/datapath/
-	 * worker.c drain_nf): a sleep until then, not per burst. */
-	if (nf->stop_req)
-		return true;
-	if (nf->blk_ring == nf->tx)
-		return rte_ring_count(nf->tx) <=
-		       rte_ring_get_capacity(nf->tx) / 2;
-	return nf->blk_ring != NULL && rte_ring_free_count(nf->blk_ring) > 0;
+	/* A port says nothing when it has room: the wait's timeout. */
+	return nf->stop_req ||
+	       (nf->blk_ring != NULL && rte_ring_free_count(nf->blk_ring) > 0);
 }
 
 int

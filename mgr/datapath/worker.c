@@ -406,13 +406,7 @@ drain_nf(struct zn_worker *w, const struct zn_route *rt, uint16_t slot)
 	if (n == 0)
 		goto out;
 	ns->mstats.dequeued += n;
-	/* The NF may be waiting for room: it waits for half the ring
-	 * (lib/nf/nf_tx.c tx_room), not a burst's worth, so that one that
-	 * outruns this worker sleeps and is woken once per half ring, not
-	 * per burst (a wake-up costs this thread a futex_wake). */
-	if (zn_rguard_count(&w->mgr->nf[slot].tx_guard) <=
-	    w->mgr->nf[slot].tx_guard.made.capacity / 2)
-		zn_db_ring(&ns->db);
+	zn_db_ring(&ns->db); /* the NF may be waiting for TX ring room */
 	/* What is not a packet of the NF's pool goes no further (owner_map.c);
 	 * it counts as delivered: the NF's ordering rule waits for that. */
 	st->dp = NULL;
