@@ -209,6 +209,10 @@ type NetworkFunctionStatus struct {
 // +kubebuilder:printcolumn:name="Service",type=integer,JSONPath=`.spec.serviceId`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Registered",type=integer,JSONPath=`.status.registered`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Rx",type=integer,JSONPath=`.status.rxPackets`
+// +kubebuilder:printcolumn:name="Tx",type=integer,JSONPath=`.status.txPackets`
+// +kubebuilder:printcolumn:name="Drops",type=integer,JSONPath=`.status.dropPackets`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type NetworkFunction struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -409,6 +413,9 @@ type ServiceChainStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=chain,categories=zeronf-all
 // +kubebuilder:printcolumn:name="From",type=string,JSONPath=`.spec.from`
+// +kubebuilder:printcolumn:name="Path",type=integer,JSONPath=`.status.pathId`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Programmed",type=string,JSONPath=`.status.programmed`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ServiceChain struct {
 	metav1.TypeMeta   `json:",inline"`
