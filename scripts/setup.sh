@@ -10,7 +10,9 @@ PKGS=(meson ninja-build pkg-config gcc libdpdk-dev dpdk dpdk-dev
       iputils-ping clang libclang-rt-14-dev bubblewrap prometheus chromium
       chromium-driver qemu-system-x86 openvswitch-source tcpdump
       libssl-dev openssl containernetworking-plugins nftables tcpreplay
-      conntrack)
+      conntrack openvswitch-common)
+# openvswitch-common: ovs-ofctl, the OpenFlow client the SDN tests drive
+# the manager with (a fresh machine has none: CI failed without it).
 # `setup.sh --bench` (make bench): the peers benchmark's OVS-DPDK too;
 # `--cluster` (scripts/cluster.sh): a Kubernetes node's runtime and tools.
 # containernetworking-plugins always: the CNI plugin's Go tests use its
