@@ -52,7 +52,8 @@ def counted(cmd: str) -> dict | None:
     nfs = [r for n, r in rows.items() if n.startswith("networkfunction")]
     chains = [r for n, r in rows.items() if n.startswith("servicechain")]
     ok = len(nfs) == 3 and len(chains) == 2 and \
-        all(int(r["RX"]) > 0 and int(r["TX"]) > 0 for r in nfs) and \
+        all(r["RX"].isdigit() and int(r["RX"]) > 0 and  # not <none>
+            r["TX"].isdigit() and int(r["TX"]) > 0 for r in nfs) and \
         all(r["READY"] == "True" and "znk-node1" in r["PROGRAMMED"] and
             "znk-node2" in r["PROGRAMMED"] for r in chains)
     return rows if ok else None
