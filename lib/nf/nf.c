@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,6 +410,15 @@ zn_nf_open_in(int argc, char **argv, const struct zn_nf_ops *ops,
 	if (rc < 0)
 		goto fail;
 	zn_nf_self = nf;
+	/* A bundle's later member is the bundle's before its init: a send
+	 * there (a generator's first window) waits for the members open
+	 * before it by running their turns (nf_bundle.c assist); its own
+	 * place in the order comes once it is open. */
+	if (first != NULL) {
+		nf->bundle = first->bundle;
+		nf->assist = first->assist;
+		nf->bundle_idx = UINT_MAX;
+	}
 	if (nf->ops.init != NULL) {
 		rc = nf->ops.init(nf);
 		if (rc < 0) {

@@ -19,7 +19,8 @@
  * so a kill -9 anywhere in a pass loses nothing the manager cannot account
  * for, exactly as between processes; in one thread it costs an enqueue
  * and a dequeue of pointers in this core's cache. A member whose hand-off
- * waits for room lets the others take turns meanwhile (assist(), which
+ * waits for room (in a pass, or in its init: a generator's first window)
+ * lets the others take turns meanwhile (assist(), which
  * nf_tx.c calls through nf->assist): the member it waits for runs nowhere
  * else.
  */
@@ -191,11 +192,21 @@ idle_wait(struct zn_bundle *b)
 			b->lp[i].next_check = 0; /* timed out: check now */
 }
 
+/* @p nf, open now, takes its turns in the passes from now on, and in
+ * the waits of the members opened after it (their inits' too: nf.c). */
+static void
+join(struct zn_bundle *b, struct zn_nf *nf)
+{
+	nf->bundle = b;
+	nf->bundle_idx = b->n;
+	nf->assist = assist;
+	zn_nf_loop_init(nf, &b->lp[b->n]);
+	b->nf[b->n++] = nf;
+}
+
 static int
 run(struct zn_bundle *b)
 {
-	for (unsigned int i = 0; i < b->n; i++)
-		zn_nf_loop_init(b->nf[i], &b->lp[i]);
 	for (;;) {
 		unsigned int moved = 0, live = 0;
 
@@ -256,22 +267,20 @@ zn_bundle_main(const struct zn_bundle_nf *nfs, unsigned int n)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	for (unsigned int i = 0; i < n && rc == 0; i++) {
+		struct zn_nf *nf;
+
 		rc = zn_nf_open_in(nfs[i].argc, nfs[i].argv, nfs[i].ops,
-				   i == 0 ? NULL : b->nf[0], &b->nf[i]);
+				   i == 0 ? NULL : b->nf[0], &nf);
 		if (rc == 0)
-			b->n++;
+			join(b, nf);
 	}
 	if (rc < 0) {
 		close_all(b);
 		free(b);
 		return status(rc);
 	}
-	for (unsigned int i = 0; i < b->n; i++) {
-		b->nf[i]->bundle = b;
-		b->nf[i]->bundle_idx = i;
-		b->nf[i]->assist = assist;
+	for (unsigned int i = 0; i < b->n; i++)
 		ports |= b->nf[i]->n_prx != 0;
-	}
 	/* A port's driver allocates from the process's one cache in any
 	 * member's rx_burst: its contents known ours before the first. */
 	if (ports)
