@@ -152,14 +152,20 @@ zn_nf_ports_attach(struct zn_nf *nf)
  * this thread sends. The manager looks into the cache of our lcore when
  * we die (mgr/nf/reclaim.c): used only if this thread is that lcore (an
  * application may run the loop in a thread of its own, whose frees go
- * straight to the pool) and it can take a burst without a flush. */
+ * straight to the pool) and it can take a burst without a flush. In a
+ * bundle that lcore is its first NF's, whose cache the process's pool
+ * account keeps (nf_acct.c): the manager finds it by the process. */
 void
 zn_nf_ports_thread(struct zn_nf *nf)
 {
 	unsigned int lc = rte_lcore_id();
+	bool ours = lc == ZN_NF_LCORE_BASE + (unsigned int)nf->slot ||
+		    (nf->bundle != NULL && nf->acct != NULL &&
+		     nf->acct->cache != NULL &&
+		     nf->acct->cache == rte_mempool_default_cache(nf->pool, lc));
 
 	nf->cache = NULL;
-	if (nf->n_ptxq == 0 || lc != ZN_NF_LCORE_BASE + (unsigned int)nf->slot)
+	if (nf->n_ptxq == 0 || !ours)
 		return;
 	nf->cache = rte_mempool_default_cache(nf->pool, lc);
 	if (nf->cache != NULL && nf->cache->flushthresh < ZN_BURST)

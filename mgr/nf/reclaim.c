@@ -272,6 +272,39 @@ zn_reclaim_nf_links(struct zn_mgr *m, unsigned int slot)
 	return s->exit_drops - before;
 }
 
+/* The lcore cache the PMD freed into what the NF in @p slot sent
+ * (lib/nf/nf_port.c zn_nf_ports_thread): its own lcore's; in a bundle
+ * (one process, its NFs' slots by pid and start time) the lcore of its
+ * first NF's slot, which all of them run as. Of a process's slots only
+ * that one's cache can hold anything: each slot's is flushed when the
+ * slot is freed (registry.c), and no other thread runs as those lcores. */
+static const struct rte_mempool_cache *
+sent_cache(const struct zn_mgr *m, unsigned int slot)
+{
+	const struct rte_mempool_cache *c =
+		rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + slot);
+	pid_t pid;
+	uint64_t t0;
+
+	if (c == NULL || c->len != 0 || slot >= ZN_MAX_NFS)
+		return c;
+	pid = m->registry->reg[slot].pid;
+	t0 = zn_slot(m, slot)->ctl.start_time;
+	if (pid <= 0)
+		return c;
+	for (unsigned int x = 0; x < ZN_MAX_NFS; x++) {
+		const struct rte_mempool_cache *o;
+
+		if (x == slot || m->registry->reg[x].pid != pid ||
+		    zn_slot(m, x)->ctl.start_time != t0)
+			continue;
+		o = rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + x);
+		if (o != NULL && o->len != 0)
+			return o;
+	}
+	return c;
+}
+
 uint64_t
 zn_reclaim_nf(struct zn_mgr *m, unsigned int slot, bool later_links)
 {
@@ -292,9 +325,7 @@ zn_reclaim_nf(struct zn_mgr *m, unsigned int slot, bool later_links)
 
 	/* Its PMD freed what it sent into its lcore's cache (flushed when
 	 * the slot is freed, registry.c). */
-	n = zn_ledger_reclaim(&s->ledger, ring_of, &a,
-			      rte_mempool_default_cache(m->pool,
-							ZN_NF_LCORE_BASE + slot),
+	n = zn_ledger_reclaim(&s->ledger, ring_of, &a, sent_cache(m, slot),
 			      pkts, &sent, &sent_out);
 	/* The ledger answers for these, whatever is done with them below:
 	 * not among what it took and kept (zn_pool_acct_sweep) */
