@@ -136,11 +136,14 @@ st_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 	uint64_t now = rte_rdtsc();
 
 	for (uint16_t i = 0; i < n; i++) {
-		uint64_t *ts = rte_pktmbuf_mtod_offset(pkts[i], uint64_t *,
-						       TS_OFF);
+		/* 42 bytes into the frame: not 8-byte aligned, so copied */
+		void *ts = rte_pktmbuf_mtod_offset(pkts[i], void *, TS_OFF);
 
 		if (measuring) {
-			uint64_t lat = now - *ts;
+			uint64_t sent, lat;
+
+			memcpy(&sent, ts, sizeof(sent));
+			lat = now - sent;
 
 			hist[RTE_MIN(bucket_of(lat), N_BUCKETS - 1u)]++;
 			if (lat > lat_max)
@@ -149,7 +152,7 @@ st_burst(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		if (rate_pps > 0) {
 			zn_pkt_drop(pkts[i]); /* measured: done with it */
 		} else {
-			*ts = now;
+			memcpy(ts, &now, sizeof(now));
 			if (out_port >= 0)
 				zn_pkt_out(pkts[i], (uint16_t)out_port);
 			else
@@ -190,6 +193,7 @@ build_packet(struct rte_mbuf *m, unsigned int i)
 	unsigned int frame = pkt_size - RTE_ETHER_CRC_LEN;
 	char *p = rte_pktmbuf_append(m, (uint16_t)frame);
 	uint16_t sport = (uint16_t)(1024 + i % n_flows);
+	uint64_t now;
 
 	memset(p, 0, frame);
 	eth = (struct rte_ether_hdr *)p;
@@ -216,7 +220,8 @@ build_packet(struct rte_mbuf *m, unsigned int i)
 	if (out_port >= 0)
 		zn_pkt_out(m, (uint16_t)out_port);
 	zn_pkt_set_flow_hash(m, rte_hash_crc_4byte(sport, 0));
-	*rte_pktmbuf_mtod_offset(m, uint64_t *, TS_OFF) = rte_rdtsc();
+	now = rte_rdtsc();
+	memcpy(rte_pktmbuf_mtod_offset(m, void *, TS_OFF), &now, sizeof(now));
 }
 
 /* --rate: make the packets due since the start (at most a burst per
