@@ -283,20 +283,13 @@ sent_cache(const struct zn_mgr *m, unsigned int slot)
 {
 	const struct rte_mempool_cache *c =
 		rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + slot);
-	pid_t pid;
-	uint64_t t0;
 
 	if (c == NULL || c->len != 0 || slot >= ZN_MAX_NFS)
-		return c;
-	pid = m->registry->reg[slot].pid;
-	t0 = zn_slot(m, slot)->ctl.start_time;
-	if (pid <= 0)
 		return c;
 	for (unsigned int x = 0; x < ZN_MAX_NFS; x++) {
 		const struct rte_mempool_cache *o;
 
-		if (x == slot || m->registry->reg[x].pid != pid ||
-		    zn_slot(m, x)->ctl.start_time != t0)
+		if (x == slot || !zn_registry_same_process(m, slot, x))
 			continue;
 		o = rte_mempool_default_cache(m->pool, ZN_NF_LCORE_BASE + x);
 		if (o != NULL && o->len != 0)

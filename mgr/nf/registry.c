@@ -547,15 +547,12 @@ on_pidfd(void *arg, uint32_t events)
 	const struct zn_nf_reg *reg = arg;
 	struct zn_mgr *m = reg->m;
 	unsigned int slot = reg->slot, n = 0;
-	struct zn_nf_slot *s = zn_slot(m, slot);
 	uint16_t gone[ZN_MAX_NFS];
 
 	(void)events;
 	for (unsigned int x = 0; x < ZN_MAX_NFS; x++)
 		if (x == slot || (m->registry->reg[x].pidfd >= 0 &&
-				  m->registry->reg[x].pid == reg->pid &&
-				  zn_slot(m, x)->ctl.start_time ==
-					  s->ctl.start_time))
+				  zn_registry_same_process(m, slot, x)))
 			gone[n++] = (uint16_t)x;
 	for (unsigned int i = 0; i < n; i++)
 		if (gone[i] != slot)

@@ -42,6 +42,11 @@ const char *zn_nf_state_name(uint32_t state);
 /** The process of the NF in @p slot, as the kernel told it at
  *  registration (registry_nf.c); 0: none. */
 pid_t zn_registry_pid(const struct zn_mgr *m, unsigned int slot);
+/** Are the NFs in slots @p a and @p b one process's (a bundle's)? The
+ *  same process id and start time, as registration told them (a pid alone
+ *  may be another process's by now). */
+bool zn_registry_same_process(const struct zn_mgr *m, unsigned int a,
+			      unsigned int b);
 /** Send @p sig to the NF in @p slot through its pidfd. 0 or -errno. */
 int zn_registry_kill(struct zn_mgr *m, unsigned int slot, int sig);
 

@@ -47,6 +47,16 @@ zn_registry_pid(const struct zn_mgr *m, unsigned int slot)
 	       m->registry->reg[slot].pid : 0;
 }
 
+bool
+zn_registry_same_process(const struct zn_mgr *m, unsigned int a,
+			 unsigned int b)
+{
+	pid_t pid = zn_registry_pid(m, a);
+
+	return pid > 0 && pid == zn_registry_pid(m, b) &&
+	       zn_slot(m, a)->ctl.start_time == zn_slot(m, b)->ctl.start_time;
+}
+
 int
 zn_registry_kill(struct zn_mgr *m, unsigned int slot, int sig)
 {
