@@ -26,6 +26,7 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@
 
 #define SLEEP_US 100000 /* as nf_run.c: also the periodic checks' period */
 #define POLL_SPIN_US 50 /* a generator's turn nearer: no sleep */
+#define PENDING_SLEEP_US 1000 /* as nf_tx.c TX_SLEEP_US */
 
 _Static_assert(ZN_BUNDLE_MAX <= ZN_DB_WAIT_MAX,
 	       "a bundle sleeps on all its members' doorbells at once");
@@ -109,25 +111,43 @@ turn(struct zn_bundle *b, unsigned int i)
  * its packets down the order, the chain's) and the one it waits for, when
  * that is a member. Never one before it otherwise: that one may feed a
  * member below us on the stack (busy, waiting for us to return), and
- * would wait for it in turn, forever. @return true if one moved packets. */
-static bool
+ * would wait for it in turn, forever. @return 1 if one moved packets;
+ * -EDEADLK if none did and what @p nf waits for is a member not run
+ * here (below on the stack; or one before it the worker waits for on our
+ * TX ring's behalf): that one runs only once this turn returns, which
+ * the turn then does with its hand-off pending (nf_tx.c tx_wait); 0
+ * otherwise. */
+static int
 assist(struct zn_nf *nf)
 {
 	struct zn_bundle *b = nf->bundle;
 	uint32_t wf = __atomic_load_n(&nf->s->hstats.blocked_on,
 				      __ATOMIC_RELAXED);
+	/* whom it waits for, through the worker too (in a pass only to
+	 * know: running a member before us for the worker's sake there ran
+	 * it nested inside us mid-hand-off, and a kill -9 leaked) */
+	uint32_t via = wf != ZN_WAIT_TX_RING ? wf :
+		       __atomic_load_n(&nf->s->mstats.blocked_on,
+				       __ATOMIC_RELAXED);
 	unsigned int moved = 0;
+	bool below = false;
 
+	/* In an init (before the passes: nothing of ours below it) the one
+	 * the worker waits for runs too, as the one it waits for itself. */
+	if (nf->bundle_idx == UINT_MAX)
+		wf = via;
 	for (unsigned int i = 0; i < b->n; i++) {
 		const struct zn_nf *m = b->nf[i];
+		bool skip = m == nf || m->busy || b->done[i] ||
+			    (i < nf->bundle_idx && wf != m->slot + 1u);
 
-		if (m == nf || m->busy || b->done[i] ||
-		    (i < nf->bundle_idx && wf != m->slot + 1u))
-			continue;
-		moved += turn(b, i);
+		if (m != nf && via == m->slot + 1u && skip && !b->done[i])
+			below = true;
+		if (!skip)
+			moved += turn(b, i);
 	}
 	zn_nf_self = nf;
-	return moved != 0;
+	return moved != 0 ? 1 : below ? -EDEADLK : 0;
 }
 
 static bool
@@ -177,6 +197,10 @@ idle_wait(struct zn_bundle *b)
 
 		if (b->done[i])
 			continue;
+		/* a pending hand-off waits for room no one rings for: as
+		 * nf_tx.c's own wait, a short sleep */
+		if (nf->tx_pending != 0)
+			us = RTE_MIN(us, (uint64_t)PENDING_SLEEP_US);
 		/* port RX queues ring no doorbell (nf_run.c idle_wait) */
 		if (nf->prx_owned) {
 			us = RTE_MIN(us, (uint64_t)nf->prx_sleep_us);

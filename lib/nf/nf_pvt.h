@@ -175,9 +175,13 @@ struct zn_nf {
 	 * above this library's packet loop), and whether this NF's packet
 	 * turn is under way (then never run from another's wait) */
 	struct zn_bundle *bundle;
-	bool (*assist)(struct zn_nf *nf);
+	int (*assist)(struct zn_nf *nf);
 	unsigned int bundle_idx;    /* its place in the turn order */
 	bool busy;
+	/* held[0, tx_pending) mid-hand-off since a turn that ended waiting
+	 * for a member below it on the stack (nf_tx.c): the NF's next turn
+	 * resumes it before it takes more; 0: none */
+	unsigned int tx_pending;
 
 	/* Trust group (nf_group.c): --trust-group, its pool and mapping. */
 	char group_name[ZN_NAME_LEN];
@@ -253,8 +257,15 @@ void zn_nf_kick_manager(struct zn_nf *nf);
 int zn_nf_post_msg(struct zn_nf *nf, uint16_t type);
 
 /* nf_tx.c: hand held[0, n) of the ledger on (to NFs directly, or to the
- * TX ring), waiting while a destination is full. 0 or -ENOTCONN. */
+ * TX ring), waiting while a destination is full. 0 or -ENOTCONN.
+ * _turn: the same in a packet turn, which in a bundle may end with the
+ * hand-off pending (ZN_TX_PENDING, nf->tx_pending) instead of waiting
+ * for a member that cannot run before it returns; _resume: carry a
+ * pending hand-off on (@p may_pend: as _turn; else it waits). */
+#define ZN_TX_PENDING 1
 int zn_nf_tx_held(struct zn_nf *nf, unsigned int n);
+int zn_nf_tx_turn(struct zn_nf *nf, unsigned int n);
+int zn_nf_tx_resume(struct zn_nf *nf, bool may_pend);
 void zn_nf_tx_init(struct zn_nf *nf);
 /* nf_port.c: attach the ports the manager gave us a TX queue of, and
  * those whose RX queues NFs may own (mgr/port/port_nfrx.c); _thread in

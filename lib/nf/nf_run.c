@@ -225,6 +225,13 @@ zn_nf_send(struct zn_nf *nf, struct rte_mbuf **pkts, uint16_t n)
 		if (rc < 0)
 			return rc;
 	}
+	/* held[] is a pending hand-off's until it is done (zn_nf_turn) */
+	if (unlikely(nf->tx_pending != 0)) {
+		int rc = zn_nf_tx_resume(nf, false);
+
+		if (rc < 0)
+			return rc;
+	}
 	while (done < n) {
 		unsigned int k = RTE_MIN((unsigned int)(n - done), ZN_BURST);
 		int rc;
@@ -290,8 +297,25 @@ zn_nf_turn(struct zn_nf *nf, struct zn_nf_loop *lp, unsigned int *got)
 	int rc = 0;
 
 	nf->busy = true;
+	*got = 0;
+	/* A hand-off a turn left pending (in a bundle: it waited for a
+	 * member below it on the stack) goes on before anything more is
+	 * taken; still pending, the turn takes nothing, and its ring is not
+	 * drained (no stop yet). */
+	if (unlikely(nf->tx_pending != 0)) {
+		unsigned int pend = nf->tx_pending, h0 = nf->tx_head;
+
+		rc = zn_nf_tx_resume(nf, true);
+		*got = (rc == 0 ? pend : nf->tx_head) - h0;
+		if (rc < 0)
+			goto out;
+		if (rc == ZN_TX_PENDING) {
+			rc = 0;
+			goto serve;
+		}
+	}
 	n = rx_burst(nf);
-	*got = n;
+	*got += n;
 	if (n > 0) {
 		lp->idle = 0;
 		nf->prx_sleep_us = ZN_PRX_SLEEP_MIN_US;
@@ -311,9 +335,10 @@ zn_nf_turn(struct zn_nf *nf, struct zn_nf_loop *lp, unsigned int *got)
 		 * another service now (nf_port.c) */
 		if (likely(!nf->rx_pass))
 			nf->ops.burst(nf, l->held, (uint16_t)n);
-		rc = zn_nf_tx_held(nf, n);
+		rc = zn_nf_tx_turn(nf, n);
 		if (rc < 0)
 			goto out;
+		rc = 0; /* or left pending (ZN_TX_PENDING) */
 	} else {
 		/* The manager sets ctl.stop only after it stopped routing to
 		 * us: an empty ring then means drained. */
@@ -324,6 +349,7 @@ zn_nf_turn(struct zn_nf *nf, struct zn_nf_loop *lp, unsigned int *got)
 		if (nf->stop_req && !nf->leave_sent)
 			zn_nf_send_leave(nf);
 	}
+serve:
 	/* One load of a line the manager writes once per command. */
 	if (unlikely(zn_nf_cmd_open(nf)))
 		zn_nf_cmd_serve(nf);

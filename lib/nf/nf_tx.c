@@ -583,12 +583,61 @@ tx_room(void *arg)
 	       (nf->blk_ring != NULL && rte_ring_free_count(nf->blk_ring) > 0);
 }
 
-int
-zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
+/* Until held[0, n) is all handed on: flush, and while a destination is
+ * full, wait (as when idle: spin, yield, sleep), in a bundle running the
+ * others' turns meanwhile. @p may_pend: a bundle's packet turn, which
+ * ends with the hand-off pending (ZN_TX_PENDING) when what it waits for
+ * is a member below it on the stack (nf_bundle.c assist: -EDEADLK), as
+ * that member runs only once this turn returns. */
+static int
+tx_wait(struct zn_nf *nf, unsigned int n, bool may_pend)
 {
 	struct zn_ledger *l = &nf->s->ledger;
 	unsigned int idle = 0;
-	bool busy;
+	bool busy = nf->busy;
+	int a;
+
+	nf->busy = true;
+	while (!flush(nf, n)) {
+		/* The worker or the next NF is draining: room comes soon,
+		 * so spin and yield before sleeping, as when idle. */
+		if (nf->blk_ring == nf->tx)
+			zn_nf_ring(nf, nf->wdb);
+		/* In a bundle the next NF may be one of ours, which runs
+		 * only in this thread: its turn now (nf_bundle.c). */
+		a = nf->assist != NULL ? nf->assist(nf) : 0;
+		if (a > 0) {
+			idle = 0;
+			continue;
+		}
+		if (a == -EDEADLK && may_pend) {
+			nf->busy = busy;
+			nf->tx_pending = n;
+			return ZN_TX_PENDING;
+		}
+		if (++idle < ZN_IDLE_SPIN) {
+			rte_pause();
+		} else if (idle < ZN_IDLE_YIELD && zn_nf_yield(nf, NULL)) {
+			continue;
+		} else if (!zn_nf_wait(nf, &nf->s->db, tx_room, nf, TX_SLEEP_US) &&
+			   !zn_nf_mgr_alive(nf)) {
+			nf->busy = busy;
+			return -ENOTCONN;
+		}
+	}
+	nf->busy = busy;
+	nf->tx_pending = 0;
+	zn_ledger_tx_done(l);
+	zn_nf_acct_end(nf);
+	nf->s->stats.tx += n;
+	return 0;
+}
+
+/* Start handing held[0, n) on. */
+static void
+tx_begin(struct zn_nf *nf, unsigned int n)
+{
+	struct zn_ledger *l = &nf->s->ledger;
 
 	/* In the ledger now (its reclaim answers for them): no longer
 	 * buffers this NF took and keeps; a port's burst, as it leaves
@@ -605,32 +654,24 @@ zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
 	nf->resolved = false;
 	nf->tx_ring_id = 0;
 	zn_ledger_tx_begin(l, nf->tx);
-	busy = nf->busy;
-	nf->busy = true;
-	while (!flush(nf, n)) {
-		/* The worker or the next NF is draining: room comes soon,
-		 * so spin and yield before sleeping, as when idle. */
-		if (nf->blk_ring == nf->tx)
-			zn_nf_ring(nf, nf->wdb);
-		/* In a bundle the next NF may be one of ours, which runs
-		 * only in this thread: its turn now (nf_bundle.c). */
-		if (nf->assist != NULL && nf->assist(nf)) {
-			idle = 0;
-			continue;
-		}
-		if (++idle < ZN_IDLE_SPIN) {
-			rte_pause();
-		} else if (idle < ZN_IDLE_YIELD && zn_nf_yield(nf, NULL)) {
-			continue;
-		} else if (!zn_nf_wait(nf, &nf->s->db, tx_room, nf, TX_SLEEP_US) &&
-			   !zn_nf_mgr_alive(nf)) {
-			nf->busy = busy;
-			return -ENOTCONN;
-		}
-	}
-	nf->busy = busy;
-	zn_ledger_tx_done(l);
-	zn_nf_acct_end(nf);
-	nf->s->stats.tx += n;
-	return 0;
+}
+
+int
+zn_nf_tx_held(struct zn_nf *nf, unsigned int n)
+{
+	tx_begin(nf, n);
+	return tx_wait(nf, n, false);
+}
+
+int
+zn_nf_tx_turn(struct zn_nf *nf, unsigned int n)
+{
+	tx_begin(nf, n);
+	return tx_wait(nf, n, nf->assist != NULL);
+}
+
+int
+zn_nf_tx_resume(struct zn_nf *nf, bool may_pend)
+{
+	return tx_wait(nf, nf->tx_pending, may_pend);
 }
