@@ -179,10 +179,22 @@ def test_chain_and_balancing_changes_under_traffic(managers):
     assert bun.proc.alive()
 
 
+def chain_8_in_two_bundles(managers):
+    """The chain-8 bench's layout: a speed tester (a window of 3000) last
+    in a bundle after the first three forwards, the other four forwards in
+    a second bundle."""
+    m = managers(chain="2,3,4,5,6,7,8,1")
+    m.start_bundle([("forward", s, f"f{s}") for s in range(5, 9)],
+                   name="b1")
+    m.start_bundle([("forward", s, f"f{s}") for s in range(2, 5)] +
+                   [("speed-tester", 1, "tester", ["-n", "3000"])],
+                   name="b0")
+    return m
+
+
 def test_a_generator_sends_its_first_window_past_the_rings(managers):
-    """The chain-8 bench's layout: a speed tester last in a bundle after
-    the first three forwards, the other four in a second bundle. The
-    tester sends its whole window (3000) in its init, before the passes
+    """chain_8_in_two_bundles: the tester sends its whole window (3000)
+    in its init, before the passes
     begin, to the members opened before it: more than the rings up to
     the second bundle hold while those members do not run, and they run
     nowhere else. Its wait runs their turns: once the whole window is
@@ -190,12 +202,7 @@ def test_a_generator_sends_its_first_window_past_the_rings(managers):
     and then drop what waited as stalled (the bench lost up to 900
     packets of its 2048 and 15 s; with 3000 none went round in 30 s).
     What the passes do after is the next test's."""
-    m = managers(chain="2,3,4,5,6,7,8,1")
-    m.start_bundle([("forward", s, f"f{s}") for s in range(5, 9)],
-                   name="b1")
-    m.start_bundle([("forward", s, f"f{s}") for s in range(2, 5)] +
-                   [("speed-tester", 1, "tester", ["-n", "3000"])],
-                   name="b0")
+    m = chain_8_in_two_bundles(managers)
 
     def tester():
         return {n["name"]: n for n in m.call("nf.list")["nfs"]}["tester"]
@@ -214,12 +221,7 @@ def test_a_loop_through_a_bundle_whose_rings_fill(managers):
     tx_wait, nf_bundle.c assist): nothing is dropped as stalled however
     long the loop runs. It used to wait --stall-ms and drop its run (in 4
     of 5 runs of 3 s; the loop then carried 0.2-25 Mpps, not 24-36)."""
-    m = managers(chain="2,3,4,5,6,7,8,1")
-    m.start_bundle([("forward", s, f"f{s}") for s in range(5, 9)],
-                   name="b1")
-    m.start_bundle([("forward", s, f"f{s}") for s in range(2, 5)] +
-                   [("speed-tester", 1, "tester", ["-n", "3000"])],
-                   name="b0")
+    m = chain_8_in_two_bundles(managers)
 
     def nfs():
         return {n["name"]: n for n in m.call("nf.list")["nfs"]}
