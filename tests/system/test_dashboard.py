@@ -31,6 +31,20 @@ def browser():
     d.quit()
 
 
+def fresh(fn):
+    """fn() on the page as it is now: the page redraws every second, so
+    an element found a moment ago may be gone; None (wait_for tries
+    again) when it is."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    def attempt():
+        try:
+            return fn()
+        except (StaleElementReferenceException, IndexError):
+            return None
+    return attempt
+
+
 def test_dashboard_shows_and_drives_the_instance(managers, tmp_path,
                                                  browser):
     from selenium.webdriver.common.by import By
@@ -43,17 +57,6 @@ def test_dashboard_shows_and_drives_the_instance(managers, tmp_path,
     wait_for(lambda: len([n for n in m.call("nf.list")["nfs"]
                           if n["state"] == "running"]) == 3, 20, "NFs up")
     api = Api(m.name, tmp_path).wait()
-    from selenium.common.exceptions import StaleElementReferenceException
-
-    def fresh(fn):
-        """fn() on the page as it is now: the page redraws every second,
-        so an element found a moment ago may be gone; try again."""
-        def attempt():
-            try:
-                return fn()
-            except (StaleElementReferenceException, IndexError):
-                return None
-        return attempt
 
     def click(sel, inner):
         def go():
@@ -89,8 +92,10 @@ def test_dashboard_shows_and_drives_the_instance(managers, tmp_path,
                  "the port's name and RX rate in the in box")
         wait_for(fresh(lambda: rate("port:0", r"out: (\d+)/s") > 0), 20,
                  "the port's TX rate in its box")
-        assert "wan" in [g.text for g in css('[data-testid="chain-hop"]')
-                         if g.get_attribute("data-hop") == "port:0"][0]
+        wait_for(fresh(lambda: "wan" in [
+            g.text for g in css('[data-testid="chain-hop"]')
+            if g.get_attribute("data-hop") == "port:0"][0]), 20,
+            "the port's name in its box")
 
         def rx_of(name):
             return int(css(f'[data-testid="nf"][data-name="{name}"]')[0]
@@ -118,7 +123,9 @@ def test_dashboard_shows_and_drives_the_instance(managers, tmp_path,
         wait_for(fresh(lambda: {"nf.scale", "nf.left"} <= {
             e.get_attribute("data-type")
             for e in css('[data-testid="event"]')}), 20, "events shown")
-        assert not css('[data-testid="error"]')[0].is_displayed()
+        assert wait_for(fresh(lambda: (not css('[data-testid="error"]')[0]
+                                       .is_displayed(),)), 20,
+                        "the error line")[0]
     finally:
         api.close()
 
@@ -153,8 +160,10 @@ def test_a_page_without_its_token_asks_once(managers, tmp_path, browser):
         assert browser.execute_script("return window.calls") == calls
         css('[data-testid="login-token"]')[0].send_keys(api.token)
         css('[data-testid="login-submit"]')[0].click()
-        wait_for(lambda: css('[data-testid="instance"]')[0].text == m.name,
-                 20, "signed in")
-        assert not css('[data-testid="login"]')[0].is_displayed()
+        wait_for(fresh(lambda: css('[data-testid="instance"]')[0].text ==
+                       m.name), 20, "signed in")
+        assert wait_for(fresh(lambda: (not css('[data-testid="login"]')[0]
+                                       .is_displayed(),)), 20,
+                        "the login form")[0]
     finally:
         api.close()
