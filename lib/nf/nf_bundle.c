@@ -43,7 +43,6 @@
 
 #define SLEEP_US 100000 /* as nf_run.c: also the periodic checks' period */
 #define POLL_SPIN_US 50 /* a generator's turn nearer: no sleep */
-#define PENDING_SLEEP_US 1000 /* as nf_tx.c TX_SLEEP_US */
 
 _Static_assert(ZN_BUNDLE_MAX <= ZN_DB_WAIT_MAX,
 	       "a bundle sleeps on all its members' doorbells at once");
@@ -197,10 +196,9 @@ idle_wait(struct zn_bundle *b)
 
 		if (b->done[i])
 			continue;
-		/* a pending hand-off waits for room no one rings for: as
-		 * nf_tx.c's own wait, a short sleep */
+		/* a pending hand-off waits for room no one rings for */
 		if (nf->tx_pending != 0)
-			us = RTE_MIN(us, (uint64_t)PENDING_SLEEP_US);
+			us = RTE_MIN(us, (uint64_t)ZN_TX_SLEEP_US);
 		/* port RX queues ring no doorbell (nf_run.c idle_wait) */
 		if (nf->prx_owned) {
 			us = RTE_MIN(us, (uint64_t)nf->prx_sleep_us);

@@ -29,6 +29,9 @@
  * 2 cores than spinning), then sleep until woken. */
 #define ZN_IDLE_SPIN 8
 #define ZN_IDLE_YIELD (ZN_IDLE_SPIN + 256)
+/* A wait for ring room sleeps at most this long: a consumer that makes
+ * room rings no one (nf_tx.c; a bundle with a hand-off pending too). */
+#define ZN_TX_SLEEP_US 1000
 
 
 /* The EAL memory of an NF of a trust group (its own, not hugepages: it
@@ -179,8 +182,8 @@ struct zn_nf {
 	unsigned int bundle_idx;    /* its place in the turn order */
 	bool busy;
 	/* held[0, tx_pending) mid-hand-off since a turn that ended waiting
-	 * for a member below it on the stack (nf_tx.c): the NF's next turn
-	 * resumes it before it takes more; 0: none */
+	 * for a member that runs only once it returns (nf_bundle.c assist):
+	 * the NF's next turn resumes it before it takes more; 0: none */
 	unsigned int tx_pending;
 
 	/* Trust group (nf_group.c): --trust-group, its pool and mapping. */

@@ -299,14 +299,14 @@ zn_nf_turn(struct zn_nf *nf, struct zn_nf_loop *lp, unsigned int *got)
 	nf->busy = true;
 	*got = 0;
 	/* A hand-off a turn left pending (in a bundle: it waited for a
-	 * member below it on the stack) goes on before anything more is
-	 * taken; still pending, the turn takes nothing, and its ring is not
-	 * drained (no stop yet). */
+	 * member that could not run before it returned) goes on before
+	 * anything more is taken; still pending, the turn takes nothing,
+	 * and its ring is not drained (no stop yet). */
 	if (unlikely(nf->tx_pending != 0)) {
-		unsigned int pend = nf->tx_pending, h0 = nf->tx_head;
+		unsigned int h0 = nf->tx_head;
 
 		rc = zn_nf_tx_resume(nf, true);
-		*got = (rc == 0 ? pend : nf->tx_head) - h0;
+		*got = nf->tx_head - h0; /* what went on (all when done) */
 		if (rc < 0)
 			goto out;
 		if (rc == ZN_TX_PENDING) {

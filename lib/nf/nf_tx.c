@@ -51,7 +51,6 @@
 #include "../common/zn_ledger.h"
 #include "../common/zn_util.h"
 
-#define TX_SLEEP_US 1000
 #define RING_NONE 0xffff
 #define ASK_EVERY_MS 100 /* a link asked for and not given: ask again */
 #define LOOP_WAIT_US 1000 /* in_loop() */
@@ -587,8 +586,8 @@ tx_room(void *arg)
  * full, wait (as when idle: spin, yield, sleep), in a bundle running the
  * others' turns meanwhile. @p may_pend: a bundle's packet turn, which
  * ends with the hand-off pending (ZN_TX_PENDING) when what it waits for
- * is a member below it on the stack (nf_bundle.c assist: -EDEADLK), as
- * that member runs only once this turn returns. */
+ * is a member that runs only once this turn returns (nf_bundle.c assist:
+ * -EDEADLK). */
 static int
 tx_wait(struct zn_nf *nf, unsigned int n, bool may_pend)
 {
@@ -619,7 +618,7 @@ tx_wait(struct zn_nf *nf, unsigned int n, bool may_pend)
 			rte_pause();
 		} else if (idle < ZN_IDLE_YIELD && zn_nf_yield(nf, NULL)) {
 			continue;
-		} else if (!zn_nf_wait(nf, &nf->s->db, tx_room, nf, TX_SLEEP_US) &&
+		} else if (!zn_nf_wait(nf, &nf->s->db, tx_room, nf, ZN_TX_SLEEP_US) &&
 			   !zn_nf_mgr_alive(nf)) {
 			nf->busy = busy;
 			return -ENOTCONN;
